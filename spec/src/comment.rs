@@ -1,0 +1,167 @@
+//! Reads the facts the spec states in prose inside proto comments.
+//!
+//! The wording varies between releases ("This field is REQUIRED", "This is a REQUIRED
+//! field", "REQUIRED for idempotency", a bare trailing "OPTIONAL" in v0.1.0), so matching is
+//! done on whitespace-normalised text with a short list of phrasings, each seen in the corpus.
+
+/// Cleans a comment from protobuf source info: one leading space per line dropped, lines
+/// trimmed at the end, surrounding blank lines removed.
+pub fn clean_comment(raw: &str) -> String {
+    let lines: Vec<&str> = raw
+        .lines()
+        .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end())
+        .collect();
+    lines.join("\n").trim_matches('\n').to_owned()
+}
+
+/// Joins a comment's lines with single spaces.
+pub fn normalise(comment: &str) -> String {
+    comment.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What a comment says about presence.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PresenceWords {
+    /// A REQUIRED phrasing was found; the byte offset in the normalised text.
+    pub required: Option<usize>,
+    /// An OPTIONAL phrasing was found; the byte offset in the normalised text.
+    pub optional: Option<usize>,
+}
+
+/// Finds the presence statements of a field comment (already normalised).
+pub fn presence_words(text: &str) -> PresenceWords {
+    PresenceWords {
+        required: find_keyword(text, "REQUIRED"),
+        optional: find_keyword(text, "OPTIONAL"),
+    }
+}
+
+/// Finds a statement that the field itself is `word`: "This field is WORD", "This is a(n) WORD
+/// field", "field is WORD", or a sentence that starts with WORD.
+fn find_keyword(text: &str, word: &str) -> Option<usize> {
+    let article = if word.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" };
+    let patterns = [
+        format!("field is {word}"),
+        format!("This is {article} {word} field"),
+        format!("this is {article} {word} field"),
+        format!("field is {article} {word} field"),
+    ];
+    if let Some(pos) = patterns.iter().filter_map(|p| text.find(p.as_str())).min() {
+        return Some(pos);
+    }
+    // A sentence that opens with the word: "OPTIONAL. It can be used ..." or "REQUIRED."
+    let mut start = 0;
+    for sentence in text.split_inclusive(". ") {
+        let s = sentence.trim_start();
+        if s.starts_with(word)
+            && s[word.len()..].starts_with(['.', ' ', ':', ','].as_slice())
+            || s == word
+        {
+            return Some(start + (sentence.len() - s.len()));
+        }
+        start += sentence.len();
+    }
+    None
+}
+
+/// True when a oneof's comment says one of its fields must be set.
+pub fn oneof_required(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    (lower.contains("one of") || lower.contains("exactly one"))
+        && (text.contains("MUST be specified") || text.contains("MUST be set"))
+        || text.contains("This field is REQUIRED")
+}
+
+/// A size statement in a field comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeWords {
+    /// "SHALL NOT exceed N bytes".
+    Max(u32),
+    /// "overrides the general CSI size limit" with "at least N bytes".
+    AtLeast(u32),
+    /// "overrides the general CSI size limit" with no number.
+    Lifted,
+}
+
+/// Finds a size override in a normalised comment.
+pub fn size_words(text: &str) -> Option<SizeWords> {
+    for marker in ["SHALL NOT exceed ", "MUST NOT exceed ", "not exceed "] {
+        if let Some(pos) = text.find(marker) {
+            if let Some(n) = bytes_after(&text[pos + marker.len()..]) {
+                return Some(SizeWords::Max(n));
+            }
+        }
+    }
+    let overrides = text.contains("overrides the general CSI size limit")
+        || text.contains("override the general CSI size limit");
+    if overrides {
+        if let Some(pos) = text.find("at least ") {
+            if let Some(n) = bytes_after(&text[pos + "at least ".len()..]) {
+                return Some(SizeWords::AtLeast(n));
+            }
+        }
+        return Some(SizeWords::Lifted);
+    }
+    None
+}
+
+/// Reads "N bytes" / "N byte" / "N KiB" at the start of `s`.
+fn bytes_after(s: &str) -> Option<u32> {
+    let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
+    let n: u32 = digits.parse().ok()?;
+    let unit = s[digits.len()..].trim_start();
+    if unit.starts_with("byte") || unit.starts_with("B ") || unit.starts_with("B.") {
+        Some(n)
+    } else if unit.starts_with("KiB") || unit.starts_with("KB") {
+        Some(n * 1024)
+    } else {
+        None
+    }
+}
+
+/// True when the comment forbids negative values.
+pub fn non_negative(text: &str) -> bool {
+    text.contains("MUST NOT be negative") || text.contains("MUST NOT set negative")
+}
+
+/// True when the comment bans the spec's control characters.
+pub fn no_control_chars(text: &str) -> bool {
+    text.contains("U+0000")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn presence(s: &str) -> (bool, bool) {
+        let w = presence_words(&normalise(s));
+        (w.required.is_some(), w.optional.is_some())
+    }
+
+    #[test]
+    fn phrasings_of_presence() {
+        assert_eq!(presence("The ID. This field is REQUIRED."), (true, false));
+        assert_eq!(presence("This is a REQUIRED field."), (true, false));
+        assert_eq!(presence("This is an OPTIONAL field."), (false, true));
+        assert_eq!(presence("The suggested name. This field is REQUIRED for\n idempotency."), (true, false));
+        assert_eq!(presence("OPTIONAL. It can be used to list only a specific snapshot."), (false, true));
+        assert_eq!(presence("The key name segment is REQUIRED. The prefix is OPTIONAL."), (false, false));
+        assert_eq!(presence("Secrets required by plugin. This field is OPTIONAL."), (false, true));
+        assert_eq!(presence("This field is REQUIRED. This field is OPTIONAL."), (true, true));
+    }
+
+    #[test]
+    fn size_overrides() {
+        let node_id = "This field overrides the general CSI size limit. The size of this field SHALL NOT exceed 256 bytes. The general CSI size limit, 128 byte, is RECOMMENDED";
+        assert_eq!(size_words(node_id), Some(SizeWords::Max(256)));
+        let path = "This field overrides the general CSI size limit. SP SHOULD support the maximum path length allowed by the operating system/filesystem, but, at a minimum, SP MUST accept a max path length of at least 128 bytes.";
+        assert_eq!(size_words(path), Some(SizeWords::AtLeast(128)));
+        assert_eq!(size_words("The ID of the volume."), None);
+    }
+
+    #[test]
+    fn oneof_requirement() {
+        assert!(oneof_required("Specifies what API the volume will be accessed using. One of the following fields MUST be specified."));
+        assert!(!oneof_required("Service that the plugin supports."));
+    }
+}

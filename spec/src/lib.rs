@@ -1,0 +1,258 @@
+//! Reads a CSI spec (markdown with ```protobuf blocks, plus its `.proto`) into one checked
+//! [`Model`]: services, RPCs, messages and fields with the facts the spec states in prose
+//! and options made explicit.
+//!
+//! The phases are separate functions: [`extract::extract_proto`] and
+//! [`markdown::parse_doc`] read text, [`compile::compile_proto`] builds descriptors,
+//! [`lower::lower_model`] builds the model and [`check::check_model`] reports
+//! inconsistencies. [`load_dir`] runs them all over a spec directory.
+
+pub mod check;
+pub mod comment;
+pub mod compile;
+pub mod diagnostic;
+pub mod extract;
+pub mod lower;
+pub mod markdown;
+pub mod model;
+
+use std::path::{Path, PathBuf};
+
+pub use compile::{CSI_GO_IMPORT, Compiled, ImportMap};
+pub use diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile};
+pub use extract::{Extracted, Rule};
+pub use model::*;
+
+/// The environment variable that points at the corpus of real inputs.
+pub const CORPUS_ENV: &str = "CSIKIT_CORPUS";
+
+/// Where the corpus of real inputs is: `$CSIKIT_CORPUS`, else `../shared/corpus` beside the
+/// workspace.
+pub fn corpus_dir() -> PathBuf {
+    match std::env::var_os(CORPUS_ENV) {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
+    }
+}
+
+/// The CSI proto that csi-addons imports resolve to by default: the newest release in the corpus.
+pub fn default_csi_import() -> PathBuf {
+    corpus_dir().join("csi-spec/v1.12.0/csi.proto")
+}
+
+/// The files of a spec directory.
+#[derive(Debug, Clone)]
+pub struct SpecDir {
+    /// `spec.md` (or `README.md` for csi-addons).
+    pub markdown: PathBuf,
+    /// The `.proto` beside it, if any.
+    pub proto: Option<PathBuf>,
+    /// The directory's name, e.g. `v1.12.0` or `replication`.
+    pub name: String,
+}
+
+impl SpecDir {
+    /// Finds the markdown and proto in `dir`.
+    ///
+    /// # Errors
+    ///
+    /// When the directory has no `spec.md` or `README.md`, or more than one `.proto`.
+    pub fn find(dir: &Path) -> Result<SpecDir, Diagnostic> {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let markdown = ["spec.md", "README.md"]
+            .iter()
+            .map(|f| dir.join(f))
+            .find(|p| p.is_file())
+            .ok_or_else(|| {
+                Diagnostic::global(Severity::Error, format!("no spec.md or README.md in '{}'", dir.display()))
+                    .with_help("pass --spec-dir a directory holding spec.md and its .proto")
+            })?;
+        let mut protos: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| Diagnostic::global(Severity::Error, format!("cannot read '{}': {e}", dir.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "proto"))
+            .collect();
+        protos.sort();
+        if protos.len() > 1 {
+            return Err(Diagnostic::global(
+                Severity::Error,
+                format!("'{}' holds {} .proto files; expected one", dir.display(), protos.len()),
+            ));
+        }
+        Ok(SpecDir { markdown, proto: protos.pop(), name })
+    }
+}
+
+/// How to load a spec directory.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The extraction rule; by default chosen from the directory name (`v0.1.0`, `v0.2.0`).
+    pub rule: Option<Rule>,
+    /// A translation of the markdown: language code and file.
+    pub translation: Option<(String, PathBuf)>,
+    /// Extra imports; the CSI import used by csi-addons is added from the corpus when absent.
+    pub imports: ImportMap,
+}
+
+/// The outcome of loading: the model when the inputs could be used, and every problem found.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The model, absent when an error stopped lowering.
+    pub model: Option<Model>,
+    /// The compiled descriptors.
+    pub compiled: Option<Compiled>,
+    /// The proto built from the markdown.
+    pub extracted: Option<Extracted>,
+    /// Every problem, sorted by position.
+    pub diagnostics: Diagnostics,
+}
+
+fn read_source(path: &Path, diags: &mut Diagnostics) -> Option<SourceFile> {
+    match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => Some(SourceFile::new(path.display().to_string(), text)),
+            Err(e) => {
+                diags.push(Diagnostic::global(
+                    Severity::Error,
+                    format!("'{}' is not valid UTF-8 (byte {})", path.display(), e.utf8_error().valid_up_to()),
+                ));
+                None
+            }
+        },
+        Err(e) => {
+            diags.push(Diagnostic::global(Severity::Error, format!("cannot read '{}': {e}", path.display())));
+            None
+        }
+    }
+}
+
+/// Reads, lowers and checks a spec directory.
+pub fn load_dir(dir: &Path, options: &LoadOptions) -> Loaded {
+    let mut diags = Diagnostics::default();
+    let failed = |diags: Diagnostics| Loaded { model: None, compiled: None, extracted: None, diagnostics: diags.sorted() };
+    let spec = match SpecDir::find(dir) {
+        Ok(s) => s,
+        Err(d) => {
+            diags.push(d);
+            return failed(diags);
+        }
+    };
+    let Some(md) = read_source(&spec.markdown, &mut diags) else { return failed(diags) };
+    let rule = options.rule.unwrap_or_else(|| Rule::for_release(&spec.name));
+    let mut raw = Vec::new();
+    let extracted = extract::extract_proto(&md, rule, &mut raw);
+    let doc = markdown::parse_doc(&md, &mut raw);
+    let mut files = vec![md.clone()];
+
+    // The proto beside the markdown is what the release shipped; when it is exactly the
+    // extraction, positions are reported in the markdown, the text people edit.
+    let proto_name = spec
+        .proto
+        .as_ref()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "csi.proto".to_owned());
+    let (proto_src, same_as_extracted) = match &spec.proto {
+        Some(path) => {
+            let Some(src) = read_source(path, &mut diags) else { return failed(diags) };
+            let same = src.text() == extracted.proto;
+            if !same {
+                let first_diff = src
+                    .text()
+                    .lines()
+                    .zip(extracted.proto.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or_else(|| src.text().lines().count().min(extracted.proto.lines().count()));
+                let off = src.line_offset(first_diff as u32 + 1);
+                raw.push(
+                    Diagnostic::at(
+                        Severity::Advice,
+                        &src,
+                        (off, 0),
+                        format!("'{}' differs from the proto built from '{}'", proto_name, md.name()),
+                        "first differing line",
+                    )
+                    .with_help("the model is built from the .proto file; regenerate it from the markdown if the markdown is the source"),
+                );
+            }
+            (src, same)
+        }
+        None => (SourceFile::new(format!("{} (extracted proto)", md.name()), extracted.proto.clone()), true),
+    };
+    files.push(proto_src.clone());
+    if raw.iter().any(Diagnostic::is_error) {
+        diags.extend(raw);
+        return Loaded { model: None, compiled: None, extracted: Some(extracted), diagnostics: diags.sorted() };
+    }
+
+    let mut imports = options.imports.clone();
+    if imports.get(CSI_GO_IMPORT).is_none() && proto_src.text().contains(CSI_GO_IMPORT) {
+        let path = default_csi_import();
+        let Some(src) = read_source(&path, &mut diags) else {
+            diags.push(Diagnostic::global(
+                Severity::Error,
+                format!("'{CSI_GO_IMPORT}' is imported but no CSI proto is mapped"),
+            ).with_help(format!("pass --import {CSI_GO_IMPORT}=PATH/csi.proto or set {CORPUS_ENV}")));
+            return failed(diags);
+        };
+        imports.insert(CSI_GO_IMPORT, src);
+    }
+    let compiled = match compile::compile_proto(&proto_name, &proto_src, &imports) {
+        Ok(c) => c,
+        Err(errs) => {
+            diags.extend(raw);
+            for e in errs {
+                diags.push(remap_to_markdown(e, &proto_src, &md, &extracted, same_as_extracted));
+            }
+            return Loaded { model: None, compiled: None, extracted: Some(extracted), diagnostics: diags.sorted() };
+        }
+    };
+
+    let translation = match &options.translation {
+        Some((lang, path)) => {
+            let Some(src) = read_source(path, &mut diags) else { return failed(diags) };
+            let tdoc = markdown::parse_doc(&src, &mut raw);
+            files.push(src);
+            Some((lang.clone(), tdoc))
+        }
+        None => None,
+    };
+    let origin = lower::ProtoOrigin {
+        proto: &proto_src,
+        proto_file: 1,
+        markdown: same_as_extracted.then_some((&md, 0, &extracted)),
+    };
+    let model = lower::lower_model(
+        lower::LowerInput {
+            compiled: &compiled,
+            origin,
+            doc: &doc,
+            doc_file: 0,
+            translation: translation.as_ref().map(|(l, d)| (l.as_str(), d, 2)),
+            files,
+        },
+        &mut raw,
+    );
+    raw.extend(check::check_model(&model));
+    diags.extend(raw);
+    Loaded { model: Some(model), compiled: Some(compiled), extracted: Some(extracted), diagnostics: diags.sorted() }
+}
+
+/// Points a diagnostic about the compiled proto at the markdown line it was copied from.
+fn remap_to_markdown(d: Diagnostic, proto: &SourceFile, md: &SourceFile, ex: &Extracted, same: bool) -> Diagnostic {
+    let Some(src) = &d.source else { return d };
+    if !same || src.name() != proto.name() {
+        return d;
+    }
+    let (line, _) = proto.line_col(d.span.0);
+    match ex.line_map.get(line as usize - 1) {
+        Some(&md_line) if md_line > 0 => {
+            let offset = md.line_offset(md_line) + (d.span.0 - proto.line_offset(line));
+            Diagnostic { source: Some(md.clone()), span: (offset, d.span.1), ..d }
+        }
+        _ => d,
+    }
+}

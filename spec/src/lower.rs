@@ -1,0 +1,567 @@
+//! Lowers the parsed markdown and the compiled descriptors into one [`Model`].
+
+use std::collections::HashMap;
+
+use prost_reflect::{
+    Cardinality, DescriptorPool, DynamicMessage, EnumDescriptor, FieldDescriptor, Kind,
+    MessageDescriptor, Value,
+};
+use prost_types::source_code_info::Location;
+
+use crate::comment::{self, SizeWords};
+use crate::compile::Compiled;
+use crate::diagnostic::{Diagnostic, Severity, SourceFile};
+use crate::extract::Extracted;
+use crate::markdown::{Doc, Table};
+use crate::model::*;
+
+/// Maps protobuf source positions to the file a reader should be shown.
+pub struct ProtoOrigin<'a> {
+    /// The compiled proto text.
+    pub proto: &'a SourceFile,
+    /// Index of `proto` in the model's files.
+    pub proto_file: usize,
+    /// When the compiled text is the one extracted from the markdown: the markdown, its
+    /// index, and the extraction's line map, so spans point into the markdown.
+    pub markdown: Option<(&'a SourceFile, usize, &'a Extracted)>,
+}
+
+impl ProtoOrigin<'_> {
+    /// The span of a source-info location.
+    pub fn span(&self, loc: Option<&Location>) -> Span {
+        let Some(loc) = loc else {
+            return Span { file: self.proto_file, offset: 0, len: 0 };
+        };
+        let s = &loc.span;
+        let (l0, c0) = (s.first().copied().unwrap_or(0) as usize, s.get(1).copied().unwrap_or(0) as usize);
+        let (l1, c1) = if s.len() >= 4 {
+            (s[2] as usize, s[3] as usize)
+        } else {
+            (l0, s.get(2).copied().unwrap_or(0) as usize)
+        };
+        let start = self.proto.offset_of(l0, c0);
+        let end = self.proto.offset_of(l1, c1).max(start);
+        self.map(start, end - start)
+    }
+
+    /// Maps a byte range of the proto to the file it should be reported in.
+    pub fn map(&self, offset: usize, len: usize) -> Span {
+        if let Some((md, idx, ex)) = self.markdown {
+            let (line, _) = self.proto.line_col(offset);
+            let line_start = self.proto.line_offset(line);
+            if let Some(&md_line) = ex.line_map.get(line as usize - 1) {
+                if md_line > 0 {
+                    let md_off = md.line_offset(md_line) + (offset - line_start);
+                    return Span { file: idx, offset: md_off, len };
+                }
+            }
+        }
+        Span { file: self.proto_file, offset, len }
+    }
+}
+
+/// Everything lowering reads.
+pub struct LowerInput<'a> {
+    /// The compiled proto.
+    pub compiled: &'a Compiled,
+    /// Where proto positions point.
+    pub origin: ProtoOrigin<'a>,
+    /// The English markdown, parsed.
+    pub doc: &'a Doc,
+    /// Index of the English markdown in `files`.
+    pub doc_file: usize,
+    /// A translation, parsed: language, document, and its index in `files`.
+    pub translation: Option<(&'a str, &'a Doc, usize)>,
+    /// Every input file; spans index into this.
+    pub files: Vec<SourceFile>,
+}
+
+/// Builds the model.
+pub fn lower_model(input: LowerInput<'_>, diags: &mut Vec<Diagnostic>) -> Model {
+    let pool = &input.compiled.pool;
+    let file = pool.get_file_by_name(&input.compiled.name);
+    let locations: HashMap<Vec<i32>, Location> = file
+        .as_ref()
+        .and_then(|f| f.file_descriptor_proto().source_code_info.clone())
+        .map(|info| info.location.into_iter().map(|l| (l.path.clone(), l)).collect())
+        .unwrap_or_default();
+    let mut cx = Lower {
+        pool,
+        origin: &input.origin,
+        locations,
+        files: &input.files,
+        diags,
+    };
+    let package = file.as_ref().map(|f| f.package_name().to_owned()).unwrap_or_default();
+
+    let mut messages = Vec::new();
+    let mut enums = Vec::new();
+    if let Some(f) = &file {
+        for m in f.messages() {
+            cx.lower_message_tree(&m, &mut messages, &mut enums);
+        }
+        for e in f.enums() {
+            enums.push(cx.lower_enum(&e));
+        }
+    }
+
+    let mut services = Vec::new();
+    if let Some(f) = &file {
+        for s in f.services() {
+            let methods = s
+                .methods()
+                .map(|m| Method {
+                    name: m.name().to_owned(),
+                    input: m.input().full_name().to_owned(),
+                    output: m.output().full_name().to_owned(),
+                    alpha: has_flag(&m.options(), is_alpha_option),
+                    client_streaming: m.is_client_streaming(),
+                    server_streaming: m.is_server_streaming(),
+                    comment: cx.comment(m.path()),
+                    errors: Vec::new(),
+                    section: None,
+                    span: cx.span(m.path()),
+                })
+                .collect();
+            services.push(Service {
+                name: s.name().to_owned(),
+                full_name: s.full_name().to_owned(),
+                alpha: has_flag(&s.options(), is_alpha_option),
+                comment: cx.comment(s.path()),
+                methods,
+                span: cx.span(s.path()),
+            });
+        }
+    }
+
+    let mut model = Model {
+        package,
+        lang: "en".to_owned(),
+        services,
+        messages,
+        enums,
+        general_errors: Vec::new(),
+        size_limits: SizeLimits { string: 128, map: 4096 },
+        sections: Vec::new(),
+        files: input.files.clone(),
+    };
+    let en = attach_prose(&mut model, input.doc, input.doc_file, "en", diags);
+    if let Some((lang, doc, idx)) = input.translation {
+        let tr = attach_prose(&mut model, doc, idx, lang, diags);
+        for service in &mut model.services {
+            for method in &mut service.methods {
+                match tr.rpc_errors.get(&method.name) {
+                    Some(rows) => method.errors = rows.clone(),
+                    None => {
+                        method.errors = en.rpc_errors.get(&method.name).cloned().unwrap_or_default();
+                        if !method.errors.is_empty() {
+                            diags.push(Diagnostic::global(
+                                Severity::Advice,
+                                format!("rpc '{}' has no error table in the '{lang}' translation; English is used", method.name),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        model.general_errors = tr.general.unwrap_or_else(|| en.general.clone().unwrap_or_default());
+        model.lang = lang.to_owned();
+    } else {
+        for service in &mut model.services {
+            for method in &mut service.methods {
+                method.errors = en.rpc_errors.get(&method.name).cloned().unwrap_or_default();
+            }
+        }
+        model.general_errors = en.general.clone().unwrap_or_default();
+    }
+    if let Some(limits) = en.size_limits {
+        model.size_limits = limits;
+    }
+    apply_general_limits(&mut model);
+    model
+}
+
+struct Lower<'a, 'd> {
+    pool: &'a DescriptorPool,
+    origin: &'a ProtoOrigin<'a>,
+    locations: HashMap<Vec<i32>, Location>,
+    files: &'a [SourceFile],
+    diags: &'d mut Vec<Diagnostic>,
+}
+
+impl Lower<'_, '_> {
+    fn comment(&self, path: &[i32]) -> String {
+        self.locations
+            .get(path)
+            .and_then(|l| l.leading_comments.as_deref())
+            .map(comment::clean_comment)
+            .unwrap_or_default()
+    }
+
+    fn trailing(&self, path: &[i32]) -> String {
+        self.locations
+            .get(path)
+            .and_then(|l| l.trailing_comments.as_deref())
+            .map(comment::clean_comment)
+            .unwrap_or_default()
+    }
+
+    fn span(&self, path: &[i32]) -> Span {
+        self.origin.span(self.locations.get(path))
+    }
+
+    fn lower_message_tree(&mut self, m: &MessageDescriptor, out: &mut Vec<Message>, enums: &mut Vec<Enum>) {
+        if m.is_map_entry() {
+            return;
+        }
+        out.push(self.lower_message(m));
+        for e in m.child_enums() {
+            enums.push(self.lower_enum(&e));
+        }
+        for child in m.child_messages() {
+            self.lower_message_tree(&child, out, enums);
+        }
+    }
+
+    fn lower_message(&mut self, m: &MessageDescriptor) -> Message {
+        let oneofs = m
+            .oneofs()
+            .filter(|o| !o.is_synthetic())
+            .map(|o| {
+                let comment = self.comment(o.path());
+                Oneof {
+                    name: o.name().to_owned(),
+                    required: comment::oneof_required(&comment::normalise(&comment)),
+                    comment,
+                    span: self.span(o.path()),
+                }
+            })
+            .collect();
+        let fields = m.fields().map(|f| self.lower_field(m, &f)).collect();
+        Message {
+            full_name: m.full_name().to_owned(),
+            alpha: has_flag(&m.options(), is_alpha_option),
+            comment: self.comment(m.path()),
+            fields,
+            oneofs,
+            span: self.span(m.path()),
+        }
+    }
+
+    fn lower_field(&mut self, m: &MessageDescriptor, f: &FieldDescriptor) -> Field {
+        let leading = self.comment(f.path());
+        let trailing = self.trailing(f.path());
+        let comment = match (leading.is_empty(), trailing.is_empty()) {
+            (_, true) => leading,
+            (true, false) => trailing,
+            (false, false) => format!("{leading}\n{trailing}"),
+        };
+        let text = comment::normalise(&comment);
+        let words = comment::presence_words(&text);
+        let span = self.span(f.path());
+        let presence = match (words.required, words.optional) {
+            (Some(_), Some(_)) => {
+                self.warn(
+                    &span,
+                    format!("field '{}.{}' is both REQUIRED and OPTIONAL", m.full_name(), f.name()),
+                    "its comment says both",
+                    "keep one of the two statements; the model reads it as REQUIRED",
+                );
+                Presence::Required
+            }
+            (Some(_), None) => Presence::Required,
+            (None, Some(_)) => Presence::Optional,
+            (None, None) => Presence::Unspecified,
+        };
+        let label = if f.is_map() {
+            Label::Map
+        } else if f.cardinality() == Cardinality::Repeated {
+            Label::Repeated
+        } else {
+            Label::Singular
+        };
+        let size_limit = match comment::size_words(&text) {
+            Some(SizeWords::Max(n)) => SizeLimit::Max { bytes: n },
+            Some(SizeWords::AtLeast(n)) => SizeLimit::AtLeast { bytes: n },
+            Some(SizeWords::Lifted) => {
+                self.warn(
+                    &span,
+                    format!("field '{}.{}' overrides the general size limit without a number", m.full_name(), f.name()),
+                    "no size is stated",
+                    "state the limit in bytes; the model sets no limit",
+                );
+                SizeLimit::None
+            }
+            // Filled from the general table once it is known.
+            None => SizeLimit::None,
+        };
+        let options = f.options();
+        Field {
+            name: f.name().to_owned(),
+            number: f.number(),
+            ty: type_name(f),
+            label,
+            oneof: f.containing_oneof().filter(|o| !o.is_synthetic()).map(|o| o.name().to_owned()),
+            proto3_optional: f.field_descriptor_proto().proto3_optional(),
+            presence,
+            secret: has_flag(&options, |n| n.ends_with("_secret")),
+            alpha: has_flag(&options, is_alpha_option),
+            max_bytes: size_limit.max_bytes(),
+            size_limit,
+            non_negative: comment::non_negative(&text),
+            no_control_chars: comment::no_control_chars(&text),
+            comment,
+            span,
+        }
+    }
+
+    fn lower_enum(&mut self, e: &EnumDescriptor) -> Enum {
+        Enum {
+            full_name: e.full_name().to_owned(),
+            alpha: has_flag(&e.options(), is_alpha_option),
+            comment: self.comment(e.path()),
+            values: e
+                .values()
+                .map(|v| EnumValue {
+                    name: v.name().to_owned(),
+                    number: v.number(),
+                    alpha: has_flag(&v.options(), is_alpha_option),
+                    comment: self.comment(v.path()),
+                })
+                .collect(),
+            span: self.span(e.path()),
+        }
+    }
+
+    fn warn(&mut self, span: &Span, message: String, label: &str, help: &str) {
+        let _ = self.pool;
+        if let Some(src) = self.files.get(span.file) {
+            self.diags.push(
+                Diagnostic::at(Severity::Warning, src, (span.offset, span.len), message, label)
+                    .with_help(help),
+            );
+        }
+    }
+}
+
+fn is_alpha_option(name: &str) -> bool {
+    name.starts_with("alpha_")
+}
+
+/// True when an options message sets a bool extension whose name satisfies `pred` to true.
+fn has_flag(options: &DynamicMessage, pred: impl Fn(&str) -> bool) -> bool {
+    options
+        .extensions()
+        .any(|(ext, value)| pred(ext.name()) && matches!(value, Value::Bool(true)))
+}
+
+fn kind_name(kind: &Kind) -> String {
+    match kind {
+        Kind::Double => "double".into(),
+        Kind::Float => "float".into(),
+        Kind::Int32 => "int32".into(),
+        Kind::Int64 => "int64".into(),
+        Kind::Uint32 => "uint32".into(),
+        Kind::Uint64 => "uint64".into(),
+        Kind::Sint32 => "sint32".into(),
+        Kind::Sint64 => "sint64".into(),
+        Kind::Fixed32 => "fixed32".into(),
+        Kind::Fixed64 => "fixed64".into(),
+        Kind::Sfixed32 => "sfixed32".into(),
+        Kind::Sfixed64 => "sfixed64".into(),
+        Kind::Bool => "bool".into(),
+        Kind::String => "string".into(),
+        Kind::Bytes => "bytes".into(),
+        Kind::Message(m) => m.full_name().to_owned(),
+        Kind::Enum(e) => e.full_name().to_owned(),
+    }
+}
+
+fn type_name(f: &FieldDescriptor) -> String {
+    if f.is_map() {
+        if let Kind::Message(entry) = f.kind() {
+            let key = entry.map_entry_key_field();
+            let value = entry.map_entry_value_field();
+            return format!("map<{}, {}>", kind_name(&key.kind()), kind_name(&value.kind()));
+        }
+    }
+    kind_name(&f.kind())
+}
+
+/// Gives every string and string map without an override the general limit.
+fn apply_general_limits(model: &mut Model) {
+    let limits = model.size_limits;
+    for m in &mut model.messages {
+        for f in &mut m.fields {
+            if f.size_limit != SizeLimit::None || f.comment.contains("overrides the general CSI size limit") {
+                continue;
+            }
+            let general = match (f.label, f.ty.as_str()) {
+                (Label::Map, "map<string, string>") => Some(limits.map),
+                (Label::Singular | Label::Repeated, "string") => Some(limits.string),
+                _ => None,
+            };
+            if let Some(bytes) = general {
+                f.size_limit = SizeLimit::General { bytes };
+                f.max_bytes = Some(bytes);
+            }
+        }
+    }
+}
+
+/// Error tables, size limits and sections read from one document.
+#[derive(Default)]
+struct Prose {
+    rpc_errors: HashMap<String, Vec<ErrorRow>>,
+    general: Option<Vec<ErrorRow>>,
+    size_limits: Option<SizeLimits>,
+}
+
+/// Reads one document's headings and tables against the model's RPC names.
+fn attach_prose(model: &mut Model, doc: &Doc, file: usize, lang: &str, diags: &mut Vec<Diagnostic>) -> Prose {
+    let rpc_names: Vec<String> = model
+        .services
+        .iter()
+        .flat_map(|s| s.methods.iter().map(|m| m.name.clone()))
+        .collect();
+    let names_rpc = |title: &str| -> Option<String> {
+        let first = title.split_whitespace().next()?.trim_matches('`');
+        rpc_names.iter().find(|n| n.as_str() == first).cloned()
+    };
+    let mut prose = Prose::default();
+    model.sections = doc
+        .headings
+        .iter()
+        .map(|h| Section {
+            level: h.level,
+            title: h.title.clone(),
+            anchor: h.anchor.clone(),
+            line: model.files[file].line_col(h.span.start).0,
+        })
+        .collect();
+    for h in &doc.headings {
+        if let Some(name) = &h.code_only {
+            for s in &mut model.services {
+                for m in &mut s.methods {
+                    if &m.name == name && m.section.is_none() {
+                        m.section = Some(h.anchor.clone());
+                    }
+                }
+            }
+        }
+    }
+    // Walk headings and tables in document order, remembering which RPC's section we are in.
+    let mut current: Option<(String, u8)> = None;
+    let mut hi = 0;
+    for table in &doc.tables {
+        while hi < doc.headings.len() && doc.headings[hi].span.start < table.span.start {
+            let h = &doc.headings[hi];
+            match names_rpc(&h.title) {
+                Some(name) => {
+                    // "CreateVolume Errors" below "`CreateVolume`" keeps the RPC's level.
+                    let level = match &current {
+                        Some((cur, lvl)) if *cur == name => (*lvl).min(h.level),
+                        _ => h.level,
+                    };
+                    current = Some((name, level));
+                }
+                None => {
+                    if current.as_ref().is_some_and(|(_, lvl)| h.level <= *lvl) {
+                        current = None;
+                    }
+                }
+            }
+            hi += 1;
+        }
+        let src = &model.files[file];
+        if let Some(rows) = error_rows(table, src, file, lang) {
+            match &current {
+                Some((name, _)) => {
+                    if prose.rpc_errors.contains_key(name) {
+                        diags.push(Diagnostic::at(
+                            Severity::Warning,
+                            src,
+                            (table.span.start, 0),
+                            format!("rpc '{name}' has a second error table"),
+                            "rows of this table are appended to the first",
+                        ));
+                    }
+                    prose.rpc_errors.entry(name.clone()).or_default().extend(rows);
+                }
+                None if prose.general.is_none() => prose.general = Some(rows),
+                None => diags.push(Diagnostic::at(
+                    Severity::Advice,
+                    src,
+                    (table.span.start, 0),
+                    "error table outside any rpc section",
+                    "not attached to an rpc",
+                )),
+            }
+        } else if prose.size_limits.is_none() {
+            prose.size_limits = size_table(table);
+        }
+    }
+    prose
+}
+
+/// The gRPC code column: every body cell reads `<number> <NAME>`.
+fn parse_code(cell: &str) -> Option<(i32, String)> {
+    let cell = cell.trim().trim_matches('`');
+    let (num, name) = cell.split_once(char::is_whitespace)?;
+    let num: i32 = num.parse().ok()?;
+    let name = name.trim().trim_matches('`');
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_uppercase() || c == '_')).then(|| (num, name.to_owned()))
+}
+
+/// Reads a table as an error table if it has the shape of one: a column in which every row
+/// holds a gRPC code (`5 NOT_FOUND`), the condition before it, the description and recovery after.
+fn error_rows(table: &Table, _src: &SourceFile, file: usize, lang: &str) -> Option<Vec<ErrorRow>> {
+    if table.rows.is_empty() || table.header.len() < 3 {
+        return None;
+    }
+    let code_col = (1..table.header.len()).find(|&c| {
+        table.rows.iter().all(|r| r.cells.get(c).is_some_and(|cell| parse_code(cell).is_some()))
+    })?;
+    Some(
+        table
+            .rows
+            .iter()
+            .filter_map(|r| {
+                let (code_number, code) = parse_code(r.cells.get(code_col)?)?;
+                let cell = |i: usize| r.cells.get(i).cloned().unwrap_or_default();
+                Some(ErrorRow {
+                    condition: cell(code_col - 1),
+                    code,
+                    code_number,
+                    description: cell(code_col + 1),
+                    recovery: cell(code_col + 2),
+                    lang: lang.to_owned(),
+                    span: Span { file, offset: r.span.start, len: r.span.len() },
+                })
+            })
+            .collect(),
+    )
+}
+
+/// Reads the general size-limit table: a size column (`128 bytes`, `4 KiB`) beside a type column.
+fn size_table(table: &Table) -> Option<SizeLimits> {
+    if table.header.len() != 2 || table.rows.is_empty() {
+        return None;
+    }
+    let mut limits = SizeLimits { string: 0, map: 0 };
+    for row in &table.rows {
+        let (size, ty) = (row.cells.first()?, row.cells.get(1)?);
+        let digits: String = size.chars().take_while(char::is_ascii_digit).collect();
+        let n: u32 = digits.parse().ok()?;
+        let unit = size[digits.len()..].trim();
+        let bytes = if unit.starts_with("Ki") || unit.starts_with('K') { n * 1024 } else { n };
+        if ty.contains("map") {
+            limits.map = bytes;
+        } else if ty.contains("string") {
+            limits.string = bytes;
+        } else {
+            return None;
+        }
+    }
+    (limits.string > 0 && limits.map > 0).then_some(limits)
+}

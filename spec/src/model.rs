@@ -1,0 +1,311 @@
+//! The plain-data model of a CSI spec: what every other crate reads.
+//!
+//! Every node keeps a [`Span`] so that checks can point at the text the fact came from;
+//! spans are not part of the JSON form, which is the stable contract in `DESIGN.md`.
+
+use serde::Serialize;
+
+/// A location in one of the input files, kept for diagnostics.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Span {
+    /// Index into [`Model::files`].
+    pub file: usize,
+    /// Byte offset of the start.
+    pub offset: usize,
+    /// Length in bytes.
+    pub len: usize,
+}
+
+/// Everything the toolkit knows about one spec release (or one csi-addons spec).
+#[derive(Debug, Clone, Serialize)]
+pub struct Model {
+    /// The proto package, e.g. `csi.v1`.
+    pub package: String,
+    /// Language of the prose facts (`en`, `ja`, ...).
+    pub lang: String,
+    /// Services in declaration order.
+    pub services: Vec<Service>,
+    /// Every message, nested ones included, in declaration order; map entries are left out.
+    pub messages: Vec<Message>,
+    /// Every enum, nested ones included, in declaration order.
+    pub enums: Vec<Enum>,
+    /// The spec's general error table.
+    pub general_errors: Vec<ErrorRow>,
+    /// The spec's general size limits.
+    pub size_limits: SizeLimits,
+    /// Headings of the prose, in document order.
+    pub sections: Vec<Section>,
+    /// The input files spans refer to.
+    #[serde(skip)]
+    pub files: Vec<crate::diagnostic::SourceFile>,
+}
+
+/// A gRPC service.
+#[derive(Debug, Clone, Serialize)]
+pub struct Service {
+    /// Simple name, e.g. `Controller`.
+    pub name: String,
+    /// Fully qualified name without a leading dot.
+    pub full_name: String,
+    /// Marked with an `alpha_*` option.
+    pub alpha: bool,
+    /// The leading comment in the proto.
+    pub comment: String,
+    /// RPCs in declaration order.
+    pub methods: Vec<Method>,
+    #[serde(skip)]
+    /// Where it is declared.
+    pub span: Span,
+}
+
+/// One RPC.
+#[derive(Debug, Clone, Serialize)]
+pub struct Method {
+    /// Simple name, e.g. `CreateVolume`.
+    pub name: String,
+    /// Full name of the request message.
+    pub input: String,
+    /// Full name of the response message.
+    pub output: String,
+    /// Marked with an `alpha_*` option.
+    pub alpha: bool,
+    /// Declared `stream` on the request.
+    pub client_streaming: bool,
+    /// Declared `stream` on the response.
+    pub server_streaming: bool,
+    /// The leading comment in the proto.
+    pub comment: String,
+    /// The RPC's own error table, in the spec's order.
+    pub errors: Vec<ErrorRow>,
+    /// Anchor of the prose section that documents this RPC, if any.
+    pub section: Option<String>,
+    #[serde(skip)]
+    /// Where it is declared.
+    pub span: Span,
+}
+
+/// A message type.
+#[derive(Debug, Clone, Serialize)]
+pub struct Message {
+    /// Fully qualified name without a leading dot.
+    pub full_name: String,
+    /// Marked with an `alpha_*` option.
+    pub alpha: bool,
+    /// The leading comment in the proto.
+    pub comment: String,
+    /// Fields in declaration order.
+    pub fields: Vec<Field>,
+    /// Real (not synthetic) oneofs in declaration order.
+    pub oneofs: Vec<Oneof>,
+    #[serde(skip)]
+    /// Where it is declared.
+    pub span: Span,
+}
+
+/// A oneof; its requirement sits here, not on its member fields.
+#[derive(Debug, Clone, Serialize)]
+pub struct Oneof {
+    /// Name of the oneof.
+    pub name: String,
+    /// The comment says one of the fields MUST be specified.
+    pub required: bool,
+    /// The leading comment in the proto.
+    pub comment: String,
+    #[serde(skip)]
+    /// Where it is declared.
+    pub span: Span,
+}
+
+/// How a field is repeated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Label {
+    /// One value.
+    Singular,
+    /// `repeated`.
+    Repeated,
+    /// `map<K, V>`.
+    Map,
+}
+
+/// What the spec says about whether a field must be set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Presence {
+    /// The comment says REQUIRED.
+    Required,
+    /// The comment says OPTIONAL.
+    Optional,
+    /// The comment says neither.
+    Unspecified,
+}
+
+/// A field's size rule, as the spec states it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SizeLimit {
+    /// No size rule applies (numbers, enums, messages, bytes).
+    None,
+    /// The general limit for the field's type (128 bytes per string, 4 KiB per map).
+    General {
+        /// The limit.
+        bytes: u32,
+    },
+    /// The comment overrides the general limit with another maximum.
+    Max {
+        /// The limit.
+        bytes: u32,
+    },
+    /// The comment lifts the general limit: the receiver must accept at least this many bytes
+    /// and no maximum is set.
+    AtLeast {
+        /// The minimum the receiver must accept.
+        bytes: u32,
+    },
+}
+
+impl SizeLimit {
+    /// The largest value size the spec allows, if it sets one.
+    pub fn max_bytes(self) -> Option<u32> {
+        match self {
+            SizeLimit::General { bytes } | SizeLimit::Max { bytes } => Some(bytes),
+            SizeLimit::None | SizeLimit::AtLeast { .. } => None,
+        }
+    }
+}
+
+/// A field of a message.
+#[derive(Debug, Clone, Serialize)]
+pub struct Field {
+    /// Field name.
+    pub name: String,
+    /// Field number.
+    pub number: u32,
+    /// Scalar type name (`string`, `int64`, ...), the full name of a message or enum type,
+    /// or `map<K, V>` for maps.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// How it is repeated.
+    pub label: Label,
+    /// The oneof it belongs to, if any (synthetic proto3 `optional` oneofs are not named).
+    pub oneof: Option<String>,
+    /// Declared with proto3 `optional`.
+    pub proto3_optional: bool,
+    /// REQUIRED / OPTIONAL / unspecified.
+    pub presence: Presence,
+    /// Marked with a `*_secret` option.
+    pub secret: bool,
+    /// Marked with an `alpha_*` option.
+    pub alpha: bool,
+    /// The largest size the spec allows (strings: per value; maps: keys plus values).
+    pub max_bytes: Option<u32>,
+    /// The size rule and where it comes from.
+    pub size_limit: SizeLimit,
+    /// The comment says the value MUST NOT be negative.
+    pub non_negative: bool,
+    /// The comment bans the spec's control characters (U+0000-U+0008, ...).
+    pub no_control_chars: bool,
+    /// The leading comment, with the trailing comment appended.
+    pub comment: String,
+    #[serde(skip)]
+    /// Where it is declared.
+    pub span: Span,
+}
+
+/// An enum type.
+#[derive(Debug, Clone, Serialize)]
+pub struct Enum {
+    /// Fully qualified name without a leading dot.
+    pub full_name: String,
+    /// Marked with an `alpha_*` option.
+    pub alpha: bool,
+    /// The leading comment in the proto.
+    pub comment: String,
+    /// Values in declaration order.
+    pub values: Vec<EnumValue>,
+    #[serde(skip)]
+    /// Where it is declared.
+    pub span: Span,
+}
+
+/// A value of an enum.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnumValue {
+    /// Value name.
+    pub name: String,
+    /// Value number.
+    pub number: i32,
+    /// Marked with an `alpha_*` option.
+    pub alpha: bool,
+    /// The leading comment in the proto.
+    pub comment: String,
+}
+
+/// One row of an error table.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorRow {
+    /// The condition, as the spec words it.
+    pub condition: String,
+    /// The gRPC code name as the spec writes it.
+    pub code: String,
+    /// The gRPC code number as the spec writes it.
+    pub code_number: i32,
+    /// What the error indicates.
+    pub description: String,
+    /// What the caller should do (empty where the table has no such column).
+    pub recovery: String,
+    /// Language of the prose in this row.
+    pub lang: String,
+    #[serde(skip)]
+    /// Where the row is.
+    pub span: Span,
+}
+
+/// The spec's general size limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SizeLimits {
+    /// Bytes per string value.
+    pub string: u32,
+    /// Bytes per map (keys plus values).
+    pub map: u32,
+}
+
+/// A heading of the prose.
+#[derive(Debug, Clone, Serialize)]
+pub struct Section {
+    /// Heading level, 1 to 6.
+    pub level: u8,
+    /// The heading's text, markup removed.
+    pub title: String,
+    /// GitHub-style anchor, unique in the document.
+    pub anchor: String,
+    /// 1-based line of the heading.
+    pub line: u32,
+}
+
+impl Model {
+    /// Looks up a message by full name.
+    pub fn message(&self, full_name: &str) -> Option<&Message> {
+        self.messages.iter().find(|m| m.full_name == full_name)
+    }
+
+    /// Looks up an enum by full name.
+    pub fn enum_type(&self, full_name: &str) -> Option<&Enum> {
+        self.enums.iter().find(|e| e.full_name == full_name)
+    }
+
+    /// Looks up an RPC by simple name across all services.
+    pub fn method(&self, name: &str) -> Option<(&Service, &Method)> {
+        self.services
+            .iter()
+            .find_map(|s| s.methods.iter().find(|m| m.name == name).map(|m| (s, m)))
+    }
+
+    /// The model as pretty JSON with the keys in `DESIGN.md`.
+    pub fn to_json(&self) -> String {
+        // Serialising plain data with string keys cannot fail.
+        let mut out = serde_json::to_string_pretty(self).unwrap_or_default();
+        out.push('\n');
+        out
+    }
+}

@@ -1,0 +1,144 @@
+//! Project automation: the only place that writes files.
+//!
+//! Exit codes: 0 success (warnings may be printed), 1 the inputs have errors (nothing is
+//! written or printed to stdout), 2 bad command line.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use csikit_spec::{Diagnostics, ImportMap, LoadOptions, Rule, SourceFile};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "csikit project automation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the proto built from a spec markdown, as the release's Makefile built it.
+    Proto {
+        /// The spec markdown (spec.md, or a csi-addons README.md).
+        #[arg(long)]
+        spec: PathBuf,
+        /// makefile (v0.3.0 on), makefile-v0.2 or makefile-v0.1.
+        #[arg(long, default_value = "makefile", value_parser = parse_rule)]
+        rule: Rule,
+    },
+    /// Print the spec model as JSON.
+    Model {
+        /// Directory holding spec.md (or README.md) and its .proto.
+        #[arg(long)]
+        spec_dir: PathBuf,
+        /// Language of the prose facts; anything but `en` needs --translation.
+        #[arg(long, default_value = "en")]
+        lang: String,
+        /// The translated spec markdown to read error tables and sections from.
+        #[arg(long)]
+        translation: Option<PathBuf>,
+        /// Map an import name to a file: NAME=PATH (repeatable).
+        #[arg(long = "import", value_parser = parse_import)]
+        imports: Vec<(String, PathBuf)>,
+        /// Extraction rule, when the directory name does not tell (v0.1.0, v0.2.0).
+        #[arg(long, value_parser = parse_rule)]
+        rule: Option<Rule>,
+    },
+}
+
+fn parse_rule(s: &str) -> Result<Rule, String> {
+    Rule::parse(s).ok_or_else(|| format!("unknown rule '{s}'; expected makefile, makefile-v0.2 or makefile-v0.1"))
+}
+
+fn parse_import(s: &str) -> Result<(String, PathBuf), String> {
+    let (name, path) = s.split_once('=').ok_or_else(|| format!("expected NAME=PATH, got '{s}'"))?;
+    Ok((name.to_owned(), PathBuf::from(path)))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Proto { spec, rule } => proto(&spec, rule),
+        Command::Model { spec_dir, lang, translation, imports, rule } => {
+            model(&spec_dir, &lang, translation, &imports, rule)
+        }
+    }
+}
+
+/// Renders diagnostics to stderr with miette and says whether any is an error.
+fn report(diags: &Diagnostics) -> bool {
+    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
+    for d in &diags.0 {
+        let mut out = String::new();
+        if handler.render_report(&mut out, d).is_err() {
+            out = format!("{}: {}\n", d.location(), d.message);
+        }
+        let loc = d.location();
+        if !loc.is_empty() {
+            eprintln!("{loc}");
+        }
+        eprint!("{out}");
+    }
+    diags.has_errors()
+}
+
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).context("writing to stdout")?;
+    out.flush().context("writing to stdout")
+}
+
+fn proto(spec: &Path, rule: Rule) -> anyhow::Result<ExitCode> {
+    let bytes = std::fs::read(spec).with_context(|| format!("reading '{}'", spec.display()))?;
+    let text = String::from_utf8(bytes).with_context(|| format!("'{}' is not UTF-8", spec.display()))?;
+    let src = SourceFile::new(spec.display().to_string(), text);
+    let mut diags = Vec::new();
+    let extracted = csikit_spec::extract::extract_proto(&src, rule, &mut diags);
+    if report(&Diagnostics(diags)) {
+        return Ok(ExitCode::from(1));
+    }
+    write_stdout(&extracted.proto)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn model(
+    dir: &Path,
+    lang: &str,
+    translation: Option<PathBuf>,
+    imports: &[(String, PathBuf)],
+    rule: Option<Rule>,
+) -> anyhow::Result<ExitCode> {
+    let mut map = ImportMap::new();
+    for (name, path) in imports {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading import '{}'", path.display()))?;
+        map.insert(name.clone(), SourceFile::new(path.display().to_string(), text));
+    }
+    let translation = match (lang, translation) {
+        ("en", None) => None,
+        ("en", Some(_)) => anyhow::bail!("--translation needs --lang naming its language"),
+        (_, None) => anyhow::bail!("--lang {lang} needs --translation FILE (the translated spec.md)"),
+        (l, Some(path)) => Some((l.to_owned(), path)),
+    };
+    let loaded = csikit_spec::load_dir(dir, &LoadOptions { rule, translation, imports: map });
+    let failed = report(&loaded.diagnostics);
+    match loaded.model {
+        Some(model) if !failed => {
+            write_stdout(&model.to_json())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => Ok(ExitCode::from(1)),
+    }
+}
