@@ -45,8 +45,34 @@ pub fn check_error_codes(model: &Model) -> Vec<Diagnostic> {
     rows.filter_map(|row| check_row(model, row)).collect()
 }
 
+/// The code name gRPC uses for a name as a table writes it (`NOT FOUND` is `NOT_FOUND`).
+pub fn canonical_code(name: &str) -> String {
+    name.trim().replace(' ', "_")
+}
+
 fn check_row(model: &Model, row: &ErrorRow) -> Option<Diagnostic> {
     let src = model.files.get(row.span.file)?;
+    // Point at the code cell itself rather than the whole row.
+    let written = format!("{} {}", row.code_number, row.code);
+    let row_text = src.text().get(row.span.offset..row.span.offset + row.span.len).unwrap_or("");
+    let span = match row_text.find(&written) {
+        Some(i) => (row.span.offset + i, written.len()),
+        None => (row.span.offset, row.span.len),
+    };
+    if let Some(n) = grpc_code_number(&canonical_code(&row.code)).filter(|_| row.code.contains(' ')) {
+        return Some(
+            Diagnostic::at(
+                Severity::Warning,
+                src,
+                span,
+                format!("code name '{}' is not spelled as gRPC spells it", row.code),
+                format!("read as {} {}", n, canonical_code(&row.code)),
+            )
+            .with_help(format!("write '{} {}'", row.code_number, canonical_code(&row.code))),
+        );
+    }
+    let row = ErrorRow { span: crate::model::Span { offset: span.0, len: span.1, ..row.span.clone() }, ..row.clone() };
+    let row = &row;
     match grpc_code_number(&row.code) {
         Some(n) if n == row.code_number => None,
         Some(n) => Some(

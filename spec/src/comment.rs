@@ -77,6 +77,8 @@ pub fn oneof_required(text: &str) -> bool {
 pub enum SizeWords {
     /// "SHALL NOT exceed N bytes".
     Max(u32),
+    /// "The total size of this repeated field SHALL NOT exceed N".
+    MaxTotal(u32),
     /// "overrides the general CSI size limit" with "at least N bytes".
     AtLeast(u32),
     /// "overrides the general CSI size limit" with no number.
@@ -88,6 +90,10 @@ pub fn size_words(text: &str) -> Option<SizeWords> {
     for marker in ["SHALL NOT exceed ", "MUST NOT exceed ", "not exceed "] {
         if let Some(pos) = text.find(marker) {
             if let Some(n) = bytes_after(&text[pos + marker.len()..]) {
+                let sentence_start = text[..pos].rfind(". ").map_or(0, |i| i + 2);
+                if text[sentence_start..pos].contains("total size") {
+                    return Some(SizeWords::MaxTotal(n));
+                }
                 return Some(SizeWords::Max(n));
             }
         }
@@ -157,6 +163,8 @@ mod tests {
         let path = "This field overrides the general CSI size limit. SP SHOULD support the maximum path length allowed by the operating system/filesystem, but, at a minimum, SP MUST accept a max path length of at least 128 bytes.";
         assert_eq!(size_words(path), Some(SizeWords::AtLeast(128)));
         assert_eq!(size_words("The ID of the volume."), None);
+        let flags = "MAY contain sensitive information. The total size of this repeated field SHALL NOT exceed 4 KiB.";
+        assert_eq!(size_words(flags), Some(SizeWords::MaxTotal(4096)));
     }
 
     #[test]

@@ -282,6 +282,7 @@ impl Lower<'_, '_> {
         };
         let size_limit = match comment::size_words(&text) {
             Some(SizeWords::Max(n)) => SizeLimit::Max { bytes: n },
+            Some(SizeWords::MaxTotal(n)) => SizeLimit::MaxTotal { bytes: n },
             Some(SizeWords::AtLeast(n)) => SizeLimit::AtLeast { bytes: n },
             Some(SizeWords::Lifted) => {
                 self.warn(
@@ -509,8 +510,11 @@ fn parse_code(cell: &str) -> Option<(i32, String)> {
     let cell = cell.trim().trim_matches('`');
     let (num, name) = cell.split_once(char::is_whitespace)?;
     let num: i32 = num.parse().ok()?;
+    // Kept as written ("NOT FOUND" appears in several releases); the checker reports it.
     let name = name.trim().trim_matches('`');
-    (!name.is_empty() && name.chars().all(|c| c.is_ascii_uppercase() || c == '_')).then(|| (num, name.to_owned()))
+    let valid = name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c == ' ');
+    valid.then(|| (num, name.to_owned()))
 }
 
 /// Reads a table as an error table if it has the shape of one: a column in which every row
@@ -535,12 +539,23 @@ fn error_rows(table: &Table, _src: &SourceFile, file: usize, lang: &str) -> Opti
                     code_number,
                     description: cell(code_col + 1),
                     recovery: cell(code_col + 2),
-                    lang: lang.to_owned(),
+                    lang: row_lang(&r.cells, lang),
                     span: Span { file, offset: r.span.start, len: r.span.len() },
                 })
             })
             .collect(),
     )
+}
+
+/// The language of a row: a translation keeps some rows in English, and says so only by
+/// their script.
+fn row_lang(cells: &[String], lang: &str) -> String {
+    let cjk = |c: char| matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xFF00..=0xFFEF);
+    if lang == "en" || cells.iter().any(|c| c.chars().any(cjk)) {
+        lang.to_owned()
+    } else {
+        "en".to_owned()
+    }
 }
 
 /// Reads the general size-limit table: a size column (`128 bytes`, `4 KiB`) beside a type column.

@@ -156,6 +156,11 @@ pub enum SizeLimit {
         /// The limit.
         bytes: u32,
     },
+    /// The comment caps the total size of a repeated field (all values together).
+    MaxTotal {
+        /// The limit.
+        bytes: u32,
+    },
     /// The comment lifts the general limit: the receiver must accept at least this many bytes
     /// and no maximum is set.
     AtLeast {
@@ -168,7 +173,9 @@ impl SizeLimit {
     /// The largest value size the spec allows, if it sets one.
     pub fn max_bytes(self) -> Option<u32> {
         match self {
-            SizeLimit::General { bytes } | SizeLimit::Max { bytes } => Some(bytes),
+            SizeLimit::General { bytes } | SizeLimit::Max { bytes } | SizeLimit::MaxTotal { bytes } => {
+                Some(bytes)
+            }
             SizeLimit::None | SizeLimit::AtLeast { .. } => None,
         }
     }
