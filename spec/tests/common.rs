@@ -1,0 +1,52 @@
+//! Shared by the spec crate's integration tests: locating the corpus and external tools.
+
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+
+use std::path::PathBuf;
+
+/// The corpus, or `None` after a loud message when it is absent; a failure instead when
+/// `CSIKIT_REQUIRE_CORPUS` is set (CI sets it).
+pub fn corpus() -> Option<PathBuf> {
+    let dir = csikit_spec::corpus_dir();
+    if dir.join("csi-spec/v1.12.0/spec.md").is_file() {
+        return Some(dir);
+    }
+    let msg = format!(
+        "SKIPPED: the CSI corpus is missing at '{}' (set {} to its path)",
+        dir.display(),
+        csikit_spec::CORPUS_ENV
+    );
+    assert!(std::env::var_os("CSIKIT_REQUIRE_CORPUS").is_none(), "{msg}, and CSIKIT_REQUIRE_CORPUS is set");
+    eprintln!("\n!!!!!!!! {msg} !!!!!!!!\n");
+    None
+}
+
+/// Every release folder of the corpus, oldest first.
+pub fn releases(corpus: &std::path::Path) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(corpus.join("csi-spec"))
+        .expect("corpus csi-spec folder")
+        .filter_map(|e| e.ok())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .collect();
+    out.sort_by_key(|(tag, _)| version_key(tag));
+    out
+}
+
+fn version_key(tag: &str) -> Vec<u32> {
+    tag.trim_start_matches('v').split('.').filter_map(|p| p.parse().ok()).collect()
+}
+
+/// The csi-addons spec folders.
+pub const ADDONS: [&str; 4] = ["identity", "reclaimspace", "replication", "volumegroup"];
+
+/// `protoc`, or `None` after a loud message; a failure when `CSIKIT_REQUIRE_CORPUS` is set.
+pub fn protoc() -> Option<PathBuf> {
+    let ok = std::process::Command::new("protoc").arg("--version").output().is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(PathBuf::from("protoc"));
+    }
+    let msg = "SKIPPED: protoc is not installed (apt-get install protobuf-compiler libprotobuf-dev)";
+    assert!(std::env::var_os("CSIKIT_REQUIRE_CORPUS").is_none(), "{msg}, and CSIKIT_REQUIRE_CORPUS is set");
+    eprintln!("\n!!!!!!!! {msg} !!!!!!!!\n");
+    None
+}
