@@ -126,10 +126,14 @@ fn model(
         let text = std::fs::read_to_string(path).with_context(|| format!("reading import '{}'", path.display()))?;
         map.insert(name.clone(), SourceFile::new(path.display().to_string(), text));
     }
+    let usage = |msg: String| -> ! {
+        use clap::CommandFactory;
+        Cli::command().error(clap::error::ErrorKind::ArgumentConflict, msg).exit()
+    };
     let translation = match (lang, translation) {
         ("en", None) => None,
-        ("en", Some(_)) => anyhow::bail!("--translation needs --lang naming its language"),
-        (_, None) => anyhow::bail!("--lang {lang} needs --translation FILE (the translated spec.md)"),
+        ("en", Some(_)) => usage("--translation needs --lang naming its language".into()),
+        (_, None) => usage(format!("--lang {lang} needs --translation FILE (the translated spec.md)")),
         (l, Some(path)) => Some((l.to_owned(), path)),
     };
     let loaded = csikit_spec::load_dir(dir, &LoadOptions { rule, translation, imports: map });

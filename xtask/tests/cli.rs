@@ -1,0 +1,70 @@
+//! The command contract: output on stdout only when the inputs are usable, diagnostics on
+//! stderr, and exit codes 0 (ok, warnings allowed), 1 (input errors), 2 (bad command line).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn xtask(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .expect("run xtask")
+}
+
+fn corpus() -> Option<PathBuf> {
+    let dir = csikit_spec::corpus_dir();
+    if dir.join("csi-spec/v1.12.0/spec.md").is_file() {
+        return Some(dir);
+    }
+    let msg = format!("SKIPPED: the CSI corpus is missing at '{}'", dir.display());
+    assert!(std::env::var_os("CSIKIT_REQUIRE_CORPUS").is_none(), "{msg}, and CSIKIT_REQUIRE_CORPUS is set");
+    eprintln!("\n!!!!!!!! {msg} !!!!!!!!\n");
+    None
+}
+
+#[test]
+fn proto_prints_the_makefile_output() {
+    let Some(corpus) = corpus() else { return };
+    let dir = corpus.join("csi-spec/v0.1.0");
+    let out = xtask(&["proto", "--spec", dir.join("spec.md").to_str().expect("utf-8"), "--rule", "makefile-v0.1"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout == std::fs::read(dir.join("csi.proto")).expect("read"), "v0.1.0 differs");
+}
+
+#[test]
+fn model_prints_json_and_warns_on_stderr() {
+    let Some(corpus) = corpus() else { return };
+    let dir = corpus.join("csi-spec/v1.12.0");
+    let out = xtask(&["model", "--spec-dir", dir.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(json["package"], "csi.v1");
+    for key in ["services", "messages", "enums", "general_errors", "size_limits"] {
+        assert!(json.get(key).is_some(), "missing key {key}");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("spec.md:2038:"), "the 13 RESOURCE_EXHAUSTED row is reported with its line:\n{stderr}");
+}
+
+#[test]
+fn broken_input_prints_nothing_and_exits_1() {
+    let dir = "spec/tests/data/diagnostics/unterminated-fence";
+    let out = xtask(&["model", "--spec-dir", dir]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("spec.md:38:1"));
+    let out = xtask(&["proto", "--spec", &format!("{dir}/spec.md")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn bad_flags_exit_2() {
+    let out = xtask(&["proto", "--spec", "x.md", "--rule", "sed"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown rule 'sed'"));
+    let out = xtask(&["model", "--spec-dir", "spec", "--lang", "ja"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--translation"));
+}
