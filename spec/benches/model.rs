@@ -3,6 +3,8 @@
 //!
 //! Run: `cargo bench -p csikit-spec --bench model`.
 
+#![allow(missing_docs, reason = "criterion's macros generate undocumented items")]
+
 use std::hint::black_box;
 use std::process::Command;
 

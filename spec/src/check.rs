@@ -100,8 +100,8 @@ pub fn check_required_in_oneof(model: &Model) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for m in &model.messages {
         for f in &m.fields {
-            if f.oneof.is_some() && f.presence == Presence::Required && f.label == Label::Singular {
-                if let Some(src) = model.files.get(f.span.file) {
+            if f.oneof.is_some() && f.presence == Presence::Required && f.label == Label::Singular
+                && let Some(src) = model.files.get(f.span.file) {
                     out.push(Diagnostic::at(
                         Severity::Advice,
                         src,
@@ -110,7 +110,6 @@ pub fn check_required_in_oneof(model: &Model) -> Vec<Diagnostic> {
                         "a oneof member cannot be required by itself",
                     ));
                 }
-            }
         }
     }
     out

@@ -88,24 +88,22 @@ pub enum SizeWords {
 /// Finds a size override in a normalised comment.
 pub fn size_words(text: &str) -> Option<SizeWords> {
     for marker in ["SHALL NOT exceed ", "MUST NOT exceed ", "not exceed "] {
-        if let Some(pos) = text.find(marker) {
-            if let Some(n) = bytes_after(&text[pos + marker.len()..]) {
+        if let Some(pos) = text.find(marker)
+            && let Some(n) = bytes_after(&text[pos + marker.len()..]) {
                 let sentence_start = text[..pos].rfind(". ").map_or(0, |i| i + 2);
                 if text[sentence_start..pos].contains("total size") {
                     return Some(SizeWords::MaxTotal(n));
                 }
                 return Some(SizeWords::Max(n));
             }
-        }
     }
     let overrides = text.contains("overrides the general CSI size limit")
         || text.contains("override the general CSI size limit");
     if overrides {
-        if let Some(pos) = text.find("at least ") {
-            if let Some(n) = bytes_after(&text[pos + "at least ".len()..]) {
+        if let Some(pos) = text.find("at least ")
+            && let Some(n) = bytes_after(&text[pos + "at least ".len()..]) {
                 return Some(SizeWords::AtLeast(n));
             }
-        }
         return Some(SizeWords::Lifted);
     }
     None

@@ -86,7 +86,7 @@ pub fn compile_proto(
 
 /// Turns a protox error into our diagnostic, pointing into our copy of the file.
 fn to_diagnostic(err: &protox::Error, files: &ImportMap) -> Diagnostic {
-    let message = lowercase_first(&err.to_string());
+    let message = err.to_string();
     let label = err
         .labels()
         .and_then(|mut l| l.next())
@@ -107,14 +107,4 @@ fn to_diagnostic(err: &protox::Error, files: &ImportMap) -> Diagnostic {
         d = d.with_help(h);
     }
     d
-}
-
-fn lowercase_first(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) if !s.starts_with(|ch: char| ch.is_uppercase() && c.clone().next().is_some_and(char::is_uppercase)) => {
-            f.to_lowercase().chain(c).collect()
-        }
-        _ => s.to_owned(),
-    }
 }

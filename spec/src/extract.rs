@@ -151,8 +151,8 @@ fn check_fence_shape(
             .with_help("write the fence as ```protobuf at the start of the line"),
         );
     }
-    if let Some(close) = close {
-        if &text[close.clone()] != "```" {
+    if let Some(close) = close
+        && &text[close.clone()] != "```" {
             diags.push(
                 Diagnostic::at(
                     Severity::Warning,
@@ -164,7 +164,6 @@ fn check_fence_shape(
                 .with_help("close the block with a line holding only ```"),
             );
         }
-    }
 }
 
 /// Builds the proto text from the blocks with a release's rule.
@@ -183,21 +182,18 @@ pub fn extract_proto(src: &SourceFile, rule: Rule, diags: &mut Vec<Diagnostic>) 
             line_map.push(src.line_col(block.open.start).0);
         }
         let content = &text[block.content.clone()];
-        let mut line = block.first_line;
-        for l in content.split_inclusive('\n') {
+        for (line, l) in (block.first_line..).zip(content.split_inclusive('\n')) {
             proto.push_str(l);
             if !l.ends_with('\n') {
                 proto.push('\n');
             }
             line_map.push(line);
-            line += 1;
         }
-        if rule == Rule::MakefileV0_1 {
-            if let Some(close) = &block.close {
+        if rule == Rule::MakefileV0_1
+            && let Some(close) = &block.close {
                 proto.push_str(V0_1_FENCE);
                 line_map.push(src.line_col(close.start).0);
             }
-        }
     }
     if blocks.is_empty() {
         diags.push(Diagnostic::at(

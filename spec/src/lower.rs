@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use prost_reflect::{
-    Cardinality, DescriptorPool, DynamicMessage, EnumDescriptor, FieldDescriptor, Kind,
+    Cardinality, DynamicMessage, EnumDescriptor, FieldDescriptor, Kind,
     MessageDescriptor, Value,
 };
 use prost_types::source_code_info::Location;
@@ -49,12 +49,11 @@ impl ProtoOrigin<'_> {
         if let Some((md, idx, ex)) = self.markdown {
             let (line, _) = self.proto.line_col(offset);
             let line_start = self.proto.line_offset(line);
-            if let Some(&md_line) = ex.line_map.get(line as usize - 1) {
-                if md_line > 0 {
+            if let Some(&md_line) = ex.line_map.get(line as usize - 1)
+                && md_line > 0 {
                     let md_off = md.line_offset(md_line) + (offset - line_start);
                     return Span { file: idx, offset: md_off, len };
                 }
-            }
         }
         Span { file: self.proto_file, offset, len }
     }
@@ -86,7 +85,6 @@ pub fn lower_model(input: LowerInput<'_>, diags: &mut Vec<Diagnostic>) -> Model 
         .map(|info| info.location.into_iter().map(|l| (l.path.clone(), l)).collect())
         .unwrap_or_default();
     let mut cx = Lower {
-        pool,
         origin: &input.origin,
         locations,
         files: &input.files,
@@ -182,7 +180,6 @@ pub fn lower_model(input: LowerInput<'_>, diags: &mut Vec<Diagnostic>) -> Model 
 }
 
 struct Lower<'a, 'd> {
-    pool: &'a DescriptorPool,
     origin: &'a ProtoOrigin<'a>,
     locations: HashMap<Vec<i32>, Location>,
     files: &'a [SourceFile],
@@ -335,7 +332,6 @@ impl Lower<'_, '_> {
     }
 
     fn warn(&mut self, span: &Span, message: String, label: &str, help: &str) {
-        let _ = self.pool;
         if let Some(src) = self.files.get(span.file) {
             self.diags.push(
                 Diagnostic::at(Severity::Warning, src, (span.offset, span.len), message, label)
@@ -379,13 +375,12 @@ fn kind_name(kind: &Kind) -> String {
 }
 
 fn type_name(f: &FieldDescriptor) -> String {
-    if f.is_map() {
-        if let Kind::Message(entry) = f.kind() {
+    if f.is_map()
+        && let Kind::Message(entry) = f.kind() {
             let key = entry.map_entry_key_field();
             let value = entry.map_entry_value_field();
             return format!("map<{}, {}>", kind_name(&key.kind()), kind_name(&value.kind()));
         }
-    }
     kind_name(&f.kind())
 }
 
@@ -475,7 +470,7 @@ fn attach_prose(model: &mut Model, doc: &Doc, file: usize, lang: &str, diags: &m
             hi += 1;
         }
         let src = &model.files[file];
-        if let Some(rows) = error_rows(table, src, file, lang) {
+        if let Some(rows) = error_rows(table, file, lang) {
             match &current {
                 Some((name, _)) => {
                     if prose.rpc_errors.contains_key(name) {
@@ -519,7 +514,7 @@ fn parse_code(cell: &str) -> Option<(i32, String)> {
 
 /// Reads a table as an error table if it has the shape of one: a column in which every row
 /// holds a gRPC code (`5 NOT_FOUND`), the condition before it, the description and recovery after.
-fn error_rows(table: &Table, _src: &SourceFile, file: usize, lang: &str) -> Option<Vec<ErrorRow>> {
+fn error_rows(table: &Table, file: usize, lang: &str) -> Option<Vec<ErrorRow>> {
     if table.rows.is_empty() || table.header.len() < 3 {
         return None;
     }

@@ -60,15 +60,15 @@ pub fn parse_doc(src: &SourceFile, diags: &mut Vec<Diagnostic>) -> Doc {
     let text = src.text();
     let mut doc = Doc::default();
     let mut slugs: HashMap<String, usize> = HashMap::new();
-    let mut heading: Option<(u8, Range<usize>, String, Vec<String>, usize)> = None;
+    let mut heading: Option<OpenHeading> = None;
     let mut consumed = 0usize;
     for (event, range) in Parser::new_ext(text, Options::ENABLE_TABLES).into_offset_iter() {
         match event {
             Event::Start(Tag::Heading { level, .. }) => {
-                heading = Some((heading_level(level), range, String::new(), Vec::new(), 0));
+                heading = Some(OpenHeading { level: heading_level(level), span: range, ..Default::default() });
             }
             Event::End(TagEnd::Heading(_)) => {
-                if let Some((level, span, title, codes, other)) = heading.take() {
+                if let Some(OpenHeading { level, span, title, codes, other }) = heading.take() {
                     let title = title.trim().to_owned();
                     let code_only = (codes.len() == 1 && other == 0).then(|| codes[0].clone());
                     let anchor = unique_slug(&mut slugs, &title);
@@ -82,17 +82,17 @@ pub fn parse_doc(src: &SourceFile, diags: &mut Vec<Diagnostic>) -> Doc {
                 }
             }
             Event::Text(t) => {
-                if let Some((_, _, title, _, other)) = heading.as_mut() {
-                    title.push_str(&t);
+                if let Some(h) = heading.as_mut() {
+                    h.title.push_str(&t);
                     if !t.trim().is_empty() {
-                        *other += 1;
+                        h.other += 1;
                     }
                 }
             }
             Event::Code(c) => {
-                if let Some((_, _, title, codes, _)) = heading.as_mut() {
-                    title.push_str(&c);
-                    codes.push(c.to_string());
+                if let Some(h) = heading.as_mut() {
+                    h.title.push_str(&c);
+                    h.codes.push(c.to_string());
                 }
             }
             Event::Start(Tag::Table(_)) if range.start >= consumed => {
@@ -104,6 +104,16 @@ pub fn parse_doc(src: &SourceFile, diags: &mut Vec<Diagnostic>) -> Doc {
         }
     }
     doc
+}
+
+/// A heading being read: its text so far, its code spans, and how many other text pieces.
+#[derive(Default)]
+struct OpenHeading {
+    level: u8,
+    span: Range<usize>,
+    title: String,
+    codes: Vec<String>,
+    other: usize,
 }
 
 fn heading_level(level: HeadingLevel) -> u8 {
@@ -184,12 +194,11 @@ fn read_table(src: &SourceFile, start: usize, diags: &mut Vec<Diagnostic>) -> Ta
     let width = header.len();
     // The delimiter row; pulldown-cmark only reports a table when it is there.
     let mut end = header_range.end;
-    if let Some((r, l)) = lines.peek() {
-        if is_delimiter_row(l) {
+    if let Some((r, l)) = lines.peek()
+        && is_delimiter_row(l) {
             lines.next();
             end = r.end;
         }
-    }
     let mut rows = Vec::new();
     while let Some((range, line)) = lines.peek() {
         if !line.trim_start().starts_with('|') {
