@@ -45,6 +45,8 @@ fn find_keyword(text: &str, word: &str) -> Option<usize> {
         format!("This is {article} {word} field"),
         format!("this is {article} {word} field"),
         format!("field is {article} {word} field"),
+        // csi-addons writes the keyword in lowercase ("This field is optional.").
+        format!("This field is {}", word.to_lowercase()),
     ];
     if let Some(pos) = patterns.iter().filter_map(|p| text.find(p.as_str())).min() {
         return Some(pos);
@@ -152,6 +154,8 @@ mod tests {
         assert_eq!(presence("The key name segment is REQUIRED. The prefix is OPTIONAL."), (false, false));
         assert_eq!(presence("Secrets required by plugin. This field is OPTIONAL."), (false, true));
         assert_eq!(presence("This field is REQUIRED. This field is OPTIONAL."), (true, true));
+        assert_eq!(presence("This field is optional. Default value is false."), (false, true));
+        assert_eq!(presence("Secrets required by the plugin to complete the request."), (false, false));
     }
 
     #[test]
