@@ -1,1 +1,33 @@
-//! placeholder
+//! `#[csi_validate]`: turns field rules written as `#[csi(...)]` attributes into an
+//! implementation of `csikit::Validate`.
+//!
+//! ```ignore
+//! #[csikit::csi_validate]
+//! struct DriverParameters {
+//!     #[csi(required, max_bytes = 63, no_control_chars)]
+//!     pool: String,
+//!     #[csi(non_negative)]
+//!     replicas: i32,
+//!     #[csi(secret_keys, max_total_bytes = 4096)]
+//!     credentials: std::collections::HashMap<String, String>,
+//! }
+//! ```
+//!
+//! Field rules: `required`, `max_bytes = N`, `max_total_bytes = N`, `non_negative`,
+//! `no_control_chars`, `secret_keys`, `nested`, `oneof` (a prost oneof: its variants validate
+//! at this message's level), `name = "..."` (the name shown in paths). Item arguments:
+//! `crate = path` (where `Validate` lives, default `::csikit`), `check = path` (a
+//! message-level rule: `fn(&Self, &FieldPath, &mut Violations)`).
+
+mod ast;
+mod attr;
+mod expand;
+mod valid;
+
+use proc_macro::TokenStream;
+
+/// Implements `Validate` for a struct or a prost oneof enum from its `#[csi(...)]` rules.
+#[proc_macro_attribute]
+pub fn csi_validate(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::expand(args.into(), input.into()).into()
+}

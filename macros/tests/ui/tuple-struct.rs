@@ -1,0 +1,6 @@
+use csikit_macros::csi_validate;
+
+#[csi_validate]
+struct Request(String);
+
+fn main() {}
