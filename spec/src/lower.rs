@@ -176,7 +176,34 @@ pub fn lower_model(input: LowerInput<'_>, diags: &mut Vec<Diagnostic>) -> Model 
         model.size_limits = limits;
     }
     apply_general_limits(&mut model);
+    propagate_node_id_limit(&mut model);
     model
+}
+
+/// Node IDs travel from `NodeGetInfoResponse.node_id` into every `node_id` and
+/// `published_node_ids` field. The spec raises the limit on the first only, but the others
+/// carry the same values ("SHALL set this field to match the node ID returned by
+/// `NodeGetInfo`"), so they get its limit; otherwise a 256-byte node ID the spec allows would
+/// fail `ControllerPublishVolumeRequest`.
+fn propagate_node_id_limit(model: &mut Model) {
+    let source = model
+        .messages
+        .iter()
+        .find(|m| m.full_name.ends_with(".NodeGetInfoResponse"))
+        .and_then(|m| m.fields.iter().find(|f| f.name == "node_id"))
+        .map(|f| f.size_limit);
+    let Some(limit @ SizeLimit::Max { bytes }) = source else { return };
+    for m in &mut model.messages {
+        for f in &mut m.fields {
+            if matches!(f.name.as_str(), "node_id" | "published_node_ids")
+                && f.ty == "string"
+                && matches!(f.size_limit, SizeLimit::General { .. })
+            {
+                f.size_limit = limit;
+                f.max_bytes = Some(bytes);
+            }
+        }
+    }
 }
 
 struct Lower<'a, 'd> {
