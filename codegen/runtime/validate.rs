@@ -293,3 +293,35 @@ pub mod check {
         }
     }
 }
+
+/// Why [`validate_encoded`](crate::validate_encoded) refused a message.
+#[derive(Debug)]
+pub enum ValidateEncodedError {
+    /// No message type has that full name.
+    UnknownType(String),
+    /// The bytes do not decode as that type.
+    Decode(prost::DecodeError),
+    /// The message decoded and broke the spec's rules.
+    Invalid(Violations),
+}
+
+impl fmt::Display for ValidateEncodedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValidateEncodedError::UnknownType(name) => write!(f, "no message type is named '{name}'"),
+            ValidateEncodedError::Decode(e) => write!(f, "the bytes do not decode: {e}"),
+            ValidateEncodedError::Invalid(v) => write!(f, "{} violation(s): {v}", v.len()),
+        }
+    }
+}
+
+impl std::error::Error for ValidateEncodedError {}
+
+/// A request that breaks the spec's rules is the caller's error: INVALID_ARGUMENT, with every
+/// violation's path and rule in the message (never a value).
+#[cfg(any(feature = "client", feature = "server"))]
+impl From<Violations> for tonic::Status {
+    fn from(v: Violations) -> Self {
+        tonic::Status::invalid_argument(v.to_string())
+    }
+}

@@ -1,1 +1,70 @@
-//! placeholder
+//! Turns spec [`Model`]s into the sources of the `csikit` crate; returns file contents, does no IO.
+//!
+//! [`generate_crate`] is the one entry point: each [`Package`] (CSI `v1`, each csi-addons
+//! spec) becomes a module with prost types, tonic clients and servers, the encoded
+//! descriptor set, a spec-facts table and `Debug` impls that redact secrets. The proto
+//! compile happens once, in `csikit-spec`; prost-build only turns those descriptors into
+//! Rust (through [`prost_build::Config::generate`], which returns strings).
+
+mod debug;
+mod descriptor;
+mod docs;
+mod facts;
+mod layout;
+mod names;
+mod rust;
+pub mod validation;
+pub mod site;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use csikit_spec::Model;
+
+pub use layout::{CrateOptions, Package};
+
+/// Why generation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The encoded descriptor set given with a package does not decode.
+    #[error("descriptor set of '{package}' does not decode: {source}")]
+    Descriptor {
+        /// The proto package.
+        package: String,
+        /// The decode error.
+        source: prost::DecodeError,
+    },
+    /// The descriptor set does not contain the file the model was built from.
+    #[error("descriptor set of '{package}' has no file '{file}'")]
+    MissingFile {
+        /// The proto package.
+        package: String,
+        /// The import name looked for.
+        file: String,
+    },
+    /// prost-build refused the descriptors.
+    #[error("prost-build failed on '{package}': {source}")]
+    ProstBuild {
+        /// The proto package.
+        package: String,
+        /// The error prost-build gave.
+        source: std::io::Error,
+    },
+}
+
+/// Generates every file of the `csikit` crate, keyed by path relative to the crate root.
+///
+/// The output is deterministic: the same inputs give byte-identical files.
+///
+/// # Errors
+///
+/// When a package's descriptor set does not decode or prost-build rejects it.
+pub fn generate_crate(packages: &[Package<'_>], options: &CrateOptions) -> Result<BTreeMap<PathBuf, String>, Error> {
+    layout::generate_crate(packages, options)
+}
+
+/// The messages of `model` whose `Debug` output must be redacted: those with a secret field,
+/// and every message holding one of those, transitively (through fields and oneofs).
+pub fn secret_holding_messages(model: &Model) -> Vec<&str> {
+    debug::secret_holders(model).into_iter().collect()
+}

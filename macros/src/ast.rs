@@ -126,7 +126,7 @@ pub fn parse_input(item: &DeriveInput, errors: &mut Vec<syn::Error>) -> Option<I
                     .iter()
                     .filter_map(|f| {
                         let ident = f.ident.clone()?;
-                        let rules = parse_rules(&f.attrs, errors);
+                        let rules = parse_rules(&f.attrs, false, errors);
                         Some(Member {
                             name: display_name(&ident, &rules, false),
                             ident,
@@ -147,7 +147,7 @@ pub fn parse_input(item: &DeriveInput, errors: &mut Vec<syn::Error>) -> Option<I
         Data::Enum(e) => {
             let mut members = Vec::new();
             for v in &e.variants {
-                let rules = parse_rules(&v.attrs, errors);
+                let rules = parse_rules(&v.attrs, true, errors);
                 match &v.fields {
                     Fields::Unnamed(f) if f.unnamed.len() == 1 => {
                         let ty = f.unnamed[0].ty.clone();

@@ -71,9 +71,39 @@ fn path_name(p: &Path) -> String {
     p.get_ident().map(ToString::to_string).unwrap_or_else(|| quote::quote!(#p).to_string())
 }
 
-/// Reads every `#[csi(...)]` attribute of a field or variant.
-pub fn parse_rules(attrs: &[Attribute], errors: &mut Vec<syn::Error>) -> Vec<Rule> {
+/// Reads `#[csi_oneof]` / `#[csi_oneof(required)]`: the field holds a prost oneof.
+///
+/// It is a separate attribute because prost-build copies a oneof field's attributes onto the
+/// oneof's variants; on a variant it is ignored.
+fn parse_oneof(attrs: &[Attribute], in_oneof: bool, errors: &mut Vec<syn::Error>) -> Vec<Rule> {
     let mut rules = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("csi_oneof")) {
+        if in_oneof {
+            continue;
+        }
+        rules.push(Rule { kind: RuleKind::Oneof, span: attr.path().span() });
+        if let Meta::List(_) = &attr.meta {
+            let parsed = attr.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated);
+            match parsed {
+                Ok(metas) => {
+                    for meta in metas {
+                        if meta.path().is_ident("required") && matches!(meta, Meta::Path(_)) {
+                            rules.push(Rule { kind: RuleKind::Required, span: meta.span() });
+                        } else {
+                            errors.push(syn::Error::new_spanned(&meta, "`csi_oneof` takes only `required`"));
+                        }
+                    }
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+    }
+    rules
+}
+
+/// Reads every `#[csi(...)]` (and `#[csi_oneof]`) attribute of a field or variant.
+pub fn parse_rules(attrs: &[Attribute], in_oneof: bool, errors: &mut Vec<syn::Error>) -> Vec<Rule> {
+    let mut rules = parse_oneof(attrs, in_oneof, errors);
     for attr in attrs.iter().filter(|a| a.path().is_ident("csi")) {
         let metas = match attr.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated) {
             Ok(m) => m,

@@ -10,7 +10,7 @@ use crate::valid;
 
 /// Removes our `#[csi(...)]` helper attributes, which nothing else declares.
 fn strip_csi_attrs(item: &mut DeriveInput) {
-    let keep = |a: &syn::Attribute| !a.path().is_ident("csi");
+    let keep = |a: &syn::Attribute| !a.path().is_ident("csi") && !a.path().is_ident("csi_oneof");
     match &mut item.data {
         syn::Data::Struct(s) => s.fields.iter_mut().for_each(|f| f.attrs.retain(keep)),
         syn::Data::Enum(e) => e.variants.iter_mut().for_each(|v| v.attrs.retain(keep)),

@@ -15,7 +15,9 @@
 //!
 //! Field rules: `required`, `max_bytes = N`, `max_total_bytes = N`, `non_negative`,
 //! `no_control_chars`, `secret_keys`, `nested`, `oneof` (a prost oneof: its variants validate
-//! at this message's level), `name = "..."` (the name shown in paths). Item arguments:
+//! at this message's level), `name = "..."` (the name shown in paths). A oneof field may
+//! instead carry `#[csi_oneof]` or `#[csi_oneof(required)]`: prost-build copies a oneof field's
+//! attributes onto the oneof's variants, where this one is ignored. Item arguments:
 //! `crate = path` (where `Validate` lives, default `::csikit`), `check = path` (a
 //! message-level rule: `fn(&Self, &FieldPath, &mut Violations)`).
 

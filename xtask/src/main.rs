@@ -3,6 +3,9 @@
 //! Exit codes: 0 success (warnings may be printed), 1 the inputs have errors (nothing is
 //! written or printed to stdout), 2 bad command line.
 
+mod docs;
+mod generate;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,6 +23,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Render the en/ja/zh documentation site (default into target/site).
+    Docs(docs::DocsArgs),
+    /// Regenerate the `csikit` crate in `generated/` (or a standalone crate with --out).
+    Generate(generate::GenerateArgs),
     /// Print the proto built from a spec markdown, as the release's Makefile built it.
     Proto {
         /// The spec markdown (spec.md, or a csi-addons README.md).
@@ -72,6 +79,8 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Proto { spec, rule } => proto(&spec, rule),
+        Command::Generate(args) => generate::generate(args),
+        Command::Docs(args) => docs::docs(args),
         Command::Model { spec_dir, lang, translation, imports, rule } => {
             model(&spec_dir, &lang, translation, &imports, rule)
         }

@@ -51,6 +51,11 @@ def message_class(d):
 KINDS = {}
 
 
+def is_repeated(f):
+    # protobuf 6 on has `is_repeated`; older releases only `label`.
+    return f.is_repeated if hasattr(f, "is_repeated") else f.label == D.FieldDescriptor.LABEL_REPEATED
+
+
 def rand_string(rng):
     alphabet = "abcXYZ019 -_./:=é漢字🙂"
     return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
@@ -91,6 +96,8 @@ def fill(msg, rng, depth):
         if len(o.fields) == 1 and o.name == "_" + o.fields[0].name:
             continue  # synthetic oneof of a proto3 optional field
         chosen[o.name] = rng.choice(list(o.fields) + [None])
+        if chosen[o.name] is not None:
+            KINDS["oneof"] = KINDS.get("oneof", 0) + 1
     for f in d.fields:
         o = f.containing_oneof
         if o is not None and o.name in chosen and chosen[o.name] is not f:
@@ -108,7 +115,7 @@ def fill(msg, rng, depth):
                     fill(m[k], rng, depth + 1)
                 else:
                     m[k] = rand_scalar(vf, rng)
-        elif f.label == D.FieldDescriptor.LABEL_REPEATED:
+        elif is_repeated(f):
             KINDS["repeated"] = KINDS.get("repeated", 0) + 1
             r = getattr(msg, f.name)
             for _ in range(rng.randint(0, 3)):
@@ -124,8 +131,6 @@ def fill(msg, rng, depth):
                 sub.SetInParent()
                 fill(sub, rng, depth + 1)
         else:
-            if o is not None:
-                KINDS["oneof"] = KINDS.get("oneof", 0) + 1
             setattr(msg, f.name, rand_scalar(f, rng))
 
 

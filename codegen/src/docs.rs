@@ -1,0 +1,131 @@
+//! Rustdoc from spec comments: visible markers for presence, size, secret and alpha, and code
+//! blocks re-tagged `text` so rustdoc does not run spec examples as doctests.
+
+use std::fmt::Write as _;
+
+use csikit_spec::{Field, Presence, SizeLimit};
+
+/// The marker line appended to a field's rustdoc.
+pub fn field_marker(field: &Field) -> String {
+    let mut parts = Vec::new();
+    parts.push(match field.presence {
+        Presence::Required => "**Presence:** REQUIRED".to_owned(),
+        Presence::Optional => "**Presence:** OPTIONAL".to_owned(),
+        Presence::Unspecified => "**Presence:** not stated".to_owned(),
+    });
+    match field.size_limit {
+        SizeLimit::None => {}
+        SizeLimit::General { bytes } => parts.push(format!("**Size limit:** {bytes} bytes (general limit)")),
+        SizeLimit::Max { bytes } => parts.push(format!("**Size limit:** {bytes} bytes")),
+        SizeLimit::MaxTotal { bytes } => parts.push(format!("**Size limit:** {bytes} bytes in total")),
+        SizeLimit::AtLeast { bytes } => parts.push(format!("**Size limit:** none; receivers accept at least {bytes} bytes")),
+    }
+    if field.secret {
+        parts.push("**Secret:** values are redacted in `Debug` output".to_owned());
+    }
+    if field.alpha {
+        parts.push(ALPHA_NOTE.to_owned());
+    }
+    parts.join(" · ")
+}
+
+/// The note on every alpha element.
+pub const ALPHA_NOTE: &str =
+    "**Alpha:** may change or be removed in a later CSI release; refused under `AlphaPolicy::Refuse`";
+
+/// A `#[doc]` attribute pair (blank line, then `text`) for prost-build's attribute hooks.
+pub fn doc_attribute(text: &str) -> String {
+    format!("#[doc = \"\"]\n#[doc = {:?}]", format!(" {text}"))
+}
+
+/// Re-tags code blocks in `///` comments: fences without a language or with a non-Rust one
+/// become ```` ```text ````, and indented code blocks are fenced as `text`.
+pub fn retag_code_blocks(src: &str) -> String {
+    let mut out = String::with_capacity(src.len() + 1024);
+    let lines: Vec<&str> = src.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        if doc_content(lines[i]).is_none() {
+            let _ = writeln!(out, "{}", lines[i]);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < lines.len() && doc_content(lines[i]).is_some() {
+            i += 1;
+        }
+        retag_block(&lines[start..i], &mut out);
+    }
+    out
+}
+
+/// `(indent prefix, content)` of a `///` line.
+fn doc_content(line: &str) -> Option<(&str, &str)> {
+    let trimmed = line.trim_start();
+    let indent = &line[..line.len() - trimmed.len()];
+    trimmed.strip_prefix("///").map(|c| (indent, c.strip_prefix(' ').unwrap_or(c)))
+}
+
+fn indent_width(s: &str) -> usize {
+    s.len() - s.trim_start_matches(' ').len()
+}
+
+fn retag_block(block: &[&str], out: &mut String) {
+    let mut in_fence = false;
+    let mut in_indented = false;
+    let mut prev_blank = true;
+    let mut prefix = "";
+    for line in block {
+        let Some((ind, content)) = doc_content(line) else { continue };
+        prefix = ind;
+        let blank = content.trim().is_empty();
+        if in_indented && !blank && indent_width(content) < 4 {
+            let _ = writeln!(out, "{ind}/// ```");
+            in_indented = false;
+        }
+        let fence = content.trim_start();
+        if !in_indented && fence.starts_with("```") {
+            if in_fence {
+                in_fence = false;
+                let _ = writeln!(out, "{ind}/// ```");
+            } else {
+                in_fence = true;
+                let lang = fence.trim_start_matches('`').trim();
+                if lang == "rust" {
+                    let _ = writeln!(out, "{line}");
+                } else {
+                    let _ = writeln!(out, "{ind}/// ```text");
+                }
+            }
+            prev_blank = false;
+            continue;
+        }
+        if !in_fence && !in_indented && prev_blank && !blank && indent_width(content) >= 4 {
+            let _ = writeln!(out, "{ind}/// ```text");
+            in_indented = true;
+        }
+        if in_indented {
+            let _ = writeln!(out, "{ind}/// {}", content.get(4..).unwrap_or("").trim_end());
+        } else if blank {
+            let _ = writeln!(out, "{ind}///");
+        } else {
+            let _ = writeln!(out, "{line}");
+        }
+        prev_blank = blank;
+    }
+    if in_fence || in_indented {
+        let _ = writeln!(out, "{prefix}/// ```");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retag_code_blocks;
+
+    #[test]
+    fn fences_and_indented_blocks_become_text() {
+        let src = "/// Example:\n///\n///     {\"a\": 1}\n///     {\"b\": 2}\n/// after\n/// ```\n/// x\n/// ```\nstruct A;\n";
+        let want = "/// Example:\n///\n/// ```text\n/// {\"a\": 1}\n/// {\"b\": 2}\n/// ```\n/// after\n/// ```text\n/// x\n/// ```\nstruct A;\n";
+        assert_eq!(retag_code_blocks(src), want);
+    }
+}

@@ -1,0 +1,240 @@
+//! The askama templates of the site (in `templates/docs/`) and the plain data they show.
+
+use askama::Template;
+
+use super::i18n::Catalog;
+
+/// A link to the same page in another language.
+#[derive(Debug, Clone)]
+pub struct LangLink {
+    /// Language code.
+    pub code: String,
+    /// The language's own name.
+    pub name: String,
+    /// Href from the current page.
+    pub href: String,
+    /// The language shown.
+    pub current: bool,
+}
+
+/// The site navigation of one language: (title, page) pairs, pages relative to the language folder.
+#[derive(Debug, Clone, Default)]
+pub struct Nav {
+    /// Chapters of the spec.
+    pub chapters: Vec<(String, String)>,
+    /// Services, each with its RPCs.
+    pub services: Vec<(String, Vec<(String, String)>)>,
+}
+
+/// What every page shares.
+pub struct Layout<'a> {
+    /// Language code of the page.
+    pub lang: &'a str,
+    /// Interface strings.
+    pub cat: &'a Catalog,
+    /// Page title.
+    pub title: String,
+    /// The page, relative to the language folder.
+    pub page: String,
+    /// From the page up to the language folder (`""` or `"../"`).
+    pub up: String,
+    /// From the page up to the site root.
+    pub root_up: String,
+    /// The release the site shows.
+    pub release: &'a str,
+    /// The language switcher.
+    pub langs: Vec<LangLink>,
+    /// Navigation.
+    pub nav: &'a Nav,
+    /// Notices at the top: (kind, text).
+    pub notices: Vec<(String, String)>,
+    /// The footer line.
+    pub footer: String,
+}
+
+/// A badge next to a field, RPC or type.
+#[derive(Debug, Clone)]
+pub struct Badge {
+    /// CSS class suffix.
+    pub class: &'static str,
+    /// Text shown.
+    pub text: String,
+}
+
+/// One row of a field table.
+#[derive(Debug, Clone)]
+pub struct FieldRow {
+    /// Anchor of the row.
+    pub id: String,
+    /// Field number (or enum value number).
+    pub number: String,
+    /// Field or value name.
+    pub name: String,
+    /// The type, as HTML with links.
+    pub type_html: String,
+    /// The label text.
+    pub label: String,
+    /// Badges.
+    pub badges: Vec<Badge>,
+    /// The comment, as HTML.
+    pub comment_html: String,
+}
+
+/// A field table (messages) or value table (enums).
+#[derive(Template)]
+#[template(path = "docs/field_table.html")]
+pub struct FieldTable<'a> {
+    /// Interface strings.
+    pub cat: &'a Catalog,
+    /// Rows.
+    pub rows: &'a [FieldRow],
+    /// Enum values: no type and label columns.
+    pub values: bool,
+}
+
+/// One row of an error table, cells as HTML.
+#[derive(Debug, Clone)]
+pub struct ErrorRowHtml {
+    /// Condition.
+    pub condition: String,
+    /// Code, e.g. `5 NOT_FOUND`.
+    pub code: String,
+    /// Description.
+    pub description: String,
+    /// Recovery.
+    pub recovery: String,
+    /// `lang` attribute when the row's language is not the page's.
+    pub lang: Option<String>,
+}
+
+/// An error table.
+#[derive(Template)]
+#[template(path = "docs/error_table.html")]
+pub struct ErrorTable<'a> {
+    /// Interface strings.
+    pub cat: &'a Catalog,
+    /// Rows.
+    pub rows: &'a [ErrorRowHtml],
+    /// Whether any row has a recovery cell.
+    pub recovery: bool,
+}
+
+/// A page of prose: the contents page or a chapter.
+#[derive(Template)]
+#[template(path = "docs/page.html")]
+pub struct ProsePage<'a> {
+    /// Shared parts.
+    pub l: Layout<'a>,
+    /// Rendered sections.
+    pub body: String,
+    /// The contents listing, on the contents page only.
+    pub contents: Option<Contents>,
+}
+
+/// An RPC on the contents page: name, href, badges.
+pub type RpcEntry = (String, String, Vec<Badge>);
+
+/// The reference listing on the contents page.
+#[derive(Debug, Clone, Default)]
+pub struct Contents {
+    /// Chapters: (title, href).
+    pub chapters: Vec<(String, String)>,
+    /// Services: (name, rpcs).
+    pub services: Vec<(String, Vec<RpcEntry>)>,
+    /// Messages: (full name, href).
+    pub messages: Vec<(String, String)>,
+    /// Enums: (full name, href).
+    pub enums: Vec<(String, String)>,
+}
+
+/// The page of one RPC.
+#[derive(Template)]
+#[template(path = "docs/rpc.html")]
+pub struct RpcPage<'a> {
+    /// Shared parts.
+    pub l: Layout<'a>,
+    /// RPC name.
+    pub name: String,
+    /// Service name.
+    pub service: String,
+    /// Badges.
+    pub badges: Vec<Badge>,
+    /// Request: (full name, href to the ref page, anchor id on this page).
+    pub request: (String, String, String),
+    /// Response: (full name, href, anchor id).
+    pub response: (String, String, String),
+    /// Rendered prose.
+    pub body: String,
+    /// Request field table HTML.
+    pub request_table: String,
+    /// Response field table HTML.
+    pub response_table: String,
+    /// Error table HTML when the prose did not hold one.
+    pub errors: Option<String>,
+}
+
+/// A "Used in" entry: (text, href).
+pub type UseLink = (String, String);
+
+/// The reference page of a message or enum.
+#[derive(Template)]
+#[template(path = "docs/type.html")]
+pub struct TypePage<'a> {
+    /// Shared parts.
+    pub l: Layout<'a>,
+    /// Full name.
+    pub full_name: String,
+    /// Message or enum (localised).
+    pub kind: String,
+    /// Badges.
+    pub badges: Vec<Badge>,
+    /// The comment as HTML.
+    pub comment_html: String,
+    /// The field or value table HTML.
+    pub table: String,
+    /// Oneofs: (name, required badge).
+    pub oneofs: Vec<(String, Option<Badge>)>,
+    /// Back-references.
+    pub used_in: Vec<UseLink>,
+    /// Heading of the table.
+    pub table_heading: String,
+}
+
+/// One row of the status page.
+#[derive(Debug, Clone)]
+pub struct StatusRow {
+    /// Heading level, for indentation.
+    pub level: u8,
+    /// Section title.
+    pub title: String,
+    /// Href to the section.
+    pub href: String,
+    /// Per translation: (class, text).
+    pub cells: Vec<(String, String)>,
+}
+
+/// The translation status page.
+#[derive(Template)]
+#[template(path = "docs/status.html")]
+pub struct StatusPage<'a> {
+    /// Shared parts.
+    pub l: Layout<'a>,
+    /// Intro text.
+    pub intro: String,
+    /// Column heads: (language name, source release).
+    pub columns: Vec<(String, String)>,
+    /// Summary per column: (class, text, count).
+    pub summary: Vec<Vec<(String, String, usize)>>,
+    /// Rows.
+    pub rows: Vec<StatusRow>,
+}
+
+/// The site's front door: a language chooser.
+#[derive(Template)]
+#[template(path = "docs/root.html")]
+pub struct RootPage {
+    /// (code, language name, site title in that language).
+    pub langs: Vec<(String, String, String)>,
+    /// The release shown.
+    pub release: String,
+}

@@ -1,0 +1,128 @@
+//! The `#[csi_validate]` attributes that put the spec's rules on generated types.
+//!
+//! Each rule comes from a fact in the [`Model`]; rules the wire cannot carry are left out:
+//! a REQUIRED bool or number other than an enum is indistinguishable from its zero value in
+//! proto3, so it gets no `required`.
+
+use std::collections::BTreeSet;
+
+use csikit_spec::{Label, Model, Presence, SizeLimit};
+
+/// Attributes to apply through prost-build, keyed by proto path (leading dot).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ValidationAttributes {
+    /// `(path, attribute)` for messages: prost-build matches sub-paths, so the package's path
+    /// reaches every message in it, nested ones included.
+    pub messages: Vec<(String, String)>,
+    /// `(path, attribute)` for oneof enums, each by its exact path.
+    pub oneofs: Vec<(String, String)>,
+    /// `(path, attribute)` for fields, oneof fields and oneof variants: `#[csi(...)]`.
+    pub fields: Vec<(String, String)>,
+}
+
+const SCALARS: [&str; 15] = [
+    "double", "float", "int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32", "fixed64",
+    "sfixed32", "sfixed64", "bool", "string", "bytes",
+];
+
+fn is_signed(ty: &str) -> bool {
+    matches!(ty, "int32" | "int64" | "sint32" | "sint64" | "sfixed32" | "sfixed64" | "double" | "float")
+}
+
+/// The rules of every message of `model`. `validated` names the message types, in this model
+/// or another (the CSI types an addon uses), that implement `Validate`.
+pub fn validation_attributes(model: &Model, validated: &dyn Fn(&str) -> bool) -> ValidationAttributes {
+    let enums: BTreeSet<&str> = model.enums.iter().map(|e| e.full_name.as_str()).collect();
+    let mut out = ValidationAttributes::default();
+    out.messages.push((format!(".{}", model.package), "#[::csikit::csi_validate]".to_owned()));
+    for m in &model.messages {
+        for o in &m.oneofs {
+            let path = format!(".{}.{}", m.full_name, o.name);
+            out.oneofs.push((path.clone(), "#[::csikit::csi_validate]".to_owned()));
+            // `csi_oneof`, not `csi(oneof)`: prost-build copies the oneof field's attributes onto
+            // its variants, and the macro ignores `csi_oneof` there.
+            let attr = if o.required { "#[csi_oneof(required)]" } else { "#[csi_oneof]" };
+            out.fields.push((path, attr.to_owned()));
+        }
+        for f in &m.fields {
+            let mut rules: Vec<String> = Vec::new();
+            let is_message = !SCALARS.contains(&f.ty.as_str()) && !enums.contains(f.ty.as_str()) && f.label != Label::Map;
+            let map_value = f.ty.strip_prefix("map<").and_then(|s| s.strip_suffix('>')).and_then(|s| s.split_once(", ")).map(|(_, v)| v);
+            let in_oneof = f.oneof.is_some();
+            if f.presence == Presence::Required && !in_oneof {
+                let checkable = f.label != Label::Singular
+                    || f.ty == "string"
+                    || f.ty == "bytes"
+                    || is_message
+                    || enums.contains(f.ty.as_str());
+                if checkable {
+                    rules.push("required".into());
+                }
+            }
+            match (f.size_limit, f.label) {
+                (SizeLimit::General { bytes } | SizeLimit::Max { bytes }, Label::Map) => {
+                    rules.push(format!("max_total_bytes = {bytes}"));
+                }
+                (SizeLimit::General { bytes } | SizeLimit::Max { bytes }, _) if f.ty == "string" => {
+                    rules.push(format!("max_bytes = {bytes}"));
+                }
+                (SizeLimit::MaxTotal { bytes }, Label::Repeated | Label::Map) => {
+                    rules.push(format!("max_total_bytes = {bytes}"));
+                }
+                _ => {}
+            }
+            if f.non_negative && is_signed(&f.ty) {
+                rules.push("non_negative".into());
+            }
+            if f.no_control_chars && f.ty == "string" {
+                rules.push("no_control_chars".into());
+            }
+            if f.secret && f.label == Label::Map {
+                rules.push("secret_keys".into());
+            }
+            let nested_type = if f.label == Label::Map { map_value } else if is_message { Some(f.ty.as_str()) } else { None };
+            if nested_type.is_some_and(validated) {
+                rules.push("nested".into());
+            }
+            if !rules.is_empty() {
+                // prost-build names a oneof variant's path after the oneof.
+                let path = match &f.oneof {
+                    Some(o) => format!(".{}.{o}.{}", m.full_name, f.name),
+                    None => format!(".{}.{}", m.full_name, f.name),
+                };
+                out.fields.push((path, format!("#[csi({})]", rules.join(", "))));
+            }
+        }
+    }
+    out
+}
+
+/// `csikit::validate_encoded`: decodes bytes as the named message of any package and validates it.
+pub fn validate_encoded_rs(packages: &[crate::Package<'_>]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from(
+        "//! Validation of encoded messages by type name, for tools that hold bytes, not types.\n\n\
+         use crate::validate::ValidateEncodedError;\n\n\
+         fn check<M: prost::Message + Default + crate::Validate>(bytes: &[u8]) -> Result<(), ValidateEncodedError> {\n    \
+         M::decode(bytes).map_err(ValidateEncodedError::Decode)?.validate().map_err(ValidateEncodedError::Invalid)\n}\n\n\
+         /// Decodes `bytes` as the message `full_name` (e.g. `csi.v1.CreateVolumeRequest`) and runs the\n\
+         /// spec's rules on it.\n///\n/// # Errors\n///\n\
+         /// An unknown type name, bytes that do not decode as that type, or the violations found.\n\
+         pub fn validate_encoded(full_name: &str, bytes: &[u8]) -> Result<(), ValidateEncodedError> {\n    \
+         match full_name {\n",
+    );
+    for p in packages {
+        for m in &p.model.messages {
+            let Some(rel) = crate::names::relative_type_path(&p.model.package, &m.full_name) else { continue };
+            let _ = writeln!(out, "        {:?} => check::<crate::{}::{rel}>(bytes),", m.full_name, p.module);
+        }
+    }
+    out.push_str("        _ => Err(ValidateEncodedError::UnknownType(full_name.to_owned())),\n    }\n}\n");
+    out
+}
+
+/// Whether values of `ty` (a full message name) implement `Validate` in the generated crate:
+/// messages of this package, and of packages reached through extern paths.
+pub fn is_validated(ty: &str, model: &Model, extern_paths: &[(String, String)]) -> bool {
+    model.message(ty).is_some() || extern_paths.iter().any(|(proto, _)| format!(".{ty}").starts_with(&format!("{proto}.")))
+}

@@ -1,0 +1,205 @@
+//! `cargo xtask generate`: loads CSI (and csi-addons) specs, runs `csikit-codegen` and writes
+//! the `csikit` crate atomically, or with `--check` reports what would change.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use csikit_codegen::{CrateOptions, Package};
+use csikit_spec::{CSI_GO_IMPORT, ImportMap, LoadOptions, Loaded, SourceFile};
+
+/// The csi-addons specs bundled into `csikit::addons`.
+const ADDONS: &[&str] = &["identity", "reclaimspace", "replication", "volumegroup"];
+/// The release `generated/` follows when `--spec-dir` is not given.
+const DEFAULT_RELEASE: &str = "v1.12.0";
+
+/// Flags of `cargo xtask generate`.
+#[derive(clap::Args)]
+pub struct GenerateArgs {
+    /// A CSI release directory (spec.md and csi.proto); default: the corpus's v1.12.0.
+    #[arg(long)]
+    spec_dir: Option<PathBuf>,
+    /// Write a standalone crate for this release here instead of rewriting `generated/`
+    /// (csi-addons are left out: they follow the newest release).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Change nothing; fail, naming the command to run, if the output would differ.
+    #[arg(long)]
+    check: bool,
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+struct Input {
+    loaded: Loaded,
+    module: String,
+    source: String,
+    extern_paths: Vec<(String, String)>,
+}
+
+fn load(dir: &Path, imports: ImportMap) -> anyhow::Result<Loaded> {
+    let loaded = csikit_spec::load_dir(dir, &LoadOptions { imports, ..LoadOptions::default() });
+    let errors = csikit_spec::Diagnostics(loaded.diagnostics.0.iter().filter(|d| d.is_error()).cloned().collect());
+    if crate::report(&errors) || loaded.model.is_none() || loaded.compiled.is_none() {
+        bail!("'{}' has errors; nothing was generated", dir.display());
+    }
+    Ok(loaded)
+}
+
+/// Runs `cargo xtask generate`.
+///
+/// # Errors
+///
+/// Missing or broken inputs, failed writes; a stale tree under `--check` is exit code 1.
+pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
+    let corpus = csikit_spec::corpus_dir();
+    let spec_dir = args.spec_dir.clone().unwrap_or_else(|| corpus.join("csi-spec").join(DEFAULT_RELEASE));
+    if !spec_dir.join("spec.md").is_file() {
+        bail!(
+            "no spec.md in '{}'; pass --spec-dir DIR (a CSI release folder holding spec.md and csi.proto, e.g. ../shared/corpus/csi-spec/{DEFAULT_RELEASE}) or set {}=PATH to the corpus folder",
+            spec_dir.display(),
+            csikit_spec::CORPUS_ENV
+        );
+    }
+    let release = spec_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut inputs = Vec::new();
+    let csi = load(&spec_dir, ImportMap::new())?;
+    let package = csi.model.as_ref().map(|m| m.package.clone()).unwrap_or_default();
+    let module = package.rsplit('.').next().unwrap_or("v1").to_owned();
+    let csi_proto = spec_dir.join("csi.proto");
+    inputs.push(Input { loaded: csi, module: module.clone(), source: format!("csi-spec {release}"), extern_paths: Vec::new() });
+
+    if args.out.is_none() {
+        let addons_dir = corpus.join("csi-addons");
+        let commit = std::fs::read_to_string(addons_dir.join("COMMIT")).map(|c| c.trim().chars().take(12).collect::<String>());
+        let commit = commit.with_context(|| {
+            format!("reading '{}'; set {} to the corpus folder holding csi-addons/", addons_dir.join("COMMIT").display(), csikit_spec::CORPUS_ENV)
+        })?;
+        let text = std::fs::read_to_string(&csi_proto).with_context(|| format!("reading '{}'", csi_proto.display()))?;
+        for name in ADDONS {
+            let mut imports = ImportMap::new();
+            imports.insert(CSI_GO_IMPORT, SourceFile::new(csi_proto.display().to_string(), text.clone()));
+            let loaded = load(&addons_dir.join(name), imports)?;
+            inputs.push(Input {
+                loaded,
+                module: format!("addons::{name}"),
+                source: format!("csi-addons {name}@{commit}"),
+                extern_paths: vec![(format!(".{package}"), format!("crate::{module}"))],
+            });
+        }
+    }
+
+    let packages: Vec<Package<'_>> = inputs
+        .iter()
+        .filter_map(|i| {
+            let (model, compiled) = (i.loaded.model.as_ref()?, i.loaded.compiled.as_ref()?);
+            Some(Package {
+                model,
+                descriptor_set: &compiled.encoded,
+                proto_file: &compiled.name,
+                module: i.module.clone(),
+                source: i.source.clone(),
+                extern_paths: i.extern_paths.clone(),
+            })
+        })
+        .collect();
+    let command = match (&args.out, &args.spec_dir) {
+        (None, None) => "cargo xtask generate".to_owned(),
+        (None, Some(d)) => format!("cargo xtask generate --spec-dir {}", d.display()),
+        (Some(_), _) => format!("cargo xtask generate --spec-dir .../{release} --out DIR"),
+    };
+    let macros_path = args.out.is_some().then(|| workspace_root().join("macros").display().to_string());
+    let options = CrateOptions { command: command.clone(), standalone: args.out.is_some(), macros_path };
+    let files = csikit_codegen::generate_crate(&packages, &options).context("generating the csikit crate")?;
+    let out = args.out.clone().unwrap_or_else(|| workspace_root().join("generated"));
+
+    if args.check {
+        let stale = differences(&out, &files)?;
+        if stale.is_empty() {
+            eprintln!("'{}' is up to date ({} files)", out.display(), files.len());
+            return Ok(ExitCode::SUCCESS);
+        }
+        for s in &stale {
+            eprintln!("  {s}");
+        }
+        eprintln!("error: '{}' is stale ({} files differ); run `{command}` and commit the result", out.display(), stale.len());
+        return Ok(ExitCode::from(1));
+    }
+    write_tree(&out, &files)?;
+    eprintln!("wrote {} files to '{}'", files.len(), out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every file on disk under `dir` (skipping `target/`), relative to `dir`.
+fn files_on_disk(dir: &Path) -> anyhow::Result<BTreeMap<PathBuf, Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("reading '{}'", d.display())),
+        };
+        for entry in entries {
+            let path = entry?.path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n != "target") {
+                    stack.push(path);
+                }
+            } else {
+                let rel = path.strip_prefix(dir).unwrap_or(&path).to_path_buf();
+                out.insert(rel, std::fs::read(&path).with_context(|| format!("reading '{}'", path.display()))?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn differences(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<Vec<String>> {
+    let disk = files_on_disk(dir)?;
+    let mut out = Vec::new();
+    for (path, text) in files {
+        match disk.get(path) {
+            None => out.push(format!("missing: {}", path.display())),
+            Some(bytes) if bytes != text.as_bytes() => out.push(format!("changed: {}", path.display())),
+            Some(_) => {}
+        }
+    }
+    for path in disk.keys().filter(|p| !files.contains_key(*p)) {
+        out.push(format!("not generated: {}", path.display()));
+    }
+    Ok(out)
+}
+
+/// Writes the whole tree beside `dir`, then swaps it in, so `dir` is never half-written.
+fn write_tree(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<()> {
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).with_context(|| format!("creating '{}'", parent.display()))?;
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "generated".into());
+    let tmp = parent.join(format!(".{name}.new-{}", std::process::id()));
+    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    for (path, text) in files {
+        let full = tmp.join(path);
+        if let Some(p) = full.parent() {
+            std::fs::create_dir_all(p).with_context(|| format!("creating '{}'", p.display()))?;
+        }
+        std::fs::write(&full, text).with_context(|| format!("writing '{}'", full.display()))?;
+    }
+    // Keep a `target/` a standalone crate may have built.
+    let target = dir.join("target");
+    if target.is_dir() {
+        std::fs::rename(&target, tmp.join("target")).with_context(|| format!("moving '{}'", target.display()))?;
+    }
+    if dir.exists() {
+        std::fs::rename(dir, &old).with_context(|| format!("moving '{}' aside", dir.display()))?;
+    }
+    std::fs::rename(&tmp, dir).with_context(|| format!("moving the new tree to '{}'", dir.display()))?;
+    if old.exists() {
+        std::fs::remove_dir_all(&old).with_context(|| format!("removing '{}'", old.display()))?;
+    }
+    Ok(())
+}
