@@ -272,6 +272,11 @@ pub mod check {
     /// Checks a name has none of the banned control characters.
     #[inline]
     pub fn no_control_chars(s: &str, path: &FieldPath<'_>, out: &mut Violations) {
+        // Every banned character is below U+0020, U+007F, or encoded with a 0xC2 lead byte
+        // (U+0080-U+009F): a byte scan rules out almost every name without decoding it.
+        if s.bytes().all(|b| b >= 0x20 && b != 0x7f && b != 0xc2) {
+            return;
+        }
         if let Some(pos) = s.chars().position(is_banned_control) {
             out.push(path, RuleId::ControlChars, format!("holds a banned control character at character {pos}"));
         }

@@ -1,7 +1,7 @@
 //! `#[csi_validate]`: turns field rules written as `#[csi(...)]` attributes into an
 //! implementation of `csikit::Validate`.
 //!
-//! ```ignore
+//! ```text
 //! #[csikit::csi_validate]
 //! struct DriverParameters {
 //!     #[csi(required, max_bytes = 63, no_control_chars)]
@@ -12,6 +12,8 @@
 //!     credentials: std::collections::HashMap<String, String>,
 //! }
 //! ```
+//!
+//! (Runnable examples are in the `csikit` crate docs, which re-export this macro.)
 //!
 //! Field rules: `required`, `max_bytes = N`, `max_total_bytes = N`, `non_negative`,
 //! `no_control_chars`, `secret_keys`, `nested`, `oneof` (a prost oneof: its variants validate

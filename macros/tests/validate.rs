@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-#[allow(dead_code, reason = "the runtime is included whole; tests use part of it")]
+#[allow(dead_code, unexpected_cfgs, reason = "the runtime is included whole, tonic features and all; tests use part of it")]
 #[path = "../../codegen/runtime/validate.rs"]
 mod rt;
 
