@@ -1,0 +1,183 @@
+//! Field-level differences between two decoded messages: changed (`~`), added (`+`) and
+//! removed (`-`) values by field path, unknown fields included, secrets redacted unless asked.
+
+use prost_reflect::{DynamicMessage, MapKey, ReflectMessage, Value};
+
+use crate::schema::Schema;
+use crate::text::REDACTED;
+
+/// One difference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// `~` changed, `+` only in the second, `-` only in the first.
+    pub sign: char,
+    /// The field path.
+    pub path: String,
+    /// The description: `old -> new`, or the value.
+    pub detail: String,
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.sign, self.path, self.detail)
+    }
+}
+
+/// Every difference between `a` and `b` (same type).
+pub fn diff(
+    schema: &Schema,
+    a: &DynamicMessage,
+    b: &DynamicMessage,
+    show_secrets: bool,
+) -> Vec<Change> {
+    let mut out = Vec::new();
+    let mut d = Differ {
+        schema,
+        show_secrets,
+        out: &mut out,
+    };
+    d.message(a, b, "", false);
+    out
+}
+
+struct Differ<'a> {
+    schema: &'a Schema,
+    show_secrets: bool,
+    out: &'a mut Vec<Change>,
+}
+
+fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+impl Differ<'_> {
+    fn show(&self, v: &Value, secret: bool) -> String {
+        if secret {
+            return REDACTED.to_owned();
+        }
+        match v {
+            Value::String(s) => format!("{s:?}"),
+            Value::Bytes(b) => format!("{} bytes", b.len()),
+            Value::Message(m) => {
+                let mut m = m.clone();
+                if !self.show_secrets {
+                    crate::redact::redact(self.schema, &mut m);
+                }
+                format!("{{{m}}}")
+            }
+            Value::List(l) => format!("[{} values]", l.len()),
+            Value::Map(m) => format!("{{{} entries}}", m.len()),
+            Value::EnumNumber(n) => n.to_string(),
+            other => format!("{other:?}")
+                .split(['(', ')'])
+                .nth(1)
+                .unwrap_or_default()
+                .to_owned(),
+        }
+    }
+
+    fn push(&mut self, sign: char, path: String, detail: String) {
+        self.out.push(Change { sign, path, detail });
+    }
+
+    fn message(&mut self, a: &DynamicMessage, b: &DynamicMessage, path: &str, secret: bool) {
+        let desc = a.descriptor();
+        for field in desc.fields() {
+            let p = join(path, field.name());
+            let secret = secret || (self.schema.is_secret(&field) && !self.show_secrets);
+            match (a.has_field(&field), b.has_field(&field)) {
+                (false, false) => {}
+                (true, false) => {
+                    let v = self.show(&a.get_field(&field), secret);
+                    self.push('-', p, v);
+                }
+                (false, true) => {
+                    let v = self.show(&b.get_field(&field), secret);
+                    self.push('+', p, v);
+                }
+                (true, true) => self.value(&a.get_field(&field), &b.get_field(&field), &p, secret),
+            }
+        }
+        let ua: Vec<Vec<u8>> = a.unknown_fields().map(encode_unknown).collect();
+        let ub: Vec<Vec<u8>> = b.unknown_fields().map(encode_unknown).collect();
+        if ua != ub {
+            let p = join(path, "<unknown fields>");
+            self.push('~', p, format!("{} -> {} records", ua.len(), ub.len()));
+        }
+    }
+
+    fn value(&mut self, a: &Value, b: &Value, path: &str, secret: bool) {
+        if a == b {
+            return;
+        }
+        match (a, b) {
+            (Value::Message(x), Value::Message(y)) => self.message(x, y, path, secret),
+            (Value::List(x), Value::List(y)) => {
+                for i in 0..x.len().max(y.len()) {
+                    let p = format!("{path}[{i}]");
+                    match (x.get(i), y.get(i)) {
+                        (Some(u), Some(v)) => self.value(u, v, &p, secret),
+                        (Some(u), None) => {
+                            let s = self.show(u, secret);
+                            self.push('-', p, s);
+                        }
+                        (None, Some(v)) => {
+                            let s = self.show(v, secret);
+                            self.push('+', p, s);
+                        }
+                        (None, None) => {}
+                    }
+                }
+            }
+            (Value::Map(x), Value::Map(y)) => {
+                let mut keys: Vec<&MapKey> = x.keys().chain(y.keys()).collect();
+                keys.sort();
+                keys.dedup();
+                for k in keys {
+                    let p = format!("{path}[{}]", show_key(k));
+                    match (x.get(k), y.get(k)) {
+                        (Some(u), Some(v)) => self.value(u, v, &p, secret),
+                        (Some(u), None) => {
+                            let s = self.show(u, secret);
+                            self.push('-', p, s);
+                        }
+                        (None, Some(v)) => {
+                            let s = self.show(v, secret);
+                            self.push('+', p, s);
+                        }
+                        (None, None) => {}
+                    }
+                }
+            }
+            _ => {
+                let detail = if secret {
+                    format!("{REDACTED} -> {REDACTED} (differs)")
+                } else {
+                    format!("{} -> {}", self.show(a, false), self.show(b, false))
+                };
+                self.push('~', path.to_owned(), detail);
+            }
+        }
+    }
+}
+
+fn show_key(k: &MapKey) -> String {
+    match k {
+        MapKey::String(s) => format!("{s:?}"),
+        MapKey::Bool(b) => b.to_string(),
+        MapKey::I32(n) => n.to_string(),
+        MapKey::I64(n) => n.to_string(),
+        MapKey::U32(n) => n.to_string(),
+        MapKey::U64(n) => n.to_string(),
+    }
+}
+
+fn encode_unknown(u: &prost_reflect::UnknownField) -> Vec<u8> {
+    let mut buf = Vec::new();
+    u.encode(&mut buf);
+    buf
+}
