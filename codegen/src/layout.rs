@@ -187,8 +187,9 @@ fn cargo_toml(options: &CrateOptions, inputs: &str) -> String {
     let _ = write!(
         out,
         "[package]\nname = \"csikit\"\ndescription = \"Rust bindings and spec facts for the Container Storage Interface\"\n{pkg}\n\
-[features]\n# Types, descriptors, facts and redaction are always there; these add the rest.\n\
-default = [\"client\", \"server\", \"reflect\"]\n\
+[features]\n# Types, validators, descriptors, facts and redaction are always there; these add the rest.\n\
+# None is on by default, so the crate builds light: prost types and validators only.\n\
+default = []\n\
 # tonic clients (no transport stack: bring your own channel).\nclient = [\"dep:tonic\", \"dep:tonic-prost\"]\n\
 # tonic server traits (no transport stack: serve them with tonic's `transport` feature).\nserver = [\"dep:tonic\", \"dep:tonic-prost\"]\n\
 # `descriptor_pool()` accessors through prost-reflect.\nreflect = [\"dep:prost-reflect\"]\n\n\
@@ -225,6 +226,7 @@ fn support_rs(packages: &[Package<'_>]) -> String {
     }
     out.push_str("];\n\n");
     out.push_str("/// The facts table and descriptor pool of every package.\n");
+    out.push_str("#[cfg(feature = \"reflect\")]\n");
     out.push_str("pub fn packages() -> Vec<(&'static csikit::facts::PackageFacts, &'static prost_reflect::DescriptorPool)> {\n    vec![\n");
     for p in packages {
         let m = rust_path(&p.module);

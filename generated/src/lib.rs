@@ -75,12 +75,14 @@
 //!
 //! | feature | default | adds |
 //! |---|---|---|
-//! | `client` | on | tonic clients (tonic `codegen` only: no hyper, no tokio; pass any `GrpcService`, e.g. a tonic `Channel`) |
-//! | `server` | on | tonic server traits and `*Server` wrappers (no transport stack: serve them with tonic's `transport` feature) |
-//! | `reflect` | on | `descriptor_pool()` accessors through prost-reflect |
+//! | `client` | off | tonic clients (tonic `codegen` only: no hyper, no tokio; pass any `GrpcService`, e.g. a tonic `Channel`) |
+//! | `server` | off | tonic server traits and `*Server` wrappers (no transport stack: serve them with tonic's `transport` feature) |
+//! | `reflect` | off | `descriptor_pool()` accessors through prost-reflect |
 //!
-//! With `default-features = false` the crate is the prost types, descriptors, facts, redaction and
-//! alpha policy only.
+//! No feature is on by default: the crate is then the prost types, validators (`Validate`,
+//! `validate_encoded`), descriptors, facts, redaction and alpha policy, with no tonic and no transport stack.
+//! A driver adds `features = ["server"]`, a CO or sidecar `features = ["client"]`, a tool `["reflect"]`.
+//! The crate's own tests that need descriptors run with `cargo test -p csikit --all-features`.
 
 // `#[csi_validate]` expansions name `::csikit`, inside this crate too.
 extern crate self as csikit;

@@ -43,6 +43,7 @@ pub const SECRET_HOLDERS: &[&str] = &[
 ];
 
 /// The facts table and descriptor pool of every package.
+#[cfg(feature = "reflect")]
 pub fn packages() -> Vec<(&'static csikit::facts::PackageFacts, &'static prost_reflect::DescriptorPool)> {
     vec![
         (&csikit::v1::facts::FACTS, csikit::v1::descriptor_pool()),
