@@ -52,6 +52,13 @@ pub fn generate_rust(package: &Package<'_>) -> Result<String, Error> {
         if e.alpha {
             config.enum_attribute(format!(".{}", e.full_name), doc_attribute(ALPHA_NOTE));
         }
+        // prost-build reads an enum value's attributes as field attributes of the enum.
+        for v in e.values.iter().filter(|v| v.alpha) {
+            config.field_attribute(
+                format!(".{}.{}", e.full_name, v.name),
+                doc_attribute("**Alpha value:** may change or be removed in a later CSI release."),
+            );
+        }
     }
     let mut tonic = tonic_prost_build::configure()
         .build_transport(false)

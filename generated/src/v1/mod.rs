@@ -162,6 +162,8 @@ pub mod plugin_capability {
             /// the same block volume.
             /// The presence of this capability determines whether the CO will
             /// attempt to invoke the OPTIONAL SnapshotMetadata service RPCs.
+            ///
+            /// **Alpha value:** may change or be removed in a later CSI release.
             SnapshotMetadataService = 4,
         }
         impl Type {
@@ -738,11 +740,15 @@ pub mod volume_capability {
             /// on a single node, at any given time. SHOULD be used instead of
             /// SINGLE_NODE_WRITER for COs using the experimental
             /// SINGLE_NODE_MULTI_WRITER capability.
+            ///
+            /// **Alpha value:** may change or be removed in a later CSI release.
             SingleNodeSingleWriter = 6,
             /// Can be published as read/write at multiple workloads on a
             /// single node simultaneously. SHOULD be used instead of
             /// SINGLE_NODE_WRITER for COs using the experimental
             /// SINGLE_NODE_MULTI_WRITER capability.
+            ///
+            /// **Alpha value:** may change or be removed in a later CSI release.
             SingleNodeMultiWriter = 7,
         }
         impl Mode {
@@ -2019,10 +2025,14 @@ pub mod controller_service_capability {
             /// is the truth.
             /// Note that, for alpha, `VolumeCondition` is intended be
             /// informative for humans only, not for automation.
+            ///
+            /// **Alpha value:** may change or be removed in a later CSI release.
             VolumeCondition = 11,
             /// Indicates the SP supports the ControllerGetVolume RPC.
             /// This enables COs to, for example, fetch per volume
             /// condition after a volume is provisioned.
+            ///
+            /// **Alpha value:** may change or be removed in a later CSI release.
             GetVolume = 12,
             /// Indicates the SP supports the SINGLE_NODE_SINGLE_WRITER and/or
             /// SINGLE_NODE_MULTI_WRITER access modes.
@@ -2032,12 +2042,16 @@ pub mod controller_service_capability {
             /// use of the SINGLE_NODE_WRITER access mode when either
             /// SINGLE_NODE_SINGLE_WRITER and/or SINGLE_NODE_MULTI_WRITER are
             /// supported, in order to permit older COs to continue working.
+            ///
+            /// **Alpha value:** may change or be removed in a later CSI release.
             SingleNodeMultiWriter = 13,
             /// Indicates the SP supports modifying volume with mutable
             /// parameters. See ControllerModifyVolume for details.
             ModifyVolume = 14,
             /// Indicates the SP supports the GetSnapshot RPC.
             /// This enables COs to fetch an existing snapshot.
+            ///
+            /// **Alpha value:** may change or be removed in a later CSI release.
             GetSnapshot = 15,
         }
         impl Type {
@@ -3173,6 +3187,8 @@ pub mod node_service_capability {
             /// is the truth.
             /// Note that, for alpha, `VolumeCondition` is intended to be
             /// informative for humans only, not for automation.
+            ///
+            /// **Alpha value:** may change or be removed in a later CSI release.
             VolumeCondition = 4,
             /// Indicates the SP supports the SINGLE_NODE_SINGLE_WRITER and/or
             /// SINGLE_NODE_MULTI_WRITER access modes.
@@ -3183,6 +3199,8 @@ pub mod node_service_capability {
             /// processing rules for NodePublishVolume), when either
             /// SINGLE_NODE_SINGLE_WRITER and/or SINGLE_NODE_MULTI_WRITER are
             /// supported, in order to permit older COs to continue working.
+            ///
+            /// **Alpha value:** may change or be removed in a later CSI release.
             SingleNodeMultiWriter = 5,
             /// Indicates that Node service supports mounting volumes
             /// with provided volume group identifier during node stage
