@@ -43,6 +43,7 @@ const RUNTIME: &[(&str, &str)] = &[
     ("src/facts.rs", include_str!("../runtime/facts.rs")),
     ("src/redact.rs", include_str!("../runtime/redact.rs")),
     ("src/validate.rs", include_str!("../runtime/validate.rs")),
+    ("src/errors.rs", include_str!("../runtime/errors.rs")),
 ];
 
 const TESTS: &[(&str, &str)] = &[
@@ -91,6 +92,9 @@ pub fn generate_crate(packages: &[Package<'_>], options: &CrateOptions) -> Resul
         let dir = module_dir(&p.module);
         let h = header(&p.source);
         files.insert(dir.join("mod.rs"), format!("{h}{}", package_mod(p)?));
+        if let Some(errors) = crate::errors::generate_errors(p.model) {
+            files.insert(dir.join("errors.rs"), format!("{h}{errors}"));
+        }
         files.insert(dir.join("facts.rs"), format!("{h}//! Spec facts of `{}`.\n\n{}", p.model.package, facts::generate_facts(p.model, &p.source)));
         files.insert(
             dir.join("redacted_debug.rs"),
@@ -139,6 +143,10 @@ fn package_mod(p: &Package<'_>) -> Result<String, Error> {
     let _ = writeln!(out, "#![allow(rustdoc::invalid_html_tags, rustdoc::bare_urls, rustdoc::broken_intra_doc_links, reason = \"spec comments are prose written for protobuf, not rustdoc\")]\n");
     out.push_str(&code);
     let _ = writeln!(out, "\npub mod facts;\nmod descriptor_set;\nmod redacted_debug;\n");
+    if crate::errors::generate_errors(m).is_some() {
+        let _ = writeln!(out, "/// The spec's error tables as types: per RPC, the errors it may return and what they mean.");
+        let _ = writeln!(out, "pub mod errors;\n");
+    }
     let _ = writeln!(out, "pub use descriptor_set::FILE_DESCRIPTOR_SET;\n");
     let _ = writeln!(out, "/// The descriptors of [`FILE_DESCRIPTOR_SET`], decoded once.");
     let _ = writeln!(out, "#[cfg(feature = \"reflect\")]");
@@ -155,7 +163,7 @@ fn package_mod(p: &Package<'_>) -> Result<String, Error> {
 fn lib_rs(packages: &[Package<'_>]) -> String {
     let mut out = String::from(include_str!("../runtime/lib_docs.md").lines().map(|l| if l.is_empty() { "//!\n".to_owned() } else { format!("//! {l}\n") }).collect::<String>().as_str());
     out.push_str("\n// `#[csi_validate]` expansions name `::csikit`, inside this crate too.\nextern crate self as csikit;\n");
-    out.push_str("\npub mod alpha;\npub mod facts;\npub mod redact;\npub mod validate;\nmod validate_encoded;\n\n");
+    out.push_str("\npub mod alpha;\npub mod errors;\npub mod facts;\npub mod redact;\npub mod validate;\nmod validate_encoded;\n\n");
     out.push_str("pub use csikit_macros::csi_validate;\npub use validate::{FieldPath, RuleId, Validate, ValidateEncodedError, Violation, Violations, check};\npub use validate_encoded::validate_encoded;\n\n");
     let mut tops: Vec<&str> = packages.iter().map(|p| p.module.split("::").next().unwrap_or(&p.module)).collect();
     tops.dedup();

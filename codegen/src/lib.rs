@@ -8,6 +8,7 @@
 
 mod debug;
 mod descriptor;
+mod errors;
 mod docs;
 mod facts;
 mod layout;

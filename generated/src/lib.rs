@@ -88,6 +88,7 @@
 extern crate self as csikit;
 
 pub mod alpha;
+pub mod errors;
 pub mod facts;
 pub mod redact;
 pub mod validate;

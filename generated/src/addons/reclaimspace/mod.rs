@@ -817,6 +817,9 @@ pub mod facts;
 mod descriptor_set;
 mod redacted_debug;
 
+/// The spec's error tables as types: per RPC, the errors it may return and what they mean.
+pub mod errors;
+
 pub use descriptor_set::FILE_DESCRIPTOR_SET;
 
 /// The descriptors of [`FILE_DESCRIPTOR_SET`], decoded once.

@@ -1,0 +1,56 @@
+//! The generated error catalog against the Model: every RPC's rows, codes as the names imply,
+//! the general table, and `classify` for callers.
+
+use csikit::v1::errors::{self, Code, CreateSnapshotError, CreateVolumeError, Recovery};
+use csikit_spec::LoadOptions;
+
+#[test]
+fn catalog_matches_the_model() {
+    let dir = csikit_spec::corpus_dir().join("csi-spec/v1.12.0");
+    if !dir.join("spec.md").is_file() {
+        let msg = format!("SKIPPED: the CSI corpus is missing at '{}'", dir.display());
+        assert!(std::env::var_os("CSIKIT_REQUIRE_CORPUS").is_none(), "{msg}, and CSIKIT_REQUIRE_CORPUS is set");
+        eprintln!("\n!!!!!!!! {msg} !!!!!!!!\n");
+        return;
+    }
+    let model = csikit_spec::load_dir(&dir, &LoadOptions::default()).model.expect("model");
+    assert_eq!(errors::GENERAL.len(), model.general_errors.len());
+    for s in &model.services {
+        for m in &s.methods {
+            let rows = errors::rpc_rows(&m.name).unwrap_or_else(|| panic!("no catalog for {}", m.name));
+            assert_eq!(rows.len(), m.errors.len(), "{}", m.name);
+            for (row, spec) in rows.iter().zip(&m.errors) {
+                assert_eq!(row.condition, spec.condition, "{}", m.name);
+                assert_eq!(row.code_as_written, format!("{} {}", spec.code_number, spec.code));
+                let implied = csikit_spec::check::grpc_code_number(&csikit_spec::check::canonical_code(&spec.code));
+                assert_eq!(Some(row.code.number()), implied, "{}: {}", m.name, row.condition);
+                assert_eq!(row.rpc, Some(m.name.as_str()));
+            }
+        }
+    }
+}
+
+#[test]
+fn constructors_and_classify() {
+    assert_eq!(CreateVolumeError::ALL.len(), 5 + errors::GENERAL.len());
+    let e = CreateVolumeError::VolumeAlreadyExistsIncompatible;
+    assert_eq!(e.code(), Code::AlreadyExists);
+    let status = e.status("volume 'pvc-1' exists with another size");
+    assert_eq!(status.code(), tonic::Code::AlreadyExists);
+    assert_eq!(status.message(), "volume 'pvc-1' exists with another size");
+
+    // The spec writes `13 RESOURCE_EXHAUSTED`; the catalog uses 8, as the name implies.
+    let space = CreateSnapshotError::NotEnoughSpaceToCreateSnapshot;
+    assert_eq!(space.code(), Code::ResourceExhausted);
+    assert_eq!(space.info().code_as_written, "13 RESOURCE_EXHAUSTED");
+
+    let row = errors::classify("CreateVolume", Code::AlreadyExists).expect("row");
+    assert_eq!(row.condition, "Volume already exists but is incompatible");
+    assert_eq!(row.recovery_kind, Recovery::FixRequest);
+    let row = errors::classify("NodeStageVolume", Code::Aborted).expect("general row");
+    assert_eq!(row.rpc, None);
+    assert_eq!(row.recovery_kind, Recovery::RetryWithBackoff);
+    let row = errors::classify("Probe", Code::Unimplemented).expect("general row");
+    assert_eq!(row.recovery_kind, Recovery::CallCapabilities);
+    assert!(errors::classify("Probe", Code::DataLoss).is_none());
+}
