@@ -91,6 +91,8 @@ pub struct ErrorInfo {
     pub recovery_kind: Recovery,
     /// The RPC the row belongs to, or `None` for the general table.
     pub rpc: Option<&'static str>,
+    /// The row in Japanese, where the translation has this table: condition, description, recovery.
+    pub ja: Option<(&'static str, &'static str, &'static str)>,
 }
 
 impl fmt::Display for ErrorInfo {

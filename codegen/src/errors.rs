@@ -54,23 +54,35 @@ fn code_variant(name: &str) -> String {
         .collect()
 }
 
-fn info(row: &ErrorRow, rpc: Option<&str>) -> String {
+fn info(row: &ErrorRow, rpc: Option<&str>, ja: Option<&ErrorRow>) -> String {
     // The code the name implies; the table's number is kept as written for the reader.
     let number = grpc_code_number(&canonical_code(&row.code)).unwrap_or(row.code_number);
-    let code = code_variant(&csikit_spec::check::GRPC_CODES.get(number as usize).copied().unwrap_or("UNKNOWN"));
+    let code = code_variant(csikit_spec::check::GRPC_CODES.get(number as usize).copied().unwrap_or("UNKNOWN"));
     format!(
-        "ErrorInfo {{ condition: {:?}, code: Code::{code}, code_as_written: {:?}, description: {:?}, recovery: {:?}, recovery_kind: Recovery::{}, rpc: {:?} }}",
+        "ErrorInfo {{ condition: {:?}, code: Code::{code}, code_as_written: {:?}, description: {:?}, recovery: {:?}, recovery_kind: Recovery::{}, rpc: {:?}, ja: {} }}",
         row.condition,
         format!("{} {}", row.code_number, row.code),
         row.description,
         row.recovery,
         recovery_kind(&row.recovery),
         rpc,
+        match ja {
+            Some(j) => format!("Some(({:?}, {:?}, {:?}))", j.condition, j.description, j.recovery),
+            None => "None".to_owned(),
+        },
     )
 }
 
+/// The translated row matching `row`: same code number, same place among the rows with that
+/// number (translations follow the English tables row for row), and written in the translation's
+/// language (a translation keeps some tables in English).
+fn translated<'a>(row: &ErrorRow, rows: &[ErrorRow], translated: &'a [ErrorRow]) -> Option<&'a ErrorRow> {
+    let nth = rows.iter().take_while(|r| !std::ptr::eq(*r, row)).filter(|r| r.code_number == row.code_number).count();
+    translated.iter().filter(|r| r.code_number == row.code_number).nth(nth).filter(|r| r.lang != "en")
+}
+
 /// The `errors` module of a package: `None` when its spec has no error tables.
-pub fn generate_errors(model: &Model) -> Option<String> {
+pub fn generate_errors(model: &Model, translation: Option<&Model>) -> Option<String> {
     let any = !model.general_errors.is_empty() || model.services.iter().any(|s| s.methods.iter().any(|m| !m.errors.is_empty()));
     if !any {
         return None;
@@ -81,8 +93,9 @@ pub fn generate_errors(model: &Model) -> Option<String> {
     let _ = writeln!(out, "pub use crate::errors::{{Code, ErrorInfo, Recovery}};\n");
     let _ = writeln!(out, "/// The general error table (\"Error Scheme\"), which applies to every RPC.");
     let _ = writeln!(out, "pub const GENERAL: &[ErrorInfo] = &[");
+    let tr_general: &[ErrorRow] = translation.map_or(&[], |t| &t.general_errors);
     for row in &model.general_errors {
-        let _ = writeln!(out, "    {},", info(row, None));
+        let _ = writeln!(out, "    {},", info(row, None, translated(row, &model.general_errors, tr_general)));
     }
     let _ = writeln!(out, "];\n");
     let mut rpcs = Vec::new();
@@ -115,8 +128,10 @@ pub fn generate_errors(model: &Model) -> Option<String> {
             let _ = writeln!(out, "    /// Every row, in the spec's order.");
             let _ = writeln!(out, "    pub const ALL: &'static [Self] = &[{}];\n", names.iter().map(|n| format!("Self::{n}")).collect::<Vec<_>>().join(", "));
             let _ = writeln!(out, "    const INFO: &'static [ErrorInfo] = &[");
+            let tr_rows: &[ErrorRow] = translation.and_then(|t| t.method(&m.name)).map_or(&[], |(_, tm)| &tm.errors);
             for (row, own) in &rows {
-                let _ = writeln!(out, "        {},", info(row, own.then_some(m.name.as_str())));
+                let ja = if *own { translated(row, &m.errors, tr_rows) } else { translated(row, &model.general_errors, tr_general) };
+                let _ = writeln!(out, "        {},", info(row, own.then_some(m.name.as_str()), ja));
             }
             let _ = writeln!(out, "    ];\n");
             let _ = writeln!(out, "    /// The row: condition, code, description, recovery.");

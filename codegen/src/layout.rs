@@ -23,6 +23,8 @@ pub struct Package<'a> {
     pub source: String,
     /// Proto paths served by other modules: (`.csi.v1`, `crate::v1`).
     pub extern_paths: Vec<(String, String)>,
+    /// The same spec read with a translation's error tables (Japanese), for the error catalog.
+    pub translation: Option<&'a Model>,
 }
 
 /// How to lay out the crate.
@@ -92,7 +94,7 @@ pub fn generate_crate(packages: &[Package<'_>], options: &CrateOptions) -> Resul
         let dir = module_dir(&p.module);
         let h = header(&p.source);
         files.insert(dir.join("mod.rs"), format!("{h}{}", package_mod(p)?));
-        if let Some(errors) = crate::errors::generate_errors(p.model) {
+        if let Some(errors) = crate::errors::generate_errors(p.model, p.translation) {
             files.insert(dir.join("errors.rs"), format!("{h}{errors}"));
         }
         files.insert(dir.join("facts.rs"), format!("{h}//! Spec facts of `{}`.\n\n{}", p.model.package, facts::generate_facts(p.model, &p.source)));
@@ -143,7 +145,7 @@ fn package_mod(p: &Package<'_>) -> Result<String, Error> {
     let _ = writeln!(out, "#![allow(rustdoc::invalid_html_tags, rustdoc::bare_urls, rustdoc::broken_intra_doc_links, reason = \"spec comments are prose written for protobuf, not rustdoc\")]\n");
     out.push_str(&code);
     let _ = writeln!(out, "\npub mod facts;\nmod descriptor_set;\nmod redacted_debug;\n");
-    if crate::errors::generate_errors(m).is_some() {
+    if crate::errors::generate_errors(m, None).is_some() {
         let _ = writeln!(out, "/// The spec's error tables as types: per RPC, the errors it may return and what they mean.");
         let _ = writeln!(out, "pub mod errors;\n");
     }

@@ -54,3 +54,21 @@ fn constructors_and_classify() {
     assert_eq!(row.recovery_kind, Recovery::CallCapabilities);
     assert!(errors::classify("Probe", Code::DataLoss).is_none());
 }
+
+#[test]
+fn japanese_where_the_translation_has_the_table() {
+    let japanese = |s: &str| s.chars().any(|c| ('\u{3040}'..='\u{30ff}').contains(&c) || ('\u{4e00}'..='\u{9fff}').contains(&c));
+    // CreateVolume's table is translated (the translation is of v1.7.0; the rows match by code).
+    for e in CreateVolumeError::ALL {
+        let (condition, _, _) = e.info().ja.unwrap_or_else(|| panic!("{e:?} has no Japanese row"));
+        assert!(japanese(condition), "{e:?}: {condition}");
+    }
+    // The general table is translated too.
+    assert!(errors::GENERAL.iter().all(|r| r.ja.is_some_and(|(c, _, _)| japanese(c))));
+    // The translation keeps NodeStageVolume's table in English: no Japanese is claimed.
+    let stage = errors::rpc_rows("NodeStageVolume").expect("rows");
+    assert!(!stage.is_empty() && stage.iter().all(|r| r.ja.is_none()));
+    // RPCs added after v1.7.0 have no translated table.
+    let group = errors::rpc_rows("CreateVolumeGroupSnapshot").expect("rows");
+    assert!(!group.is_empty() && group.iter().all(|r| r.ja.is_none()));
+}

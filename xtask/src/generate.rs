@@ -38,6 +38,8 @@ struct Input {
     module: String,
     source: String,
     extern_paths: Vec<(String, String)>,
+    /// The same spec read with the Japanese translation's error tables, when there is one.
+    ja: Option<csikit_spec::Model>,
 }
 
 fn load(dir: &Path, imports: ImportMap) -> anyhow::Result<Loaded> {
@@ -70,7 +72,15 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     let package = csi.model.as_ref().map(|m| m.package.clone()).unwrap_or_default();
     let module = package.rsplit('.').next().unwrap_or("v1").to_owned();
     let csi_proto = spec_dir.join("csi.proto");
-    inputs.push(Input { loaded: csi, module: module.clone(), source: format!("csi-spec {release}"), extern_paths: Vec::new() });
+    // The error catalog carries Japanese rows where the corpus translation has that table.
+    let ja_spec = corpus.join("translations/ja/spec.md");
+    let ja = (args.out.is_none() && ja_spec.is_file())
+        .then(|| {
+            let options = LoadOptions { translation: Some(("ja".to_owned(), ja_spec.clone())), ..LoadOptions::default() };
+            csikit_spec::load_dir(&spec_dir, &options).model
+        })
+        .flatten();
+    inputs.push(Input { loaded: csi, module: module.clone(), source: format!("csi-spec {release}"), extern_paths: Vec::new(), ja });
 
     if args.out.is_none() {
         let addons_dir = corpus.join("csi-addons");
@@ -88,6 +98,7 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
                 module: format!("addons::{name}"),
                 source: format!("csi-addons {name}@{commit}"),
                 extern_paths: vec![(format!(".{package}"), format!("crate::{module}"))],
+                ja: None,
             });
         }
     }
@@ -103,6 +114,7 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
                 module: i.module.clone(),
                 source: i.source.clone(),
                 extern_paths: i.extern_paths.clone(),
+                translation: i.ja.as_ref(),
             })
         })
         .collect();

@@ -92,8 +92,8 @@ impl ProbeError {
     pub const ALL: &'static [Self] = &[Self::CsiDriverNotHealthy, Self::MissingRequiredDependency];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "CSI-driver not healthy", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the CSI-driver is not in a healthy/ready state.", recovery: "Caller SHOULD assume the CSI-driver is not healthy and that future RPCs MAY fail because of this condition.", recovery_kind: Recovery::Other, rpc: Some("Probe") },
-        ErrorInfo { condition: "Missing required dependency", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the CSI-driver is missing one or more required dependency.", recovery: "Caller MUST assume the CSI-driver is not healthy.", recovery_kind: Recovery::Other, rpc: Some("Probe") },
+        ErrorInfo { condition: "CSI-driver not healthy", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the CSI-driver is not in a healthy/ready state.", recovery: "Caller SHOULD assume the CSI-driver is not healthy and that future RPCs MAY fail because of this condition.", recovery_kind: Recovery::Other, rpc: Some("Probe"), ja: None },
+        ErrorInfo { condition: "Missing required dependency", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the CSI-driver is missing one or more required dependency.", recovery: "Caller MUST assume the CSI-driver is not healthy.", recovery_kind: Recovery::Other, rpc: Some("Probe"), ja: None },
     ];
 
     /// The row: condition, code, description, recovery.

@@ -26,9 +26,9 @@ impl CreateVolumeGroupError {
     pub const ALL: &'static [Self] = &[Self::NotSupported, Self::VolumeGroupAlreadyExistsIncompatible, Self::VolumesCannotGroupedTogether];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Not supported", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a new volume group can not be provisioned with the specified parameters because it is not supported. More human-readable information SHOULD be provided in the gRPC `status.message` field.", recovery: "Caller MUST use different parameters.", recovery_kind: Recovery::Other, rpc: Some("CreateVolumeGroup") },
-        ErrorInfo { condition: "Volume group already exists but is incompatible", code: Code::AlreadyExists, code_as_written: "6 ALREADY_EXISTS", description: "Indicates that a volume group corresponding to the specified volume group `name` already exists but is incompatible with the specified `parameters`.", recovery: "Caller MUST fix the arguments or use a different `name` before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("CreateVolumeGroup") },
-        ErrorInfo { condition: "Volumes cannot be grouped together", code: Code::FailedPrecondition, code_as_written: "7 FAILED_PRECONDITION", description: "Indicates that a volumes cannot be grouped together because volumes are not configured properly based on requirements from the SP.", recovery: "Caller MUST fix the configuration of the volumes so that they meet the requirements for grouping before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("CreateVolumeGroup") },
+        ErrorInfo { condition: "Not supported", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a new volume group can not be provisioned with the specified parameters because it is not supported. More human-readable information SHOULD be provided in the gRPC `status.message` field.", recovery: "Caller MUST use different parameters.", recovery_kind: Recovery::Other, rpc: Some("CreateVolumeGroup"), ja: None },
+        ErrorInfo { condition: "Volume group already exists but is incompatible", code: Code::AlreadyExists, code_as_written: "6 ALREADY_EXISTS", description: "Indicates that a volume group corresponding to the specified volume group `name` already exists but is incompatible with the specified `parameters`.", recovery: "Caller MUST fix the arguments or use a different `name` before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("CreateVolumeGroup"), ja: None },
+        ErrorInfo { condition: "Volumes cannot be grouped together", code: Code::FailedPrecondition, code_as_written: "7 FAILED_PRECONDITION", description: "Indicates that a volumes cannot be grouped together because volumes are not configured properly based on requirements from the SP.", recovery: "Caller MUST fix the configuration of the volumes so that they meet the requirements for grouping before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("CreateVolumeGroup"), ja: None },
     ];
 
     /// The row: condition, code, description, recovery.
@@ -70,9 +70,9 @@ impl ModifyVolumeGroupMembershipError {
     pub const ALL: &'static [Self] = &[Self::VolumesIncompatibleOrNotSupported, Self::VolumeIdOrVolumeGroupDoesNotExist, Self::UnableToAddVolumesBecauseMaximumReached];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volumes incompatible or not supported", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Besides the general cases, this code MUST also be used to indicate when plugin supporting MODIFY_VOLUME_GROUP cannot modify a volume group because a volume to be added is incompatible with other volumes in the group. More human-readable information SHOULD be provided in the gRPC `status.message` field.", recovery: "On volumes incompatibility related issues, caller MUST use different volume ids as the input parameter.", recovery_kind: Recovery::Other, rpc: Some("ModifyVolumeGroupMembership") },
-        ErrorInfo { condition: "Volume id or volume group does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that one of the specified volume ids or the volume group itself does not exist.", recovery: "Caller MUST verify that the `volume_ids` is correct and the volume group exists, and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ModifyVolumeGroupMembership") },
-        ErrorInfo { condition: "Unable to add volumes because the maximum is reached", code: Code::ResourceExhausted, code_as_written: "8 RESOURCE_EXHAUSTED", description: "Indicates that group can not add more volumes because the maximum limit is reached. More human-readable information MAY be provided in the gRPC `status.message` field.", recovery: "Caller MUST ensure that whatever is preventing volume group from being modified is addressed before retrying with exponential backoff.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ModifyVolumeGroupMembership") },
+        ErrorInfo { condition: "Volumes incompatible or not supported", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Besides the general cases, this code MUST also be used to indicate when plugin supporting MODIFY_VOLUME_GROUP cannot modify a volume group because a volume to be added is incompatible with other volumes in the group. More human-readable information SHOULD be provided in the gRPC `status.message` field.", recovery: "On volumes incompatibility related issues, caller MUST use different volume ids as the input parameter.", recovery_kind: Recovery::Other, rpc: Some("ModifyVolumeGroupMembership"), ja: None },
+        ErrorInfo { condition: "Volume id or volume group does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that one of the specified volume ids or the volume group itself does not exist.", recovery: "Caller MUST verify that the `volume_ids` is correct and the volume group exists, and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ModifyVolumeGroupMembership"), ja: None },
+        ErrorInfo { condition: "Unable to add volumes because the maximum is reached", code: Code::ResourceExhausted, code_as_written: "8 RESOURCE_EXHAUSTED", description: "Indicates that group can not add more volumes because the maximum limit is reached. More human-readable information MAY be provided in the gRPC `status.message` field.", recovery: "Caller MUST ensure that whatever is preventing volume group from being modified is addressed before retrying with exponential backoff.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ModifyVolumeGroupMembership"), ja: None },
     ];
 
     /// The row: condition, code, description, recovery.
@@ -110,7 +110,7 @@ impl DeleteVolumeGroupError {
     pub const ALL: &'static [Self] = &[Self::VolumeGroupInUse];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume group in use", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the volume group corresponding to the specified `volume_group_id` could not be deleted because it is in use by another resource or has snapshots and the plugin doesn't treat them as independent entities.", recovery: "Caller SHOULD ensure that there are no other resources using the volume group and that it has no snapshots, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("DeleteVolumeGroup") },
+        ErrorInfo { condition: "Volume group in use", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the volume group corresponding to the specified `volume_group_id` could not be deleted because it is in use by another resource or has snapshots and the plugin doesn't treat them as independent entities.", recovery: "Caller SHOULD ensure that there are no other resources using the volume group and that it has no snapshots, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("DeleteVolumeGroup"), ja: None },
     ];
 
     /// The row: condition, code, description, recovery.
@@ -148,7 +148,7 @@ impl ListVolumeGroupsError {
     pub const ALL: &'static [Self] = &[Self::InvalidStartingToken];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Invalid `starting_token`", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that `starting_token` is not valid.", recovery: "Caller SHOULD start the `ListVolumeGroups` operation again with an empty `starting_token`.", recovery_kind: Recovery::Other, rpc: Some("ListVolumeGroups") },
+        ErrorInfo { condition: "Invalid `starting_token`", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that `starting_token` is not valid.", recovery: "Caller SHOULD start the `ListVolumeGroups` operation again with an empty `starting_token`.", recovery_kind: Recovery::Other, rpc: Some("ListVolumeGroups"), ja: None },
     ];
 
     /// The row: condition, code, description, recovery.
@@ -186,7 +186,7 @@ impl ControllerGetVolumeGroupError {
     pub const ALL: &'static [Self] = &[Self::VolumeGroupDoesNotExist];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume group does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume group corresponding to the specified `volume_group_id` does not exist.", recovery: "Caller MUST verify that the `volume_group_id` is correct and that the volume group is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerGetVolumeGroup") },
+        ErrorInfo { condition: "Volume group does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume group corresponding to the specified `volume_group_id` does not exist.", recovery: "Caller MUST verify that the `volume_group_id` is correct and that the volume group is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerGetVolumeGroup"), ja: None },
     ];
 
     /// The row: condition, code, description, recovery.
