@@ -220,9 +220,46 @@ pub mod check {
         matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
     }
 
+    /// The bytes a secret key may hold: `[A-Za-z0-9._-]`.
+    const SECRET_KEY_BYTES: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            t[b] = c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'-';
+            b += 1;
+        }
+        t
+    };
+
     /// A secret key is made of `[A-Za-z0-9._-]` and is not empty.
+    #[inline]
     pub fn is_secret_key(k: &str) -> bool {
-        !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        !k.is_empty() && k.bytes().all(|b| SECRET_KEY_BYTES[b as usize])
+    }
+
+    /// Checks a secrets map in one pass: every key in the secret charset, and keys plus values
+    /// within `max` bytes.
+    #[inline]
+    pub fn secret_map<'a, K, V, I>(map: I, max: usize, path: &FieldPath<'_>, out: &mut Violations)
+    where
+        K: AsRef<str> + 'a,
+        V: AsRef<str> + 'a,
+        I: IntoIterator<Item = (&'a K, &'a V)> + Copy,
+    {
+        let mut total = 0;
+        let mut keys_ok = true;
+        for (k, v) in map {
+            let k = k.as_ref();
+            total += k.len() + v.as_ref().len();
+            keys_ok &= is_secret_key(k);
+        }
+        if !keys_ok {
+            secret_keys(map, path, out);
+        }
+        if total > max {
+            out.push(path, RuleId::MaxTotalBytes, format!("holds {total} bytes of keys and values, more than the limit of {max}"));
+        }
     }
 
     /// Records a missing REQUIRED field.

@@ -106,8 +106,22 @@ fn is_container_rule(r: &Rule) -> bool {
 fn shape_checks(krate: &Path, shape: &Shape, rules: &[Rule], v: &syn::Ident, p: &syn::Ident, oneof: bool) -> TokenStream {
     let check = quote!(#krate::check);
     let mut out = TokenStream::new();
+    // A secrets map with a size limit is checked in one pass.
+    let fused_limit = match shape {
+        Shape::Map(..) if rules.iter().any(|r| matches!(r.kind, RuleKind::SecretKeys)) => {
+            rules.iter().find_map(|r| match r.kind {
+                RuleKind::MaxTotalBytes(n) => Some(n),
+                _ => None,
+            })
+        }
+        _ => None,
+    };
+    if let Some(n) = fused_limit {
+        out.extend(quote! { #check::secret_map(#v, #n, &#p, __out); });
+    }
     for rule in rules {
         let t = match (&rule.kind, shape) {
+            (RuleKind::MaxTotalBytes(_) | RuleKind::SecretKeys, Shape::Map(..)) if fused_limit.is_some() => TokenStream::new(),
             (RuleKind::Required, Shape::Str | Shape::Vec(_) | Shape::Map(..)) => {
                 quote! { if #v.is_empty() { #check::required(&#p, __out); } }
             }
