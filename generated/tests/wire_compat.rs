@@ -11,15 +11,6 @@ use std::process::Command;
 const RELEASE: &str = "v1.12.0";
 const MESSAGES: usize = 1200;
 
-/// Skips loudly, or fails when `CSIKIT_REQUIRE_CORPUS=1` (CI) says the inputs must be there.
-fn missing(what: &str) {
-    let msg = format!("wire_compat: {what}");
-    if std::env::var("CSIKIT_REQUIRE_CORPUS").is_ok_and(|v| v == "1") {
-        panic!("{msg} (CSIKIT_REQUIRE_CORPUS=1)");
-    }
-    eprintln!("\n!!! SKIPPED {msg}\n");
-}
-
 fn python() -> Command {
     Command::new(std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned()))
 }
@@ -40,11 +31,11 @@ fn run(cmd: &mut Command) -> String {
 fn rust_round_trip_matches_python_protobuf() {
     let proto = csikit_spec::corpus_dir().join("csi-spec").join(RELEASE).join("csi.proto");
     if !proto.is_file() {
-        return missing(&format!("corpus file '{}' is missing; set CSIKIT_CORPUS", proto.display()));
+        return csikit_spec::skip_missing(&format!("corpus file '{}' is missing; set CSIKIT_CORPUS", proto.display()));
     }
     let probe = python().args(["-c", "import grpc_tools.protoc, google.protobuf"]).output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        return missing("python3 with grpcio-tools and protobuf is missing; pip install -r .ci/requirements.txt");
+        return csikit_spec::skip_missing("python3 with grpcio-tools and protobuf is missing; pip install -r .ci/requirements.txt");
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/wire_compat.py");
     let dir: PathBuf = std::env::temp_dir().join(format!("csikit-wire-compat-{}", std::process::id()));

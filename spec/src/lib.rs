@@ -35,6 +35,33 @@ pub fn corpus_dir() -> PathBuf {
     }
 }
 
+/// The environment variable that turns a missing test input into a failure (`.ci/run` sets it).
+pub const REQUIRE_CORPUS_ENV: &str = "CSIKIT_REQUIRE_CORPUS";
+
+/// For tests and benchmarks: reports an input that is not there. With `CSIKIT_REQUIRE_CORPUS` set
+/// (to anything but `0`) this panics, so CI can never pass without reading the real inputs;
+/// otherwise it prints a loud SKIPPED line and returns, and the caller skips.
+///
+/// # Panics
+///
+/// When `CSIKIT_REQUIRE_CORPUS` is set.
+pub fn skip_missing(what: &str) {
+    let required = std::env::var_os(REQUIRE_CORPUS_ENV).is_some_and(|v| v != "0");
+    assert!(!required, "{what}, and {REQUIRE_CORPUS_ENV} is set");
+    eprintln!("\n!!!!!!!! SKIPPED: {what} !!!!!!!!\n");
+}
+
+/// For tests and benchmarks: the corpus when it holds v1.12.0, else `None` after
+/// [`skip_missing`].
+pub fn corpus_or_skip() -> Option<PathBuf> {
+    let dir = corpus_dir();
+    if dir.join("csi-spec/v1.12.0/spec.md").is_file() {
+        return Some(dir);
+    }
+    skip_missing(&format!("the CSI corpus is missing at '{}' (set {CORPUS_ENV} to its path)", dir.display()));
+    None
+}
+
 /// The CSI proto that csi-addons imports resolve to by default: the newest release in the corpus.
 pub fn default_csi_import() -> PathBuf {
     corpus_dir().join("csi-spec/v1.12.0/csi.proto")
@@ -247,12 +274,8 @@ fn remap_to_markdown(d: Diagnostic, proto: &SourceFile, md: &SourceFile, ex: &Ex
     if !same || src.name() != proto.name() {
         return d;
     }
-    let (line, _) = proto.line_col(d.span.0);
-    match ex.line_map.get(line as usize - 1) {
-        Some(&md_line) if md_line > 0 => {
-            let offset = md.line_offset(md_line) + (d.span.0 - proto.line_offset(line));
-            Diagnostic { source: Some(md.clone()), span: (offset, d.span.1), ..d }
-        }
-        _ => d,
+    match ex.markdown_offset(proto, md, d.span.0) {
+        Some(offset) => Diagnostic { source: Some(md.clone()), span: (offset, d.span.1), ..d },
+        None => d,
     }
 }

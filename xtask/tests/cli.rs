@@ -1,7 +1,7 @@
 //! The command contract: output on stdout only when the inputs are usable, diagnostics on
 //! stderr, and exit codes 0 (ok, warnings allowed), 1 (input errors), 2 (bad command line).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn xtask(args: &[&str]) -> Output {
@@ -12,20 +12,9 @@ fn xtask(args: &[&str]) -> Output {
         .expect("run xtask")
 }
 
-fn corpus() -> Option<PathBuf> {
-    let dir = csikit_spec::corpus_dir();
-    if dir.join("csi-spec/v1.12.0/spec.md").is_file() {
-        return Some(dir);
-    }
-    let msg = format!("SKIPPED: the CSI corpus is missing at '{}'", dir.display());
-    assert!(std::env::var_os("CSIKIT_REQUIRE_CORPUS").is_none(), "{msg}, and CSIKIT_REQUIRE_CORPUS is set");
-    eprintln!("\n!!!!!!!! {msg} !!!!!!!!\n");
-    None
-}
-
 #[test]
 fn proto_prints_the_makefile_output() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
     let dir = corpus.join("csi-spec/v0.1.0");
     let out = xtask(&["proto", "--spec", dir.join("spec.md").to_str().expect("utf-8"), "--rule", "makefile-v0.1"]);
     assert_eq!(out.status.code(), Some(0));
@@ -34,7 +23,7 @@ fn proto_prints_the_makefile_output() {
 
 #[test]
 fn model_prints_json_and_warns_on_stderr() {
-    let Some(corpus) = corpus() else { return };
+    let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
     let dir = corpus.join("csi-spec/v1.12.0");
     let out = xtask(&["model", "--spec-dir", dir.to_str().expect("utf-8")]);
     assert_eq!(out.status.code(), Some(0));

@@ -4,20 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Skips loudly, or fails when `CSIKIT_REQUIRE_CORPUS=1` (CI) says the inputs must be there.
-fn corpus_or_skip(test: &str) -> Option<PathBuf> {
-    let corpus = csikit_spec::corpus_dir();
-    if corpus.join("csi-spec/v1.12.0/spec.md").is_file() {
-        return Some(corpus);
-    }
-    let msg = format!("{test}: corpus not found at '{}'; set CSIKIT_CORPUS", corpus.display());
-    if std::env::var("CSIKIT_REQUIRE_CORPUS").is_ok_and(|v| v == "1") {
-        panic!("{msg} (CSIKIT_REQUIRE_CORPUS=1)");
-    }
-    eprintln!("\n!!! SKIPPED {msg}\n");
-    None
-}
-
 fn xtask() -> Command {
     Command::new(env!("CARGO_BIN_EXE_xtask"))
 }
@@ -56,7 +42,7 @@ fn scratch(name: &str) -> PathBuf {
 
 #[test]
 fn generated_crate_is_fresh() {
-    if corpus_or_skip("generated_crate_is_fresh").is_none() {
+    if csikit_spec::corpus_or_skip().is_none() {
         return;
     }
     let out = xtask().args(["generate", "--check"]).output().expect("xtask runs");
@@ -69,7 +55,7 @@ fn generated_crate_is_fresh() {
 
 #[test]
 fn output_is_deterministic() {
-    let Some(corpus) = corpus_or_skip("output_is_deterministic") else { return };
+    let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
     let spec = corpus.join("csi-spec/v1.12.0");
     let (a, b) = (scratch("deterministic-a"), scratch("deterministic-b"));
     for dir in [&a, &b] {
@@ -97,7 +83,7 @@ fn missing_inputs_say_what_to_pass() {
 /// crates share one target directory (and the workspace's lock file) so dependencies build once.
 #[test]
 fn every_release_generates_a_crate_that_checks() {
-    let Some(corpus) = corpus_or_skip("every_release_generates_a_crate_that_checks") else { return };
+    let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
     let mut releases: Vec<String> = std::fs::read_dir(corpus.join("csi-spec"))
         .expect("csi-spec folder")
         .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
