@@ -129,9 +129,12 @@ pub fn generate_errors(model: &Model, translation: Option<&Model>) -> Option<Str
             let _ = writeln!(out, "    pub const ALL: &'static [Self] = &[{}];\n", names.iter().map(|n| format!("Self::{n}")).collect::<Vec<_>>().join(", "));
             let _ = writeln!(out, "    const INFO: &'static [ErrorInfo] = &[");
             let tr_rows: &[ErrorRow] = translation.and_then(|t| t.method(&m.name)).map_or(&[], |(_, tm)| &tm.errors);
-            for (row, own) in &rows {
-                let ja = if *own { translated(row, &m.errors, tr_rows) } else { translated(row, &model.general_errors, tr_general) };
-                let _ = writeln!(out, "        {},", info(row, own.then_some(m.name.as_str()), ja));
+            for (row, _) in rows.iter().filter(|(_, own)| *own) {
+                let _ = writeln!(out, "        {},", info(row, Some(m.name.as_str()), translated(row, &m.errors, tr_rows)));
+            }
+            // The general rows are the ones in `GENERAL`, not copies.
+            for i in 0..model.general_errors.len() {
+                let _ = writeln!(out, "        GENERAL[{i}],");
             }
             let _ = writeln!(out, "    ];\n");
             let _ = writeln!(out, "    /// The row: condition, code, description, recovery.");

@@ -93,8 +93,9 @@ pub fn generate_crate(packages: &[Package<'_>], options: &CrateOptions) -> Resul
     for p in packages {
         let dir = module_dir(&p.module);
         let h = header(&p.source);
-        files.insert(dir.join("mod.rs"), format!("{h}{}", package_mod(p)?));
-        if let Some(errors) = crate::errors::generate_errors(p.model, p.translation) {
+        let errors = crate::errors::generate_errors(p.model, p.translation);
+        files.insert(dir.join("mod.rs"), format!("{h}{}", package_mod(p, errors.is_some())?));
+        if let Some(errors) = errors {
             files.insert(dir.join("errors.rs"), format!("{h}{errors}"));
         }
         files.insert(dir.join("facts.rs"), format!("{h}//! Spec facts of `{}`.\n\n{}", p.model.package, facts::generate_facts(p.model, &p.source)));
@@ -131,7 +132,7 @@ fn rust_path(module: &str) -> String {
     format!("csikit::{module}")
 }
 
-fn package_mod(p: &Package<'_>) -> Result<String, Error> {
+fn package_mod(p: &Package<'_>, has_errors: bool) -> Result<String, Error> {
     let code = rust::generate_rust(p)?;
     let m = p.model;
     let mut out = String::new();
@@ -145,7 +146,7 @@ fn package_mod(p: &Package<'_>) -> Result<String, Error> {
     let _ = writeln!(out, "#![allow(rustdoc::invalid_html_tags, rustdoc::bare_urls, rustdoc::broken_intra_doc_links, reason = \"spec comments are prose written for protobuf, not rustdoc\")]\n");
     out.push_str(&code);
     let _ = writeln!(out, "\npub mod facts;\nmod descriptor_set;\nmod redacted_debug;\n");
-    if crate::errors::generate_errors(m, None).is_some() {
+    if has_errors {
         let _ = writeln!(out, "/// The spec's error tables as types: per RPC, the errors it may return and what they mean.");
         let _ = writeln!(out, "pub mod errors;\n");
     }

@@ -71,15 +71,13 @@ fn check_row(model: &Model, row: &ErrorRow) -> Option<Diagnostic> {
             .with_help(format!("write '{} {}'", row.code_number, canonical_code(&row.code))),
         );
     }
-    let row = ErrorRow { span: crate::model::Span { offset: span.0, len: span.1, ..row.span.clone() }, ..row.clone() };
-    let row = &row;
     match grpc_code_number(&row.code) {
         Some(n) if n == row.code_number => None,
         Some(n) => Some(
             Diagnostic::at(
                 Severity::Warning,
                 src,
-                (row.span.offset, row.span.len),
+                span,
                 format!("error code {} does not match '{}'", row.code_number, row.code),
                 format!("gRPC numbers '{}' as {n}", row.code),
             )
@@ -88,7 +86,7 @@ fn check_row(model: &Model, row: &ErrorRow) -> Option<Diagnostic> {
         None => Some(Diagnostic::at(
             Severity::Warning,
             src,
-            (row.span.offset, row.span.len),
+            span,
             format!("'{}' is not a gRPC status code", row.code),
             "unknown code name",
         )),

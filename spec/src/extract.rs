@@ -76,6 +76,17 @@ pub struct Extracted {
     pub blocks: Vec<ProtoBlock>,
 }
 
+impl Extracted {
+    /// The markdown offset a byte of the proto was copied from: `proto` is this extraction's
+    /// text as a source file, `markdown` the file it was extracted from. `None` for lines the
+    /// rule added (the header, v0.1.0's fence lines).
+    pub fn markdown_offset(&self, proto: &SourceFile, markdown: &SourceFile, offset: usize) -> Option<usize> {
+        let (line, _) = proto.line_col(offset);
+        let md_line = *self.line_map.get(line as usize - 1)?;
+        (md_line > 0).then(|| markdown.line_offset(md_line) + (offset - proto.line_offset(line)))
+    }
+}
+
 /// The raw line (without newline) containing `offset`, as a byte range.
 fn line_around(text: &str, offset: usize) -> Range<usize> {
     let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);

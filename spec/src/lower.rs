@@ -46,14 +46,10 @@ impl ProtoOrigin<'_> {
 
     /// Maps a byte range of the proto to the file it should be reported in.
     pub fn map(&self, offset: usize, len: usize) -> Span {
-        if let Some((md, idx, ex)) = self.markdown {
-            let (line, _) = self.proto.line_col(offset);
-            let line_start = self.proto.line_offset(line);
-            if let Some(&md_line) = ex.line_map.get(line as usize - 1)
-                && md_line > 0 {
-                    let md_off = md.line_offset(md_line) + (offset - line_start);
-                    return Span { file: idx, offset: md_off, len };
-                }
+        if let Some((md, idx, ex)) = self.markdown
+            && let Some(md_off) = ex.markdown_offset(self.proto, md, offset)
+        {
+            return Span { file: idx, offset: md_off, len };
         }
         Span { file: self.proto_file, offset, len }
     }
