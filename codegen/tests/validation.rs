@@ -176,7 +176,7 @@ fn each_missing_required_field_is_exactly_one_violation() {
             // ("Scalar fields, even REQUIRED ones, will be defaulted").
             let scalar_number = f.label == Label::Singular
                 && !matches!(f.ty.as_str(), "string" | "bytes")
-                && (enums.contains(&f.ty.as_str()) == false)
+                && !enums.contains(&f.ty.as_str())
                 && model.message(&f.ty).is_none()
                 && !f.ty.starts_with("google.");
             if f.presence != Presence::Required || f.oneof.is_some() || scalar_number {
