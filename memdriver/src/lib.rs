@@ -1,0 +1,68 @@
+//! memdriver: an in-memory CSI v1.12.0 plugin, the reference driver for csikit's server skeleton.
+//!
+//! It provisions nothing real: volumes, snapshots, publications, staging and target paths are
+//! records in memory, gone when the process exits. What it does keep is the spec's behaviour for
+//! each RPC: idempotent retries answer the same, `CreateVolume` with a known name and other
+//! arguments is `ALREADY_EXISTS`, unknown ids are `NOT_FOUND` where the error tables say so,
+//! `DeleteVolume` and the unpublish/unstage calls are `OK` when there is nothing to undo,
+//! `NodePublishVolume` needs a staged path, and capacity comes out of a fixed pool.
+//!
+//! The skeleton (`csikit::server`) does the rest: Identity, capabilities derived from the RPCs
+//! implemented here, required-field validation, per-volume serialisation (`ABORTED` for an
+//! overlapping call), logging that never carries secret values, and graceful shutdown.
+//!
+//! # Configuration
+//!
+//! | variable | meaning |
+//! |---|---|
+//! | `CSI_ENDPOINT` | `unix:///path/csi.sock` or `tcp://host:port` (required) |
+//! | `MEMDRIVER_NODE_ID` | the node id `NodeGetInfo` reports and `ControllerPublishVolume` accepts (default: the host name, else `memdriver-node`) |
+//! | `MEMDRIVER_REQUIRE_SECRET` | `key=value`: every request with a `secrets` field must carry this secret, else `UNAUTHENTICATED` |
+//! | `RUST_LOG` | log filter (default `info`); logs go to stderr |
+//!
+//! # The delay hook
+//!
+//! A `CreateVolume` parameter [`DELAY_KEY`] (`memdriver.csikit.dev/delay-ms`) holding a number
+//! of milliseconds makes that `CreateVolume` sleep that long before it provisions. The key is
+//! copied into the volume's `volume_context`, which the CO passes back to `NodeStageVolume` and
+//! `NodePublishVolume`; they sleep too. Tests use it to hold a call in flight while a second call
+//! for the same volume arrives (which the skeleton answers `ABORTED`). Delays are capped at 60 s.
+
+pub mod driver;
+pub mod service;
+
+pub use driver::{Config, DELAY_KEY, Driver};
+
+/// The plugin name reported by `GetPluginInfo`.
+pub const PLUGIN_NAME: &str = "memdriver.csikit.dev";
+
+impl Config {
+    /// Reads `MEMDRIVER_NODE_ID` and `MEMDRIVER_REQUIRE_SECRET`.
+    ///
+    /// # Errors
+    ///
+    /// When `MEMDRIVER_REQUIRE_SECRET` is set but not `key=value`.
+    pub fn from_env() -> Result<Config, String> {
+        let node_id = std::env::var("MEMDRIVER_NODE_ID")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .or_else(host_name)
+            .unwrap_or_else(|| "memdriver-node".to_owned());
+        let required_secret = match std::env::var("MEMDRIVER_REQUIRE_SECRET") {
+            Ok(spec) => match spec.split_once('=') {
+                Some((key, value)) if !key.is_empty() && !value.is_empty() => Some((key.to_owned(), value.to_owned())),
+                // The value is a secret: say what is wrong without echoing it.
+                _ => return Err("MEMDRIVER_REQUIRE_SECRET must be 'key=value' with both parts non-empty".to_owned()),
+            },
+            Err(_) => None,
+        };
+        Ok(Config { node_id, required_secret, ..Config::default() })
+    }
+}
+
+/// The host name from the kernel, without a libc call.
+fn host_name() -> Option<String> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    let name = name.trim();
+    (!name.is_empty()).then(|| name.to_owned())
+}

@@ -1,0 +1,60 @@
+//! The `memdriver` binary: reads its configuration from the environment, installs the log
+//! subscriber and serves the in-memory plugin on `CSI_ENDPOINT` until SIGTERM or SIGINT.
+//!
+//! Exit codes: 0 after a clean shutdown, 1 when the configuration is bad or serving fails.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use csikit::v1::controller_service_capability::rpc::Type as ControllerCapability;
+use csikit::v1::node_service_capability::rpc::Type as NodeCapability;
+use memdriver::service::{ControllerService, NodeService};
+use memdriver::{Config, Driver, PLUGIN_NAME};
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .init();
+
+    let config = match Config::from_env() {
+        Ok(config) => config,
+        Err(e) => {
+            tracing::error!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    tracing::info!(?config, "memdriver starting");
+    let driver = Arc::new(Driver::new(config));
+
+    let served = csikit::server::Builder::new(PLUGIN_NAME, env!("CARGO_PKG_VERSION"))
+        .controller(ControllerService(driver.clone()))
+        .node(NodeService(driver))
+        // What the RPCs implemented cannot tell: behaviour inside them.
+        .controller_capability(ControllerCapability::CloneVolume)
+        .controller_capability(ControllerCapability::PublishReadonly)
+        .controller_capability(ControllerCapability::ListVolumesPublishedNodes)
+        .controller_capability(ControllerCapability::SingleNodeMultiWriter)
+        .node_capability(NodeCapability::SingleNodeMultiWriter)
+        .plugin_capability(csikit::v1::PluginCapability {
+            r#type: Some(csikit::v1::plugin_capability::Type::VolumeExpansion(
+                csikit::v1::plugin_capability::VolumeExpansion {
+                    r#type: csikit::v1::plugin_capability::volume_expansion::Type::Online as i32,
+                },
+            )),
+        })
+        .serve_from_env()
+        .await;
+    match served {
+        Ok(()) => {
+            tracing::info!("memdriver stopped");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            tracing::error!("memdriver failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
