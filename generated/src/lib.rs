@@ -91,10 +91,12 @@ pub mod alpha;
 pub mod errors;
 pub mod facts;
 pub mod redact;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod validate;
 mod validate_encoded;
 
-pub use csikit_macros::csi_validate;
+pub use csikit_macros::{csi_service, csi_validate};
 pub use validate::{FieldPath, RuleId, Validate, ValidateEncodedError, Violation, Violations, check};
 pub use validate_encoded::validate_encoded;
 
