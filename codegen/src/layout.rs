@@ -48,12 +48,16 @@ const RUNTIME: &[(&str, &str)] = &[
     ("src/errors.rs", include_str!("../runtime/errors.rs")),
 ];
 
+/// The server skeleton's runtime (`csikit::server`, feature `server`).
+const SERVER_RUNTIME: &str = include_str!("../runtime/server.rs");
+
 const TESTS: &[(&str, &str)] = &[
     ("tests/descriptors.rs", include_str!("../runtime/tests/descriptors.rs")),
     ("tests/redaction.rs", include_str!("../runtime/tests/redaction.rs")),
     ("tests/wire_compat.rs", include_str!("../runtime/tests/wire_compat.rs")),
     ("tests/wire_compat.py", include_str!("../runtime/tests/wire_compat.py")),
     ("tests/fill/mod.rs", include_str!("../runtime/tests/fill.rs")),
+    ("tests/server.rs", include_str!("../runtime/tests/server.rs")),
 ];
 
 pub fn generate_crate(packages: &[Package<'_>], options: &CrateOptions) -> Result<BTreeMap<PathBuf, String>, Error> {
@@ -72,6 +76,11 @@ pub fn generate_crate(packages: &[Package<'_>], options: &CrateOptions) -> Resul
     for (path, text) in RUNTIME {
         files.insert(PathBuf::from(path), format!("{}{text}", header(&inputs)));
     }
+    let mut server = format!("{}{SERVER_RUNTIME}", header(&inputs));
+    if let Some(csi) = packages.iter().find(|p| crate::server::is_csi(p.model)) {
+        let _ = writeln!(server, "\npub use crate::{}::server::{{Builder, Server}};", csi.module);
+    }
+    files.insert(PathBuf::from("src/server.rs"), server);
 
     // Parent modules (`addons`) that hold package modules but are not packages themselves.
     let mut parents: BTreeMap<String, Vec<&Package<'_>>> = BTreeMap::new();
@@ -98,6 +107,7 @@ pub fn generate_crate(packages: &[Package<'_>], options: &CrateOptions) -> Resul
         if let Some(errors) = errors {
             files.insert(dir.join("errors.rs"), format!("{h}{errors}"));
         }
+        files.insert(dir.join("server.rs"), format!("{h}{}", crate::server::generate_server(p)));
         files.insert(dir.join("facts.rs"), format!("{h}//! Spec facts of `{}`.\n\n{}", p.model.package, facts::generate_facts(p.model, &p.source)));
         files.insert(
             dir.join("redacted_debug.rs"),
@@ -146,6 +156,7 @@ fn package_mod(p: &Package<'_>, has_errors: bool) -> Result<String, Error> {
     let _ = writeln!(out, "#![allow(rustdoc::invalid_html_tags, rustdoc::bare_urls, rustdoc::broken_intra_doc_links, reason = \"spec comments are prose written for protobuf, not rustdoc\")]\n");
     out.push_str(&code);
     let _ = writeln!(out, "\npub mod facts;\nmod descriptor_set;\nmod redacted_debug;\n");
+    let _ = writeln!(out, "/// Server traits and layered adapters for drivers (see [`crate::server`]).\n#[cfg(feature = \"server\")]\npub mod server;\n");
     if has_errors {
         let _ = writeln!(out, "/// The spec's error tables as types: per RPC, the errors it may return and what they mean.");
         let _ = writeln!(out, "pub mod errors;\n");
@@ -166,8 +177,8 @@ fn package_mod(p: &Package<'_>, has_errors: bool) -> Result<String, Error> {
 fn lib_rs(packages: &[Package<'_>]) -> String {
     let mut out = String::from(include_str!("../runtime/lib_docs.md").lines().map(|l| if l.is_empty() { "//!\n".to_owned() } else { format!("//! {l}\n") }).collect::<String>().as_str());
     out.push_str("\n// `#[csi_validate]` expansions name `::csikit`, inside this crate too.\nextern crate self as csikit;\n");
-    out.push_str("\npub mod alpha;\npub mod errors;\npub mod facts;\npub mod redact;\npub mod validate;\nmod validate_encoded;\n\n");
-    out.push_str("pub use csikit_macros::csi_validate;\npub use validate::{FieldPath, RuleId, Validate, ValidateEncodedError, Violation, Violations, check};\npub use validate_encoded::validate_encoded;\n\n");
+    out.push_str("\npub mod alpha;\npub mod errors;\npub mod facts;\npub mod redact;\n#[cfg(feature = \"server\")]\npub mod server;\npub mod validate;\nmod validate_encoded;\n\n");
+    out.push_str("pub use csikit_macros::{csi_service, csi_validate};\npub use validate::{FieldPath, RuleId, Validate, ValidateEncodedError, Violation, Violations, check};\npub use validate_encoded::validate_encoded;\n\n");
     let mut tops: Vec<&str> = packages.iter().map(|p| p.module.split("::").next().unwrap_or(&p.module)).collect();
     tops.dedup();
     for t in tops {
@@ -185,14 +196,14 @@ fn cargo_toml(options: &CrateOptions, inputs: &str) -> String {
     let (pkg, deps, dev) = if options.standalone {
         (
             "version = \"0.1.0\"\nedition = \"2024\"\nrust-version = \"1.88\"\nlicense = \"Apache-2.0\"\n",
-            "prost = \"0.14\"\nprost-types = \"0.14\"\nprost-reflect = { version = \"0.16\", optional = true }\ntonic = { version = \"0.14\", default-features = false, features = [\"codegen\"], optional = true }\ntonic-prost = { version = \"0.14\", optional = true }\n",
+            "prost = \"0.14\"\nprost-types = \"0.14\"\nprost-reflect = { version = \"0.16\", optional = true }\ntonic = { version = \"0.14\", default-features = false, features = [\"codegen\"], optional = true }\ntonic-prost = { version = \"0.14\", optional = true }\ntokio = { version = \"1\", features = [\"net\", \"signal\", \"macros\"], optional = true }\ntokio-stream = { version = \"0.1\", features = [\"net\"], optional = true }\ntracing = { version = \"0.1\", optional = true }\n",
             "",
         )
     } else {
         (
             "version.workspace = true\nedition.workspace = true\nrust-version.workspace = true\nlicense.workspace = true\n",
-            "prost.workspace = true\nprost-types.workspace = true\nprost-reflect = { workspace = true, optional = true }\ntonic = { workspace = true, features = [\"codegen\"], optional = true }\ntonic-prost = { workspace = true, optional = true }\n",
-            "\n[dev-dependencies]\ncsikit-spec.workspace = true\nprost-reflect.workspace = true\n",
+            "prost.workspace = true\nprost-types.workspace = true\nprost-reflect = { workspace = true, optional = true }\ntonic = { workspace = true, features = [\"codegen\"], optional = true }\ntonic-prost = { workspace = true, optional = true }\ntokio = { workspace = true, features = [\"net\", \"signal\", \"macros\"], optional = true }\ntokio-stream = { workspace = true, features = [\"net\"], optional = true }\ntracing = { workspace = true, optional = true }\n",
+            "\n[dev-dependencies]\ncsikit-spec.workspace = true\nprost-reflect.workspace = true\ntokio = { workspace = true, features = [\"rt-multi-thread\", \"macros\", \"time\"] }\ntonic = { workspace = true, features = [\"channel\"] }\ntower = { workspace = true, features = [\"util\"] }\nhyper-util = { workspace = true, features = [\"tokio\"] }\n",
         )
     };
     let _ = write!(
@@ -202,7 +213,7 @@ fn cargo_toml(options: &CrateOptions, inputs: &str) -> String {
 # None is on by default, so the crate builds light: prost types and validators only.\n\
 default = []\n\
 # tonic clients (no transport stack: bring your own channel).\nclient = [\"dep:tonic\", \"dep:tonic-prost\"]\n\
-# tonic server traits (no transport stack: serve them with tonic's `transport` feature).\nserver = [\"dep:tonic\", \"dep:tonic-prost\"]\n\
+# The server skeleton (`csikit::server`): driver traits, layers, CSI_ENDPOINT serving.\nserver = [\"dep:tonic\", \"dep:tonic-prost\", \"tonic/server\", \"tonic/router\", \"dep:tokio\", \"dep:tokio-stream\", \"dep:tracing\"]\n\
 # `descriptor_pool()` accessors through prost-reflect.\nreflect = [\"dep:prost-reflect\"]\n\n\
 [dependencies]\n{macros}{deps}{dev}"
     );
@@ -251,12 +262,15 @@ fn support_rs(packages: &[Package<'_>]) -> String {
         }
     }
     out.push_str("];\n\n");
-    for (fname, body) in [
-        ("debug_of", "Ok(format!(\"{:?}\", <TYPE>::decode(bytes)?))"),
-        ("roundtrip", "Ok(<TYPE>::decode(bytes)?.encode_to_vec())"),
+    for (fname, ret, body) in [
+        ("debug_of", "String", "Ok(format!(\"{:?}\", <TYPE>::decode(bytes)?))"),
+        ("roundtrip", "Vec<u8>", "Ok(<TYPE>::decode(bytes)?.encode_to_vec())"),
+        ("secret_values_of", "Vec<String>", "secret_values(&<TYPE>::decode(bytes)?)"),
     ] {
-        let ret = if fname == "debug_of" { "String" } else { "Vec<u8>" };
         let _ = writeln!(out, "/// Decodes `bytes` as the named message type; `None` for an unknown name.");
+        if fname == "secret_values_of" {
+            let _ = writeln!(out, "#[cfg(feature = \"server\")]");
+        }
         let _ = writeln!(out, "pub fn {fname}(full_name: &str, bytes: &[u8]) -> Option<Result<{ret}, prost::DecodeError>> {{");
         let _ = writeln!(out, "    let run = || -> Result<{ret}, prost::DecodeError> {{");
         let _ = writeln!(out, "        match full_name {{");
@@ -271,5 +285,7 @@ fn support_rs(packages: &[Package<'_>]) -> String {
         let _ = writeln!(out, "        }}\n    }};");
         let _ = writeln!(out, "    MESSAGES.contains(&full_name).then(run)\n}}\n");
     }
+    out.push_str("#[cfg(feature = \"server\")]\nfn secret_values<M: csikit::server::SecretValues>(message: &M) -> Result<Vec<String>, prost::DecodeError> {\n");
+    out.push_str("    let mut found = Vec::new();\n    message.secret_values(&mut |s| found.push(s.to_owned()));\n    Ok(found)\n}\n");
     out
 }

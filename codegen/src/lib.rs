@@ -14,6 +14,7 @@ mod facts;
 mod layout;
 mod names;
 mod rust;
+mod server;
 pub mod validation;
 pub mod site;
 

@@ -15,6 +15,16 @@
 //!   `AlphaPolicy::Refuse`, which turns away alpha RPCs and requests setting alpha fields;
 //!   nothing is compiled out, so one build serves both policies.
 //!
+//! * `csikit::server` (feature `server`): the server skeleton. A driver implements
+//!   `csikit::v1::server::{Controller, Node, ...}` for the RPCs it supports (`async fn`, tonic's
+//!   signatures) in `impl` blocks marked `#[csikit::csi_service]`, and hands them to
+//!   `csikit::server::Builder`: RPCs left out answer UNIMPLEMENTED; Identity and the
+//!   `*GetCapabilities` RPCs are derived from what was registered (a disagreement with what the driver
+//!   advertises itself is reported at start-up); requests are validated, calls on one volume are
+//!   serialised (ABORTED "operation pending"), responses are validated in debug builds, every call
+//!   is traced without secret values, error messages are scrubbed of the request's secrets; each
+//!   layer switchable through `Layers`. `serve_from_env()` listens on `CSI_ENDPOINT`
+//!   (`unix:///path.sock`, or `tcp://host:port`), replaces a stale socket, drains on SIGTERM/SIGINT.
 //! * `csikit::Validate`: every message validates against the spec's rules (REQUIRED fields, size
 //!   limits, non-negative numbers, banned control characters, secret key charset), reporting every
 //!   violation with its field path (`volume_capabilities[1].access_mode.mode`) and never a value.
@@ -76,7 +86,7 @@
 //! | feature | default | adds |
 //! |---|---|---|
 //! | `client` | off | tonic clients (tonic `codegen` only: no hyper, no tokio; pass any `GrpcService`, e.g. a tonic `Channel`) |
-//! | `server` | off | tonic server traits and `*Server` wrappers (no transport stack: serve them with tonic's `transport` feature) |
+//! | `server` | off | the server skeleton `csikit::server` (driver traits, layers, `Builder`, `CSI_ENDPOINT` serving; tonic's server transport, tokio, tracing) |
 //! | `reflect` | off | `descriptor_pool()` accessors through prost-reflect |
 //!
 //! No feature is on by default: the crate is then the prost types, validators (`Validate`,
@@ -91,10 +101,12 @@ pub mod alpha;
 pub mod errors;
 pub mod facts;
 pub mod redact;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod validate;
 mod validate_encoded;
 
-pub use csikit_macros::csi_validate;
+pub use csikit_macros::{csi_service, csi_validate};
 pub use validate::{FieldPath, RuleId, Validate, ValidateEncodedError, Violation, Violations, check};
 pub use validate_encoded::validate_encoded;
 

@@ -26,6 +26,7 @@
 mod ast;
 mod attr;
 mod expand;
+mod service;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -34,4 +35,22 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn csi_validate(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::expand(args.into(), input.into()).into()
+}
+
+/// Marks an `impl` block of a csikit server trait (`csikit::v1::server::Controller`, ...) and
+/// writes its `implemented()` method: the names of the RPC methods the block defines. The
+/// server answers UNIMPLEMENTED for every other RPC, derives the capabilities it advertises
+/// from the list, and reports at start-up where advertised capabilities and the list disagree.
+///
+/// ```text
+/// #[csikit::csi_service]
+/// impl csikit::v1::server::Node for MyDriver {
+///     async fn node_get_info(&self, request: Request<NodeGetInfoRequest>) -> Result<Response<NodeGetInfoResponse>, Status> {
+///         ...
+///     }
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn csi_service(args: TokenStream, input: TokenStream) -> TokenStream {
+    service::expand(args.into(), input.into()).into()
 }

@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use csikit::v1::controller_service_capability::rpc::Type as ControllerCapability;
 use csikit::v1::node_service_capability::rpc::Type as NodeCapability;
+use csikit::v1::plugin_capability::volume_expansion::Type as ExpansionType;
+use csikit::v1::plugin_capability::{Type as PluginCapability, VolumeExpansion};
 use memdriver::service::{ControllerService, NodeService};
 use memdriver::{Config, Driver, PLUGIN_NAME};
 use tracing_subscriber::EnvFilter;
@@ -16,6 +18,7 @@ use tracing_subscriber::EnvFilter;
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
         .init();
 
@@ -38,13 +41,7 @@ async fn main() -> ExitCode {
         .controller_capability(ControllerCapability::ListVolumesPublishedNodes)
         .controller_capability(ControllerCapability::SingleNodeMultiWriter)
         .node_capability(NodeCapability::SingleNodeMultiWriter)
-        .plugin_capability(csikit::v1::PluginCapability {
-            r#type: Some(csikit::v1::plugin_capability::Type::VolumeExpansion(
-                csikit::v1::plugin_capability::VolumeExpansion {
-                    r#type: csikit::v1::plugin_capability::volume_expansion::Type::Online as i32,
-                },
-            )),
-        })
+        .plugin_capability(PluginCapability::VolumeExpansion(VolumeExpansion { r#type: ExpansionType::Online as i32 }))
         .serve_from_env()
         .await;
     match served {

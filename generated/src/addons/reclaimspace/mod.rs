@@ -817,6 +817,10 @@ pub mod facts;
 mod descriptor_set;
 mod redacted_debug;
 
+/// Server traits and layered adapters for drivers (see [`crate::server`]).
+#[cfg(feature = "server")]
+pub mod server;
+
 /// The spec's error tables as types: per RPC, the errors it may return and what they mean.
 pub mod errors;
 

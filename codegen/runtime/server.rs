@@ -1,0 +1,565 @@
+//! Server skeleton: what every CSI plugin needs around its own RPC code.
+//!
+//! A driver implements the traits of a package's `server` module (`csikit::v1::server::Controller`,
+//! `Node`, ...) for the RPCs it supports, marks each `impl` block with
+//! [`#[csi_service]`](crate::csi_service), and hands them to a builder
+//! (`csikit::v1::server::Builder`, re-exported here). Every call then passes through the
+//! [`Pipeline`], whose layers are each on by default and each switchable through [`Layers`]:
+//!
+//! 1. **Unimplemented**: an RPC the driver does not define answers `UNIMPLEMENTED` (a service
+//!    it does not register too); Identity and the `*GetCapabilities` RPCs it does not define
+//!    are answered from what was registered.
+//! 2. **Alpha policy** ([`AlphaPolicy`]): `Refuse` turns away alpha RPCs and alpha fields.
+//! 3. **Request validation**: the spec's rules from `#[csi_validate]`; a violation answers
+//!    `INVALID_ARGUMENT` naming every offending field path. The driver never sees the request.
+//! 4. **Per-volume serialisation**: while a call for a volume (or, for `CreateVolume`, a volume
+//!    name; for snapshots, the snapshot id or name) is in flight, a second one for the same
+//!    object answers `ABORTED` ("operation pending"), as the spec's Concurrency section allows.
+//! 5. **Response validation** (debug builds by default): a response that breaks the spec's
+//!    rules becomes `INTERNAL` naming the field, so driver bugs surface in tests.
+//! 6. **Tracing**: a span per call (RPC name and the volume or snapshot it concerns) and events
+//!    for the request (its redacting `Debug`: secret values never appear), the outcome and the
+//!    elapsed time. Error messages, logged and returned, are scrubbed of the request's secret
+//!    values in case a driver put one there.
+//!
+//! Serving follows the spec's Supervised Lifecycle Management section: [`Endpoint`] reads
+//! `CSI_ENDPOINT` (`unix:///path/to/plugin.sock`, plus `tcp://host:port` for development),
+//! a stale socket file left by a dead plugin is removed (a live one is an error), and SIGTERM
+//! or SIGINT stops accepting calls, lets in-flight ones finish, removes the socket and returns.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::str::FromStr;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use tonic::{Request, Response, Status};
+use tracing::Instrument as _;
+
+pub use crate::alpha::AlphaPolicy;
+use crate::facts::PackageFacts;
+use crate::validate::Validate;
+
+/// The response stream of a server-streaming RPC.
+pub type BoxStream<T> = Pin<Box<dyn tokio_stream::Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+/// Which layers run around each call. [`Layers::default()`] turns every one on (response
+/// validation only in debug builds); [`Layers::NONE`] turns them all off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(clippy::struct_excessive_bools, reason = "each flag is one independent layer")]
+pub struct Layers {
+    /// Validate requests with the spec's rules; violations answer `INVALID_ARGUMENT`.
+    pub validate_requests: bool,
+    /// Validate responses; violations answer `INTERNAL`. On by default in debug builds only.
+    pub validate_responses: bool,
+    /// A tracing span and events per call.
+    pub tracing: bool,
+    /// Answer `ABORTED` to a second call for a volume or snapshot that has one in flight.
+    pub serialize: bool,
+    /// Which alpha RPCs and fields the plugin serves.
+    pub alpha: AlphaPolicy,
+}
+
+impl Default for Layers {
+    fn default() -> Self {
+        Self { validate_requests: true, validate_responses: cfg!(debug_assertions), tracing: true, serialize: true, alpha: AlphaPolicy::Allow }
+    }
+}
+
+impl Layers {
+    /// Every layer off: the driver's code runs bare (UNIMPLEMENTED defaults stay).
+    pub const NONE: Layers = Layers { validate_requests: false, validate_responses: false, tracing: false, serialize: false, alpha: AlphaPolicy::Allow };
+}
+
+/// Reads the id (or name) a call works on, for per-volume serialisation.
+#[derive(Debug)]
+pub struct Key<Req: 'static> {
+    /// What the id names, shown in the `ABORTED` message and the span: `volume`, `volume name`,
+    /// `snapshot`, `snapshot name`, ...
+    pub kind: &'static str,
+    /// Reads the id from the request.
+    pub get: fn(&Req) -> &str,
+}
+
+/// What the pipeline knows about one RPC; the generated `server` modules hold one per RPC.
+#[derive(Debug)]
+pub struct Rpc<Req: 'static> {
+    /// The RPC's name, e.g. `CreateVolume`.
+    pub name: &'static str,
+    /// The gRPC path, e.g. `/csi.v1.Controller/CreateVolume`.
+    pub path: &'static str,
+    /// The facts of the RPC's package (for the alpha policy).
+    pub facts: &'static PackageFacts,
+    /// The id the call is serialised on, if the request names one.
+    pub key: Option<Key<Req>>,
+}
+
+/// The secret values a request carries, so error messages can be scrubbed of them.
+pub trait SecretValues {
+    /// Calls `found` with every non-empty secret value in the message, nested ones included.
+    fn secret_values<'a>(&'a self, found: &mut dyn FnMut(&'a str));
+}
+
+/// The answer to an RPC the plugin does not implement.
+pub fn unimplemented(rpc: &str) -> Status {
+    Status::unimplemented(format!("{rpc} is not implemented by this plugin"))
+}
+
+/// The layers, shared by every service of one server (so serialisation spans services: a
+/// `NodePublishVolume` and a `ControllerExpandVolume` on one volume are serialised too).
+#[derive(Debug, Default)]
+pub struct Pipeline {
+    layers: Layers,
+    in_flight: Mutex<HashSet<(&'static str, String)>>,
+}
+
+/// Removes a key from the in-flight set when the call ends, returns or is cancelled.
+struct InFlight<'a> {
+    set: &'a Mutex<HashSet<(&'static str, String)>>,
+    key: Option<(&'static str, String)>,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            self.set.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&key);
+        }
+    }
+}
+
+impl Pipeline {
+    /// A pipeline with these layers.
+    pub fn new(layers: Layers) -> Self {
+        Self { layers, in_flight: Mutex::new(HashSet::new()) }
+    }
+
+    /// The layers in force.
+    pub fn layers(&self) -> Layers {
+        self.layers
+    }
+
+    /// Answers an RPC the plugin does not implement, logging it when tracing.
+    pub fn unimplemented<Req>(&self, rpc: &Rpc<Req>) -> Status {
+        if self.layers.tracing {
+            tracing::debug!(rpc = rpc.name, "not implemented");
+        }
+        unimplemented(rpc.name)
+    }
+
+    fn span<Req>(&self, rpc: &Rpc<Req>, request: &Req) -> tracing::Span {
+        if !self.layers.tracing {
+            return tracing::Span::none();
+        }
+        match &rpc.key {
+            Some(key) => tracing::info_span!("csi", rpc = rpc.name, id = (key.get)(request)),
+            None => tracing::info_span!("csi", rpc = rpc.name),
+        }
+    }
+
+    /// The checks before the driver runs: alpha policy, validation, serialisation.
+    fn admit<'a, Req>(&'a self, rpc: &Rpc<Req>, request: &Req) -> Result<InFlight<'a>, Status>
+    where
+        Req: Validate + prost::Message + prost::Name,
+    {
+        if self.layers.alpha == AlphaPolicy::Refuse {
+            self.layers.alpha.check_method(rpc.facts, rpc.path)?;
+            self.layers.alpha.check_request(rpc.facts, request)?;
+        }
+        if self.layers.validate_requests {
+            request.validate()?;
+        }
+        let mut guard = InFlight { set: &self.in_flight, key: None };
+        if let Some(key) = rpc.key.as_ref().filter(|_| self.layers.serialize) {
+            let id = (key.get)(request);
+            if !id.is_empty() {
+                let entry = (key.kind, id.to_owned());
+                let mut set = self.in_flight.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if set.contains(&entry) {
+                    return Err(Status::aborted(format!("an operation is pending for {} \"{id}\"", key.kind)));
+                }
+                set.insert(entry.clone());
+                guard.key = Some(entry);
+            }
+        }
+        Ok(guard)
+    }
+
+    /// Runs a unary RPC through the layers.
+    pub async fn unary<Req, Resp, F, Fut>(&self, rpc: &'static Rpc<Req>, request: Request<Req>, handler: F) -> Result<Response<Resp>, Status>
+    where
+        Req: Validate + SecretValues + prost::Message + prost::Name + fmt::Debug,
+        Resp: Validate + fmt::Debug,
+        F: FnOnce(Request<Req>) -> Fut,
+        Fut: Future<Output = Result<Response<Resp>, Status>>,
+    {
+        let span = self.span(rpc, request.get_ref());
+        async move {
+            let started = Instant::now();
+            if self.layers.tracing {
+                tracing::debug!(request = ?request.get_ref(), "request");
+            }
+            let secrets = owned_secrets(request.get_ref());
+            let result = match self.admit(rpc, request.get_ref()) {
+                Ok(_in_flight) => {
+                    let result = handler(request).await;
+                    match result {
+                        Ok(response) if self.layers.validate_responses => match response.get_ref().validate() {
+                            Ok(()) => Ok(response),
+                            Err(v) => Err(Status::internal(format!("the plugin's {} response breaks the CSI spec: {v}", rpc.name))),
+                        },
+                        other => other,
+                    }
+                }
+                Err(status) => Err(status),
+            };
+            let result = result.map_err(|status| scrub(status, &secrets));
+            if self.layers.tracing {
+                log_outcome(&result, started);
+            }
+            result
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Runs a server-streaming RPC through the layers. Serialisation covers the call that opens
+    /// the stream; each streamed message is validated when response validation is on.
+    pub async fn server_streaming<Req, Resp, F, Fut>(&self, rpc: &'static Rpc<Req>, request: Request<Req>, handler: F) -> Result<Response<BoxStream<Resp>>, Status>
+    where
+        Req: Validate + SecretValues + prost::Message + prost::Name + fmt::Debug,
+        Resp: Validate + Send + 'static,
+        F: FnOnce(Request<Req>) -> Fut,
+        Fut: Future<Output = Result<Response<BoxStream<Resp>>, Status>>,
+    {
+        use tokio_stream::StreamExt as _;
+        let span = self.span(rpc, request.get_ref());
+        async move {
+            let started = Instant::now();
+            if self.layers.tracing {
+                tracing::debug!(request = ?request.get_ref(), "request");
+            }
+            let secrets = owned_secrets(request.get_ref());
+            let result = match self.admit(rpc, request.get_ref()) {
+                Ok(_in_flight) => handler(request).await,
+                Err(status) => Err(status),
+            };
+            let result = result.map_err(|status| scrub(status, &secrets));
+            if self.layers.tracing {
+                match &result {
+                    Ok(_) => tracing::debug!(elapsed_us = elapsed_us(started), "stream opened"),
+                    Err(status) => log_error(status, started),
+                }
+            }
+            let name = rpc.name;
+            if self.layers.validate_responses {
+                result.map(|response| {
+                    response.map(|stream| -> BoxStream<Resp> {
+                        Box::pin(stream.map(move |item| match item {
+                            Ok(message) => match message.validate() {
+                                Ok(()) => Ok(message),
+                                Err(v) => Err(Status::internal(format!("the plugin's {name} response breaks the CSI spec: {v}"))),
+                            },
+                            Err(status) => Err(status),
+                        }))
+                    })
+                })
+            } else {
+                result
+            }
+        }
+        .instrument(span)
+        .await
+    }
+}
+
+fn elapsed_us(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+fn log_outcome<Resp: fmt::Debug>(result: &Result<Response<Resp>, Status>, started: Instant) {
+    match result {
+        Ok(response) => tracing::debug!(elapsed_us = elapsed_us(started), response = ?response.get_ref(), "ok"),
+        Err(status) => log_error(status, started),
+    }
+}
+
+fn log_error(status: &Status, started: Instant) {
+    let code = status.code();
+    let elapsed_us = elapsed_us(started);
+    match code {
+        tonic::Code::Internal | tonic::Code::Unknown | tonic::Code::DataLoss => {
+            tracing::error!(elapsed_us, code = ?code, message = status.message(), "failed");
+        }
+        _ => tracing::info!(elapsed_us, code = ?code, message = status.message(), "failed"),
+    }
+}
+
+/// The request's secret values, copied so the error path can scrub them after the request
+/// moved into the driver. Requests without secrets (most) cost nothing.
+fn owned_secrets<Req: SecretValues>(request: &Req) -> Vec<String> {
+    let mut out = Vec::new();
+    request.secret_values(&mut |value| out.push(value.to_owned()));
+    out
+}
+
+/// Secret values shorter than this are scrubbed only where they stand as a word of their own:
+/// a one- or two-letter value occurs inside ordinary words, where it reveals nothing.
+const SHORT_SECRET: usize = 4;
+
+/// Replaces every secret value in a status message with `<redacted>`, longest first so a
+/// secret that contains another is removed whole.
+fn scrub(status: Status, secrets: &[String]) -> Status {
+    if secrets.is_empty() || !secrets.iter().any(|s| status.message().contains(s.as_str())) {
+        return status;
+    }
+    let mut sorted: Vec<&String> = secrets.iter().collect();
+    sorted.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut message = status.message().to_owned();
+    for secret in sorted {
+        message = if secret.len() >= SHORT_SECRET { message.replace(secret.as_str(), crate::redact::REDACTED) } else { replace_words(&message, secret) };
+    }
+    Status::with_details_and_metadata(status.code(), message, status.details().to_vec().into(), status.metadata().clone())
+}
+
+/// Replaces `word` where neither neighbour is alphanumeric.
+fn replace_words(text: &str, word: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut before: Option<char> = None;
+    while let Some(at) = rest.find(word) {
+        let (head, tail) = rest.split_at(at);
+        let prev = head.chars().next_back().or(before);
+        let next = tail[word.len()..].chars().next();
+        out.push_str(head);
+        if prev.is_some_and(char::is_alphanumeric) || next.is_some_and(char::is_alphanumeric) {
+            out.push_str(word);
+        } else {
+            out.push_str(crate::redact::REDACTED);
+        }
+        before = word.chars().next_back();
+        rest = &tail[word.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where a plugin listens: the parsed `CSI_ENDPOINT`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `unix:///path/to/plugin.sock` (the spec's form; the path must end with `.sock`).
+    Unix(PathBuf),
+    /// `tcp://host:port`, outside the spec, for development and tests.
+    Tcp(String),
+}
+
+/// Why a plugin could not serve.
+#[derive(Debug)]
+pub enum ServeError {
+    /// `CSI_ENDPOINT` is not set.
+    NoEndpoint,
+    /// The endpoint could not be read.
+    BadEndpoint {
+        /// The endpoint as given.
+        endpoint: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// Another plugin answers on the socket.
+    InUse(PathBuf),
+    /// The socket path holds something other than a socket; it is left alone.
+    NotASocket(PathBuf),
+    /// The start-up check found capabilities and RPCs that disagree (with `strict`).
+    Capabilities(Vec<String>),
+    /// Binding, listening or serving failed.
+    Io {
+        /// What was being done.
+        action: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The transport failed.
+    Transport(tonic::transport::Error),
+}
+
+impl fmt::Display for ServeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoEndpoint => f.write_str("CSI_ENDPOINT is not set; set it to unix:///path/to/plugin.sock"),
+            Self::BadEndpoint { endpoint, reason } => write!(f, "CSI_ENDPOINT '{endpoint}': {reason}"),
+            Self::InUse(path) => write!(f, "{}: another process is serving on this socket", path.display()),
+            Self::NotASocket(path) => write!(f, "{}: exists and is not a socket; not removing it", path.display()),
+            Self::Capabilities(problems) => write!(f, "capabilities and implemented RPCs disagree: {}", problems.join("; ")),
+            Self::Io { action, source } => write!(f, "{action}: {source}"),
+            Self::Transport(e) => write!(f, "transport: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => Some(source),
+            Self::Transport(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl FromStr for Endpoint {
+    type Err = ServeError;
+
+    fn from_str(endpoint: &str) -> Result<Self, ServeError> {
+        let bad = |reason| ServeError::BadEndpoint { endpoint: endpoint.to_owned(), reason };
+        if let Some(rest) = endpoint.strip_prefix("unix:") {
+            // unix:///abs/path.sock (the spec's form), unix:/abs/path.sock, unix:relative.sock
+            let path = match rest.strip_prefix("//") {
+                Some(rest) if rest.starts_with('/') => rest,
+                Some(_) => return Err(bad("a unix endpoint has no authority; write unix:///absolute/path.sock")),
+                None => rest,
+            };
+            if path.is_empty() {
+                return Err(bad("the socket path is empty"));
+            }
+            if !path.ends_with(".sock") {
+                return Err(bad("the spec requires unix endpoints to end with .sock"));
+            }
+            Ok(Endpoint::Unix(PathBuf::from(path)))
+        } else if let Some(rest) = endpoint.strip_prefix("tcp://") {
+            let Some((host, port)) = rest.rsplit_once(':') else { return Err(bad("a tcp endpoint needs host:port")) };
+            if host.is_empty() || port.parse::<u16>().is_err() || rest.contains('/') {
+                return Err(bad("a tcp endpoint is tcp://host:port with a port number"));
+            }
+            Ok(Endpoint::Tcp(rest.to_owned()))
+        } else {
+            Err(bad("unsupported scheme; expected unix:///path/to/plugin.sock or tcp://host:port"))
+        }
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unix(path) if path.is_absolute() => write!(f, "unix://{}", path.display()),
+            Self::Unix(path) => write!(f, "unix:{}", path.display()),
+            Self::Tcp(addr) => write!(f, "tcp://{addr}"),
+        }
+    }
+}
+
+impl Endpoint {
+    /// Reads `CSI_ENDPOINT`.
+    pub fn from_env() -> Result<Self, ServeError> {
+        match std::env::var("CSI_ENDPOINT") {
+            Ok(value) => value.parse(),
+            Err(std::env::VarError::NotPresent) => Err(ServeError::NoEndpoint),
+            Err(std::env::VarError::NotUnicode(_)) => Err(ServeError::BadEndpoint { endpoint: "<not UTF-8>".into(), reason: "not valid UTF-8" }),
+        }
+    }
+}
+
+/// Removes a socket file left by a plugin that is gone; refuses when one still answers or
+/// when the path is not a socket.
+fn remove_stale_socket(path: &Path) -> Result<(), ServeError> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(ServeError::Io { action: format!("inspecting {}", path.display()), source }),
+    };
+    if !meta.file_type().is_socket() {
+        return Err(ServeError::NotASocket(path.to_owned()));
+    }
+    if std::os::unix::net::UnixStream::connect(path).is_ok() {
+        return Err(ServeError::InUse(path.to_owned()));
+    }
+    tracing::info!(path = %path.display(), "removing stale socket");
+    std::fs::remove_file(path).map_err(|source| ServeError::Io { action: format!("removing stale socket {}", path.display()), source })
+}
+
+/// Resolves when SIGTERM or SIGINT arrives.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut int = signal(SignalKind::interrupt()).ok();
+    let term = async {
+        match term.as_mut() {
+            Some(s) => {
+                s.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    let int = async {
+        match int.as_mut() {
+            Some(s) => {
+                s.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = term => tracing::info!("SIGTERM: draining in-flight calls"),
+        () = int => tracing::info!("SIGINT: draining in-flight calls"),
+    }
+}
+
+/// Serves `routes` on `endpoint` until `shutdown` resolves, then lets in-flight calls finish
+/// and (for a unix socket) removes the socket file.
+pub async fn serve_routes(routes: tonic::service::Routes, endpoint: &Endpoint, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
+    let server = tonic::transport::Server::builder().add_routes(routes);
+    match endpoint {
+        Endpoint::Unix(path) => {
+            remove_stale_socket(path)?;
+            let listener = tokio::net::UnixListener::bind(path).map_err(|source| ServeError::Io { action: format!("binding {endpoint}"), source })?;
+            tracing::info!(%endpoint, "serving");
+            let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
+            let served = server.serve_with_incoming_shutdown(incoming, shutdown).await;
+            let removed = std::fs::remove_file(path);
+            served.map_err(ServeError::Transport)?;
+            removed.map_err(|source| ServeError::Io { action: format!("removing {}", path.display()), source })?;
+        }
+        Endpoint::Tcp(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr.as_str()).await.map_err(|source| ServeError::Io { action: format!("binding {endpoint}"), source })?;
+            tracing::info!(%endpoint, "serving");
+            let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+            server.serve_with_incoming_shutdown(incoming, shutdown).await.map_err(ServeError::Transport)?;
+        }
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints() {
+        assert_eq!("unix:///csi/csi.sock".parse::<Endpoint>().ok(), Some(Endpoint::Unix("/csi/csi.sock".into())));
+        assert_eq!("unix:/csi/csi.sock".parse::<Endpoint>().ok(), Some(Endpoint::Unix("/csi/csi.sock".into())));
+        assert_eq!("unix:csi.sock".parse::<Endpoint>().ok(), Some(Endpoint::Unix("csi.sock".into())));
+        assert_eq!("tcp://127.0.0.1:10000".parse::<Endpoint>().ok(), Some(Endpoint::Tcp("127.0.0.1:10000".into())));
+        for bad in ["unix://host/csi.sock", "unix:///csi/csi", "unix://", "tcp://127.0.0.1", "tcp://:80", "tcp://h:99999", "http://x:1", "/csi/csi.sock", ""] {
+            let err = bad.parse::<Endpoint>().unwrap_err().to_string();
+            assert!(err.starts_with(&format!("CSI_ENDPOINT '{bad}'")), "{bad}: {err}");
+        }
+        assert_eq!(Endpoint::Unix("/a/b.sock".into()).to_string(), "unix:///a/b.sock");
+    }
+
+    #[test]
+    fn scrub_replaces_every_secret_longest_first() {
+        let secrets = vec!["abc".to_owned(), "abcdef".to_owned()];
+        let s = scrub(Status::internal("bad password abcdef and abc"), &secrets);
+        assert_eq!(s.message(), "bad password <redacted> and <redacted>");
+        assert_eq!(s.code(), tonic::Code::Internal);
+        let untouched = scrub(Status::internal("nothing here"), &secrets);
+        assert_eq!(untouched.message(), "nothing here");
+        let short = vec!["s".to_owned(), "ab".to_owned()];
+        assert_eq!(scrub(Status::internal("key 's' is wrong, so is ab; abs stays"), &short).message(), "key '<redacted>' is wrong, so is <redacted>; abs stays");
+        assert_eq!(replace_words("s s-s", "s"), "<redacted> <redacted>-<redacted>");
+        assert_eq!(replace_words("ss", "s"), "ss");
+    }
+}

@@ -1,0 +1,421 @@
+//! Each package's `server` module: the traits a driver implements (every RPC defaults to
+//! UNIMPLEMENTED), adapters that put those behind tonic's generated servers with the
+//! `csikit::server` layers, one [`Rpc`](../../runtime/server.rs) record per RPC (its path, and
+//! the id it is serialised on), `SecretValues` for every message, and, for `csi.v1`, the
+//! `Builder` that derives Identity and the capabilities from what was registered.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use csikit_spec::{Label, Method, Model, Presence, Service};
+
+use crate::debug::secret_holders;
+use crate::layout::Package;
+use crate::names::{camel, relative_type_path, snake};
+
+/// The Rust path of a message from inside `<package>::server`.
+fn type_path(p: &Package<'_>, full_name: &str) -> Option<String> {
+    if let Some(rel) = relative_type_path(&p.model.package, full_name) {
+        return Some(format!("super::{rel}"));
+    }
+    p.extern_paths.iter().find_map(|(proto, rust)| {
+        let package = proto.trim_start_matches('.');
+        relative_type_path(package, full_name).map(|rel| format!("{rust}::{rel}"))
+    })
+}
+
+/// Words of a `CamelCase` name in lower case: `VolumeGroupSnapshot` -> `volume group snapshot`.
+fn words(camel_name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in camel_name.char_indices() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push(' ');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// The id a call works on, for per-volume serialisation: `Create*` RPCs are keyed by the
+/// `name` of what they create; others by their first REQUIRED top-level `*_id` string (other
+/// than `node_id`). Streaming RPCs only read, and are not serialised.
+pub fn serialisation_key(model: &Model, method: &Method) -> Option<(String, String)> {
+    if method.server_streaming || method.client_streaming {
+        return None;
+    }
+    let input = model.message(&method.input)?;
+    let string = |name: &str| input.fields.iter().find(|f| f.name == name && f.ty == "string" && f.label == Label::Singular && f.oneof.is_none());
+    if let (Some(object), Some(f)) = (method.name.strip_prefix("Create"), string("name")) {
+        return Some((format!("{} name", words(object)), f.name.clone()));
+    }
+    input
+        .fields
+        .iter()
+        .find(|f| {
+            f.presence == Presence::Required
+                && f.ty == "string"
+                && f.label == Label::Singular
+                && f.oneof.is_none()
+                && f.name.ends_with("_id")
+                && f.name != "node_id"
+        })
+        .map(|f| (f.name.trim_end_matches("_id").replace('_', " "), f.name.clone()))
+}
+
+/// The RPCs whose answer the skeleton derives when the driver does not define them.
+fn derived_rpc(model: &Model, method: &str) -> bool {
+    is_csi(model)
+        && matches!(
+            method,
+            "GetPluginInfo" | "GetPluginCapabilities" | "Probe" | "ControllerGetCapabilities" | "NodeGetCapabilities" | "GroupControllerGetCapabilities"
+        )
+}
+
+/// `csi.v1`: the package with the Identity and capability messages the builder knows.
+pub fn is_csi(model: &Model) -> bool {
+    model.package == "csi.v1"
+        && model.method("GetPluginCapabilities").is_some()
+        && model.method("ControllerGetCapabilities").is_some()
+        && model.method("NodeGetCapabilities").is_some()
+}
+
+/// The body of `<package>/server.rs`.
+pub fn generate_server(p: &Package<'_>) -> String {
+    let model = p.model;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "//! Server traits of `{}` for drivers: implement the RPCs the plugin supports, mark the `impl`\n\
+         //! block with [`#[csi_service]`](crate::csi_service), and serve it{}. Every RPC left out\n\
+         //! answers UNIMPLEMENTED; every call passes the [`crate::server`] layers.\n",
+        model.package,
+        if is_csi(model) { " with [`Builder`]" } else { " through a `*Service` adapter added to the v1 `Builder` with `service_with`" }
+    );
+    out.push_str("use std::future::Future;\nuse std::sync::Arc;\n\nuse tonic::{Request, Response, Status};\n\n");
+    let streaming = model.services.iter().flat_map(|s| &s.methods).any(|m| m.server_streaming && !m.client_streaming);
+    out.push_str(if streaming { "use crate::server::{BoxStream, Pipeline, SecretValues};\n\n" } else { "use crate::server::{Pipeline, SecretValues};\n\n" });
+
+    rpc_records(p, &mut out);
+    for s in &model.services {
+        service(p, s, &mut out);
+    }
+    secret_values(p, &mut out);
+    if is_csi(model) {
+        builder(p, &mut out);
+    }
+    out
+}
+
+fn const_name(method: &str) -> String {
+    snake(method).trim_start_matches("r#").to_ascii_uppercase()
+}
+
+fn rpc_records(p: &Package<'_>, out: &mut String) {
+    let model = p.model;
+    let _ = writeln!(out, "/// What the pipeline knows about each RPC: its path and the id it is serialised on.");
+    let keyed = model.services.iter().flat_map(|s| &s.methods).any(|m| serialisation_key(model, m).is_some());
+    let _ = writeln!(out, "pub mod rpc {{\n    use crate::server::{};\n", if keyed { "{Key, Rpc}" } else { "Rpc" });
+    for s in &model.services {
+        for m in &s.methods {
+            let Some(input) = type_path(p, &m.input) else { continue };
+            let input = input.replacen("super::", "super::super::", 1);
+            let key = match serialisation_key(model, m) {
+                Some((kind, field)) => {
+                    let fname = format!("key_{}", snake(&m.name).trim_start_matches("r#"));
+                    let _ = writeln!(out, "    fn {fname}(request: &{input}) -> &str {{\n        &request.{}\n    }}", snake(&field));
+                    format!("Some(Key {{ kind: {kind:?}, get: {fname} }})")
+                }
+                None => "None".to_owned(),
+            };
+            let _ = writeln!(
+                out,
+                "    /// `{}.{}`.\n    pub static {}: Rpc<{input}> = Rpc {{ name: {:?}, path: \"/{}/{}\", facts: &super::super::facts::FACTS, key: {key} }};\n",
+                s.name,
+                m.name,
+                const_name(&m.name),
+                m.name,
+                s.full_name,
+                m.name,
+            );
+        }
+    }
+    let _ = writeln!(out, "}}\n");
+}
+
+fn first_line(comment: &str) -> String {
+    let text: String = comment.lines().map(str::trim).take_while(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+    text.replace('[', "\\[").replace(']', "\\]")
+}
+
+fn service(p: &Package<'_>, s: &Service, out: &mut String) {
+    let model = p.model;
+    let trait_name = camel(&s.name);
+    let tonic_mod = format!("super::{}_server", snake(&s.name).trim_start_matches("r#"));
+    let methods: Vec<&Method> = s.methods.iter().filter(|m| !m.client_streaming).collect();
+    let typed: Vec<(&Method, String, String)> =
+        methods.iter().filter_map(|m| Some((*m, type_path(p, &m.input)?, type_path(p, &m.output)?))).collect();
+
+    // The trait.
+    let doc = first_line(&s.comment);
+    if !doc.is_empty() {
+        let _ = writeln!(out, "/// {doc}\n///");
+    }
+    let _ = writeln!(
+        out,
+        "/// The `{}` service as a driver writes it: define the RPCs the plugin supports (as `async fn`,\n\
+         /// with the tonic signature) in an `impl` block marked `#[csikit::csi_service]`; the rest answer\n\
+         /// UNIMPLEMENTED.",
+        s.full_name
+    );
+    let _ = writeln!(out, "pub trait {trait_name}: Send + Sync + 'static {{");
+    let _ = writeln!(
+        out,
+        "    /// The RPC methods (snake_case names) this implementation defines. `#[csikit::csi_service]`\n    \
+         /// writes it from the `impl` block; the server answers UNIMPLEMENTED for the others and derives\n    \
+         /// capabilities from the list.\n    fn implemented(&self) -> &'static [&'static str];\n"
+    );
+    for (m, input, output) in &typed {
+        let method = snake(&m.name);
+        let doc = first_line(&m.comment);
+        if !doc.is_empty() {
+            let _ = writeln!(out, "    /// {doc}");
+        }
+        let ret = if m.server_streaming { format!("Response<BoxStream<{output}>>") } else { format!("Response<{output}>") };
+        let _ = writeln!(
+            out,
+            "    fn {method}(&self, request: Request<{input}>) -> impl Future<Output = Result<{ret}, Status>> + Send {{\n        \
+             drop(request);\n        std::future::ready(Err(crate::server::unimplemented({:?})))\n    }}\n",
+            m.name
+        );
+    }
+    let _ = writeln!(out, "}}\n");
+
+    // The adapter.
+    let has_derived = typed.iter().any(|(m, ..)| derived_rpc(model, &m.name));
+    let adapter = format!("{trait_name}Service");
+    let _ = writeln!(
+        out,
+        "/// A [`{trait_name}`] behind the [`crate::server`] layers, as tonic's `{}` server.",
+        s.full_name
+    );
+    let _ = writeln!(out, "pub struct {adapter}<T> {{\n    inner: Arc<T>,\n    pipeline: Arc<Pipeline>,\n    implemented: [bool; {}],", typed.len());
+    if has_derived {
+        let _ = writeln!(out, "    derived: Arc<Derived>,");
+    }
+    let _ = writeln!(out, "}}\n");
+    let names: Vec<String> = typed.iter().map(|(m, ..)| format!("{:?}", snake(&m.name).trim_start_matches("r#"))).collect();
+    let _ = writeln!(out, "impl<T> {adapter}<T> {{\n    /// The RPC methods of the service, in declaration order.\n    pub const METHODS: [&'static str; {}] = [{}];\n", typed.len(), names.join(", "));
+    let _ = writeln!(out, "    /// Whether the driver defines the RPC method `method` (snake_case).\n    pub fn implements(&self, method: &str) -> bool {{\n        Self::METHODS.iter().zip(self.implemented).any(|(m, i)| i && *m == method)\n    }}\n}}\n");
+    let _ = writeln!(out, "impl<T> Clone for {adapter}<T> {{\n    fn clone(&self) -> Self {{");
+    let _ = writeln!(
+        out,
+        "        Self {{ inner: Arc::clone(&self.inner), pipeline: Arc::clone(&self.pipeline), implemented: self.implemented{} }}\n    }}\n}}\n",
+        if has_derived { ", derived: Arc::clone(&self.derived)" } else { "" }
+    );
+    let derived_param = if has_derived { ", derived: Arc<Derived>" } else { "" };
+    let _ = writeln!(out, "impl<T: {trait_name}> {adapter}<T> {{");
+    let _ = writeln!(out, "    /// Wraps `inner`; calls pass through `pipeline`.\n    pub fn new(inner: Arc<T>, pipeline: Arc<Pipeline>{derived_param}) -> Self {{");
+    let _ = writeln!(out, "        let defined = inner.implemented();\n        let implemented = Self::METHODS.map(|m| defined.contains(&m));");
+    let _ = writeln!(out, "        Self {{ inner, pipeline, implemented{} }}\n    }}\n", if has_derived { ", derived" } else { "" });
+    let _ = writeln!(out, "    /// The tonic server of this adapter, ready for a router.\n    pub fn into_server(self) -> {tonic_mod}::{trait_name}Server<Self> {{\n        {tonic_mod}::{trait_name}Server::new(self)\n    }}\n}}\n");
+
+    let _ = writeln!(out, "#[tonic::async_trait]\nimpl<T: {trait_name}> {tonic_mod}::{trait_name} for {adapter}<T> {{");
+    for (i, (m, input, output)) in typed.iter().enumerate() {
+        let method = snake(&m.name);
+        let record = format!("rpc::{}", const_name(&m.name));
+        let fallback = if derived_rpc(model, &m.name) {
+            format!("            return Ok(Response::new(self.derived.{}.clone()));", snake(&m.name).trim_start_matches("r#"))
+        } else {
+            format!("            return Err(self.pipeline.unimplemented(&{record}));")
+        };
+        if m.server_streaming {
+            let stream = format!("{}Stream", camel(&m.name));
+            let _ = writeln!(out, "    type {stream} = BoxStream<{output}>;\n");
+            let _ = writeln!(
+                out,
+                "    async fn {method}(&self, request: Request<{input}>) -> Result<Response<Self::{stream}>, Status> {{\n        \
+                 if !self.implemented[{i}] {{\n{fallback}\n        }}\n        let inner = &*self.inner;\n        \
+                 self.pipeline.server_streaming(&{record}, request, |r| inner.{method}(r)).await\n    }}\n"
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "    async fn {method}(&self, request: Request<{input}>) -> Result<Response<{output}>, Status> {{\n        \
+                 if !self.implemented[{i}] {{\n{fallback}\n        }}\n        let inner = &*self.inner;\n        \
+                 self.pipeline.unary(&{record}, request, |r| inner.{method}(r)).await\n    }}\n"
+            );
+        }
+    }
+    let _ = writeln!(out, "}}\n");
+}
+
+/// The value type of a field: the declared type, or the value of a `map<K, V>`.
+fn value_type(ty: &str) -> &str {
+    match ty.strip_prefix("map<").and_then(|t| t.strip_suffix('>')) {
+        Some(kv) => kv.split_once(',').map_or(kv, |(_, v)| v.trim()),
+        None => ty,
+    }
+}
+
+fn secret_values(p: &Package<'_>, out: &mut String) {
+    let model = p.model;
+    let holders = secret_holders(model);
+    for m in &model.messages {
+        let Some(path) = type_path(p, &m.full_name) else { continue };
+        if !holders.contains(m.full_name.as_str()) {
+            let _ = writeln!(out, "impl SecretValues for {path} {{\n    fn secret_values<'a>(&'a self, _found: &mut dyn FnMut(&'a str)) {{}}\n}}\n");
+            continue;
+        }
+        let _ = writeln!(out, "impl SecretValues for {path} {{\n    fn secret_values<'a>(&'a self, found: &mut dyn FnMut(&'a str)) {{");
+        let mut oneofs = BTreeSet::new();
+        for f in &m.fields {
+            let value = value_type(&f.ty);
+            let nested = holders.contains(value);
+            if !f.secret && !nested {
+                continue;
+            }
+            // What to do with one value `v: &T`.
+            let one = if nested {
+                "v.secret_values(found)".to_owned()
+            } else if value == "bytes" {
+                "if let Ok(s) = std::str::from_utf8(v) { if !s.is_empty() { found(s) } }".to_owned()
+            } else if value == "string" {
+                "if !v.is_empty() { found(v) }".to_owned()
+            } else {
+                continue; // a secret number or enum cannot appear in text as such
+            };
+            let ident = snake(&f.name);
+            if let Some(oneof) = &f.oneof {
+                oneofs.insert(oneof.clone());
+                let enum_path = format!("{}::{}", path_module(&path), camel(oneof));
+                let _ = writeln!(out, "        if let Some({enum_path}::{}(v)) = &self.{} {{ {one}; }}", camel(&f.name), snake(oneof));
+                continue;
+            }
+            match f.label {
+                Label::Map => {
+                    let _ = writeln!(out, "        for v in self.{ident}.values() {{ {one}; }}");
+                }
+                Label::Repeated => {
+                    let _ = writeln!(out, "        for v in &self.{ident} {{ {one}; }}");
+                }
+                Label::Singular if nested || f.proto3_optional => {
+                    let _ = writeln!(out, "        if let Some(v) = &self.{ident} {{ {one}; }}");
+                }
+                Label::Singular => {
+                    let _ = writeln!(out, "        {{ let v = &self.{ident}; {one}; }}");
+                }
+            }
+        }
+        let _ = writeln!(out, "    }}\n}}\n");
+    }
+}
+
+/// `super::a::Msg` -> `super::a::msg` (the module prost puts a message's nested types in).
+fn path_module(path: &str) -> String {
+    match path.rsplit_once("::") {
+        Some((parent, last)) => format!("{parent}::{}", snake(last)),
+        None => snake(path),
+    }
+}
+
+/// The capabilities the builder derives: enum value name -> the RPC methods that make it.
+/// These pairings are the spec's prose (each capability's comment names its RPCs); values
+/// without RPCs of their own (CLONE_VOLUME, PUBLISH_READONLY, ...) are declared by the driver.
+const CONTROLLER_CAPS: &[(&str, &[&str])] = &[
+    ("CREATE_DELETE_VOLUME", &["CreateVolume", "DeleteVolume"]),
+    ("PUBLISH_UNPUBLISH_VOLUME", &["ControllerPublishVolume", "ControllerUnpublishVolume"]),
+    ("LIST_VOLUMES", &["ListVolumes"]),
+    ("GET_CAPACITY", &["GetCapacity"]),
+    ("CREATE_DELETE_SNAPSHOT", &["CreateSnapshot", "DeleteSnapshot"]),
+    ("LIST_SNAPSHOTS", &["ListSnapshots"]),
+    ("EXPAND_VOLUME", &["ControllerExpandVolume"]),
+    ("GET_VOLUME", &["ControllerGetVolume"]),
+    ("MODIFY_VOLUME", &["ControllerModifyVolume"]),
+    ("GET_SNAPSHOT", &["GetSnapshot"]),
+];
+const NODE_CAPS: &[(&str, &[&str])] = &[
+    ("STAGE_UNSTAGE_VOLUME", &["NodeStageVolume", "NodeUnstageVolume"]),
+    ("GET_VOLUME_STATS", &["NodeGetVolumeStats"]),
+    ("EXPAND_VOLUME", &["NodeExpandVolume"]),
+];
+const GROUP_CAPS: &[(&str, &[&str])] =
+    &[("CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", &["CreateVolumeGroupSnapshot", "DeleteVolumeGroupSnapshot", "GetVolumeGroupSnapshot"])];
+/// Plugin capabilities that a registered service makes.
+const PLUGIN_SERVICES: &[(&str, &str)] =
+    &[("CONTROLLER_SERVICE", "Controller"), ("GROUP_CONTROLLER_SERVICE", "GroupController"), ("SNAPSHOT_METADATA_SERVICE", "SnapshotMetadata")];
+
+/// The derivation table of one capability enum, keeping the values and RPCs this release has.
+fn cap_table(model: &Model, enum_name: &str, rust_enum: &str, table: &[(&str, &[&str])]) -> String {
+    let Some(e) = model.enum_type(enum_name) else { return "&[]".to_owned() };
+    let mut rows = Vec::new();
+    for (value, rpcs) in table {
+        if !e.values.iter().any(|v| v.name == *value) || !rpcs.iter().all(|r| model.method(r).is_some()) {
+            continue;
+        }
+        let methods: Vec<String> = rpcs.iter().map(|r| format!("{:?}", snake(r))).collect();
+        rows.push(format!("({rust_enum}::{}, &[{}])", camel(&value.to_ascii_lowercase()), methods.join(", ")));
+    }
+    format!("&[{}]", rows.join(", "))
+}
+
+fn builder(p: &Package<'_>, out: &mut String) {
+    let model = p.model;
+    let has = |s: &str| model.services.iter().any(|x| x.name == s);
+    let group = has("GroupController") && model.method("GroupControllerGetCapabilities").is_some();
+    let plugin_enum = "super::plugin_capability::service::Type";
+    let plugin_rows: Vec<String> = model
+        .enum_type("csi.v1.PluginCapability.Service.Type")
+        .map(|e| {
+            PLUGIN_SERVICES
+                .iter()
+                .filter(|(v, s)| has(s) && e.values.iter().any(|x| x.name == *v))
+                .map(|(v, s)| format!("({plugin_enum}::{}, {s:?})", camel(&v.to_ascii_lowercase())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let text = include_str!("../runtime/server_builder.rs");
+    let text = text
+        .replace("/*CONTROLLER_CAPS*/&[]", &cap_table(model, "csi.v1.ControllerServiceCapability.RPC.Type", "super::controller_service_capability::rpc::Type", CONTROLLER_CAPS))
+        .replace("/*NODE_CAPS*/&[]", &cap_table(model, "csi.v1.NodeServiceCapability.RPC.Type", "super::node_service_capability::rpc::Type", NODE_CAPS))
+        .replace("/*PLUGIN_SERVICES*/&[]", &format!("&[{}]", plugin_rows.join(", ")));
+    // Releases without the group controller service drop its parts (marked `//group`).
+    let text = if group {
+        text.replace(
+            "/*GROUP_CAPS*/&[]",
+            &cap_table(model, "csi.v1.GroupControllerServiceCapability.RPC.Type", "super::group_controller_service_capability::rpc::Type", GROUP_CAPS),
+        )
+    } else {
+        text.lines().filter(|l| !l.trim_end().ends_with("//group")).map(|l| format!("{l}\n")).collect()
+    };
+    let services: Vec<&str> = ["Identity", "Controller", "Node", "GroupController", "SnapshotMetadata"].into_iter().filter(|s| has(s)).collect();
+    let mut register = String::new();
+    for s in services.iter().filter(|s| **s != "Identity") {
+        let method = snake(s);
+        let (param, derived) = if *s == "SnapshotMetadata" { ("_derived", "") } else { ("derived", ", Arc::clone(derived)") };
+        let _ = writeln!(
+            register,
+            "    /// Registers the driver's `{s}` service.\n    pub fn {method}<T: {s}>(mut self, service: T) -> Self {{\n        \
+             let service = Arc::new(service);\n        self.implemented.push(({s:?}, service.implemented()));"
+        );
+        let caps_rpc = match *s {
+            "Controller" => Some(("controller_get_capabilities", "ControllerGetCapabilitiesRequest", "controller_caps")),
+            "Node" => Some(("node_get_capabilities", "NodeGetCapabilitiesRequest", "node_caps")),
+            "GroupController" => Some(("group_controller_get_capabilities", "GroupControllerGetCapabilitiesRequest", "group_caps")),
+            _ => None,
+        };
+        if let Some((rpc, req, names)) = caps_rpc {
+            let _ = writeln!(
+                register,
+                "        if service.implemented().contains(&{rpc:?}) {{\n            let probe = Arc::clone(&service);\n            \
+                 self.advertised.push(({s:?}, Box::new(move || Box::pin(async move {{\n                \
+                 probe.{rpc}(Request::new(super::{req}::default())).await.map(|r| {names}(r.get_ref()))\n            }}))));\n        }}"
+            );
+        }
+        let _ = writeln!(
+            register,
+            "        self.add.push(Box::new(move |routes, pipeline, {param}| routes.add_service({s}Service::new(service, Arc::clone(pipeline){derived}).into_server())));\n        self\n    }}\n"
+        );
+    }
+    let text = text.replace("    /*REGISTER*/\n", &register);
+    out.push_str(&text);
+}
