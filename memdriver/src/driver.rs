@@ -10,28 +10,32 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use csikit::v1::errors::{
-    ControllerExpandVolumeError, ControllerGetVolumeError, ControllerModifyVolumeError, ControllerPublishVolumeError,
-    CreateSnapshotError, CreateVolumeError, DeleteVolumeError, GetSnapshotError, ListSnapshotsError, ListVolumesError,
-    NodeExpandVolumeError, NodeGetVolumeStatsError, NodePublishVolumeError, NodeStageVolumeError,
+    ControllerExpandVolumeError, ControllerGetVolumeError, ControllerModifyVolumeError,
+    ControllerPublishVolumeError, CreateSnapshotError, CreateVolumeError, DeleteVolumeError,
+    GetSnapshotError, ListSnapshotsError, ListVolumesError, NodeExpandVolumeError,
+    NodeGetVolumeStatsError, NodePublishVolumeError, NodeStageVolumeError,
     NodeUnpublishVolumeError, NodeUnstageVolumeError, ValidateVolumeCapabilitiesError,
 };
-use csikit::v1::volume_capability::access_mode::Mode;
 use csikit::v1::volume_capability::AccessType;
+use csikit::v1::volume_capability::access_mode::Mode;
 use csikit::v1::volume_content_source::{SnapshotSource, Type as SourceType, VolumeSource};
 use csikit::v1::{
-    controller_get_volume_response, list_snapshots_response, list_volumes_response,
-    validate_volume_capabilities_response, volume_usage, CapacityRange, ControllerExpandVolumeRequest,
-    ControllerExpandVolumeResponse, ControllerGetVolumeRequest, ControllerGetVolumeResponse,
-    ControllerModifyVolumeRequest, ControllerModifyVolumeResponse, ControllerPublishVolumeRequest,
-    ControllerPublishVolumeResponse, ControllerUnpublishVolumeRequest, ControllerUnpublishVolumeResponse,
-    CreateSnapshotRequest, CreateSnapshotResponse, CreateVolumeRequest, CreateVolumeResponse, DeleteSnapshotRequest,
-    DeleteSnapshotResponse, DeleteVolumeRequest, DeleteVolumeResponse, GetCapacityRequest, GetCapacityResponse,
-    GetSnapshotRequest, GetSnapshotResponse, ListSnapshotsRequest, ListSnapshotsResponse, ListVolumesRequest,
-    ListVolumesResponse, NodeExpandVolumeRequest, NodeExpandVolumeResponse, NodeGetInfoRequest, NodeGetInfoResponse,
-    NodeGetVolumeStatsRequest, NodeGetVolumeStatsResponse, NodePublishVolumeRequest, NodePublishVolumeResponse,
-    NodeStageVolumeRequest, NodeStageVolumeResponse, NodeUnpublishVolumeRequest, NodeUnpublishVolumeResponse,
+    CapacityRange, ControllerExpandVolumeRequest, ControllerExpandVolumeResponse,
+    ControllerGetVolumeRequest, ControllerGetVolumeResponse, ControllerModifyVolumeRequest,
+    ControllerModifyVolumeResponse, ControllerPublishVolumeRequest,
+    ControllerPublishVolumeResponse, ControllerUnpublishVolumeRequest,
+    ControllerUnpublishVolumeResponse, CreateSnapshotRequest, CreateSnapshotResponse,
+    CreateVolumeRequest, CreateVolumeResponse, DeleteSnapshotRequest, DeleteSnapshotResponse,
+    DeleteVolumeRequest, DeleteVolumeResponse, GetCapacityRequest, GetCapacityResponse,
+    GetSnapshotRequest, GetSnapshotResponse, ListSnapshotsRequest, ListSnapshotsResponse,
+    ListVolumesRequest, ListVolumesResponse, NodeExpandVolumeRequest, NodeExpandVolumeResponse,
+    NodeGetInfoRequest, NodeGetInfoResponse, NodeGetVolumeStatsRequest, NodeGetVolumeStatsResponse,
+    NodePublishVolumeRequest, NodePublishVolumeResponse, NodeStageVolumeRequest,
+    NodeStageVolumeResponse, NodeUnpublishVolumeRequest, NodeUnpublishVolumeResponse,
     NodeUnstageVolumeRequest, NodeUnstageVolumeResponse, ValidateVolumeCapabilitiesRequest,
     ValidateVolumeCapabilitiesResponse, VolumeCapability, VolumeContentSource, VolumeUsage,
+    controller_get_volume_response, list_snapshots_response, list_volumes_response,
+    validate_volume_capabilities_response, volume_usage,
 };
 use tonic::Status;
 
@@ -72,7 +76,13 @@ impl std::fmt::Debug for Config {
             .field("total_capacity", &self.total_capacity)
             .field("max_volume_size", &self.max_volume_size)
             .field("default_volume_size", &self.default_volume_size)
-            .field("required_secret", &self.required_secret.as_ref().map(|(key, _)| (key, csikit::redact::Redacted)))
+            .field(
+                "required_secret",
+                &self
+                    .required_secret
+                    .as_ref()
+                    .map(|(key, _)| (key, csikit::redact::Redacted)),
+            )
             .finish()
     }
 }
@@ -156,7 +166,10 @@ pub struct Driver {
 impl Driver {
     /// A plugin with nothing provisioned.
     pub fn new(config: Config) -> Driver {
-        Driver { config, state: Mutex::default() }
+        Driver {
+            config,
+            state: Mutex::default(),
+        }
     }
 
     /// The configuration.
@@ -177,11 +190,17 @@ impl Driver {
     /// `UNAUTHENTICATED` when the key is missing or its value differs. The message names the key,
     /// never a value.
     pub fn authenticate(&self, secrets: &HashMap<String, String>) -> Result<(), Status> {
-        let Some((key, expected)) = &self.config.required_secret else { return Ok(()) };
+        let Some((key, expected)) = &self.config.required_secret else {
+            return Ok(());
+        };
         match secrets.get(key) {
             Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => Ok(()),
-            Some(_) => Err(Status::unauthenticated(format!("secret '{key}' is not valid"))),
-            None => Err(Status::unauthenticated(format!("secret '{key}' is required"))),
+            Some(_) => Err(Status::unauthenticated(format!(
+                "secret '{key}' is not valid"
+            ))),
+            None => Err(Status::unauthenticated(format!(
+                "secret '{key}' is required"
+            ))),
         }
     }
 
@@ -193,7 +212,10 @@ impl Driver {
     /// # Errors
     ///
     /// See the spec's CreateVolume error table.
-    pub async fn create_volume(&self, request: CreateVolumeRequest) -> Result<CreateVolumeResponse, Status> {
+    pub async fn create_volume(
+        &self,
+        request: CreateVolumeRequest,
+    ) -> Result<CreateVolumeResponse, Status> {
         self.authenticate(&request.secrets)?;
         delay(&request.parameters).await?;
         for capability in &request.volume_capabilities {
@@ -202,13 +224,21 @@ impl Driver {
         }
         let mut state = self.state();
         // A retry is answered from what the name holds, even if its source has gone since.
-        if let Some(existing) = state.volume_names.get(&request.name).and_then(|id| state.volumes.get(id)) {
+        if let Some(existing) = state
+            .volume_names
+            .get(&request.name)
+            .and_then(|id| state.volumes.get(id))
+        {
             return match create_mismatch(existing, &request) {
-                None => Ok(CreateVolumeResponse { volume: Some(existing.to_csi()) }),
-                Some(what) => Err(CreateVolumeError::VolumeAlreadyExistsIncompatible.status(format!(
-                    "volume '{}' already exists with another {what}",
-                    request.name
-                ))),
+                None => Ok(CreateVolumeResponse {
+                    volume: Some(existing.to_csi()),
+                }),
+                Some(what) => Err(CreateVolumeError::VolumeAlreadyExistsIncompatible.status(
+                    format!(
+                        "volume '{}' already exists with another {what}",
+                        request.name
+                    ),
+                )),
             };
         }
         let source_size = match &request.volume_content_source {
@@ -241,7 +271,9 @@ impl Driver {
             published: BTreeMap::new(),
             node_capacity: capacity,
         };
-        let response = CreateVolumeResponse { volume: Some(volume.to_csi()) };
+        let response = CreateVolumeResponse {
+            volume: Some(volume.to_csi()),
+        };
         state.used += capacity;
         state.volume_names.insert(request.name, id.clone());
         state.volumes.insert(id, volume);
@@ -249,18 +281,28 @@ impl Driver {
     }
 
     /// The size a new volume gets: the range's minimum, the source's size, or the default.
-    fn choose_capacity(&self, range: Option<&CapacityRange>, source_size: Option<i64>) -> Result<i64, Status> {
+    fn choose_capacity(
+        &self,
+        range: Option<&CapacityRange>,
+        source_size: Option<i64>,
+    ) -> Result<i64, Status> {
         let out_of_range = |why: String| CreateVolumeError::UnsupportedCapacityRange.status(why);
         let (required, limit) = range.map_or((0, 0), |r| (r.required_bytes, r.limit_bytes));
         if required < 0 || limit < 0 {
-            return Err(out_of_range("capacity_range must not be negative".to_owned()));
+            return Err(out_of_range(
+                "capacity_range must not be negative".to_owned(),
+            ));
         }
         if limit > 0 && limit < required {
-            return Err(out_of_range(format!("limit_bytes {limit} is below required_bytes {required}")));
+            return Err(out_of_range(format!(
+                "limit_bytes {limit} is below required_bytes {required}"
+            )));
         }
         let floor = source_size.unwrap_or(0);
         if limit > 0 && limit < floor {
-            return Err(out_of_range(format!("limit_bytes {limit} is below the source's size {floor}")));
+            return Err(out_of_range(format!(
+                "limit_bytes {limit} is below the source's size {floor}"
+            )));
         }
         let capacity = if required > 0 {
             required.max(floor)
@@ -285,16 +327,24 @@ impl Driver {
     /// # Errors
     ///
     /// `FAILED_PRECONDITION` while the volume is published or staged anywhere.
-    pub fn delete_volume(&self, request: DeleteVolumeRequest) -> Result<DeleteVolumeResponse, Status> {
+    pub fn delete_volume(
+        &self,
+        request: DeleteVolumeRequest,
+    ) -> Result<DeleteVolumeResponse, Status> {
         self.authenticate(&request.secrets)?;
         let mut state = self.state();
-        let Some(volume) = state.volumes.get(&request.volume_id) else { return Ok(DeleteVolumeResponse {}) };
+        let Some(volume) = state.volumes.get(&request.volume_id) else {
+            return Ok(DeleteVolumeResponse {});
+        };
         if let Some(node) = volume.published_nodes.keys().next() {
-            return Err(DeleteVolumeError::VolumeInUse
-                .status(format!("volume '{}' is published to node '{node}'", volume.id)));
+            return Err(DeleteVolumeError::VolumeInUse.status(format!(
+                "volume '{}' is published to node '{node}'",
+                volume.id
+            )));
         }
         if let Some(path) = volume.staged.keys().chain(volume.published.keys()).next() {
-            return Err(DeleteVolumeError::VolumeInUse.status(format!("volume '{}' is in use at '{path}'", volume.id)));
+            return Err(DeleteVolumeError::VolumeInUse
+                .status(format!("volume '{}' is in use at '{path}'", volume.id)));
         }
         // Snapshots are independent copies: they outlive the volume.
         let capacity = volume.capacity;
@@ -326,10 +376,17 @@ impl Driver {
         }
         let capability = request.volume_capability.unwrap_or_default();
         if !compatible(&volume.capabilities, &capability) {
-            return Err(ControllerPublishVolumeError::InvalidOrUnsupportedFieldInRequest
-                .status(format!("volume '{}' was not created with this volume_capability", volume.id)));
+            return Err(
+                ControllerPublishVolumeError::InvalidOrUnsupportedFieldInRequest.status(format!(
+                    "volume '{}' was not created with this volume_capability",
+                    volume.id
+                )),
+            );
         }
-        let publication = ControllerPublication { capability, readonly: request.readonly };
+        let publication = ControllerPublication {
+            capability,
+            readonly: request.readonly,
+        };
         if let Some(existing) = volume.published_nodes.get(&request.node_id) {
             if *existing != publication {
                 return Err(ControllerPublishVolumeError::VolumePublishedIncompatible.status(format!(
@@ -337,14 +394,20 @@ impl Driver {
                     volume.id, request.node_id
                 )));
             }
-        } else if let Some(other) = volume.published_nodes.keys().next() {
-            if !multi_node(&publication.capability) {
-                return Err(ControllerPublishVolumeError::VolumePublishedToAnotherNode
-                    .status(format!("volume '{}' is published to node '{other}'", volume.id)));
-            }
+        } else if let Some(other) = volume.published_nodes.keys().next()
+            && !multi_node(&publication.capability)
+        {
+            return Err(
+                ControllerPublishVolumeError::VolumePublishedToAnotherNode.status(format!(
+                    "volume '{}' is published to node '{other}'",
+                    volume.id
+                )),
+            );
         }
         volume.published_nodes.insert(request.node_id, publication);
-        Ok(ControllerPublishVolumeResponse { publish_context: publish_context(&volume.id) })
+        Ok(ControllerPublishVolumeResponse {
+            publish_context: publish_context(&volume.id),
+        })
     }
 
     /// `ControllerUnpublishVolume`: an unknown volume or node is unpublished already.
@@ -384,13 +447,19 @@ impl Driver {
             ValidateVolumeCapabilitiesError::VolumeDoesNotExist
                 .status(format!("volume '{}' does not exist", request.volume_id))
         })?;
-        let refusal = if let Some(i) =
-            request.volume_capabilities.iter().position(|c| !compatible(&volume.capabilities, c))
+        let refusal = if let Some(i) = request
+            .volume_capabilities
+            .iter()
+            .position(|c| !compatible(&volume.capabilities, c))
         {
-            Some(format!("volume_capabilities[{i}] is not supported by this volume"))
+            Some(format!(
+                "volume_capabilities[{i}] is not supported by this volume"
+            ))
         } else if !request.parameters.is_empty() && request.parameters != volume.parameters {
             Some("parameters differ from the volume's".to_owned())
-        } else if !request.mutable_parameters.is_empty() && request.mutable_parameters != volume.mutable_parameters {
+        } else if !request.mutable_parameters.is_empty()
+            && request.mutable_parameters != volume.mutable_parameters
+        {
             Some("mutable_parameters differ from the volume's".to_owned())
         } else if !request.volume_context.is_empty() && request.volume_context != volume.context {
             Some("volume_context differs from the volume's".to_owned())
@@ -398,7 +467,10 @@ impl Driver {
             None
         };
         Ok(match refusal {
-            Some(message) => ValidateVolumeCapabilitiesResponse { confirmed: None, message },
+            Some(message) => ValidateVolumeCapabilitiesResponse {
+                confirmed: None,
+                message,
+            },
             None => ValidateVolumeCapabilitiesResponse {
                 confirmed: Some(validate_volume_capabilities_response::Confirmed {
                     volume_context: request.volume_context,
@@ -418,11 +490,19 @@ impl Driver {
     /// `ABORTED` for a `starting_token` this plugin did not hand out.
     pub fn list_volumes(&self, request: ListVolumesRequest) -> Result<ListVolumesResponse, Status> {
         let state = self.state();
-        let (page, next_token) = page(&state.volumes, "vol", &request.starting_token, request.max_entries, |_| true)
-            .map_err(|()| {
-                ListVolumesError::InvalidStartingToken
-                    .status(format!("starting_token '{}' is not one this plugin issued", request.starting_token))
-            })?;
+        let (page, next_token) = page(
+            &state.volumes,
+            "vol",
+            &request.starting_token,
+            request.max_entries,
+            |_| true,
+        )
+        .map_err(|()| {
+            ListVolumesError::InvalidStartingToken.status(format!(
+                "starting_token '{}' is not one this plugin issued",
+                request.starting_token
+            ))
+        })?;
         let entries = page
             .into_iter()
             .map(|v| list_volumes_response::Entry {
@@ -433,7 +513,10 @@ impl Driver {
                 }),
             })
             .collect();
-        Ok(ListVolumesResponse { entries, next_token })
+        Ok(ListVolumesResponse {
+            entries,
+            next_token,
+        })
     }
 
     /// `ControllerGetVolume`.
@@ -441,10 +524,14 @@ impl Driver {
     /// # Errors
     ///
     /// `NOT_FOUND` for an unknown volume.
-    pub fn controller_get_volume(&self, request: ControllerGetVolumeRequest) -> Result<ControllerGetVolumeResponse, Status> {
+    pub fn controller_get_volume(
+        &self,
+        request: ControllerGetVolumeRequest,
+    ) -> Result<ControllerGetVolumeResponse, Status> {
         let state = self.state();
         let volume = state.volumes.get(&request.volume_id).ok_or_else(|| {
-            ControllerGetVolumeError::VolumeDoesNotExist.status(format!("volume '{}' does not exist", request.volume_id))
+            ControllerGetVolumeError::VolumeDoesNotExist
+                .status(format!("volume '{}' does not exist", request.volume_id))
         })?;
         Ok(ControllerGetVolumeResponse {
             volume: Some(volume.to_csi()),
@@ -486,7 +573,15 @@ impl Driver {
     pub fn get_capacity(&self, request: GetCapacityRequest) -> Result<GetCapacityResponse, Status> {
         let free = self.config.total_capacity - self.state().used;
         // A capability the plugin cannot serve has no capacity at all.
-        let free = if request.volume_capabilities.iter().all(|c| supported(c).is_ok()) { free } else { 0 };
+        let free = if request
+            .volume_capabilities
+            .iter()
+            .all(|c| supported(c).is_ok())
+        {
+            free
+        } else {
+            0
+        };
         Ok(GetCapacityResponse {
             available_capacity: free,
             maximum_volume_size: Some(free.min(self.config.max_volume_size)),
@@ -500,17 +595,30 @@ impl Driver {
     ///
     /// `NOT_FOUND` for an unknown source, `ALREADY_EXISTS` when the name is taken by a snapshot of
     /// another volume.
-    pub fn create_snapshot(&self, request: CreateSnapshotRequest) -> Result<CreateSnapshotResponse, Status> {
+    pub fn create_snapshot(
+        &self,
+        request: CreateSnapshotRequest,
+    ) -> Result<CreateSnapshotResponse, Status> {
         self.authenticate(&request.secrets)?;
         let mut state = self.state();
-        if let Some(existing) = state.snapshot_names.get(&request.name).and_then(|id| state.snapshots.get(id)) {
-            if existing.source_volume_id != request.source_volume_id || existing.parameters != request.parameters {
-                return Err(CreateSnapshotError::SnapshotAlreadyExistsIncompatible.status(format!(
-                    "snapshot '{}' already exists for another source_volume_id or parameters",
-                    request.name
-                )));
+        if let Some(existing) = state
+            .snapshot_names
+            .get(&request.name)
+            .and_then(|id| state.snapshots.get(id))
+        {
+            if existing.source_volume_id != request.source_volume_id
+                || existing.parameters != request.parameters
+            {
+                return Err(
+                    CreateSnapshotError::SnapshotAlreadyExistsIncompatible.status(format!(
+                        "snapshot '{}' already exists for another source_volume_id or parameters",
+                        request.name
+                    )),
+                );
             }
-            return Ok(CreateSnapshotResponse { snapshot: Some(existing.to_csi()) });
+            return Ok(CreateSnapshotResponse {
+                snapshot: Some(existing.to_csi()),
+            });
         }
         let size = match state.volumes.get(&request.source_volume_id) {
             Some(volume) => volume.capacity,
@@ -530,7 +638,9 @@ impl Driver {
             created: SystemTime::now().into(),
             parameters: request.parameters,
         };
-        let response = CreateSnapshotResponse { snapshot: Some(snapshot.to_csi()) };
+        let response = CreateSnapshotResponse {
+            snapshot: Some(snapshot.to_csi()),
+        };
         state.snapshot_names.insert(request.name, id.clone());
         state.snapshots.insert(id, snapshot);
         Ok(response)
@@ -542,7 +652,10 @@ impl Driver {
     /// # Errors
     ///
     /// Only authentication.
-    pub fn delete_snapshot(&self, request: DeleteSnapshotRequest) -> Result<DeleteSnapshotResponse, Status> {
+    pub fn delete_snapshot(
+        &self,
+        request: DeleteSnapshotRequest,
+    ) -> Result<DeleteSnapshotResponse, Status> {
         self.authenticate(&request.secrets)?;
         let mut state = self.state();
         if let Some(snapshot) = state.snapshots.remove(&request.snapshot_id) {
@@ -556,21 +669,40 @@ impl Driver {
     /// # Errors
     ///
     /// `ABORTED` for a `starting_token` this plugin did not hand out.
-    pub fn list_snapshots(&self, request: ListSnapshotsRequest) -> Result<ListSnapshotsResponse, Status> {
+    pub fn list_snapshots(
+        &self,
+        request: ListSnapshotsRequest,
+    ) -> Result<ListSnapshotsResponse, Status> {
         self.authenticate(&request.secrets)?;
         let state = self.state();
         let wanted = |s: &Snapshot| {
             (request.snapshot_id.is_empty() || s.id == request.snapshot_id)
-                && (request.source_volume_id.is_empty() || s.source_volume_id == request.source_volume_id)
+                && (request.source_volume_id.is_empty()
+                    || s.source_volume_id == request.source_volume_id)
         };
-        let (page, next_token) = page(&state.snapshots, "snap", &request.starting_token, request.max_entries, wanted)
-            .map_err(|()| {
-                ListSnapshotsError::InvalidStartingToken
-                    .status(format!("starting_token '{}' is not one this plugin issued", request.starting_token))
-            })?;
-        let entries =
-            page.into_iter().map(|s| list_snapshots_response::Entry { snapshot: Some(s.to_csi()) }).collect();
-        Ok(ListSnapshotsResponse { entries, next_token })
+        let (page, next_token) = page(
+            &state.snapshots,
+            "snap",
+            &request.starting_token,
+            request.max_entries,
+            wanted,
+        )
+        .map_err(|()| {
+            ListSnapshotsError::InvalidStartingToken.status(format!(
+                "starting_token '{}' is not one this plugin issued",
+                request.starting_token
+            ))
+        })?;
+        let entries = page
+            .into_iter()
+            .map(|s| list_snapshots_response::Entry {
+                snapshot: Some(s.to_csi()),
+            })
+            .collect();
+        Ok(ListSnapshotsResponse {
+            entries,
+            next_token,
+        })
     }
 
     /// `GetSnapshot`.
@@ -585,7 +717,9 @@ impl Driver {
             GetSnapshotError::SnapshotDoesNotExist
                 .status(format!("snapshot '{}' does not exist", request.snapshot_id))
         })?;
-        Ok(GetSnapshotResponse { snapshot: Some(snapshot.to_csi()) })
+        Ok(GetSnapshotResponse {
+            snapshot: Some(snapshot.to_csi()),
+        })
     }
 
     /// `ControllerExpandVolume`: online, never shrinks.
@@ -604,23 +738,31 @@ impl Driver {
             ControllerExpandVolumeError::VolumeDoesNotExist
                 .status(format!("volume '{}' does not exist", request.volume_id))
         })?;
-        if let Some(capability) = &request.volume_capability {
-            if !compatible(&volume.capabilities, capability) {
-                return Err(ControllerExpandVolumeError::ExceedsCapabilities
-                    .status(format!("volume '{}' was not created with this volume_capability", volume.id)));
-            }
+        if let Some(capability) = &request.volume_capability
+            && !compatible(&volume.capabilities, capability)
+        {
+            return Err(
+                ControllerExpandVolumeError::ExceedsCapabilities.status(format!(
+                    "volume '{}' was not created with this volume_capability",
+                    volume.id
+                )),
+            );
         }
         let target = expansion_target(request.capacity_range.as_ref(), self.config.max_volume_size)
             .map_err(|why| ControllerExpandVolumeError::UnsupportedCapacityRange.status(why))?;
         let grow = (target - volume.capacity).max(0);
         if grow > free {
-            return Err(ControllerExpandVolumeError::UnsupportedCapacityRange
-                .status(format!("the pool has {free} bytes free, {grow} more requested")));
+            return Err(
+                ControllerExpandVolumeError::UnsupportedCapacityRange.status(format!(
+                    "the pool has {free} bytes free, {grow} more requested"
+                )),
+            );
         }
         volume.capacity += grow;
         let response = ControllerExpandVolumeResponse {
             capacity_bytes: volume.capacity,
-            node_expansion_required: volume.capacity > volume.node_capacity && has_mount(&volume.capabilities),
+            node_expansion_required: volume.capacity > volume.node_capacity
+                && has_mount(&volume.capabilities),
         };
         state.used += grow;
         Ok(response)
@@ -633,25 +775,33 @@ impl Driver {
     /// # Errors
     ///
     /// See the spec's NodeStageVolume error table.
-    pub async fn node_stage_volume(&self, request: NodeStageVolumeRequest) -> Result<NodeStageVolumeResponse, Status> {
+    pub async fn node_stage_volume(
+        &self,
+        request: NodeStageVolumeRequest,
+    ) -> Result<NodeStageVolumeResponse, Status> {
         self.authenticate(&request.secrets)?;
         delay(&request.volume_context).await?;
         let mut state = self.state();
         let volume = state.volumes.get_mut(&request.volume_id).ok_or_else(|| {
-            NodeStageVolumeError::VolumeDoesNotExist.status(format!("volume '{}' does not exist", request.volume_id))
+            NodeStageVolumeError::VolumeDoesNotExist
+                .status(format!("volume '{}' does not exist", request.volume_id))
         })?;
         let capability = request.volume_capability.unwrap_or_default();
         if !compatible(&volume.capabilities, &capability) {
-            return Err(NodeStageVolumeError::ExceedsCapabilities
-                .status(format!("volume '{}' was not created with this volume_capability", volume.id)));
+            return Err(NodeStageVolumeError::ExceedsCapabilities.status(format!(
+                "volume '{}' was not created with this volume_capability",
+                volume.id
+            )));
         }
         match volume.staged.get(&request.staging_target_path) {
             Some(existing) if *existing == capability => return Ok(NodeStageVolumeResponse {}),
             Some(_) => {
-                return Err(NodeStageVolumeError::VolumePublishedIncompatible.status(format!(
-                    "volume '{}' is staged at '{}' with another volume_capability",
-                    volume.id, request.staging_target_path
-                )));
+                return Err(
+                    NodeStageVolumeError::VolumePublishedIncompatible.status(format!(
+                        "volume '{}' is staged at '{}' with another volume_capability",
+                        volume.id, request.staging_target_path
+                    )),
+                );
             }
             None => {}
         }
@@ -661,7 +811,9 @@ impl Driver {
                 volume.id
             )));
         }
-        volume.staged.insert(request.staging_target_path, capability);
+        volume
+            .staged
+            .insert(request.staging_target_path, capability);
         Ok(NodeStageVolumeResponse {})
     }
 
@@ -671,13 +823,19 @@ impl Driver {
     ///
     /// `NOT_FOUND` for an unknown volume, `FAILED_PRECONDITION` while a publication still uses
     /// the staging path.
-    pub fn node_unstage_volume(&self, request: NodeUnstageVolumeRequest) -> Result<NodeUnstageVolumeResponse, Status> {
+    pub fn node_unstage_volume(
+        &self,
+        request: NodeUnstageVolumeRequest,
+    ) -> Result<NodeUnstageVolumeResponse, Status> {
         let mut state = self.state();
         let volume = state.volumes.get_mut(&request.volume_id).ok_or_else(|| {
-            NodeUnstageVolumeError::VolumeDoesNotExist.status(format!("volume '{}' does not exist", request.volume_id))
+            NodeUnstageVolumeError::VolumeDoesNotExist
+                .status(format!("volume '{}' does not exist", request.volume_id))
         })?;
-        if let Some((target, _)) =
-            volume.published.iter().find(|(_, p)| p.staging_path == request.staging_target_path)
+        if let Some((target, _)) = volume
+            .published
+            .iter()
+            .find(|(_, p)| p.staging_path == request.staging_target_path)
         {
             return Err(Status::failed_precondition(format!(
                 "volume '{}' is still published at '{target}'",
@@ -702,7 +860,8 @@ impl Driver {
         delay(&request.volume_context).await?;
         let mut state = self.state();
         let volume = state.volumes.get_mut(&request.volume_id).ok_or_else(|| {
-            NodePublishVolumeError::VolumeDoesNotExist.status(format!("volume '{}' does not exist", request.volume_id))
+            NodePublishVolumeError::VolumeDoesNotExist
+                .status(format!("volume '{}' does not exist", request.volume_id))
         })?;
         // STAGE_UNSTAGE_VOLUME is advertised, so publication goes through a staging path.
         if request.staging_target_path.is_empty() {
@@ -710,15 +869,19 @@ impl Driver {
                 .status("staging_target_path is not set and this plugin stages volumes"));
         }
         if !volume.staged.contains_key(&request.staging_target_path) {
-            return Err(NodePublishVolumeError::StagingTargetPathNotSet.status(format!(
-                "volume '{}' is not staged at '{}'",
-                volume.id, request.staging_target_path
-            )));
+            return Err(
+                NodePublishVolumeError::StagingTargetPathNotSet.status(format!(
+                    "volume '{}' is not staged at '{}'",
+                    volume.id, request.staging_target_path
+                )),
+            );
         }
         let capability = request.volume_capability.unwrap_or_default();
         if !compatible(&volume.capabilities, &capability) {
-            return Err(NodePublishVolumeError::ExceedsCapabilities
-                .status(format!("volume '{}' was not created with this volume_capability", volume.id)));
+            return Err(NodePublishVolumeError::ExceedsCapabilities.status(format!(
+                "volume '{}' was not created with this volume_capability",
+                volume.id
+            )));
         }
         let publication = NodePublication {
             staging_path: request.staging_target_path,
@@ -731,18 +894,20 @@ impl Driver {
             if *existing == publication {
                 return Ok(NodePublishVolumeResponse {});
             }
-            return Err(NodePublishVolumeError::VolumePublishedIncompatible.status(format!(
-                "volume '{}' is published at '{}' with other arguments",
-                volume.id, request.target_path
-            )));
+            return Err(
+                NodePublishVolumeError::VolumePublishedIncompatible.status(format!(
+                    "volume '{}' is published at '{}' with other arguments",
+                    volume.id, request.target_path
+                )),
+            );
         }
-        if let Some(other) = volume.published.keys().next() {
-            if !multi_writer_on_node(&publication.capability) {
-                return Err(Status::failed_precondition(format!(
-                    "volume '{}' is already published at '{other}' and its access mode allows one",
-                    volume.id
-                )));
-            }
+        if let Some(other) = volume.published.keys().next()
+            && !multi_writer_on_node(&publication.capability)
+        {
+            return Err(Status::failed_precondition(format!(
+                "volume '{}' is already published at '{other}' and its access mode allows one",
+                volume.id
+            )));
         }
         volume.published.insert(request.target_path, publication);
         Ok(NodePublishVolumeResponse {})
@@ -780,7 +945,10 @@ impl Driver {
         let volume = state
             .volumes
             .get(&request.volume_id)
-            .filter(|v| v.staged.contains_key(&request.volume_path) || v.published.contains_key(&request.volume_path))
+            .filter(|v| {
+                v.staged.contains_key(&request.volume_path)
+                    || v.published.contains_key(&request.volume_path)
+            })
             .ok_or_else(|| {
                 NodeGetVolumeStatsError::VolumeDoesNotExist.status(format!(
                     "volume '{}' does not exist at '{}'",
@@ -797,9 +965,17 @@ impl Driver {
         if has_mount(&volume.capabilities) {
             // One inode per 16 KiB, as mkfs.ext4 would lay it out; only the root is used.
             let inodes = volume.node_capacity / (16 << 10);
-            usage.push(VolumeUsage { available: inodes - 1, total: inodes, used: 1, unit: volume_usage::Unit::Inodes as i32 });
+            usage.push(VolumeUsage {
+                available: inodes - 1,
+                total: inodes,
+                used: 1,
+                unit: volume_usage::Unit::Inodes as i32,
+            });
         }
-        Ok(NodeGetVolumeStatsResponse { usage, volume_condition: None })
+        Ok(NodeGetVolumeStatsResponse {
+            usage,
+            volume_condition: None,
+        })
     }
 
     /// `NodeExpandVolume`: grows the node's view up to the controller's size.
@@ -807,35 +983,49 @@ impl Driver {
     /// # Errors
     ///
     /// See the spec's NodeExpandVolume error table.
-    pub fn node_expand_volume(&self, request: NodeExpandVolumeRequest) -> Result<NodeExpandVolumeResponse, Status> {
+    pub fn node_expand_volume(
+        &self,
+        request: NodeExpandVolumeRequest,
+    ) -> Result<NodeExpandVolumeResponse, Status> {
         self.authenticate(&request.secrets)?;
         let mut state = self.state();
         let volume = state
             .volumes
             .get_mut(&request.volume_id)
-            .filter(|v| v.staged.contains_key(&request.volume_path) || v.published.contains_key(&request.volume_path))
+            .filter(|v| {
+                v.staged.contains_key(&request.volume_path)
+                    || v.published.contains_key(&request.volume_path)
+            })
             .ok_or_else(|| {
                 NodeExpandVolumeError::VolumeDoesNotExist.status(format!(
                     "volume '{}' is neither staged nor published at '{}'",
                     request.volume_id, request.volume_path
                 ))
             })?;
-        if let Some(capability) = &request.volume_capability {
-            if !compatible(&volume.capabilities, capability) {
-                return Err(NodeExpandVolumeError::ExceedsCapabilities
-                    .status(format!("volume '{}' was not created with this volume_capability", volume.id)));
-            }
+        if let Some(capability) = &request.volume_capability
+            && !compatible(&volume.capabilities, capability)
+        {
+            return Err(NodeExpandVolumeError::ExceedsCapabilities.status(format!(
+                "volume '{}' was not created with this volume_capability",
+                volume.id
+            )));
         }
         let target = expansion_target(request.capacity_range.as_ref(), volume.capacity)
             .map_err(|why| NodeExpandVolumeError::UnsupportedCapacityRange.status(why))?;
         // Without a range, or asked for less than the controller gave, grow to the controller's size.
         volume.node_capacity = volume.node_capacity.max(target).max(volume.capacity);
-        Ok(NodeExpandVolumeResponse { capacity_bytes: volume.node_capacity })
+        Ok(NodeExpandVolumeResponse {
+            capacity_bytes: volume.node_capacity,
+        })
     }
 
     /// `NodeGetInfo`.
     pub fn node_get_info(&self, _request: NodeGetInfoRequest) -> NodeGetInfoResponse {
-        NodeGetInfoResponse { node_id: self.config.node_id.clone(), max_volumes_per_node: 0, accessible_topology: None }
+        NodeGetInfoResponse {
+            node_id: self.config.node_id.clone(),
+            max_volumes_per_node: 0,
+            accessible_topology: None,
+        }
     }
 }
 
@@ -849,16 +1039,22 @@ impl State {
     /// The size of a content source, which a new volume may not undercut.
     fn source_size(&self, source: &VolumeContentSource) -> Result<i64, Status> {
         match &source.r#type {
-            Some(SourceType::Snapshot(SnapshotSource { snapshot_id })) => {
-                self.snapshots.get(snapshot_id).map(|s| s.size).ok_or_else(|| {
-                    CreateVolumeError::SourceDoesNotExist.status(format!("snapshot '{snapshot_id}' does not exist"))
-                })
-            }
-            Some(SourceType::Volume(VolumeSource { volume_id })) => {
-                self.volumes.get(volume_id).map(|v| v.capacity).ok_or_else(|| {
-                    CreateVolumeError::SourceDoesNotExist.status(format!("volume '{volume_id}' does not exist"))
-                })
-            }
+            Some(SourceType::Snapshot(SnapshotSource { snapshot_id })) => self
+                .snapshots
+                .get(snapshot_id)
+                .map(|s| s.size)
+                .ok_or_else(|| {
+                    CreateVolumeError::SourceDoesNotExist
+                        .status(format!("snapshot '{snapshot_id}' does not exist"))
+                }),
+            Some(SourceType::Volume(VolumeSource { volume_id })) => self
+                .volumes
+                .get(volume_id)
+                .map(|v| v.capacity)
+                .ok_or_else(|| {
+                    CreateVolumeError::SourceDoesNotExist
+                        .status(format!("volume '{volume_id}' does not exist"))
+                }),
             None => Err(CreateVolumeError::SourceIncompatibleOrNotSupported
                 .status("volume_content_source names no snapshot or volume")),
         }
@@ -892,11 +1088,17 @@ impl Snapshot {
 
 /// What makes a repeated `CreateVolume` differ from the volume its name already holds, if anything.
 fn create_mismatch(existing: &Volume, request: &CreateVolumeRequest) -> Option<&'static str> {
-    let (required, limit) = request.capacity_range.map_or((0, 0), |r| (r.required_bytes, r.limit_bytes));
+    let (required, limit) = request
+        .capacity_range
+        .map_or((0, 0), |r| (r.required_bytes, r.limit_bytes));
     if existing.capacity < required || (limit > 0 && existing.capacity > limit) {
         return Some("capacity_range");
     }
-    if request.volume_capabilities.iter().any(|c| !compatible(&existing.capabilities, c)) {
+    if request
+        .volume_capabilities
+        .iter()
+        .any(|c| !compatible(&existing.capabilities, c))
+    {
         return Some("volume_capabilities");
     }
     if request.parameters != existing.parameters {
@@ -918,24 +1120,32 @@ fn expansion_target(range: Option<&CapacityRange>, max: i64) -> Result<i64, Stri
         return Err("capacity_range must not be negative".to_owned());
     }
     if limit > 0 && limit < required {
-        return Err(format!("limit_bytes {limit} is below required_bytes {required}"));
+        return Err(format!(
+            "limit_bytes {limit} is below required_bytes {required}"
+        ));
     }
     if required > max {
-        return Err(format!("{required} bytes exceeds the largest size allowed here ({max} bytes)"));
+        return Err(format!(
+            "{required} bytes exceeds the largest size allowed here ({max} bytes)"
+        ));
     }
     Ok(required)
 }
 
 /// Whether the plugin can serve a capability at all.
 fn supported(capability: &VolumeCapability) -> Result<(), String> {
-    let mode = capability.access_mode.map_or(Mode::Unknown, |m| Mode::try_from(m.mode).unwrap_or(Mode::Unknown));
+    let mode = capability.access_mode.map_or(Mode::Unknown, |m| {
+        Mode::try_from(m.mode).unwrap_or(Mode::Unknown)
+    });
     if mode == Mode::Unknown {
         return Err("access_mode is unknown".to_owned());
     }
     match &capability.access_type {
         Some(AccessType::Block(_)) => Ok(()),
         Some(AccessType::Mount(mount)) if FS_TYPES.contains(&mount.fs_type.as_str()) => Ok(()),
-        Some(AccessType::Mount(mount)) => Err(format!("fs_type '{}' is not supported", mount.fs_type)),
+        Some(AccessType::Mount(mount)) => {
+            Err(format!("fs_type '{}' is not supported", mount.fs_type))
+        }
         None => Err("access_type is not set".to_owned()),
     }
 }
@@ -955,12 +1165,17 @@ fn compatible(created: &[VolumeCapability], wanted: &VolumeCapability) -> bool {
 }
 
 fn mode(capability: &VolumeCapability) -> Mode {
-    capability.access_mode.map_or(Mode::Unknown, |m| Mode::try_from(m.mode).unwrap_or(Mode::Unknown))
+    capability.access_mode.map_or(Mode::Unknown, |m| {
+        Mode::try_from(m.mode).unwrap_or(Mode::Unknown)
+    })
 }
 
 /// MULTI_NODE_* modes may be controller-published to several nodes.
 fn multi_node(capability: &VolumeCapability) -> bool {
-    matches!(mode(capability), Mode::MultiNodeReaderOnly | Mode::MultiNodeSingleWriter | Mode::MultiNodeMultiWriter)
+    matches!(
+        mode(capability),
+        Mode::MultiNodeReaderOnly | Mode::MultiNodeSingleWriter | Mode::MultiNodeMultiWriter
+    )
 }
 
 /// The spec's second NodePublishVolume table: these modes may be published at several target
@@ -970,19 +1185,26 @@ fn multi_writer_on_node(capability: &VolumeCapability) -> bool {
 }
 
 fn has_mount(capabilities: &[VolumeCapability]) -> bool {
-    capabilities.iter().any(|c| matches!(c.access_type, Some(AccessType::Mount(_))))
+    capabilities
+        .iter()
+        .any(|c| matches!(c.access_type, Some(AccessType::Mount(_))))
 }
 
 fn publish_context(volume_id: &str) -> HashMap<String, String> {
-    HashMap::from([("devicePath".to_owned(), format!("/dev/memdriver/{volume_id}"))])
+    HashMap::from([(
+        "devicePath".to_owned(),
+        format!("/dev/memdriver/{volume_id}"),
+    )])
 }
 
 /// Sleeps for the test hook's delay, if `map` sets it.
 async fn delay(map: &HashMap<String, String>) -> Result<(), Status> {
-    let Some(value) = map.get(DELAY_KEY) else { return Ok(()) };
-    let ms: u64 = value
-        .parse()
-        .map_err(|_| Status::invalid_argument(format!("'{DELAY_KEY}' must be a number of milliseconds")))?;
+    let Some(value) = map.get(DELAY_KEY) else {
+        return Ok(());
+    };
+    let ms: u64 = value.parse().map_err(|_| {
+        Status::invalid_argument(format!("'{DELAY_KEY}' must be a number of milliseconds"))
+    })?;
     tokio::time::sleep(Duration::from_millis(ms).min(MAX_DELAY)).await;
     Ok(())
 }
@@ -998,14 +1220,22 @@ fn page<'a, T>(
     let start = if token.is_empty() {
         std::ops::Bound::Unbounded
     } else {
-        let digits = token.strip_prefix(kind).and_then(|t| t.strip_prefix('-')).ok_or(())?;
+        let digits = token
+            .strip_prefix(kind)
+            .and_then(|t| t.strip_prefix('-'))
+            .ok_or(())?;
         if digits.len() != 10 || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(());
         }
         std::ops::Bound::Excluded(token.to_owned())
     };
-    let limit = usize::try_from(max_entries).ok().filter(|&n| n > 0).unwrap_or(usize::MAX);
-    let mut matching = map.range((start, std::ops::Bound::Unbounded)).filter(|(_, v)| wanted(v));
+    let limit = usize::try_from(max_entries)
+        .ok()
+        .filter(|&n| n > 0)
+        .unwrap_or(usize::MAX);
+    let mut matching = map
+        .range((start, std::ops::Bound::Unbounded))
+        .filter(|(_, v)| wanted(v));
     let page: Vec<(&String, &T)> = matching.by_ref().take(limit).collect();
     let next_token = match (page.last(), matching.next()) {
         (Some((last, _)), Some(_)) => (*last).clone(),
@@ -1017,4 +1247,183 @@ fn page<'a, T>(
 /// Compares secrets without an early exit, so timing does not reveal a matching prefix.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use csikit::v1::volume_capability::{AccessMode, MountVolume};
+    use tonic::Code;
+
+    fn capability(mode: Mode) -> VolumeCapability {
+        VolumeCapability {
+            access_mode: Some(AccessMode { mode: mode as i32 }),
+            access_type: Some(AccessType::Mount(MountVolume::default())),
+        }
+    }
+
+    async fn create(driver: &Driver, name: &str, bytes: i64, mode: Mode) -> Result<String, Status> {
+        let request = CreateVolumeRequest {
+            name: name.to_owned(),
+            capacity_range: Some(CapacityRange {
+                required_bytes: bytes,
+                limit_bytes: 0,
+            }),
+            volume_capabilities: vec![capability(mode)],
+            ..Default::default()
+        };
+        Ok(driver
+            .create_volume(request)
+            .await?
+            .volume
+            .unwrap_or_default()
+            .volume_id)
+    }
+
+    fn code<T: std::fmt::Debug>(result: Result<T, Status>) -> Code {
+        result.map_or_else(|s| s.code(), |_| Code::Ok)
+    }
+
+    #[tokio::test]
+    async fn paging_follows_tokens_past_deleted_entries_and_refuses_foreign_ones() {
+        let driver = Driver::default();
+        let mut ids = Vec::new();
+        for i in 0..5 {
+            ids.push(
+                create(&driver, &format!("v{i}"), GIB, Mode::SingleNodeWriter)
+                    .await
+                    .expect("create"),
+            );
+        }
+        let first = driver.list_volumes(ListVolumesRequest {
+            max_entries: 2,
+            starting_token: String::new(),
+        });
+        let first = first.expect("page 1");
+        assert_eq!(first.entries.len(), 2);
+        // The entry the token names goes away; the token still leads on.
+        driver
+            .delete_volume(DeleteVolumeRequest {
+                volume_id: first.next_token.clone(),
+                ..Default::default()
+            })
+            .expect("delete");
+        let rest = driver.list_volumes(ListVolumesRequest {
+            max_entries: 0,
+            starting_token: first.next_token,
+        });
+        let rest: Vec<String> = rest
+            .expect("rest")
+            .entries
+            .into_iter()
+            .filter_map(|e| e.volume)
+            .map(|v| v.volume_id)
+            .collect();
+        assert_eq!(rest, ids[2..]);
+        for token in ["nonsense", "vol-1", "snap-0000000001", "vol-00000000x1"] {
+            let listed = driver.list_volumes(ListVolumesRequest {
+                max_entries: 1,
+                starting_token: token.to_owned(),
+            });
+            assert_eq!(code(listed), Code::Aborted, "token {token}");
+        }
+    }
+
+    #[tokio::test]
+    async fn capacity_is_accounted_and_bounded() {
+        let config = Config {
+            total_capacity: 10 * GIB,
+            max_volume_size: 6 * GIB,
+            ..Config::default()
+        };
+        let driver = Driver::new(config);
+        assert_eq!(
+            code(create(&driver, "too-big", 7 * GIB, Mode::SingleNodeWriter).await),
+            Code::OutOfRange
+        );
+        let a = create(&driver, "a", 6 * GIB, Mode::SingleNodeWriter)
+            .await
+            .expect("a");
+        assert_eq!(
+            code(create(&driver, "b", 6 * GIB, Mode::SingleNodeWriter).await),
+            Code::ResourceExhausted
+        );
+        let free = driver
+            .get_capacity(GetCapacityRequest::default())
+            .expect("capacity");
+        assert_eq!(
+            (free.available_capacity, free.maximum_volume_size),
+            (4 * GIB, Some(4 * GIB))
+        );
+        // Retrying with a range the volume satisfies is the same volume; one it does not is a conflict.
+        assert_eq!(
+            create(&driver, "a", 5 * GIB, Mode::SingleNodeWriter)
+                .await
+                .expect("retry"),
+            a
+        );
+        assert_eq!(
+            code(create(&driver, "a", 6 * GIB, Mode::MultiNodeMultiWriter).await),
+            Code::AlreadyExists
+        );
+        driver
+            .delete_volume(DeleteVolumeRequest {
+                volume_id: a,
+                ..Default::default()
+            })
+            .expect("delete");
+        assert_eq!(
+            driver
+                .get_capacity(GetCapacityRequest::default())
+                .expect("capacity")
+                .available_capacity,
+            10 * GIB
+        );
+    }
+
+    #[tokio::test]
+    async fn a_second_target_path_needs_a_multi_writer_mode() {
+        let driver = Driver::default();
+        for (mode, second) in [
+            (Mode::SingleNodeWriter, Code::FailedPrecondition),
+            (Mode::SingleNodeMultiWriter, Code::Ok),
+            (Mode::MultiNodeReaderOnly, Code::Ok),
+        ] {
+            let id = create(&driver, &format!("{mode:?}"), GIB, mode)
+                .await
+                .expect("create");
+            let stage = NodeStageVolumeRequest {
+                volume_id: id.clone(),
+                staging_target_path: format!("/staging/{id}"),
+                volume_capability: Some(capability(mode)),
+                ..Default::default()
+            };
+            driver.node_stage_volume(stage).await.expect("stage");
+            let publish = |target: &str| NodePublishVolumeRequest {
+                volume_id: id.clone(),
+                staging_target_path: format!("/staging/{id}"),
+                target_path: target.to_owned(),
+                volume_capability: Some(capability(mode)),
+                ..Default::default()
+            };
+            driver
+                .node_publish_volume(publish("/t1"))
+                .await
+                .expect("first publish");
+            assert_eq!(
+                code(driver.node_publish_volume(publish("/t2")).await),
+                second,
+                "{mode:?}"
+            );
+            let unstage = NodeUnstageVolumeRequest {
+                volume_id: id.clone(),
+                staging_target_path: format!("/staging/{id}"),
+            };
+            assert_eq!(
+                code(driver.node_unstage_volume(unstage)),
+                Code::FailedPrecondition,
+                "unstage while published"
+            );
+        }
+    }
 }

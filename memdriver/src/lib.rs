@@ -48,15 +48,25 @@ impl Config {
             .filter(|s| !s.is_empty())
             .or_else(host_name)
             .unwrap_or_else(|| "memdriver-node".to_owned());
-        let required_secret = match std::env::var("MEMDRIVER_REQUIRE_SECRET") {
-            Ok(spec) => match spec.split_once('=') {
-                Some((key, value)) if !key.is_empty() && !value.is_empty() => Some((key.to_owned(), value.to_owned())),
-                // The value is a secret: say what is wrong without echoing it.
-                _ => return Err("MEMDRIVER_REQUIRE_SECRET must be 'key=value' with both parts non-empty".to_owned()),
-            },
-            Err(_) => None,
-        };
-        Ok(Config { node_id, required_secret, ..Config::default() })
+        let required_secret =
+            match std::env::var("MEMDRIVER_REQUIRE_SECRET") {
+                Ok(spec) => match spec.split_once('=') {
+                    Some((key, value)) if !key.is_empty() && !value.is_empty() => {
+                        Some((key.to_owned(), value.to_owned()))
+                    }
+                    // The value is a secret: say what is wrong without echoing it.
+                    _ => return Err(
+                        "MEMDRIVER_REQUIRE_SECRET must be 'key=value' with both parts non-empty"
+                            .to_owned(),
+                    ),
+                },
+                Err(_) => None,
+            };
+        Ok(Config {
+            node_id,
+            required_secret,
+            ..Config::default()
+        })
     }
 }
 

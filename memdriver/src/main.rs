@@ -19,7 +19,9 @@ async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
         .init();
 
     let config = match Config::from_env() {
@@ -41,7 +43,9 @@ async fn main() -> ExitCode {
         .controller_capability(ControllerCapability::ListVolumesPublishedNodes)
         .controller_capability(ControllerCapability::SingleNodeMultiWriter)
         .node_capability(NodeCapability::SingleNodeMultiWriter)
-        .plugin_capability(PluginCapability::VolumeExpansion(VolumeExpansion { r#type: ExpansionType::Online as i32 }))
+        .plugin_capability(PluginCapability::VolumeExpansion(VolumeExpansion {
+            r#type: ExpansionType::Online as i32,
+        }))
         .serve_from_env()
         .await;
     match served {

@@ -21,8 +21,9 @@ use csikit::v1::node_service_capability::rpc::Type as NodeCapability;
 use csikit::v1::volume_capability::access_mode::Mode;
 use csikit::v1::volume_capability::{AccessMode, AccessType, MountVolume};
 use csikit::v1::{
-    CapacityRange, CreateVolumeRequest, GetCapacityRequest, ListVolumesRequest, NodeGetCapabilitiesRequest,
-    NodePublishVolumeRequest, NodeStageVolumeRequest, NodeUnpublishVolumeRequest, ProbeRequest, VolumeCapability,
+    CapacityRange, CreateVolumeRequest, GetCapacityRequest, ListVolumesRequest,
+    NodeGetCapabilitiesRequest, NodePublishVolumeRequest, NodeStageVolumeRequest,
+    NodeUnpublishVolumeRequest, ProbeRequest, VolumeCapability,
 };
 use hyper_util::rt::TokioIo;
 use support::{Server, tail};
@@ -56,14 +57,19 @@ enum Kind {
 fn kind(i: usize, faults: bool) -> Kind {
     match i % 100 {
         37 if faults => {
-            if (i / 100) % 2 == 0 {
+            if (i / 100).is_multiple_of(2) {
                 Kind::GarbageProtobuf
             } else {
                 Kind::LyingLength
             }
         }
         73 if faults => Kind::Disconnect,
-        r => [Kind::Probe, Kind::NodeCapabilities, Kind::Capacity, Kind::PublishToggle][r % 4],
+        r => [
+            Kind::Probe,
+            Kind::NodeCapabilities,
+            Kind::Capacity,
+            Kind::PublishToggle,
+        ][r % 4],
     }
 }
 
@@ -94,7 +100,12 @@ struct Tally {
 
 impl Tally {
     fn note(&self, what: String) {
-        *self.outcomes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).entry(what).or_default() += 1;
+        *self
+            .outcomes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(what)
+            .or_default() += 1;
     }
 }
 
@@ -112,8 +123,13 @@ async fn connect(socket: &Path) -> Channel {
 
 fn mount_capability() -> VolumeCapability {
     VolumeCapability {
-        access_mode: Some(AccessMode { mode: Mode::SingleNodeWriter as i32 }),
-        access_type: Some(AccessType::Mount(MountVolume { fs_type: "ext4".into(), ..Default::default() })),
+        access_mode: Some(AccessMode {
+            mode: Mode::SingleNodeWriter as i32,
+        }),
+        access_type: Some(AccessType::Mount(MountVolume {
+            fs_type: "ext4".into(),
+            ..Default::default()
+        })),
     }
 }
 
@@ -147,7 +163,9 @@ async fn client(
         }
         let mut rng = XorShift(0x9e37_79b9_7f4a_7c15 ^ (i as u64 + 1));
         let slot = kind(i, faults);
-        let timed = |what: &str| format!("slot {i} ({slot:?}): {what} not answered within {CALL_TIMEOUT:?}");
+        let timed = |what: &str| {
+            format!("slot {i} ({slot:?}): {what} not answered within {CALL_TIMEOUT:?}")
+        };
         match slot {
             Kind::Probe => {
                 let r = tokio::time::timeout(CALL_TIMEOUT, identity.probe(ProbeRequest {}))
@@ -160,25 +178,33 @@ async fn client(
                 }
             }
             Kind::NodeCapabilities => {
-                let r = tokio::time::timeout(CALL_TIMEOUT, node.node_get_capabilities(NodeGetCapabilitiesRequest {}))
-                    .await
-                    .map_err(|_| timed("NodeGetCapabilities"))?
-                    .map_err(|e| format!("slot {i}: NodeGetCapabilities failed: {e}"))?
-                    .into_inner();
+                let r = tokio::time::timeout(
+                    CALL_TIMEOUT,
+                    node.node_get_capabilities(NodeGetCapabilitiesRequest {}),
+                )
+                .await
+                .map_err(|_| timed("NodeGetCapabilities"))?
+                .map_err(|e| format!("slot {i}: NodeGetCapabilities failed: {e}"))?
+                .into_inner();
                 let stages = r.capabilities.iter().any(|c| {
                     matches!(&c.r#type, Some(csikit::v1::node_service_capability::Type::Rpc(rpc))
                         if rpc.r#type == NodeCapability::StageUnstageVolume as i32)
                 });
                 if !stages {
-                    return Err(format!("slot {i}: NodeGetCapabilities lost STAGE_UNSTAGE_VOLUME: {r:?}"));
+                    return Err(format!(
+                        "slot {i}: NodeGetCapabilities lost STAGE_UNSTAGE_VOLUME: {r:?}"
+                    ));
                 }
             }
             Kind::Capacity => {
-                let r = tokio::time::timeout(CALL_TIMEOUT, controller.get_capacity(GetCapacityRequest::default()))
-                    .await
-                    .map_err(|_| timed("GetCapacity"))?
-                    .map_err(|e| format!("slot {i}: GetCapacity failed: {e}"))?
-                    .into_inner();
+                let r = tokio::time::timeout(
+                    CALL_TIMEOUT,
+                    controller.get_capacity(GetCapacityRequest::default()),
+                )
+                .await
+                .map_err(|_| timed("GetCapacity"))?
+                .map_err(|e| format!("slot {i}: GetCapacity failed: {e}"))?
+                .into_inner();
                 if r.available_capacity != expected_capacity {
                     return Err(format!(
                         "slot {i}: GetCapacity says {} available, expected {expected_capacity}",
@@ -187,7 +213,9 @@ async fn client(
                 }
             }
             Kind::PublishToggle => {
-                toggle(&mut node, &volume, &mut published).await.map_err(|e| format!("slot {i}: {e}"))?;
+                toggle(&mut node, &volume, &mut published)
+                    .await
+                    .map_err(|e| format!("slot {i}: {e}"))?;
             }
             Kind::GarbageProtobuf => {
                 tally.malformed.fetch_add(1, Ordering::Relaxed);
@@ -198,7 +226,9 @@ async fn client(
                 let path = GARBAGE_PATHS[(i / 200) % GARBAGE_PATHS.len()];
                 let outcome = raw_call(&socket, path, grpc_frame(&payload, None)).await;
                 match &outcome {
-                    Outcome::Status(0) => return Err(format!("slot {i}: garbage to {path} answered OK")),
+                    Outcome::Status(0) => {
+                        return Err(format!("slot {i}: garbage to {path} answered OK"));
+                    }
                     Outcome::Hung => return Err(timed(path)),
                     _ => {}
                 }
@@ -212,11 +242,18 @@ async fn client(
                     1 => ("length prefix 4 GiB", u32::MAX),
                     _ => ("length prefix 13 bytes too short", 3),
                 };
-                let outcome = raw_call(&socket, "/csi.v1.Node/NodeGetCapabilities", grpc_frame(&payload, Some(claimed))).await;
+                let outcome = raw_call(
+                    &socket,
+                    "/csi.v1.Node/NodeGetCapabilities",
+                    grpc_frame(&payload, Some(claimed)),
+                )
+                .await;
                 match &outcome {
                     // A short prefix leaves a well-formed 3-byte message followed by a torn
                     // frame; either answer is fine as long as there is one.
-                    Outcome::Status(0) if claimed != 3 => return Err(format!("slot {i}: {label} answered OK")),
+                    Outcome::Status(0) if claimed != 3 => {
+                        return Err(format!("slot {i}: {label} answered OK"));
+                    }
                     Outcome::Hung => return Err(timed(label)),
                     _ => {}
                 }
@@ -228,7 +265,10 @@ async fn client(
                 tally.note(format!("disconnect: {how}"));
             }
         }
-        if matches!(slot, Kind::Probe | Kind::NodeCapabilities | Kind::Capacity | Kind::PublishToggle) {
+        if matches!(
+            slot,
+            Kind::Probe | Kind::NodeCapabilities | Kind::Capacity | Kind::PublishToggle
+        ) {
             tally.well_formed.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -246,10 +286,19 @@ const GARBAGE_PATHS: &[&str] = &[
 ];
 
 /// Publishes the client's volume, or unpublishes it if published.
-async fn toggle(node: &mut NodeClient<Channel>, volume: &Volume, published: &mut bool) -> Result<(), String> {
+async fn toggle(
+    node: &mut NodeClient<Channel>,
+    volume: &Volume,
+    published: &mut bool,
+) -> Result<(), String> {
     let answer = if *published {
-        let request = NodeUnpublishVolumeRequest { volume_id: volume.id.clone(), target_path: volume.target.clone() };
-        tokio::time::timeout(CALL_TIMEOUT, node.node_unpublish_volume(request)).await.map(|r| r.map(|_| ()))
+        let request = NodeUnpublishVolumeRequest {
+            volume_id: volume.id.clone(),
+            target_path: volume.target.clone(),
+        };
+        tokio::time::timeout(CALL_TIMEOUT, node.node_unpublish_volume(request))
+            .await
+            .map(|r| r.map(|_| ()))
     } else {
         let request = NodePublishVolumeRequest {
             volume_id: volume.id.clone(),
@@ -258,10 +307,18 @@ async fn toggle(node: &mut NodeClient<Channel>, volume: &Volume, published: &mut
             volume_capability: Some(mount_capability()),
             ..Default::default()
         };
-        tokio::time::timeout(CALL_TIMEOUT, node.node_publish_volume(request)).await.map(|r| r.map(|_| ()))
+        tokio::time::timeout(CALL_TIMEOUT, node.node_publish_volume(request))
+            .await
+            .map(|r| r.map(|_| ()))
     };
-    let what = if *published { "NodeUnpublishVolume" } else { "NodePublishVolume" };
-    answer.map_err(|_| format!("{what} not answered"))?.map_err(|e| format!("{what} failed: {e}"))?;
+    let what = if *published {
+        "NodeUnpublishVolume"
+    } else {
+        "NodePublishVolume"
+    };
+    answer
+        .map_err(|_| format!("{what} not answered"))?
+        .map_err(|e| format!("{what} failed: {e}"))?;
     *published = !*published;
     Ok(())
 }
@@ -288,7 +345,11 @@ enum Outcome {
 impl std::fmt::Display for Outcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Outcome::Status(code) => write!(f, "grpc-status {code} ({:?})", tonic::Code::from_i32(*code as i32)),
+            Outcome::Status(code) => write!(
+                f,
+                "grpc-status {code} ({:?})",
+                tonic::Code::from_i32(*code as i32)
+            ),
             Outcome::Reset(why) => write!(f, "reset ({why})"),
             Outcome::Hung => f.write_str("no answer"),
         }
@@ -305,8 +366,12 @@ async fn raw_call(socket: &Path, path: &str, body: Bytes) -> Outcome {
 }
 
 async fn raw_call_inner(socket: &Path, path: &str, body: Bytes) -> Result<u32, String> {
-    let io = UnixStream::connect(socket).await.map_err(|e| format!("connect: {e}"))?;
-    let (client, connection) = h2::client::handshake(io).await.map_err(|e| format!("handshake: {e}"))?;
+    let io = UnixStream::connect(socket)
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
+    let (client, connection) = h2::client::handshake(io)
+        .await
+        .map_err(|e| format!("handshake: {e}"))?;
     let driver = tokio::spawn(connection);
     let result = async {
         let mut client = client.ready().await.map_err(|e| format!("ready: {e}"))?;
@@ -315,8 +380,11 @@ async fn raw_call_inner(socket: &Path, path: &str, body: Bytes) -> Result<u32, S
             .header("te", "trailers")
             .body(())
             .map_err(|e| e.to_string())?;
-        let (response, mut send) = client.send_request(request, false).map_err(|e| format!("send: {e}"))?;
-        send.send_data(body, true).map_err(|e| format!("send data: {e}"))?;
+        let (response, mut send) = client
+            .send_request(request, false)
+            .map_err(|e| format!("send: {e}"))?;
+        send.send_data(body, true)
+            .map_err(|e| format!("send data: {e}"))?;
         let response = response.await.map_err(|e| reason(&e))?;
         if let Some(code) = grpc_status(response.headers()) {
             return Ok(code);
@@ -327,7 +395,10 @@ async fn raw_call_inner(socket: &Path, path: &str, body: Bytes) -> Result<u32, S
             let _ = body.flow_control().release_capacity(chunk.len());
         }
         let trailers = body.trailers().await.map_err(|e| reason(&e))?;
-        trailers.as_ref().and_then(grpc_status).ok_or_else(|| "no grpc-status".to_owned())
+        trailers
+            .as_ref()
+            .and_then(grpc_status)
+            .ok_or_else(|| "no grpc-status".to_owned())
     }
     .await;
     driver.abort();
@@ -349,7 +420,9 @@ fn grpc_status(headers: &http::HeaderMap) -> Option<u32> {
 /// Connects, sends part of something, and drops the connection. Returns what it did.
 async fn disconnect(socket: &Path, variant: usize, rng: &mut XorShift) -> &'static str {
     const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-    let Ok(mut io) = UnixStream::connect(socket).await else { return "connect refused" };
+    let Ok(mut io) = UnixStream::connect(socket).await else {
+        return "connect refused";
+    };
     match variant {
         0 => {
             let cut = 1 + (rng.next() as usize) % (PREFACE.len() - 1);
@@ -367,23 +440,24 @@ async fn disconnect(socket: &Path, variant: usize, rng: &mut XorShift) -> &'stat
         }
         _ => {
             // A real HTTP/2 request whose gRPC frame promises 64 bytes; send 8, then vanish.
-            let Ok((client, connection)) = h2::client::handshake(io).await else { return "handshake refused" };
+            let Ok((client, connection)) = h2::client::handshake(io).await else {
+                return "handshake refused";
+            };
             let driver = tokio::spawn(connection);
-            if let Ok(mut client) = client.ready().await {
-                if let Ok(request) = http::Request::post("http://memdriver.invalid/csi.v1.Node/NodePublishVolume")
-                    .header("content-type", "application/grpc")
-                    .header("te", "trailers")
-                    .body(())
-                {
-                    if let Ok((_response, mut send)) = client.send_request(request, false) {
-                        let mut partial = grpc_frame(&rng.bytes(64), None).to_vec();
-                        partial.truncate(13);
-                        let _ = send.send_data(Bytes::from(partial), false);
-                        // Let the frames reach the socket before it goes.
-                        tokio::task::yield_now().await;
-                        tokio::time::sleep(Duration::from_millis(5)).await;
-                    }
-                }
+            if let Ok(mut client) = client.ready().await
+                && let Ok(request) =
+                    http::Request::post("http://memdriver.invalid/csi.v1.Node/NodePublishVolume")
+                        .header("content-type", "application/grpc")
+                        .header("te", "trailers")
+                        .body(())
+                && let Ok((_response, mut send)) = client.send_request(request, false)
+            {
+                let mut partial = grpc_frame(&rng.bytes(64), None).to_vec();
+                partial.truncate(13);
+                let _ = send.send_data(Bytes::from(partial), false);
+                // Let the frames reach the socket before it goes.
+                tokio::task::yield_now().await;
+                tokio::time::sleep(Duration::from_millis(5)).await;
             }
             driver.abort();
             "half a request body"
@@ -429,7 +503,10 @@ async fn run(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn survives_malformed_frames_and_disconnects() {
     let tmp = tempfile::tempdir().expect("temp dir");
-    let mut server = Server::start(tmp.path(), &[("RUST_LOG", "info"), ("MEMDRIVER_NODE_ID", "fault-node")]);
+    let mut server = Server::start(
+        tmp.path(),
+        &[("RUST_LOG", "info"), ("MEMDRIVER_NODE_ID", "fault-node")],
+    );
     let socket = server.socket.clone();
 
     // One staged volume per client, so publications never overlap (no ABORTED by design).
@@ -441,7 +518,10 @@ async fn survives_malformed_frames_and_disconnects() {
         let created = controller
             .create_volume(CreateVolumeRequest {
                 name: format!("fault-{c}"),
-                capacity_range: Some(CapacityRange { required_bytes: 1 << 30, limit_bytes: 0 }),
+                capacity_range: Some(CapacityRange {
+                    required_bytes: 1 << 30,
+                    limit_bytes: 0,
+                }),
                 volume_capabilities: vec![mount_capability()],
                 ..Default::default()
             })
@@ -458,9 +538,17 @@ async fn survives_malformed_frames_and_disconnects() {
         })
         .await
         .expect("NodeStageVolume");
-        volumes.push(Volume { id, staging, target: format!("/target/fault-{c}") });
+        volumes.push(Volume {
+            id,
+            staging,
+            target: format!("/target/fault-{c}"),
+        });
     }
-    let capacity = controller.get_capacity(GetCapacityRequest::default()).await.expect("GetCapacity").into_inner();
+    let capacity = controller
+        .get_capacity(GetCapacityRequest::default())
+        .await
+        .expect("GetCapacity")
+        .into_inner();
     let expected = capacity.available_capacity;
 
     // Warm-up at full concurrency so the allocator's arenas exist before the baseline.
@@ -482,14 +570,29 @@ async fn survives_malformed_frames_and_disconnects() {
         errors.join("\n"),
         tail(&server.log_text(), 40)
     );
-    assert!(server.exited().is_none(), "memdriver died:\n{}", tail(&server.log_text(), 40));
+    assert!(
+        server.exited().is_none(),
+        "memdriver died:\n{}",
+        tail(&server.log_text(), 40)
+    );
     let rss_peak = server.status_kib("VmHWM");
 
     // After the run: the server still answers, and its state is what the clients left.
-    let listed = controller.list_volumes(ListVolumesRequest::default()).await.expect("ListVolumes").into_inner();
+    let listed = controller
+        .list_volumes(ListVolumesRequest::default())
+        .await
+        .expect("ListVolumes")
+        .into_inner();
     assert_eq!(listed.entries.len(), CLIENTS, "volumes after the run");
-    let capacity = controller.get_capacity(GetCapacityRequest::default()).await.expect("GetCapacity").into_inner();
-    assert_eq!(capacity.available_capacity, expected, "capacity after the run");
+    let capacity = controller
+        .get_capacity(GetCapacityRequest::default())
+        .await
+        .expect("GetCapacity")
+        .into_inner();
+    assert_eq!(
+        capacity.available_capacity, expected,
+        "capacity after the run"
+    );
     drop(controller);
     drop(node);
 
@@ -505,7 +608,12 @@ async fn survives_malformed_frames_and_disconnects() {
          {malformed} malformed, {disconnects} disconnects",
         elapsed.as_secs_f64()
     );
-    for (outcome, n) in tally.outcomes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter() {
+    for (outcome, n) in tally
+        .outcomes
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+    {
         eprintln!("  {n:4} x {outcome}");
     }
     eprintln!(
@@ -515,16 +623,31 @@ async fn survives_malformed_frames_and_disconnects() {
 
     assert_eq!(malformed, CALLS / 100, "malformed calls made");
     assert_eq!(disconnects, CALLS / 100, "disconnects made");
-    assert_eq!(well_formed, CALLS - malformed - disconnects, "well-formed calls answered correctly");
+    assert_eq!(
+        well_formed,
+        CALLS - malformed - disconnects,
+        "well-formed calls answered correctly"
+    );
     let log = server.log_text();
-    assert!(!log.contains("panicked"), "memdriver panicked:\n{}", tail(&log, 40));
+    assert!(
+        !log.contains("panicked"),
+        "memdriver panicked:\n{}",
+        tail(&log, 40)
+    );
     // The clients' 64 channels and the setup channel are closed now; no fault connection may linger.
-    assert!(fds_after <= fds_baseline, "open fds grew from {fds_baseline} to {fds_after}: connections leak");
+    assert!(
+        fds_after <= fds_baseline,
+        "open fds grew from {fds_baseline} to {fds_after}: connections leak"
+    );
     assert!(
         rss_after <= rss_baseline + RSS_TOLERANCE_KIB,
         "RSS grew from {rss_baseline} KiB to {rss_after} KiB, beyond the {RSS_TOLERANCE_KIB} KiB tolerance"
     );
 
     let status = server.terminate(Duration::from_secs(10));
-    assert_eq!(status.code(), Some(0), "memdriver exit status after SIGTERM");
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "memdriver exit status after SIGTERM"
+    );
 }

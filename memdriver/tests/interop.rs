@@ -22,7 +22,9 @@ fn python() -> Command {
 /// A value nobody else would log: 128 random bits from the kernel, in hex.
 fn random_token(prefix: &str) -> String {
     let mut bytes = [0u8; 16];
-    File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes)).expect("read /dev/urandom");
+    File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .expect("read /dev/urandom");
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     format!("{prefix}{hex}")
 }
@@ -32,11 +34,23 @@ fn random_token(prefix: &str) -> String {
 fn required_fields_json() -> String {
     let mut out = serde_json::Map::new();
     for message in csikit::v1::facts::FACTS.messages {
-        let fields: Vec<&str> =
-            message.fields.iter().filter(|f| f.presence == Presence::Required).map(|f| f.name).collect();
-        let oneofs: Vec<&str> = message.oneofs.iter().filter(|o| o.required).map(|o| o.name).collect();
+        let fields: Vec<&str> = message
+            .fields
+            .iter()
+            .filter(|f| f.presence == Presence::Required)
+            .map(|f| f.name)
+            .collect();
+        let oneofs: Vec<&str> = message
+            .oneofs
+            .iter()
+            .filter(|o| o.required)
+            .map(|o| o.name)
+            .collect();
         if !fields.is_empty() || !oneofs.is_empty() {
-            out.insert(message.full_name.to_owned(), serde_json::json!({ "fields": fields, "oneofs": oneofs }));
+            out.insert(
+                message.full_name.to_owned(),
+                serde_json::json!({ "fields": fields, "oneofs": oneofs }),
+            );
         }
     }
     serde_json::Value::Object(out).to_string()
@@ -44,10 +58,16 @@ fn required_fields_json() -> String {
 
 #[test]
 fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
-    let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
-    let probe = python().args(["-c", "import grpc, grpc_tools.protoc, google.protobuf"]).output();
+    let Some(corpus) = csikit_spec::corpus_or_skip() else {
+        return;
+    };
+    let probe = python()
+        .args(["-c", "import grpc, grpc_tools.protoc, google.protobuf"])
+        .output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        return csikit_spec::skip_missing("python3 with grpcio, grpcio-tools and protobuf is missing; pip install -r .ci/requirements.txt");
+        return csikit_spec::skip_missing(
+            "python3 with grpcio, grpcio-tools and protobuf is missing; pip install -r .ci/requirements.txt",
+        );
     }
     let proto_dir = corpus.join("csi-spec/v1.12.0");
     let tmp = tempfile::tempdir().expect("temp dir");
@@ -63,7 +83,11 @@ fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
         .arg("csi.proto")
         .output()
         .expect("run grpc_tools.protoc");
-    assert!(out.status.success(), "grpc_tools.protoc failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "grpc_tools.protoc failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let required = tmp.path().join("required.json");
     std::fs::write(&required, required_fields_json()).expect("write required.json");
@@ -75,7 +99,11 @@ fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
     let require = format!("{secret_key}={secret_value}");
     let mut server = Server::start(
         tmp.path(),
-        &[("RUST_LOG", "trace"), ("MEMDRIVER_NODE_ID", node_id), ("MEMDRIVER_REQUIRE_SECRET", &require)],
+        &[
+            ("RUST_LOG", "trace"),
+            ("MEMDRIVER_NODE_ID", node_id),
+            ("MEMDRIVER_REQUIRE_SECRET", &require),
+        ],
     );
 
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop.py");
@@ -98,21 +126,52 @@ fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
         String::from_utf8_lossy(&out.stderr),
         tail(&plugin_lines(&server.log_text()), 40),
     );
-    eprintln!("{} ({:.1} s)", stdout.trim(), started.elapsed().as_secs_f64());
+    eprintln!(
+        "{} ({:.1} s)",
+        stdout.trim(),
+        started.elapsed().as_secs_f64()
+    );
 
     // SIGTERM: drain, exit 0, socket removed.
     let status = server.terminate(Duration::from_secs(10));
-    assert_eq!(status.code(), Some(0), "memdriver exit status after SIGTERM");
-    assert!(!server.socket.exists(), "the socket {} is still there after shutdown", server.socket.display());
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "memdriver exit status after SIGTERM"
+    );
+    assert!(
+        !server.socket.exists(),
+        "the socket {} is still there after shutdown",
+        server.socket.display()
+    );
 
     // The logs: present, about these calls, and free of every secret value sent.
     let log = server.log_text();
-    assert!(log.len() > 10_000, "only {} bytes of logs at RUST_LOG=trace", log.len());
-    for rpc in ["CreateVolume", "NodePublishVolume", "ControllerPublishVolume", "CreateSnapshot", "NodeStageVolume"] {
-        assert!(log.contains(rpc), "the log never mentions {rpc}; a secrets check on it would prove nothing");
+    assert!(
+        log.len() > 10_000,
+        "only {} bytes of logs at RUST_LOG=trace",
+        log.len()
+    );
+    for rpc in [
+        "CreateVolume",
+        "NodePublishVolume",
+        "ControllerPublishVolume",
+        "CreateSnapshot",
+        "NodeStageVolume",
+    ] {
+        assert!(
+            log.contains(rpc),
+            "the log never mentions {rpc}; a secrets check on it would prove nothing"
+        );
     }
-    assert!(log.contains(secret_key), "the log never mentions the secret's key; are requests logged at all?");
-    for (what, secret) in [("required secret", &secret_value), ("extra secret", &extra_secret)] {
+    assert!(
+        log.contains(secret_key),
+        "the log never mentions the secret's key; are requests logged at all?"
+    );
+    for (what, secret) in [
+        ("required secret", &secret_value),
+        ("extra secret", &extra_secret),
+    ] {
         let hex = &secret[secret.len() - 32..];
         if let Some(at) = log.find(hex) {
             let line = log[..at].lines().count();
@@ -123,5 +182,8 @@ fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
 
 /// The log without the HTTP/2 and hyper traces that RUST_LOG=trace adds.
 fn plugin_lines(log: &str) -> String {
-    log.lines().filter(|l| !l.contains(" h2::") && !l.contains(" hyper")).collect::<Vec<_>>().join("\n")
+    log.lines()
+        .filter(|l| !l.contains(" h2::") && !l.contains(" hyper"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

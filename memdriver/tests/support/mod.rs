@@ -41,9 +41,16 @@ impl Server {
         let deadline = Instant::now() + Duration::from_secs(20);
         while !self.socket.exists() {
             if let Some(status) = self.exited() {
-                panic!("memdriver exited with {status} before listening:\n{}", self.log_text());
+                panic!(
+                    "memdriver exited with {status} before listening:\n{}",
+                    self.log_text()
+                );
             }
-            assert!(Instant::now() < deadline, "memdriver did not create {} within 20 s", self.socket.display());
+            assert!(
+                Instant::now() < deadline,
+                "memdriver did not create {} within 20 s",
+                self.socket.display()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -66,21 +73,28 @@ impl Server {
     /// Sends SIGTERM and waits for the exit status.
     pub fn terminate(&mut self, within: Duration) -> ExitStatus {
         let pid = self.pid().to_string();
-        let kill = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
+        let kill = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("run kill");
         assert!(kill.success(), "kill -TERM {pid} failed");
         let deadline = Instant::now() + within;
         loop {
             if let Some(status) = self.exited() {
                 return status;
             }
-            assert!(Instant::now() < deadline, "memdriver did not stop within {within:?} of SIGTERM");
+            assert!(
+                Instant::now() < deadline,
+                "memdriver did not stop within {within:?} of SIGTERM"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
 
     /// A line of `/proc/<pid>/status` in KiB, e.g. `VmRSS`.
     pub fn status_kib(&self, field: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("read /proc status");
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("read /proc status");
         status
             .lines()
             .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
@@ -90,7 +104,9 @@ impl Server {
 
     /// How many file descriptors it holds open.
     pub fn open_fds(&self) -> usize {
-        std::fs::read_dir(format!("/proc/{}/fd", self.pid())).map(|d| d.count()).expect("read /proc fd")
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .map(|d| d.count())
+            .expect("read /proc fd")
     }
 }
 
