@@ -346,6 +346,15 @@ codes = overlapped(node.NodePublishVolume, csi.NodePublishVolumeRequest(
     volume_capability=mount_cap(), secrets=SECRETS, volume_context=slow.volume_context))
 check(codes == (OK, grpc.StatusCode.ABORTED), f"overlapping NodePublishVolume answered {codes}")
 
+# A cancelled call frees its volume at once: the next call on it is not ABORTED.
+pending = node.NodePublishVolume.future(csi.NodePublishVolumeRequest(
+    volume_id=slow.volume_id, staging_target_path=slow_staging, target_path=target + "-cancelled",
+    volume_capability=mount_cap(), secrets=SECRETS, volume_context=slow.volume_context), timeout=20)
+time.sleep(0.3)
+check(pending.cancel(), "a delayed NodePublishVolume could not be cancelled")
+time.sleep(0.2)
+call(node.NodeUnpublishVolume, csi.NodeUnpublishVolumeRequest(volume_id=slow.volume_id, target_path=target + "-cancelled"))
+
 # ---- Every REQUIRED field, missing ----
 
 
