@@ -533,6 +533,7 @@ pub async fn serve_routes(routes: tonic::service::Routes, endpoint: &Endpoint, s
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use super::*;
 

@@ -533,7 +533,10 @@ pub async fn serve_routes(routes: tonic::service::Routes, endpoint: &Endpoint, s
     Ok(())
 }
 
+pub use crate::v1::server::{Builder, Server};
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use super::*;
 
@@ -564,5 +567,3 @@ mod tests {
         assert_eq!(replace_words("ss", "s"), "ss");
     }
 }
-
-pub use crate::v1::server::{Builder, Server};

@@ -4,6 +4,7 @@
 //! clients over a unix socket where the transport matters, and straight into the adapters
 //! where only the layers do.
 #![cfg(all(feature = "server", feature = "client", feature = "reflect"))]
+#![allow(clippy::unwrap_used, reason = "a test: a panic is the failure report")]
 
 mod fill;
 mod support;
