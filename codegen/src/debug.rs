@@ -9,7 +9,7 @@ use csikit_spec::{Label, Message, Model};
 use crate::names::{camel, relative_type_path, snake};
 
 /// The value type of a field: the declared type, or the value of a `map<K, V>`.
-fn value_type(ty: &str) -> &str {
+pub fn value_type(ty: &str) -> &str {
     match ty.strip_prefix("map<").and_then(|t| t.strip_suffix('>')) {
         Some(kv) => kv.split_once(',').map_or(kv, |(_, v)| v.trim()),
         None => ty,

@@ -76,10 +76,13 @@ pub fn generate_crate(packages: &[Package<'_>], options: &CrateOptions) -> Resul
     for (path, text) in RUNTIME {
         files.insert(PathBuf::from(path), format!("{}{text}", header(&inputs)));
     }
-    let mut server = format!("{}{SERVER_RUNTIME}", header(&inputs));
-    if let Some(csi) = packages.iter().find(|p| crate::server::is_csi(p.model)) {
-        let _ = writeln!(server, "\npub use crate::{}::server::{{Builder, Server}};", csi.module);
-    }
+    // The v1 builder is re-exported where users look for it, ahead of the runtime's tests.
+    let reexport = packages
+        .iter()
+        .find(|p| crate::server::is_csi(p.model))
+        .map(|csi| format!("pub use crate::{}::server::{{Builder, Server}};\n\n#[cfg(test)]", csi.module))
+        .unwrap_or_else(|| "#[cfg(test)]".to_owned());
+    let server = format!("{}{}", header(&inputs), SERVER_RUNTIME.replacen("#[cfg(test)]", &reexport, 1));
     files.insert(PathBuf::from("src/server.rs"), server);
 
     // Parent modules (`addons`) that hold package modules but are not packages themselves.

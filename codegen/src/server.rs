@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use csikit_spec::{Label, Method, Model, Presence, Service};
 
-use crate::debug::secret_holders;
+use crate::debug::{secret_holders, value_type};
 use crate::layout::Package;
 use crate::names::{camel, relative_type_path, snake};
 
@@ -247,14 +247,6 @@ fn service(p: &Package<'_>, s: &Service, out: &mut String) {
         }
     }
     let _ = writeln!(out, "}}\n");
-}
-
-/// The value type of a field: the declared type, or the value of a `map<K, V>`.
-fn value_type(ty: &str) -> &str {
-    match ty.strip_prefix("map<").and_then(|t| t.strip_suffix('>')) {
-        Some(kv) => kv.split_once(',').map_or(kv, |(_, v)| v.trim()),
-        None => ty,
-    }
 }
 
 fn secret_values(p: &Package<'_>, out: &mut String) {

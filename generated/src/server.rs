@@ -160,6 +160,14 @@ impl Pipeline {
         }
     }
 
+    /// The start of every call: the clock, the request event, the secrets to scrub.
+    fn open<Req: SecretValues + fmt::Debug>(&self, request: &Req) -> (Instant, Vec<String>) {
+        if self.layers.tracing {
+            tracing::debug!(request = ?request, "request");
+        }
+        (Instant::now(), owned_secrets(request))
+    }
+
     /// The checks before the driver runs: alpha policy, validation, serialisation.
     fn admit<'a, Req>(&'a self, rpc: &Rpc<Req>, request: &Req) -> Result<InFlight<'a>, Status>
     where
@@ -198,11 +206,7 @@ impl Pipeline {
     {
         let span = self.span(rpc, request.get_ref());
         async move {
-            let started = Instant::now();
-            if self.layers.tracing {
-                tracing::debug!(request = ?request.get_ref(), "request");
-            }
-            let secrets = owned_secrets(request.get_ref());
+            let (started, secrets) = self.open(request.get_ref());
             let result = match self.admit(rpc, request.get_ref()) {
                 Ok(_in_flight) => {
                     let result = handler(request).await;
@@ -238,11 +242,7 @@ impl Pipeline {
         use tokio_stream::StreamExt as _;
         let span = self.span(rpc, request.get_ref());
         async move {
-            let started = Instant::now();
-            if self.layers.tracing {
-                tracing::debug!(request = ?request.get_ref(), "request");
-            }
-            let secrets = owned_secrets(request.get_ref());
+            let (started, secrets) = self.open(request.get_ref());
             let result = match self.admit(rpc, request.get_ref()) {
                 Ok(_in_flight) => handler(request).await,
                 Err(status) => Err(status),
@@ -533,7 +533,10 @@ pub async fn serve_routes(routes: tonic::service::Routes, endpoint: &Endpoint, s
     Ok(())
 }
 
+pub use crate::v1::server::{Builder, Server};
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use super::*;
 
@@ -564,5 +567,3 @@ mod tests {
         assert_eq!(replace_words("ss", "s"), "ss");
     }
 }
-
-pub use crate::v1::server::{Builder, Server};

@@ -4,6 +4,7 @@
 //! clients over a unix socket where the transport matters, and straight into the adapters
 //! where only the layers do.
 #![cfg(all(feature = "server", feature = "client", feature = "reflect"))]
+#![allow(clippy::unwrap_used, reason = "a test: a panic is the failure report")]
 
 mod fill;
 mod support;
@@ -362,10 +363,7 @@ async fn derived_identity_and_capabilities_over_a_socket() {
     let mut types: Vec<i32> = caps
         .capabilities
         .iter()
-        .filter_map(|c| match &c.r#type {
-            Some(controller_service_capability::Type::Rpc(r)) => Some(r.r#type),
-            None => None,
-        })
+        .filter_map(|c| c.r#type.as_ref().map(|controller_service_capability::Type::Rpc(r)| r.r#type))
         .collect();
     types.sort_unstable();
     use controller_service_capability::rpc::Type as C;

@@ -1607,46 +1607,35 @@ fn derive<E: Copy>(service: &str, table: Table<E>, methods: &[&str], name: fn(E)
     out
 }
 
+/// The names of the capabilities in a `*GetCapabilities` response: `number` reads a
+/// capability's enum number (if it is of the kind compared), `name` names a number.
+fn cap_names<C>(caps: &[C], number: impl Fn(&C) -> Option<i32>, name: impl Fn(i32) -> Option<&'static str>) -> Vec<String> {
+    caps.iter().filter_map(number).map(|n| name(n).map_or_else(|| n.to_string(), str::to_owned)).collect()
+}
+
 fn plugin_caps(r: &super::GetPluginCapabilitiesResponse) -> Vec<String> {
-    use super::plugin_capability::Type;
-    r.capabilities
-        .iter()
-        .filter_map(|c| match &c.r#type {
-            Some(Type::Service(s)) => Some(super::plugin_capability::service::Type::try_from(s.r#type).map_or_else(|_| s.r#type.to_string(), |t| t.as_str_name().to_owned())),
-            _ => None,
-        })
-        .collect()
+    use super::plugin_capability::{Type, service};
+    let number = |c: &super::PluginCapability| match &c.r#type {
+        Some(Type::Service(s)) => Some(s.r#type),
+        _ => None,
+    };
+    cap_names(&r.capabilities, number, |n| service::Type::try_from(n).ok().map(|t| t.as_str_name()))
 }
 
 fn controller_caps(r: &super::ControllerGetCapabilitiesResponse) -> Vec<String> {
     use super::controller_service_capability::{Type, rpc};
-    r.capabilities
-        .iter()
-        .filter_map(|c| match &c.r#type {
-            Some(Type::Rpc(x)) => Some(rpc::Type::try_from(x.r#type).map_or_else(|_| x.r#type.to_string(), |t| t.as_str_name().to_owned())),
-            None => None,
-        })
-        .collect()
+    let number = |c: &super::ControllerServiceCapability| c.r#type.as_ref().map(|Type::Rpc(x)| x.r#type);
+    cap_names(&r.capabilities, number, |n| rpc::Type::try_from(n).ok().map(|t| t.as_str_name()))
 }
 
 fn node_caps(r: &super::NodeGetCapabilitiesResponse) -> Vec<String> {
     use super::node_service_capability::{Type, rpc};
-    r.capabilities
-        .iter()
-        .filter_map(|c| match &c.r#type {
-            Some(Type::Rpc(x)) => Some(rpc::Type::try_from(x.r#type).map_or_else(|_| x.r#type.to_string(), |t| t.as_str_name().to_owned())),
-            None => None,
-        })
-        .collect()
+    let number = |c: &super::NodeServiceCapability| c.r#type.as_ref().map(|Type::Rpc(x)| x.r#type);
+    cap_names(&r.capabilities, number, |n| rpc::Type::try_from(n).ok().map(|t| t.as_str_name()))
 }
 
 fn group_caps(r: &super::GroupControllerGetCapabilitiesResponse) -> Vec<String> { //group
     use super::group_controller_service_capability::{Type, rpc}; //group
-    r.capabilities //group
-        .iter() //group
-        .filter_map(|c| match &c.r#type { //group
-            Some(Type::Rpc(x)) => Some(rpc::Type::try_from(x.r#type).map_or_else(|_| x.r#type.to_string(), |t| t.as_str_name().to_owned())), //group
-            None => None, //group
-        }) //group
-        .collect() //group
+    let number = |c: &super::GroupControllerServiceCapability| c.r#type.as_ref().map(|Type::Rpc(x)| x.r#type); //group
+    cap_names(&r.capabilities, number, |n| rpc::Type::try_from(n).ok().map(|t| t.as_str_name())) //group
 } //group
