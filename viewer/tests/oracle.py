@@ -624,6 +624,15 @@ def detect(args, samples, stats, failures):
         failures.append("detect: exit %d, %d lines for %d messages: %s"
                         % (rc, len(lines), len(samples), err.decode(errors="replace")))
         return
+    shapes = {}
+    for t, _, _ in READERS:
+        shapes.setdefault(shape(t), []).append(t.full_name)
+    twins = {n: set(names) for names in shapes.values() for n in names}
+    stats["types_with_same_shape_twin"] = len({n for n, _ in samples if len(twins[n]) > 1})
+    # Why the oracle finds no single best reader: the message is empty, only types of the very
+    # same shape tie, other types read it as well, or (REQUIRED fields missing) another is preferred.
+    why = {"why_empty": 0, "why_twins_only": 0, "why_others_read_as_well": 0, "why_other_preferred": 0}
+    stats.update(why)
     keys = ["ceiling_exact", "ceiling_required", "ceiling", "detect_right", "detect_ambiguous",
             "detect_wrong", "detect_right_of_identifiable", "spec_valid", "detect_wrong_of_spec_valid",
             "detect_agrees_with_oracle", "missed_identifiable", "wrong_where_right_reads_best",
@@ -642,6 +651,9 @@ def detect(args, samples, stats, failures):
         stats["ceiling_required"] += best_readers(exact, 1) == {name}
         identifiable = best == {name}
         stats["ceiling"] += identifiable
+        if not identifiable:
+            stats["why_empty" if not b else "why_other_preferred" if name not in best
+                  else "why_twins_only" if best <= twins[name] else "why_others_read_as_well"] += 1
         valid = exact[name][0]
         stats["spec_valid"] += valid
         kind, _, said = line.partition(": ")
@@ -682,11 +694,6 @@ def detect(args, samples, stats, failures):
     stats["detect_right_of_identifiable_pct"] = pct("detect_right_of_identifiable", stats["ceiling"])
     stats["detect_ambiguous_pct"] = pct("detect_ambiguous")
     stats["detect_wrong_pct"] = pct("detect_wrong")
-    shapes = {}
-    for t, _, _ in READERS:
-        shapes.setdefault(shape(t), []).append(t.full_name)
-    twins = {n for names in shapes.values() if len(names) > 1 for n in names}
-    stats["types_with_same_shape_twin"] = len({name for name, _ in samples} & twins)
 
 
 def finish(stats, failures):
