@@ -320,13 +320,20 @@ fn resolve_type(
             .candidates
             .iter()
             .take(3)
-            .map(|c| format!("{} ({:.1})", c.desc.full_name(), c.score))
+            .map(|c| format!("{} ({})", c.desc.full_name(), c.fit.verdict()))
             .collect();
         eprintln!("# detected type candidates: {}", shown.join(", "));
     }
     match ranking.best() {
-        Some(c) if c.score.is_finite() => Ok(c.desc.clone()),
-        Some(_) => bail!("no known type fits the bytes at byte {}", msg.offset),
+        Some(c) => {
+            if !ranking.is_exact() && !quiet {
+                eprintln!(
+                    "# no known type reads every record exactly; {} is the closest",
+                    c.desc.full_name()
+                );
+            }
+            Ok(c.desc.clone())
+        }
         None => bail!(
             "ambiguous: {} fit equally well; pass --type",
             ranking.tied_names(5)
@@ -471,11 +478,18 @@ fn detect_cmd(a: DetectArgs) -> Result<u8> {
     for m in &msgs {
         let ranking = detect::rank(&schema, &m.bytes).map_err(|e| shift(e, m.offset))?;
         match ranking.best() {
-            Some(c) => writeln!(out, "best: {}", c.desc.full_name())?,
+            Some(c) if ranking.is_exact() => writeln!(out, "best: {}", c.desc.full_name())?,
+            Some(c) => writeln!(out, "closest: {}", c.desc.full_name())?,
             None => writeln!(out, "ambiguous: {}", ranking.tied_names(usize::MAX))?,
         }
         for c in ranking.candidates.iter().take(a.top) {
-            writeln!(out, "{:>8.1}  {}", c.score, c.desc.full_name())?;
+            writeln!(
+                out,
+                "{:>8.1}  {}  {}",
+                c.fit.score,
+                c.desc.full_name(),
+                c.fit.verdict()
+            )?;
         }
     }
     out.flush()?;
