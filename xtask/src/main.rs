@@ -5,6 +5,7 @@
 
 mod docs;
 mod generate;
+mod new_driver;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,8 @@ enum Command {
     Docs(docs::DocsArgs),
     /// Regenerate the `csikit` crate in `generated/` (or a standalone crate with --out).
     Generate(generate::GenerateArgs),
+    /// Write a new CSI driver crate built on csikit's server skeleton.
+    NewDriver(new_driver::NewDriverArgs),
     /// Print the proto built from a spec markdown, as the release's Makefile built it.
     Proto {
         /// The spec markdown (spec.md, or a csi-addons README.md).
@@ -81,6 +84,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Proto { spec, rule } => proto(&spec, rule),
         Command::Generate(args) => generate::generate(args),
         Command::Docs(args) => docs::docs(args),
+        Command::NewDriver(args) => new_driver::new_driver(args),
         Command::Model { spec_dir, lang, translation, imports, rule } => {
             model(&spec_dir, &lang, translation, &imports, rule)
         }

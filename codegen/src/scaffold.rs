@@ -1,0 +1,286 @@
+//! The driver crate `cargo xtask new-driver` writes: the askama templates in
+//! `templates/new-driver/` filled with the crate's name, the plugin's name and where csikit is.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use askama::Template;
+
+/// What a new driver crate is called and what it builds against.
+#[derive(Debug, Clone)]
+pub struct DriverOptions {
+    /// The package (and binary) name, checked by [`check_crate_name`].
+    pub name: String,
+    /// The name `GetPluginInfo` reports, checked by [`check_plugin_name`].
+    pub plugin_name: String,
+    /// The folder of the `csikit` crate the driver depends on by path.
+    pub csikit_path: String,
+}
+
+/// Why a driver crate cannot be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ScaffoldError {
+    /// The name cannot be a Cargo package.
+    #[error("'{name}' is not a valid crate name: {reason}")]
+    CrateName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The name breaks the spec's rule for `GetPluginInfo`'s name.
+    #[error("'{name}' is not a valid plugin name: {reason}")]
+    PluginName {
+        /// The name given or derived.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A template failed to render.
+    #[error("rendering '{file}': {source}")]
+    Render {
+        /// The file being rendered.
+        file: &'static str,
+        /// askama's error.
+        source: askama::Error,
+    },
+}
+
+/// Rust keywords, reserved words included; Cargo refuses them as package names.
+const KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate", "do", "dyn",
+    "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro",
+    "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return", "self", "static", "struct",
+    "super", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use", "virtual", "where", "while",
+    "yield",
+];
+
+/// Names Cargo refuses for a binary: the standard library's crates and its own output folders.
+const RESERVED: &[&str] = &["alloc", "core", "proc_macro", "std", "test", "build", "deps", "examples", "incremental"];
+
+/// The crates the scaffold depends on; a package of the same name would shadow one.
+const DEPENDENCIES: &[&str] = &["csikit", "tokio", "tonic", "tracing", "tracing_subscriber"];
+
+/// The longest package name crates.io takes.
+const MAX_CRATE_NAME: usize = 64;
+
+/// The spec's limit on `GetPluginInfo`'s name.
+const MAX_PLUGIN_NAME: usize = 63;
+
+/// Checks that `name` can be a Cargo package and binary: ASCII letters, digits, `-` and `_`,
+/// starting with a letter and ending with a letter or digit, at most 64 characters, neither a
+/// Rust keyword nor a name Cargo or the scaffold's dependencies reserve.
+///
+/// # Errors
+///
+/// [`ScaffoldError::CrateName`] saying which rule `name` breaks.
+pub fn check_crate_name(name: &str) -> Result<(), ScaffoldError> {
+    let fail = |reason: String| Err(ScaffoldError::CrateName { name: name.to_owned(), reason });
+    let ident = name.replace('-', "_");
+    if name.is_empty() {
+        return fail("it is empty".into());
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_')) {
+        return fail(format!("{c:?} is not allowed; use ASCII letters, digits, '-' and '_'"));
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return fail("it must start with a letter".into());
+    }
+    if !name.ends_with(|c: char| c.is_ascii_alphanumeric()) {
+        return fail("it must end with a letter or digit".into());
+    }
+    if name.len() > MAX_CRATE_NAME {
+        return fail(format!("it is {} characters long; the limit is {MAX_CRATE_NAME}", name.len()));
+    }
+    if KEYWORDS.contains(&name) {
+        return fail("it is a Rust keyword".into());
+    }
+    if RESERVED.contains(&ident.as_str()) {
+        return fail("Cargo reserves it".into());
+    }
+    if DEPENDENCIES.contains(&ident.as_str()) {
+        return fail("the driver depends on a crate of that name".into());
+    }
+    Ok(())
+}
+
+/// Checks `name` against the spec's rule for `GetPluginInfo`'s name: domain-name notation, at
+/// most 63 characters, alphanumerics, `-` and `.` only, each dot-separated label beginning and
+/// ending with an alphanumeric.
+///
+/// # Errors
+///
+/// [`ScaffoldError::PluginName`] saying which rule `name` breaks.
+pub fn check_plugin_name(name: &str) -> Result<(), ScaffoldError> {
+    let fail = |reason: String| Err(ScaffoldError::PluginName { name: name.to_owned(), reason });
+    if name.is_empty() {
+        return fail("it is empty".into());
+    }
+    if name.len() > MAX_PLUGIN_NAME {
+        return fail(format!("it is {} characters long; the spec allows {MAX_PLUGIN_NAME}", name.len()));
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '.')) {
+        return fail(format!("{c:?} is not allowed; use ASCII letters, digits, '-' and '.'"));
+    }
+    let edges_ok = |label: &str| {
+        label.starts_with(|c: char| c.is_ascii_alphanumeric()) && label.ends_with(|c: char| c.is_ascii_alphanumeric())
+    };
+    if !name.split('.').all(edges_ok) {
+        return fail("each dot-separated label must begin and end with a letter or digit".into());
+    }
+    Ok(())
+}
+
+/// The plugin name a crate gets when none is given: `NAME.csi.example.com`, lowercased, with
+/// `_` made `-` (example.com is reserved for examples, so the name says it is a placeholder).
+pub fn default_plugin_name(crate_name: &str) -> String {
+    format!("{}.csi.example.com", crate_name.to_ascii_lowercase().replace('_', "-"))
+}
+
+#[derive(Template)]
+#[template(path = "new-driver/Cargo.toml.in", escape = "none")]
+struct CargoToml<'a> {
+    name: &'a str,
+    csikit_path_toml: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "new-driver/main.rs.in", escape = "none")]
+struct MainRs<'a> {
+    name: &'a str,
+    plugin_name: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "new-driver/README.md.in", escape = "none")]
+struct Readme<'a> {
+    name: &'a str,
+    plugin_name: &'a str,
+    csikit_path: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "new-driver/gitignore.in", escape = "none")]
+struct GitIgnore;
+
+/// `s` as a TOML basic string, quotes included.
+fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Every file of the driver crate, keyed by path relative to its root: `Cargo.toml`,
+/// `src/main.rs`, `README.md`, `.gitignore`.
+///
+/// # Errors
+///
+/// When the crate name or the plugin name is invalid, or a template fails to render.
+pub fn generate_driver(options: &DriverOptions) -> Result<BTreeMap<PathBuf, String>, ScaffoldError> {
+    check_crate_name(&options.name)?;
+    check_plugin_name(&options.plugin_name)?;
+    let (name, plugin_name) = (options.name.as_str(), options.plugin_name.as_str());
+    let render = |file: &'static str, template: &dyn askama::DynTemplate| {
+        // askama drops a template's final newline; every file ends with one.
+        let text = template.dyn_render().map_err(|source| ScaffoldError::Render { file, source })?;
+        Ok((PathBuf::from(file), text + "\n"))
+    };
+    let csikit_path_toml = toml_string(&options.csikit_path);
+    Ok(BTreeMap::from([
+        render("Cargo.toml", &CargoToml { name, csikit_path_toml: &csikit_path_toml })?,
+        render("src/main.rs", &MainRs { name, plugin_name })?,
+        render("README.md", &Readme { name, plugin_name, csikit_path: &options.csikit_path })?,
+        render(".gitignore", &GitIgnore)?,
+    ]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crate_names() {
+        for good in ["hostpath", "my-driver", "my_driver2", "a", "csikit-driver", "tokio-csi"] {
+            assert!(check_crate_name(good).is_ok(), "{good}");
+        }
+        let long = "a".repeat(65);
+        for (bad, why) in [
+            ("", "empty"),
+            ("1driver", "start with a letter"),
+            ("_driver", "start with a letter"),
+            ("driver-", "end with"),
+            ("my driver", "' ' is not allowed"),
+            ("drïver", "'ï' is not allowed"),
+            ("fn", "keyword"),
+            ("test", "Cargo reserves"),
+            ("proc-macro", "Cargo reserves"),
+            ("tracing-subscriber", "depends on"),
+            ("csikit", "depends on"),
+            (long.as_str(), "65 characters"),
+        ] {
+            let err = check_crate_name(bad).expect_err(bad).to_string();
+            assert!(err.starts_with(&format!("'{bad}' is not a valid crate name: ")) && err.contains(why), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn plugin_names() {
+        let longest = "a".repeat(63);
+        for good in ["hostpath.csi.k8s.io", "a", "x-1.example.com", "EBS.CSI.aws.com", longest.as_str()] {
+            assert!(check_plugin_name(good).is_ok(), "{good}");
+        }
+        let too_long = "a".repeat(64);
+        for (bad, why) in [
+            ("", "empty"),
+            ("-a.b", "begin and end"),
+            ("a.b-", "begin and end"),
+            ("a..b", "begin and end"),
+            ("a-.b", "begin and end"),
+            ("a_b.c", "'_' is not allowed"),
+            (too_long.as_str(), "64 characters"),
+        ] {
+            let err = check_plugin_name(bad).expect_err(bad).to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        assert_eq!(default_plugin_name("My_Driver"), "my-driver.csi.example.com");
+        // The longest crate name gives a plugin name over the limit: the caller asks for one.
+        assert!(check_plugin_name(&default_plugin_name(&"a".repeat(64))).is_err());
+    }
+
+    #[test]
+    fn renders_every_file_with_the_names() {
+        let options = DriverOptions {
+            name: "demo-driver".into(),
+            plugin_name: "demo.csi.example.com".into(),
+            csikit_path: "/src/csi\"kit/generated".into(),
+        };
+        let files = generate_driver(&options).expect("renders");
+        let paths: Vec<_> = files.keys().map(|p| p.display().to_string()).collect();
+        assert_eq!(paths, [".gitignore", "Cargo.toml", "README.md", "src/main.rs"]);
+        let cargo = &files[&PathBuf::from("Cargo.toml")];
+        assert!(cargo.contains("name = \"demo-driver\""), "{cargo}");
+        assert!(cargo.contains(r#"csikit = { path = "/src/csi\"kit/generated", features = ["server"] }"#), "{cargo}");
+        assert!(files[&PathBuf::from("src/main.rs")].contains("const PLUGIN_NAME: &str = \"demo.csi.example.com\";"));
+        assert!(files[&PathBuf::from("README.md")].starts_with("# demo-driver\n"));
+        // Same input, same bytes.
+        assert_eq!(files, generate_driver(&options).expect("renders"));
+        // Bad names are refused before anything renders.
+        let bad = DriverOptions { name: "9".into(), ..options };
+        assert!(matches!(generate_driver(&bad), Err(ScaffoldError::CrateName { .. })));
+    }
+
+    #[test]
+    fn toml_strings_escape() {
+        assert_eq!(toml_string(r"C:\a\b"), r#""C:\\a\\b""#);
+        assert_eq!(toml_string("a\"b\n"), r#""a\"b\u000A""#);
+    }
+}

@@ -1,0 +1,155 @@
+//! `cargo xtask new-driver NAME --out DIR`: writes a CSI driver crate built on csikit's server
+//! skeleton (rendered by `csikit_codegen::scaffold`), all at once or not at all.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use csikit_codegen::scaffold::{self, DriverOptions};
+
+/// Flags of `cargo xtask new-driver`.
+#[derive(clap::Args)]
+pub struct NewDriverArgs {
+    /// The crate (and binary) name, e.g. `hostpath-driver`.
+    name: String,
+    /// The folder to create; refused when it exists and is not empty, unless --force.
+    #[arg(long)]
+    out: PathBuf,
+    /// The name GetPluginInfo reports (domain-name notation, at most 63 characters);
+    /// default NAME.csi.example.com.
+    #[arg(long)]
+    plugin_name: Option<String>,
+    /// The folder of the csikit crate to depend on by path; default this checkout's generated/.
+    #[arg(long)]
+    csikit_path: Option<PathBuf>,
+    /// Write into a non-empty --out: the scaffold's files are replaced, other files are kept.
+    #[arg(long)]
+    force: bool,
+}
+
+/// This checkout's `generated/` folder, the `csikit` crate.
+fn default_csikit_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated")
+}
+
+/// Runs `cargo xtask new-driver`.
+///
+/// A bad name, plugin name or csikit path, or a non-empty `--out` without `--force`, is a bad
+/// command line: one line on stderr per problem, exit code 2, nothing written.
+///
+/// # Errors
+///
+/// When the files cannot be written.
+pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
+    let mut problems = Vec::new();
+    let crate_name = scaffold::check_crate_name(&args.name);
+    let plugin_name = match args.plugin_name {
+        Some(name) => scaffold::check_plugin_name(&name).map(|()| name).map_err(|e| e.to_string()),
+        // A plugin name derived from a bad crate name would only repeat its problem.
+        None if crate_name.is_err() => Ok(String::new()),
+        None => {
+            let name = scaffold::default_plugin_name(&args.name);
+            scaffold::check_plugin_name(&name).map(|()| name).map_err(|e| format!("{e}; pass --plugin-name"))
+        }
+    };
+    if let Err(e) = crate_name {
+        problems.push(e.to_string());
+    }
+    let plugin_name = plugin_name.unwrap_or_else(|problem| {
+        problems.push(problem);
+        String::new()
+    });
+    let csikit_path = match csikit_dir(args.csikit_path.unwrap_or_else(default_csikit_path)) {
+        Ok(path) => path,
+        Err(problem) => {
+            problems.push(problem);
+            PathBuf::new()
+        }
+    };
+    if let Err(problem) = check_out_dir(&args.out, args.force) {
+        problems.push(problem);
+    }
+    if !problems.is_empty() {
+        for problem in &problems {
+            eprintln!("error: {problem}");
+        }
+        return Ok(ExitCode::from(2));
+    }
+    let csikit_path = csikit_path.to_str().context("the csikit path is not UTF-8")?.to_owned();
+    let options = DriverOptions { name: args.name.clone(), plugin_name: plugin_name.clone(), csikit_path };
+    let files = scaffold::generate_driver(&options).context("rendering the driver crate")?;
+    write_scaffold(&args.out, &files)?;
+    eprintln!(
+        "created '{name}' (plugin name '{plugin_name}') in '{out}'; to run it: cd {out} && CSI_ENDPOINT=unix:///tmp/{name}.sock cargo run",
+        name = args.name,
+        out = args.out.display(),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The csikit crate's folder as an absolute path, checked to hold the `csikit` package.
+fn csikit_dir(path: PathBuf) -> Result<PathBuf, String> {
+    let manifest = path.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest)
+        .map_err(|e| format!("--csikit-path: cannot read '{}': {e}", manifest.display()))?;
+    if !text.lines().any(|l| l.trim() == "name = \"csikit\"") {
+        return Err(format!("--csikit-path: '{}' is not the csikit crate's manifest", manifest.display()));
+    }
+    std::fs::canonicalize(&path).map_err(|e| format!("--csikit-path: '{}': {e}", path.display()))
+}
+
+/// `--out` may be missing or an empty folder; a non-empty one needs `--force`.
+fn check_out_dir(out: &Path, force: bool) -> Result<(), String> {
+    match std::fs::read_dir(out).map(|mut entries| entries.next().is_none()) {
+        Ok(false) if !force => {
+            Err(format!("'{}' exists and is not empty; choose another --out or pass --force", out.display()))
+        }
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(_) if out.exists() => Err(format!("'{}' exists and is not a folder", out.display())),
+        Err(e) => Err(format!("'{}': {e}", out.display())),
+    }
+}
+
+/// Writes the files into a temporary sibling of `out`, then moves them into place: the folder
+/// as a whole when `out` is missing or empty, else file by file (each rename replaces one file,
+/// and files that are not the scaffold's stay).
+fn write_scaffold(out: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<()> {
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).with_context(|| format!("creating '{}'", parent.display()))?;
+    let name = out.file_name().map_or_else(|| "driver".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = parent.join(format!(".{name}.new-{}", std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).with_context(|| format!("removing '{}'", tmp.display()))?;
+    }
+    for (path, text) in files {
+        let dest = tmp.join(path);
+        if let Some(dir) = dest.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
+        }
+        std::fs::write(&dest, text).with_context(|| format!("writing '{}'", dest.display()))?;
+    }
+    let empty = std::fs::read_dir(out).map(|mut entries| entries.next().is_none());
+    match empty {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::rename(&tmp, out).with_context(|| format!("moving the crate to '{}'", out.display()))?;
+        }
+        Ok(true) => {
+            std::fs::remove_dir(out).with_context(|| format!("replacing the empty '{}'", out.display()))?;
+            std::fs::rename(&tmp, out).with_context(|| format!("moving the crate to '{}'", out.display()))?;
+        }
+        Ok(false) => {
+            for path in files.keys() {
+                let dest = out.join(path);
+                if let Some(dir) = dest.parent() {
+                    std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
+                }
+                std::fs::rename(tmp.join(path), &dest).with_context(|| format!("replacing '{}'", dest.display()))?;
+            }
+            std::fs::remove_dir_all(&tmp).with_context(|| format!("removing '{}'", tmp.display()))?;
+        }
+        Err(e) => return Err(e).with_context(|| format!("reading '{}'", out.display())),
+    }
+    Ok(())
+}

@@ -1,0 +1,231 @@
+//! `cargo xtask new-driver`: the crate it writes builds offline outside the workspace, serves
+//! CSI on a unix socket (derived Identity, its NodeGetInfo, UNIMPLEMENTED for the rest) and
+//! stops cleanly on SIGTERM; bad command lines are one-line errors with exit code 2 that write
+//! nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use csikit::v1::{
+    CreateVolumeRequest, GetPluginCapabilitiesRequest, GetPluginInfoRequest, NodeGetInfoRequest, NodePublishVolumeRequest,
+    NodeStageVolumeRequest, ProbeRequest, VolumeCapability, controller_client::ControllerClient,
+    controller_service_capability, identity_client::IdentityClient, node_client::NodeClient, plugin_capability,
+    volume_capability,
+};
+use tonic::Code;
+
+fn xtask(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask")).args(args).output().expect("run xtask")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("readable dir")
+        .map(|e| e.expect("dir entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Runs xtask expecting a bad command line: exit code 2 and exactly one line on stderr,
+/// starting with `expected`.
+fn refused(args: &[&str], expected: &str) {
+    let out = xtask(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?}: prints nothing on stdout");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: one line:\n{stderr}");
+    assert!(stderr.starts_with(expected), "{args:?}: expected {expected:?}, got:\n{stderr}");
+}
+
+#[test]
+fn bad_command_lines_exit_2_and_write_nothing() {
+    let root = scratch("new-driver-errors");
+    let out = root.join("driver");
+    let out_str = out.to_str().expect("utf-8");
+    refused(&["new-driver", "1driver", "--out", out_str], "error: '1driver' is not a valid crate name: it must start with a letter");
+    refused(&["new-driver", "my driver", "--out", out_str], "error: 'my driver' is not a valid crate name: ' ' is not allowed");
+    refused(&["new-driver", "fn", "--out", out_str], "error: 'fn' is not a valid crate name: it is a Rust keyword");
+    refused(&["new-driver", "ok", "--out", out_str, "--plugin-name", "ok_driver.example.com"], "error: 'ok_driver.example.com' is not a valid plugin name");
+    let long = "d".repeat(60);
+    refused(&["new-driver", &long, "--out", out_str], &format!("error: '{long}.csi.example.com' is not a valid plugin name: it is 76 characters long; the spec allows 63; pass --plugin-name"));
+    refused(&["new-driver", "ok", "--out", out_str, "--csikit-path", root.to_str().expect("utf-8")], "error: --csikit-path: cannot read");
+    assert_eq!(listing(&root), Vec::<String>::new(), "nothing written, no temporary folder left");
+
+    // A folder with something in it is refused, and left as it was.
+    std::fs::create_dir_all(&out).expect("mkdir");
+    std::fs::write(out.join("notes.txt"), "mine").expect("write");
+    refused(&["new-driver", "ok", "--out", out_str], &format!("error: '{out_str}' exists and is not empty; choose another --out or pass --force"));
+    assert_eq!(listing(&out), ["notes.txt"]);
+    assert_eq!(listing(&root), ["driver"]);
+
+    // With --force the scaffold's files are written and the others kept.
+    let forced = xtask(&["new-driver", "ok", "--out", out_str, "--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", String::from_utf8_lossy(&forced.stderr));
+    assert_eq!(listing(&out), [".gitignore", "Cargo.toml", "README.md", "notes.txt", "src"]);
+    assert_eq!(std::fs::read_to_string(out.join("notes.txt")).expect("kept"), "mine");
+    assert_eq!(listing(&root), ["driver"], "no temporary folder left");
+
+    // An empty folder is fine without --force.
+    let empty = root.join("empty");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let written = xtask(&["new-driver", "ok", "--out", empty.to_str().expect("utf-8")]);
+    assert_eq!(written.status.code(), Some(0), "{}", String::from_utf8_lossy(&written.stderr));
+    assert_eq!(listing(&empty), [".gitignore", "Cargo.toml", "README.md", "src"]);
+}
+
+/// Polls until `path` accepts a connection, failing early if the driver exits.
+fn wait_for_socket(path: &Path, driver: &mut std::process::Child, log: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::os::unix::net::UnixStream::connect(path).is_err() {
+        if let Some(status) = driver.try_wait().expect("wait") {
+            panic!("the driver exited ({status}) before serving:\n{}", read_log(log));
+        }
+        assert!(Instant::now() < deadline, "no socket at '{}' after 60 s:\n{}", path.display(), read_log(log));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn read_log(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+async fn channel(path: PathBuf) -> tonic::transport::Channel {
+    tonic::transport::Endpoint::from_static("http://plugin")
+        .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
+            let path = path.clone();
+            async move { Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(tokio::net::UnixStream::connect(path).await?)) }
+        }))
+        .await
+        .expect("connects")
+}
+
+fn mount() -> Option<VolumeCapability> {
+    Some(VolumeCapability {
+        access_type: Some(volume_capability::AccessType::Mount(volume_capability::MountVolume {
+            fs_type: "ext4".into(),
+            ..Default::default()
+        })),
+        access_mode: Some(volume_capability::AccessMode { mode: volume_capability::access_mode::Mode::SingleNodeWriter as i32 }),
+    })
+}
+
+/// The calls a CO makes first, plus a written RPC, an unwritten one and an invalid request.
+/// Returns the channel, which the caller keeps open as a CO would.
+async fn talk_to(socket: PathBuf) -> tonic::transport::Channel {
+    let ch = channel(socket).await;
+    let mut identity = IdentityClient::new(ch.clone());
+    assert_eq!(identity.probe(ProbeRequest {}).await.expect("Probe").into_inner().ready, Some(true));
+    let info = identity.get_plugin_info(GetPluginInfoRequest {}).await.expect("GetPluginInfo").into_inner();
+    assert_eq!((info.name.as_str(), info.vendor_version.as_str()), ("demo-driver.csi.example.com", "0.1.0"));
+    let caps = identity.get_plugin_capabilities(GetPluginCapabilitiesRequest {}).await.expect("GetPluginCapabilities").into_inner();
+    let controller_service = plugin_capability::service::Type::ControllerService as i32;
+    assert!(
+        caps.capabilities.iter().any(|c| matches!(&c.r#type, Some(plugin_capability::Type::Service(s)) if s.r#type == controller_service)),
+        "{caps:?}"
+    );
+
+    let mut node = NodeClient::new(ch.clone());
+    let info = node.node_get_info(NodeGetInfoRequest {}).await.expect("NodeGetInfo").into_inner();
+    assert_eq!(info.node_id, "node-7");
+    let publish = NodePublishVolumeRequest {
+        volume_id: "vol-1".into(),
+        target_path: "/var/lib/kubelet/pods/p/volumes/kubernetes.io~csi/pv/mount".into(),
+        volume_capability: mount(),
+        ..Default::default()
+    };
+    node.node_publish_volume(publish).await.expect("NodePublishVolume is written");
+    let stage = NodeStageVolumeRequest {
+        volume_id: "vol-1".into(),
+        staging_target_path: "/stage".into(),
+        volume_capability: mount(),
+        ..Default::default()
+    };
+    let err = node.node_stage_volume(stage).await.expect_err("NodeStageVolume is not written");
+    assert_eq!(err.code(), Code::Unimplemented, "{err:?}");
+
+    let mut controller = ControllerClient::new(ch.clone());
+    let caps = controller.controller_get_capabilities(csikit::v1::ControllerGetCapabilitiesRequest {}).await.expect("caps").into_inner();
+    let create_delete = controller_service_capability::rpc::Type::CreateDeleteVolume as i32;
+    assert!(
+        caps.capabilities.iter().any(|c| matches!(&c.r#type, Some(controller_service_capability::Type::Rpc(r)) if r.r#type == create_delete)),
+        "{caps:?}"
+    );
+    let err = controller.create_volume(CreateVolumeRequest::default()).await.expect_err("no name");
+    assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
+    ch
+}
+
+/// Scaffolds a driver, builds it offline against this checkout's csikit (dependencies come
+/// from the workspace's lock file and the local registry cache), runs it and talks to it.
+#[test]
+fn scaffolded_driver_builds_serves_and_stops_on_sigterm() {
+    let root = scratch("new-driver-demo");
+    let crate_dir = root.join("demo-driver");
+    let out = xtask(&["new-driver", "demo-driver", "--out", crate_dir.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    std::fs::copy(workspace.join("Cargo.lock"), crate_dir.join("Cargo.lock")).expect("copy Cargo.lock");
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("new-driver-target");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let started = Instant::now();
+    let build = Command::new(&cargo)
+        .args(["build", "--offline", "--quiet"])
+        .current_dir(&crate_dir)
+        .env("CARGO_TARGET_DIR", &target)
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("run cargo");
+    assert!(build.status.success(), "the scaffold does not build:\n{}", String::from_utf8_lossy(&build.stderr));
+    eprintln!("scaffold built in {:.1} s", started.elapsed().as_secs_f64());
+
+    // A short socket path: unix socket paths are limited to about 100 bytes.
+    let sock_dir = std::env::temp_dir().join(format!("csikit-new-driver-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&sock_dir);
+    std::fs::create_dir_all(&sock_dir).expect("socket dir");
+    let socket = sock_dir.join("csi.sock");
+    let log = root.join("driver.log");
+    let mut driver = Command::new(target.join("debug/demo-driver"))
+        .env("CSI_ENDPOINT", format!("unix://{}", socket.display()))
+        .env("NODE_ID", "node-7")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log file"))
+        .spawn()
+        .expect("start the driver");
+    wait_for_socket(&socket, &mut driver, &log);
+
+    // A worker thread keeps the client's connection alive and answering (a CO keeps its
+    // connection open), so the shutdown below must not wait for the client to go away.
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
+    let _open = runtime.block_on(talk_to(socket.clone()));
+
+    let killed = Command::new("kill").args(["-TERM", &driver.id().to_string()]).status().expect("run kill");
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = driver.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = driver.kill();
+            panic!("the driver did not stop within 20 s of SIGTERM:\n{}", read_log(&log));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let log_text = read_log(&log);
+    assert_eq!(status.code(), Some(0), "exit status after SIGTERM:\n{log_text}");
+    assert!(!socket.exists(), "the socket is removed on shutdown");
+    assert!(log_text.contains("serving") && log_text.contains("SIGTERM"), "{log_text}");
+    assert!(!log_text.contains('\u{1b}'), "no colour codes when stderr is a file:\n{log_text}");
+    let _ = std::fs::remove_dir_all(&sock_dir);
+}
