@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::str::FromStr;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tonic::{Request, Response, Status};
 use tracing::Instrument as _;
@@ -506,30 +506,60 @@ pub async fn shutdown_signal() {
     }
 }
 
+/// How long in-flight calls get to finish after the shutdown signal before the plugin stops
+/// anyway (Kubernetes sends SIGKILL 30 s after SIGTERM by default).
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(25);
+
 /// Serves `routes` on `endpoint` until `shutdown` resolves, then lets in-flight calls finish
-/// and (for a unix socket) removes the socket file.
-pub async fn serve_routes(routes: tonic::service::Routes, endpoint: &Endpoint, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
+/// (for at most `drain_timeout`: a client that keeps its connection open without reading would
+/// otherwise hold the plugin forever) and, for a unix socket, removes the socket file.
+pub async fn serve_routes(routes: tonic::service::Routes, endpoint: &Endpoint, shutdown: impl Future<Output = ()>, drain_timeout: Duration) -> Result<(), ServeError> {
     let server = tonic::transport::Server::builder().add_routes(routes);
-    match endpoint {
+    let (fired, signalled) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        shutdown.await;
+        let _ = fired.send(());
+    };
+    // Resolves `drain_timeout` after the shutdown signal; never without one.
+    let deadline = async move {
+        match signalled.await {
+            Ok(()) => tokio::time::sleep(drain_timeout).await,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    let served = match endpoint {
         Endpoint::Unix(path) => {
             remove_stale_socket(path)?;
             let listener = tokio::net::UnixListener::bind(path).map_err(|source| ServeError::Io { action: format!("binding {endpoint}"), source })?;
             tracing::info!(%endpoint, "serving");
             let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
-            let served = server.serve_with_incoming_shutdown(incoming, shutdown).await;
+            let served = drain(server.serve_with_incoming_shutdown(incoming, shutdown), deadline).await;
             let removed = std::fs::remove_file(path);
-            served.map_err(ServeError::Transport)?;
-            removed.map_err(|source| ServeError::Io { action: format!("removing {}", path.display()), source })?;
+            served?;
+            removed.map_err(|source| ServeError::Io { action: format!("removing {}", path.display()), source })
         }
         Endpoint::Tcp(addr) => {
             let listener = tokio::net::TcpListener::bind(addr.as_str()).await.map_err(|source| ServeError::Io { action: format!("binding {endpoint}"), source })?;
             tracing::info!(%endpoint, "serving");
             let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-            server.serve_with_incoming_shutdown(incoming, shutdown).await.map_err(ServeError::Transport)?;
+            drain(server.serve_with_incoming_shutdown(incoming, shutdown), deadline).await
+        }
+    };
+    if served.is_ok() {
+        tracing::info!("stopped");
+    }
+    served
+}
+
+/// Runs the server until it stops by itself or the drain deadline passes.
+async fn drain(serve: impl Future<Output = Result<(), tonic::transport::Error>>, deadline: impl Future<Output = ()>) -> Result<(), ServeError> {
+    tokio::select! {
+        served = serve => served.map_err(ServeError::Transport),
+        () = deadline => {
+            tracing::warn!("calls still open at the end of the drain timeout; stopping anyway");
+            Ok(())
         }
     }
-    tracing::info!("stopped");
-    Ok(())
 }
 
 #[cfg(test)]

@@ -49,6 +49,7 @@ pub struct Builder {
     info: super::GetPluginInfoResponse,
     layers: crate::server::Layers,
     strict: bool,
+    drain_timeout: std::time::Duration,
     identity: bool,
     plugin_extra: Vec<super::PluginCapability>,
     controller_extra: Vec<super::controller_service_capability::rpc::Type>,
@@ -71,6 +72,7 @@ impl Builder {
             info: super::GetPluginInfoResponse { name: name.into(), vendor_version: vendor_version.into(), manifest: Default::default() },
             layers: crate::server::Layers::default(),
             strict: false,
+            drain_timeout: crate::server::DEFAULT_DRAIN_TIMEOUT,
             identity: false,
             plugin_extra: Vec::new(),
             controller_extra: Vec::new(),
@@ -97,6 +99,13 @@ impl Builder {
     /// error rather than a warning.
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
+        self
+    }
+
+    /// How long in-flight calls get to finish after SIGTERM/SIGINT (default
+    /// [`DEFAULT_DRAIN_TIMEOUT`](crate::server::DEFAULT_DRAIN_TIMEOUT)).
+    pub fn drain_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.drain_timeout = timeout;
         self
     }
 
@@ -237,7 +246,7 @@ impl Builder {
         for add in self.add {
             routes = add(routes, &pipeline, &derived);
         }
-        Ok(Server { routes, problems })
+        Ok(Server { routes, problems, drain_timeout: self.drain_timeout })
     }
 
     /// Builds and serves on `CSI_ENDPOINT` until SIGTERM or SIGINT, then drains in-flight calls.
@@ -252,6 +261,7 @@ impl Builder {
 pub struct Server {
     routes: tonic::service::Routes,
     problems: Vec<String>,
+    drain_timeout: std::time::Duration,
 }
 
 impl Server {
@@ -265,9 +275,10 @@ impl Server {
         self.routes
     }
 
-    /// Serves on `endpoint` until `shutdown` resolves, then drains in-flight calls.
+    /// Serves on `endpoint` until `shutdown` resolves, then drains in-flight calls (for at most
+    /// the drain timeout).
     pub async fn serve(self, endpoint: &crate::server::Endpoint, shutdown: impl Future<Output = ()>) -> Result<(), crate::server::ServeError> {
-        crate::server::serve_routes(self.routes, endpoint, shutdown).await
+        crate::server::serve_routes(self.routes, endpoint, shutdown, self.drain_timeout).await
     }
 }
 

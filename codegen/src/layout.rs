@@ -199,13 +199,13 @@ fn cargo_toml(options: &CrateOptions, inputs: &str) -> String {
     let (pkg, deps, dev) = if options.standalone {
         (
             "version = \"0.1.0\"\nedition = \"2024\"\nrust-version = \"1.88\"\nlicense = \"Apache-2.0\"\n",
-            "prost = \"0.14\"\nprost-types = \"0.14\"\nprost-reflect = { version = \"0.16\", optional = true }\ntonic = { version = \"0.14\", default-features = false, features = [\"codegen\"], optional = true }\ntonic-prost = { version = \"0.14\", optional = true }\ntokio = { version = \"1\", features = [\"net\", \"signal\", \"macros\"], optional = true }\ntokio-stream = { version = \"0.1\", features = [\"net\"], optional = true }\ntracing = { version = \"0.1\", optional = true }\n",
+            "prost = \"0.14\"\nprost-types = \"0.14\"\nprost-reflect = { version = \"0.16\", optional = true }\ntonic = { version = \"0.14\", default-features = false, features = [\"codegen\"], optional = true }\ntonic-prost = { version = \"0.14\", optional = true }\ntokio = { version = \"1\", features = [\"net\", \"signal\", \"macros\", \"sync\", \"time\"], optional = true }\ntokio-stream = { version = \"0.1\", features = [\"net\"], optional = true }\ntracing = { version = \"0.1\", optional = true }\n",
             "",
         )
     } else {
         (
             "version.workspace = true\nedition.workspace = true\nrust-version.workspace = true\nlicense.workspace = true\n",
-            "prost.workspace = true\nprost-types.workspace = true\nprost-reflect = { workspace = true, optional = true }\ntonic = { workspace = true, features = [\"codegen\"], optional = true }\ntonic-prost = { workspace = true, optional = true }\ntokio = { workspace = true, features = [\"net\", \"signal\", \"macros\"], optional = true }\ntokio-stream = { workspace = true, features = [\"net\"], optional = true }\ntracing = { workspace = true, optional = true }\n",
+            "prost.workspace = true\nprost-types.workspace = true\nprost-reflect = { workspace = true, optional = true }\ntonic = { workspace = true, features = [\"codegen\"], optional = true }\ntonic-prost = { workspace = true, optional = true }\ntokio = { workspace = true, features = [\"net\", \"signal\", \"macros\", \"sync\", \"time\"], optional = true }\ntokio-stream = { workspace = true, features = [\"net\"], optional = true }\ntracing = { workspace = true, optional = true }\n",
             "\n[dev-dependencies]\ncsikit-spec.workspace = true\nprost-reflect.workspace = true\ntokio = { workspace = true, features = [\"rt-multi-thread\", \"macros\", \"time\"] }\ntonic = { workspace = true, features = [\"channel\"] }\ntower = { workspace = true, features = [\"util\"] }\nhyper-util = { workspace = true, features = [\"tokio\"] }\n",
         )
     };

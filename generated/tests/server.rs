@@ -455,3 +455,25 @@ async fn shutdown_lets_in_flight_calls_finish() {
     assert!(!sock.exists());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test]
+async fn the_drain_has_a_deadline() {
+    let dir = socket_dir("deadline");
+    let sock = dir.join("csi.sock");
+    let built = Builder::new("test.csikit.dev", "1").controller(Driver).drain_timeout(Duration::from_millis(300)).build().await.expect("builds");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let endpoint = Endpoint::Unix(sock.clone());
+    let serving = tokio::spawn(async move { built.serve(&endpoint, async { drop(stopped.await) }).await });
+    let mut controller = controller_client::ControllerClient::new(channel(&sock).await);
+    // A call that would outlive any reasonable drain.
+    let _call = tokio::spawn(async move { controller.create_volume(create("pv-stuck", &[("sleep-ms", "60000")]).into_inner()).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let signalled = std::time::Instant::now();
+    stop.send(()).expect("running");
+    let served = tokio::time::timeout(Duration::from_secs(10), serving).await.expect("stops within the deadline, not after the call");
+    served.expect("joins").expect("stops cleanly");
+    let waited = signalled.elapsed();
+    assert!(waited >= Duration::from_millis(300), "waited the drain timeout first: {waited:?}");
+    assert!(!sock.exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
