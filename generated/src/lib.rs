@@ -24,7 +24,13 @@
 //!   serialised (ABORTED "operation pending"), responses are validated in debug builds, every call
 //!   is traced without secret values, error messages are scrubbed of the request's secrets; each
 //!   layer switchable through `Layers`. `serve_from_env()` listens on `CSI_ENDPOINT`
-//!   (`unix:///path.sock`, or `tcp://host:port`), replaces a stale socket, drains on SIGTERM/SIGINT.
+//!   (`unix:///path.sock`, or `tcp://host:port`), replaces a stale socket, drains on SIGTERM/SIGINT
+//!   (for at most `Builder::drain_timeout`). One interop limit comes from the HTTP/2 layer (h2) under
+//!   tonic: it refuses a request whose `:authority` is not a host name, which is what some clients
+//!   send over a unix socket (grpcio for Python/C++ since 1.57 sends the %-encoded socket path, older
+//!   grpc-go tools such as gocsi's `csc` the path itself). grpc-go as kubelet and the sidecars use it
+//!   sends `localhost` and is unaffected; other clients set their authority to `localhost` (grpcio:
+//!   the channel option `grpc.default_authority`).
 //! * `csikit::Validate`: every message validates against the spec's rules (REQUIRED fields, size
 //!   limits, non-negative numbers, banned control characters, secret key charset), reporting every
 //!   violation with its field path (`volume_capabilities[1].access_mode.mode`) and never a value.
