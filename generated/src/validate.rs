@@ -220,26 +220,23 @@ pub mod check {
         matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
     }
 
-    /// The bytes a secret key may hold: `[A-Za-z0-9._-]`.
-    const SECRET_KEY_BYTES: [bool; 256] = {
-        let mut t = [false; 256];
-        let mut b = 0;
-        while b < 256 {
-            let c = b as u8;
-            t[b] = c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'-';
-            b += 1;
-        }
-        t
-    };
+    /// Whether `s` holds a character the spec bans in names ([`is_banned_control`]).
+    #[inline]
+    pub fn has_banned_control(s: &str) -> bool {
+        // Every banned character is below U+0020, U+007F, or encoded with a 0xC2 lead byte
+        // (U+0080-U+009F): eight bytes at a time rule out almost every name without decoding it.
+        word::any(s.as_bytes(), word::control_suspects) && s.chars().any(is_banned_control)
+    }
 
     /// A secret key is made of `[A-Za-z0-9._-]` and is not empty.
     #[inline]
     pub fn is_secret_key(k: &str) -> bool {
-        !k.is_empty() && k.bytes().all(|b| SECRET_KEY_BYTES[b as usize])
+        !k.is_empty() && !word::any(k.as_bytes(), word::secret_key_misfits)
     }
 
     /// Checks a secrets map in one pass: every key in the secret charset, and keys plus values
-    /// within `max` bytes.
+    /// within `max` bytes. The map is walked a second time only to name the keys that break
+    /// the charset.
     #[inline]
     pub fn secret_map<'a, K, V, I>(map: I, max: usize, path: &FieldPath<'_>, out: &mut Violations)
     where
@@ -248,17 +245,110 @@ pub mod check {
         I: IntoIterator<Item = (&'a K, &'a V)> + Copy,
     {
         let mut total = 0;
-        let mut keys_ok = true;
+        let mut misfits = 0;
         for (k, v) in map {
-            let k = k.as_ref();
+            let k = k.as_ref().as_bytes();
             total += k.len() + v.as_ref().len();
-            keys_ok &= is_secret_key(k);
+            // An empty key is a misfit too: `cover` gives it a word of misfit marks.
+            misfits |= word::cover(k, word::secret_key_misfits);
         }
-        if !keys_ok {
+        if misfits != 0 {
             secret_keys(map, path, out);
         }
         if total > max {
             out.push(path, RuleId::MaxTotalBytes, format!("holds {total} bytes of keys and values, more than the limit of {max}"));
+        }
+    }
+
+    /// Byte classes tested eight bytes at a time in a `u64` (SWAR). Each class function returns
+    /// the word with the high bit of every byte that is in the class set, and nothing else.
+    mod word {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+        /// Sets the high bit of each byte of `x`, whose bytes are all below 0x80, that is at
+        /// least `lo`. No byte carries into the next: 0x7F + (0x80 - lo) <= 0xFF.
+        #[inline(always)]
+        const fn at_least(x: u64, lo: u8) -> u64 {
+            x.wrapping_add(ONES * (0x80 - lo as u64))
+        }
+
+        /// The high bit of each byte of `x` (bytes below 0x80) in `lo..=hi`.
+        #[inline(always)]
+        const fn within(x: u64, lo: u8, hi: u8) -> u64 {
+            at_least(x, lo) & !at_least(x, hi + 1) & HIGHS
+        }
+
+        /// Bytes outside `[A-Za-z0-9._-]`.
+        #[inline(always)]
+        pub(super) const fn secret_key_misfits(w: u64) -> u64 {
+            let x = w & !HIGHS;
+            // Setting bit 5 folds 'A'..='Z' onto 'a'..='z' and nothing else onto them.
+            let fits = within(x | (ONES * 0x20), b'a', b'z') | within(x, b'0', b'9') | within(x, b'-', b'.') | within(x, b'_', b'_');
+            (w | !fits) & HIGHS
+        }
+
+        /// Bytes below 0x20, 0x7F, and 0xC2 (the lead byte of U+0080-U+00BF): the only bytes a
+        /// banned control character can start with. Tab, line feed and carriage return are
+        /// allowed but in the class, so a name holding them is looked at character by character.
+        #[inline(always)]
+        pub(super) const fn control_suspects(w: u64) -> u64 {
+            let x = w & !HIGHS;
+            let ascii = !at_least(x, 0x20) | at_least(x, 0x7f);
+            ((ascii & !w) | (within(x, 0x42, 0x42) & w)) & HIGHS
+        }
+
+        /// The eight bytes of `s` from `at`, little-endian.
+        #[inline(always)]
+        fn load(s: &[u8], at: usize) -> u64 {
+            let mut w = [0; 8];
+            w.copy_from_slice(&s[at..at + 8]);
+            u64::from_le_bytes(w)
+        }
+
+        /// ORs `class` over words that cover every byte of `s`: whole words, then the last eight
+        /// bytes again (overlapping); shorter slices are made into one word from bytes of their
+        /// own, repeated. An empty slice gives `HIGHS`, so callers can treat it as a misfit.
+        #[inline(always)]
+        pub(super) fn cover(s: &[u8], class: impl Fn(u64) -> u64) -> u64 {
+            let n = s.len();
+            if n > 16 {
+                cover_long(s, class)
+            } else if n >= 8 {
+                class(load(s, 0)) | class(load(s, n - 8))
+            } else if n >= 4 {
+                let mut head = [0; 4];
+                let mut tail = [0; 4];
+                head.copy_from_slice(&s[..4]);
+                tail.copy_from_slice(&s[n - 4..]);
+                class(u64::from(u32::from_le_bytes(head)) | u64::from(u32::from_le_bytes(tail)) << 32)
+            } else if n > 0 {
+                let (a, b, c) = (s[0], s[n / 2], s[n - 1]);
+                class(u64::from_le_bytes([a, b, c, a, a, a, a, a]))
+            } else {
+                HIGHS
+            }
+        }
+
+        /// [`cover`] for slices of more than 16 bytes, kept out of line: its loop needs
+        /// registers that the short cases, inlined into callers' loops over map keys, do not.
+        #[inline(never)]
+        fn cover_long(s: &[u8], class: impl Fn(u64) -> u64) -> u64 {
+            let mut acc = 0;
+            let mut words = s.chunks_exact(8);
+            for w in &mut words {
+                acc |= class(load(w, 0));
+            }
+            if !words.remainder().is_empty() {
+                acc |= class(load(s, s.len() - 8));
+            }
+            acc
+        }
+
+        /// Whether any byte of `s` is in `class` (false for an empty slice).
+        #[inline(always)]
+        pub(super) fn any(s: &[u8], class: impl Fn(u64) -> u64) -> bool {
+            !s.is_empty() && cover(s, class) != 0
         }
     }
 
@@ -309,9 +399,7 @@ pub mod check {
     /// Checks a name has none of the banned control characters.
     #[inline]
     pub fn no_control_chars(s: &str, path: &FieldPath<'_>, out: &mut Violations) {
-        // Every banned character is below U+0020, U+007F, or encoded with a 0xC2 lead byte
-        // (U+0080-U+009F): a byte scan rules out almost every name without decoding it.
-        if s.bytes().all(|b| b >= 0x20 && b != 0x7f && b != 0xc2) {
+        if !word::any(s.as_bytes(), word::control_suspects) {
             return;
         }
         if let Some(pos) = s.chars().position(is_banned_control) {
@@ -335,7 +423,129 @@ pub mod check {
             }
         }
     }
+
+    #[cfg(test)]
+    mod tests {
+        //! The word-at-a-time classes against their per-byte definitions.
+
+        use super::{has_banned_control, is_banned_control, is_secret_key, word};
+
+        fn secret_key_byte(b: u8) -> bool {
+            b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-'
+        }
+
+        fn control_suspect_byte(b: u8) -> bool {
+            b < 0x20 || b == 0x7f || b == 0xc2
+        }
+
+        /// Both classes and their definitions, by name for failure messages.
+        fn classes() -> [(&'static str, fn(u64) -> u64, fn(u8) -> bool); 2] {
+            [
+                ("secret_key_misfits", word::secret_key_misfits, |b| !secret_key_byte(b)),
+                ("control_suspects", word::control_suspects, control_suspect_byte),
+            ]
+        }
+
+        fn check_slice(s: &[u8]) {
+            for (name, class, byte) in classes() {
+                assert_eq!(word::any(s, class), s.iter().any(|&b| byte(b)), "{name} on {s:02x?}");
+            }
+        }
+
+        /// splitmix64: a fixed sequence, so a failure reproduces.
+        struct Rng(u64);
+
+        impl Rng {
+            fn next(&mut self) -> u64 {
+                self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = self.0;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                z ^ (z >> 31)
+            }
+
+            fn below(&mut self, n: usize) -> usize {
+                (self.next() % n as u64) as usize
+            }
+        }
+
+        #[test]
+        fn every_single_byte_at_every_position() {
+            for filler in [b'a', b'-', b'Z', b'7'] {
+                for len in 1..=40 {
+                    for pos in 0..len {
+                        for b in 0..=255u8 {
+                            let mut s = vec![filler; len];
+                            s[pos] = b;
+                            check_slice(&s);
+                        }
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn every_pair_of_neighbouring_bytes() {
+            for (i, j) in [(0, 1), (3, 4), (6, 7), (7, 8)] {
+                for a in 0..=255u8 {
+                    for b in 0..=255u8 {
+                        let mut s = [b'a'; 12];
+                        s[i] = a;
+                        s[j] = b;
+                        check_slice(&s);
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn random_byte_strings_of_every_length() {
+            // Mostly key characters, so the rare misfit lands in every word and tail position.
+            let mut rng = Rng(0x5eed);
+            let specials: Vec<u8> = (0..0x20).chain([0x7f, 0x80, 0x9f, 0xa0, 0xc2, 0xc3, 0xff, b' ', b'/', b'@', b'[', b'`', b'{', b'~', b':', b'^']).collect();
+            let keys: Vec<u8> = (b'a'..=b'z').chain(b'A'..=b'Z').chain(b'0'..=b'9').chain([b'.', b'_', b'-']).collect();
+            for len in 0..=70 {
+                for _ in 0..2_000 {
+                    let odds = rng.below(4);
+                    let s: Vec<u8> = (0..len)
+                        .map(|_| match rng.below(64) {
+                            r if r < odds => specials[rng.below(specials.len())],
+                            r if r == 63 => rng.next() as u8,
+                            _ => keys[rng.below(keys.len())],
+                        })
+                        .collect();
+                    check_slice(&s);
+                }
+            }
+        }
+
+        #[test]
+        fn random_text_matches_the_character_definitions() {
+            let mut rng = Rng(0xc51);
+            let chars: Vec<char> = ('\0'..='\u{20}')
+                .chain(['a', 'Z', '0', '.', '_', '-', '/', '~', '\u{7e}', '\u{7f}', '\u{80}', '\u{85}', '\u{9f}', '\u{a0}', '\u{bf}', '\u{c0}', 'é', 'ł', '\u{2028}', '日', '🦀'])
+                .collect();
+            for len in 0..=70 {
+                for _ in 0..1_000 {
+                    let plain = rng.below(3) == 0;
+                    let s: String = (0..len)
+                        .map(|_| if plain || rng.below(8) != 0 { char::from(b'a' + rng.below(26) as u8) } else { chars[rng.below(chars.len())] })
+                        .collect();
+                    assert_eq!(has_banned_control(&s), s.chars().any(is_banned_control), "{s:?}");
+                    assert_eq!(is_secret_key(&s), !s.is_empty() && s.bytes().all(secret_key_byte), "{s:?}");
+                }
+            }
+        }
+
+        #[test]
+        fn empty_keys_are_misfits() {
+            assert!(!is_secret_key(""));
+            assert_ne!(word::cover(b"", word::secret_key_misfits), 0);
+            assert!(!word::any(b"", word::control_suspects));
+        }
+    }
 }
+
 
 /// Why [`validate_encoded`](crate::validate_encoded) refused a message.
 #[derive(Debug)]
