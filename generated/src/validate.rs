@@ -225,13 +225,13 @@ pub mod check {
     pub fn has_banned_control(s: &str) -> bool {
         // Every banned character is below U+0020, U+007F, or encoded with a 0xC2 lead byte
         // (U+0080-U+009F): eight bytes at a time rule out almost every name without decoding it.
-        word::any(s.as_bytes(), word::control_suspects) && s.chars().any(is_banned_control)
+        word::any::<word::ControlSuspects>(s.as_bytes()) && s.chars().any(is_banned_control)
     }
 
     /// A secret key is made of `[A-Za-z0-9._-]` and is not empty.
     #[inline]
     pub fn is_secret_key(k: &str) -> bool {
-        !k.is_empty() && !word::any(k.as_bytes(), word::secret_key_misfits)
+        !k.is_empty() && !word::any::<word::SecretKeyMisfits>(k.as_bytes())
     }
 
     /// Checks a secrets map in one pass: every key in the secret charset, and keys plus values
@@ -245,14 +245,13 @@ pub mod check {
         I: IntoIterator<Item = (&'a K, &'a V)> + Copy,
     {
         let mut total = 0;
-        let mut misfits = 0;
+        let mut keys_ok = true;
         for (k, v) in map {
-            let k = k.as_ref().as_bytes();
+            let k = k.as_ref();
             total += k.len() + v.as_ref().len();
-            // An empty key is a misfit too: `cover` gives it a word of misfit marks.
-            misfits |= word::cover(k, word::secret_key_misfits);
+            keys_ok &= is_secret_key(k);
         }
-        if misfits != 0 {
+        if !keys_ok {
             secret_keys(map, path, out);
         }
         if total > max {
@@ -260,11 +259,34 @@ pub mod check {
         }
     }
 
-    /// Byte classes tested eight bytes at a time in a `u64` (SWAR). Each class function returns
-    /// the word with the high bit of every byte that is in the class set, and nothing else.
+    /// Byte classes tested eight bytes at a time in a `u64` (SWAR): a whole secret key or a
+    /// short name costs two words, and the two are tested side by side.
     mod word {
         const ONES: u64 = 0x0101_0101_0101_0101;
         const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+        /// A set of bytes.
+        pub(super) trait ByteClass {
+            /// Whether `b` is in the set: the definition.
+            const BYTES: [bool; 256];
+
+            /// The high bit of each byte of `w` that is in the set, and nothing else.
+            fn word(w: u64) -> u64;
+        }
+
+        /// The table of a per-byte definition, `byte_table!(|b| <is b in the set>)`.
+        macro_rules! byte_table {
+            (|$b:ident| $in_set:expr) => {{
+                let mut t = [false; 256];
+                let mut i = 0;
+                while i < 256 {
+                    let $b = i as u8;
+                    t[i] = $in_set;
+                    i += 1;
+                }
+                t
+            }};
+        }
 
         /// Sets the high bit of each byte of `x`, whose bytes are all below 0x80, that is at
         /// least `lo`. No byte carries into the next: 0x7F + (0x80 - lo) <= 0xFF.
@@ -279,76 +301,87 @@ pub mod check {
             at_least(x, lo) & !at_least(x, hi + 1) & HIGHS
         }
 
-        /// Bytes outside `[A-Za-z0-9._-]`.
-        #[inline(always)]
-        pub(super) const fn secret_key_misfits(w: u64) -> u64 {
-            let x = w & !HIGHS;
-            // Setting bit 5 folds 'A'..='Z' onto 'a'..='z' and nothing else onto them.
-            let fits = within(x | (ONES * 0x20), b'a', b'z') | within(x, b'0', b'9') | within(x, b'-', b'.') | within(x, b'_', b'_');
-            (w | !fits) & HIGHS
+        /// Bytes outside `[A-Za-z0-9._-]`, the secret-key charset.
+        pub(super) struct SecretKeyMisfits;
+
+        impl ByteClass for SecretKeyMisfits {
+            const BYTES: [bool; 256] = byte_table!(|b| !(b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-'));
+
+            #[inline(always)]
+            fn word(w: u64) -> u64 {
+                let x = w & !HIGHS;
+                // Setting bit 5 folds 'A'..='Z' onto 'a'..='z' and nothing else onto them.
+                let fits = within(x | (ONES * 0x20), b'a', b'z') | within(x, b'0', b'9') | within(x, b'-', b'.') | within(x, b'_', b'_');
+                (w | !fits) & HIGHS
+            }
         }
 
         /// Bytes below 0x20, 0x7F, and 0xC2 (the lead byte of U+0080-U+00BF): the only bytes a
         /// banned control character can start with. Tab, line feed and carriage return are
-        /// allowed but in the class, so a name holding them is looked at character by character.
-        #[inline(always)]
-        pub(super) const fn control_suspects(w: u64) -> u64 {
-            let x = w & !HIGHS;
-            let ascii = !at_least(x, 0x20) | at_least(x, 0x7f);
-            ((ascii & !w) | (within(x, 0x42, 0x42) & w)) & HIGHS
+        /// allowed but in the set, so a name holding them is looked at character by character.
+        pub(super) struct ControlSuspects;
+
+        impl ByteClass for ControlSuspects {
+            const BYTES: [bool; 256] = byte_table!(|b| b < 0x20 || b == 0x7f || b == 0xc2);
+
+            #[inline(always)]
+            fn word(w: u64) -> u64 {
+                let x = w & !HIGHS;
+                let ascii = !at_least(x, 0x20) | at_least(x, 0x7f);
+                ((ascii & !w) | (within(x, 0x42, 0x42) & w)) & HIGHS
+            }
         }
 
         /// The eight bytes of `s` from `at`, little-endian.
         #[inline(always)]
-        fn load(s: &[u8], at: usize) -> u64 {
+        fn load8(s: &[u8], at: usize) -> u64 {
             let mut w = [0; 8];
             w.copy_from_slice(&s[at..at + 8]);
             u64::from_le_bytes(w)
         }
 
-        /// ORs `class` over words that cover every byte of `s`: whole words, then the last eight
-        /// bytes again (overlapping); shorter slices are made into one word from bytes of their
-        /// own, repeated. An empty slice gives `HIGHS`, so callers can treat it as a misfit.
+        /// The four bytes of `s` from `at`, little-endian.
         #[inline(always)]
-        pub(super) fn cover(s: &[u8], class: impl Fn(u64) -> u64) -> u64 {
-            let n = s.len();
-            if n > 16 {
-                cover_long(s, class)
-            } else if n >= 8 {
-                class(load(s, 0)) | class(load(s, n - 8))
-            } else if n >= 4 {
-                let mut head = [0; 4];
-                let mut tail = [0; 4];
-                head.copy_from_slice(&s[..4]);
-                tail.copy_from_slice(&s[n - 4..]);
-                class(u64::from(u32::from_le_bytes(head)) | u64::from(u32::from_le_bytes(tail)) << 32)
-            } else if n > 0 {
-                let (a, b, c) = (s[0], s[n / 2], s[n - 1]);
-                class(u64::from_le_bytes([a, b, c, a, a, a, a, a]))
-            } else {
-                HIGHS
-            }
+        fn load4(s: &[u8], at: usize) -> u64 {
+            let mut w = [0; 4];
+            w.copy_from_slice(&s[at..at + 4]);
+            u64::from(u32::from_le_bytes(w))
         }
 
-        /// [`cover`] for slices of more than 16 bytes, kept out of line: its loop needs
-        /// registers that the short cases, inlined into callers' loops over map keys, do not.
+        /// Whether any byte of `s` is in `C` (false for an empty slice). Up to 16 bytes make two
+        /// words that overlap rather than a loop: the first and last eight bytes, or the first
+        /// and last four twice; fewer than four bytes are looked up one by one.
+        #[inline(always)]
+        pub(super) fn any<C: ByteClass>(s: &[u8]) -> bool {
+            let n = s.len();
+            let (a, b) = if n > 16 {
+                return any_long::<C>(s);
+            } else if n >= 8 {
+                (load8(s, 0), load8(s, n - 8))
+            } else if n >= 4 {
+                let w = load4(s, 0) | load4(s, n - 4) << 32;
+                (w, w)
+            } else if n > 0 {
+                return C::BYTES[usize::from(s[0])] | C::BYTES[usize::from(s[n / 2])] | C::BYTES[usize::from(s[n - 1])];
+            } else {
+                return false;
+            };
+            C::word(a) | C::word(b) != 0
+        }
+
+        /// [`any`] for slices of more than 16 bytes, kept out of line: its loop needs registers
+        /// that the short cases, inlined into callers' loops over map keys, do not.
         #[inline(never)]
-        fn cover_long(s: &[u8], class: impl Fn(u64) -> u64) -> u64 {
+        fn any_long<C: ByteClass>(s: &[u8]) -> bool {
             let mut acc = 0;
             let mut words = s.chunks_exact(8);
             for w in &mut words {
-                acc |= class(load(w, 0));
+                acc |= C::word(load8(w, 0));
             }
             if !words.remainder().is_empty() {
-                acc |= class(load(s, s.len() - 8));
+                acc |= C::word(load8(s, s.len() - 8));
             }
-            acc
-        }
-
-        /// Whether any byte of `s` is in `class` (false for an empty slice).
-        #[inline(always)]
-        pub(super) fn any(s: &[u8], class: impl Fn(u64) -> u64) -> bool {
-            !s.is_empty() && cover(s, class) != 0
+            acc != 0
         }
     }
 
@@ -399,7 +432,7 @@ pub mod check {
     /// Checks a name has none of the banned control characters.
     #[inline]
     pub fn no_control_chars(s: &str, path: &FieldPath<'_>, out: &mut Violations) {
-        if !word::any(s.as_bytes(), word::control_suspects) {
+        if !word::any::<word::ControlSuspects>(s.as_bytes()) {
             return;
         }
         if let Some(pos) = s.chars().position(is_banned_control) {
@@ -428,7 +461,8 @@ pub mod check {
     mod tests {
         //! The word-at-a-time classes against their per-byte definitions.
 
-        use super::{has_banned_control, is_banned_control, is_secret_key, word};
+        use super::word::{self, ByteClass, ControlSuspects, SecretKeyMisfits};
+        use super::{has_banned_control, is_banned_control, is_secret_key};
 
         fn secret_key_byte(b: u8) -> bool {
             b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-'
@@ -438,17 +472,20 @@ pub mod check {
             b < 0x20 || b == 0x7f || b == 0xc2
         }
 
-        /// Both classes and their definitions, by name for failure messages.
-        fn classes() -> [(&'static str, fn(u64) -> u64, fn(u8) -> bool); 2] {
-            [
-                ("secret_key_misfits", word::secret_key_misfits, |b| !secret_key_byte(b)),
-                ("control_suspects", word::control_suspects, control_suspect_byte),
-            ]
+        fn check_class<C: ByteClass>(s: &[u8], in_set: fn(u8) -> bool) {
+            assert_eq!(word::any::<C>(s), s.iter().any(|&b| in_set(b)), "{} on {s:02x?}", std::any::type_name::<C>());
         }
 
         fn check_slice(s: &[u8]) {
-            for (name, class, byte) in classes() {
-                assert_eq!(word::any(s, class), s.iter().any(|&b| byte(b)), "{name} on {s:02x?}");
+            check_class::<SecretKeyMisfits>(s, |b| !secret_key_byte(b));
+            check_class::<ControlSuspects>(s, control_suspect_byte);
+        }
+
+        #[test]
+        fn tables_hold_the_definitions() {
+            for b in 0..=255u8 {
+                assert_eq!(SecretKeyMisfits::BYTES[usize::from(b)], !secret_key_byte(b), "{b:#04x}");
+                assert_eq!(ControlSuspects::BYTES[usize::from(b)], control_suspect_byte(b), "{b:#04x}");
             }
         }
 
@@ -538,10 +575,10 @@ pub mod check {
         }
 
         #[test]
-        fn empty_keys_are_misfits() {
+        fn empty_strings_hold_nothing_and_are_not_keys() {
             assert!(!is_secret_key(""));
-            assert_ne!(word::cover(b"", word::secret_key_misfits), 0);
-            assert!(!word::any(b"", word::control_suspects));
+            assert!(!word::any::<SecretKeyMisfits>(b""));
+            assert!(!word::any::<ControlSuspects>(b""));
         }
     }
 }
