@@ -546,7 +546,7 @@ pub mod check {
                     let s: Vec<u8> = (0..len)
                         .map(|_| match rng.below(64) {
                             r if r < odds => specials[rng.below(specials.len())],
-                            r if r == 63 => rng.next() as u8,
+                            63 => rng.next() as u8,
                             _ => keys[rng.below(keys.len())],
                         })
                         .collect();
