@@ -220,26 +220,23 @@ pub mod check {
         matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
     }
 
-    /// The bytes a secret key may hold: `[A-Za-z0-9._-]`.
-    const SECRET_KEY_BYTES: [bool; 256] = {
-        let mut t = [false; 256];
-        let mut b = 0;
-        while b < 256 {
-            let c = b as u8;
-            t[b] = c.is_ascii_alphanumeric() || c == b'.' || c == b'_' || c == b'-';
-            b += 1;
-        }
-        t
-    };
+    /// Whether `s` holds a character the spec bans in names ([`is_banned_control`]).
+    #[inline]
+    pub fn has_banned_control(s: &str) -> bool {
+        // Every banned character is below U+0020, U+007F, or encoded with a 0xC2 lead byte
+        // (U+0080-U+009F): eight bytes at a time rule out almost every name without decoding it.
+        word::any::<word::ControlSuspects>(s.as_bytes()) && s.chars().any(is_banned_control)
+    }
 
     /// A secret key is made of `[A-Za-z0-9._-]` and is not empty.
     #[inline]
     pub fn is_secret_key(k: &str) -> bool {
-        !k.is_empty() && k.bytes().all(|b| SECRET_KEY_BYTES[b as usize])
+        !k.is_empty() && !word::any::<word::SecretKeyMisfits>(k.as_bytes())
     }
 
     /// Checks a secrets map in one pass: every key in the secret charset, and keys plus values
-    /// within `max` bytes.
+    /// within `max` bytes. The map is walked a second time only to name the keys that break
+    /// the charset.
     #[inline]
     pub fn secret_map<'a, K, V, I>(map: I, max: usize, path: &FieldPath<'_>, out: &mut Violations)
     where
@@ -259,6 +256,132 @@ pub mod check {
         }
         if total > max {
             out.push(path, RuleId::MaxTotalBytes, format!("holds {total} bytes of keys and values, more than the limit of {max}"));
+        }
+    }
+
+    /// Byte classes tested eight bytes at a time in a `u64` (SWAR): a whole secret key or a
+    /// short name costs two words, and the two are tested side by side.
+    mod word {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+        /// A set of bytes.
+        pub(super) trait ByteClass {
+            /// Whether `b` is in the set: the definition.
+            const BYTES: [bool; 256];
+
+            /// The high bit of each byte of `w` that is in the set, and nothing else.
+            fn word(w: u64) -> u64;
+        }
+
+        /// The table of a per-byte definition, `byte_table!(|b| <is b in the set>)`.
+        macro_rules! byte_table {
+            (|$b:ident| $in_set:expr) => {{
+                let mut t = [false; 256];
+                let mut i = 0;
+                while i < 256 {
+                    let $b = i as u8;
+                    t[i] = $in_set;
+                    i += 1;
+                }
+                t
+            }};
+        }
+
+        /// Sets the high bit of each byte of `x`, whose bytes are all below 0x80, that is at
+        /// least `lo`. No byte carries into the next: 0x7F + (0x80 - lo) <= 0xFF.
+        #[inline(always)]
+        const fn at_least(x: u64, lo: u8) -> u64 {
+            x.wrapping_add(ONES * (0x80 - lo as u64))
+        }
+
+        /// The high bit of each byte of `x` (bytes below 0x80) in `lo..=hi`.
+        #[inline(always)]
+        const fn within(x: u64, lo: u8, hi: u8) -> u64 {
+            at_least(x, lo) & !at_least(x, hi + 1) & HIGHS
+        }
+
+        /// Bytes outside `[A-Za-z0-9._-]`, the secret-key charset.
+        pub(super) struct SecretKeyMisfits;
+
+        impl ByteClass for SecretKeyMisfits {
+            const BYTES: [bool; 256] = byte_table!(|b| !(b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-'));
+
+            #[inline(always)]
+            fn word(w: u64) -> u64 {
+                let x = w & !HIGHS;
+                // Setting bit 5 folds 'A'..='Z' onto 'a'..='z' and nothing else onto them.
+                let fits = within(x | (ONES * 0x20), b'a', b'z') | within(x, b'0', b'9') | within(x, b'-', b'.') | within(x, b'_', b'_');
+                (w | !fits) & HIGHS
+            }
+        }
+
+        /// Bytes below 0x20, 0x7F, and 0xC2 (the lead byte of U+0080-U+00BF): the only bytes a
+        /// banned control character can start with. Tab, line feed and carriage return are
+        /// allowed but in the set, so a name holding them is looked at character by character.
+        pub(super) struct ControlSuspects;
+
+        impl ByteClass for ControlSuspects {
+            const BYTES: [bool; 256] = byte_table!(|b| b < 0x20 || b == 0x7f || b == 0xc2);
+
+            #[inline(always)]
+            fn word(w: u64) -> u64 {
+                let x = w & !HIGHS;
+                let ascii = !at_least(x, 0x20) | at_least(x, 0x7f);
+                ((ascii & !w) | (within(x, 0x42, 0x42) & w)) & HIGHS
+            }
+        }
+
+        /// The eight bytes of `s` from `at`, little-endian.
+        #[inline(always)]
+        fn load8(s: &[u8], at: usize) -> u64 {
+            let mut w = [0; 8];
+            w.copy_from_slice(&s[at..at + 8]);
+            u64::from_le_bytes(w)
+        }
+
+        /// The four bytes of `s` from `at`, little-endian.
+        #[inline(always)]
+        fn load4(s: &[u8], at: usize) -> u64 {
+            let mut w = [0; 4];
+            w.copy_from_slice(&s[at..at + 4]);
+            u64::from(u32::from_le_bytes(w))
+        }
+
+        /// Whether any byte of `s` is in `C` (false for an empty slice). Up to 16 bytes make two
+        /// words that overlap rather than a loop: the first and last eight bytes, or the first
+        /// and last four twice; fewer than four bytes are looked up one by one.
+        #[inline(always)]
+        pub(super) fn any<C: ByteClass>(s: &[u8]) -> bool {
+            let n = s.len();
+            let (a, b) = if n > 16 {
+                return any_long::<C>(s);
+            } else if n >= 8 {
+                (load8(s, 0), load8(s, n - 8))
+            } else if n >= 4 {
+                let w = load4(s, 0) | load4(s, n - 4) << 32;
+                (w, w)
+            } else if n > 0 {
+                return C::BYTES[usize::from(s[0])] | C::BYTES[usize::from(s[n / 2])] | C::BYTES[usize::from(s[n - 1])];
+            } else {
+                return false;
+            };
+            C::word(a) | C::word(b) != 0
+        }
+
+        /// [`any`] for slices of more than 16 bytes, kept out of line: its loop needs registers
+        /// that the short cases, inlined into callers' loops over map keys, do not.
+        #[inline(never)]
+        fn any_long<C: ByteClass>(s: &[u8]) -> bool {
+            let mut acc = 0;
+            let mut words = s.chunks_exact(8);
+            for w in &mut words {
+                acc |= C::word(load8(w, 0));
+            }
+            if !words.remainder().is_empty() {
+                acc |= C::word(load8(s, s.len() - 8));
+            }
+            acc != 0
         }
     }
 
@@ -309,9 +432,7 @@ pub mod check {
     /// Checks a name has none of the banned control characters.
     #[inline]
     pub fn no_control_chars(s: &str, path: &FieldPath<'_>, out: &mut Violations) {
-        // Every banned character is below U+0020, U+007F, or encoded with a 0xC2 lead byte
-        // (U+0080-U+009F): a byte scan rules out almost every name without decoding it.
-        if s.bytes().all(|b| b >= 0x20 && b != 0x7f && b != 0xc2) {
+        if !word::any::<word::ControlSuspects>(s.as_bytes()) {
             return;
         }
         if let Some(pos) = s.chars().position(is_banned_control) {
@@ -335,7 +456,133 @@ pub mod check {
             }
         }
     }
+
+    #[cfg(test)]
+    mod tests {
+        //! The word-at-a-time classes against their per-byte definitions.
+
+        use super::word::{self, ByteClass, ControlSuspects, SecretKeyMisfits};
+        use super::{has_banned_control, is_banned_control, is_secret_key};
+
+        fn secret_key_byte(b: u8) -> bool {
+            b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-'
+        }
+
+        fn control_suspect_byte(b: u8) -> bool {
+            b < 0x20 || b == 0x7f || b == 0xc2
+        }
+
+        fn check_class<C: ByteClass>(s: &[u8], in_set: fn(u8) -> bool) {
+            assert_eq!(word::any::<C>(s), s.iter().any(|&b| in_set(b)), "{} on {s:02x?}", std::any::type_name::<C>());
+        }
+
+        fn check_slice(s: &[u8]) {
+            check_class::<SecretKeyMisfits>(s, |b| !secret_key_byte(b));
+            check_class::<ControlSuspects>(s, control_suspect_byte);
+        }
+
+        #[test]
+        fn tables_hold_the_definitions() {
+            for b in 0..=255u8 {
+                assert_eq!(SecretKeyMisfits::BYTES[usize::from(b)], !secret_key_byte(b), "{b:#04x}");
+                assert_eq!(ControlSuspects::BYTES[usize::from(b)], control_suspect_byte(b), "{b:#04x}");
+            }
+        }
+
+        /// splitmix64: a fixed sequence, so a failure reproduces.
+        struct Rng(u64);
+
+        impl Rng {
+            fn next(&mut self) -> u64 {
+                self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = self.0;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                z ^ (z >> 31)
+            }
+
+            fn below(&mut self, n: usize) -> usize {
+                (self.next() % n as u64) as usize
+            }
+        }
+
+        #[test]
+        fn every_single_byte_at_every_position() {
+            for filler in [b'a', b'-', b'Z', b'7'] {
+                for len in 1..=40 {
+                    for pos in 0..len {
+                        for b in 0..=255u8 {
+                            let mut s = vec![filler; len];
+                            s[pos] = b;
+                            check_slice(&s);
+                        }
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn every_pair_of_neighbouring_bytes() {
+            for (i, j) in [(0, 1), (3, 4), (6, 7), (7, 8)] {
+                for a in 0..=255u8 {
+                    for b in 0..=255u8 {
+                        let mut s = [b'a'; 12];
+                        s[i] = a;
+                        s[j] = b;
+                        check_slice(&s);
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn random_byte_strings_of_every_length() {
+            // Mostly key characters, so the rare misfit lands in every word and tail position.
+            let mut rng = Rng(0x5eed);
+            let specials: Vec<u8> = (0..0x20).chain([0x7f, 0x80, 0x9f, 0xa0, 0xc2, 0xc3, 0xff, b' ', b'/', b'@', b'[', b'`', b'{', b'~', b':', b'^']).collect();
+            let keys: Vec<u8> = (b'a'..=b'z').chain(b'A'..=b'Z').chain(b'0'..=b'9').chain([b'.', b'_', b'-']).collect();
+            for len in 0..=70 {
+                for _ in 0..2_000 {
+                    let odds = rng.below(4);
+                    let s: Vec<u8> = (0..len)
+                        .map(|_| match rng.below(64) {
+                            r if r < odds => specials[rng.below(specials.len())],
+                            63 => rng.next() as u8,
+                            _ => keys[rng.below(keys.len())],
+                        })
+                        .collect();
+                    check_slice(&s);
+                }
+            }
+        }
+
+        #[test]
+        fn random_text_matches_the_character_definitions() {
+            let mut rng = Rng(0xc51);
+            let chars: Vec<char> = ('\0'..='\u{20}')
+                .chain(['a', 'Z', '0', '.', '_', '-', '/', '~', '\u{7e}', '\u{7f}', '\u{80}', '\u{85}', '\u{9f}', '\u{a0}', '\u{bf}', '\u{c0}', 'é', 'ł', '\u{2028}', '日', '🦀'])
+                .collect();
+            for len in 0..=70 {
+                for _ in 0..1_000 {
+                    let plain = rng.below(3) == 0;
+                    let s: String = (0..len)
+                        .map(|_| if plain || rng.below(8) != 0 { char::from(b'a' + rng.below(26) as u8) } else { chars[rng.below(chars.len())] })
+                        .collect();
+                    assert_eq!(has_banned_control(&s), s.chars().any(is_banned_control), "{s:?}");
+                    assert_eq!(is_secret_key(&s), !s.is_empty() && s.bytes().all(secret_key_byte), "{s:?}");
+                }
+            }
+        }
+
+        #[test]
+        fn empty_strings_hold_nothing_and_are_not_keys() {
+            assert!(!is_secret_key(""));
+            assert!(!word::any::<SecretKeyMisfits>(b""));
+            assert!(!word::any::<ControlSuspects>(b""));
+        }
+    }
 }
+
 
 /// Why [`validate_encoded`](crate::validate_encoded) refused a message.
 #[derive(Debug)]
