@@ -39,7 +39,7 @@ pub fn skip_debug_paths(model: &Model) -> Vec<String> {
     secret_holders(model).into_iter().map(|n| format!(".{n}")).collect()
 }
 
-fn nested_in<'a>(name: &'a str, holders: &BTreeSet<&str>) -> bool {
+fn nested_in(name: &str, holders: &BTreeSet<&str>) -> bool {
     holders.iter().any(|h| name == *h || name.strip_prefix(h).is_some_and(|rest| rest.starts_with('.')))
 }
 

@@ -131,12 +131,12 @@ fn walk<'m>(
             p.push((f.name.clone(), false));
             walk(model, inner, p, out);
         }
-        if let Some(Value::List(items)) = msg.get_field_by_name(&f.name).as_deref() {
-            if let Some(Value::Message(inner)) = items.first() {
-                let mut p = path.clone();
-                p.push((f.name.clone(), true));
-                walk(model, inner, p, out);
-            }
+        if let Some(Value::List(items)) = msg.get_field_by_name(&f.name).as_deref()
+            && let Some(Value::Message(inner)) = items.first()
+        {
+            let mut p = path.clone();
+            p.push((f.name.clone(), true));
+            walk(model, inner, p, out);
         }
     }
 }

@@ -16,10 +16,11 @@ pub fn filled(desc: &MessageDescriptor, is_secret: &dyn Fn(&str, &str) -> bool, 
     let mut msg = DynamicMessage::new(desc.clone());
     let mut oneofs = HashSet::new();
     for field in desc.fields() {
-        if let Some(o) = field.containing_oneof() {
-            if !o.is_synthetic() && !oneofs.insert(o.name().to_owned()) {
-                continue;
-            }
+        if let Some(o) = field.containing_oneof()
+            && !o.is_synthetic()
+            && !oneofs.insert(o.name().to_owned())
+        {
+            continue;
         }
         let secret = is_secret(desc.full_name(), field.name());
         let value = if field.is_map() {
