@@ -84,28 +84,6 @@ pub fn docs(args: DocsArgs) -> anyhow::Result<ExitCode> {
 /// Writes every file into a temporary sibling of `out`, then renames it into place, so a
 /// reader never sees half a site.
 fn write_atomically(out: &Path, files: &std::collections::BTreeMap<PathBuf, String>) -> anyhow::Result<()> {
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).with_context(|| format!("creating '{}'", parent.display()))?;
-    let name = out.file_name().map_or_else(|| "site".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp).with_context(|| format!("removing '{}'", tmp.display()))?;
-    }
-    for (path, text) in files {
-        let dest = tmp.join(path);
-        if let Some(dir) = dest.parent() {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
-        }
-        std::fs::write(&dest, text).with_context(|| format!("writing '{}'", dest.display()))?;
-    }
-    let had_old = out.exists();
-    if had_old {
-        std::fs::rename(out, &old).with_context(|| format!("moving the old '{}' aside", out.display()))?;
-    }
-    std::fs::rename(&tmp, out).with_context(|| format!("moving the new site to '{}'", out.display()))?;
-    if had_old {
-        std::fs::remove_dir_all(&old).with_context(|| format!("removing '{}'", old.display()))?;
-    }
-    Ok(())
+    let tmp = crate::tree::stage(out, files)?;
+    crate::tree::swap_in(out, &tmp)
 }

@@ -188,30 +188,11 @@ fn differences(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<
 
 /// Writes the whole tree beside `dir`, then swaps it in, so `dir` is never half-written.
 fn write_tree(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<()> {
-    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).with_context(|| format!("creating '{}'", parent.display()))?;
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "generated".into());
-    let tmp = parent.join(format!(".{name}.new-{}", std::process::id()));
-    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    for (path, text) in files {
-        let full = tmp.join(path);
-        if let Some(p) = full.parent() {
-            std::fs::create_dir_all(p).with_context(|| format!("creating '{}'", p.display()))?;
-        }
-        std::fs::write(&full, text).with_context(|| format!("writing '{}'", full.display()))?;
-    }
+    let tmp = crate::tree::stage(dir, files)?;
     // Keep a `target/` a standalone crate may have built.
     let target = dir.join("target");
     if target.is_dir() {
         std::fs::rename(&target, tmp.join("target")).with_context(|| format!("moving '{}'", target.display()))?;
     }
-    if dir.exists() {
-        std::fs::rename(dir, &old).with_context(|| format!("moving '{}' aside", dir.display()))?;
-    }
-    std::fs::rename(&tmp, dir).with_context(|| format!("moving the new tree to '{}'", dir.display()))?;
-    if old.exists() {
-        std::fs::remove_dir_all(&old).with_context(|| format!("removing '{}'", old.display()))?;
-    }
-    Ok(())
+    crate::tree::swap_in(dir, &tmp)
 }

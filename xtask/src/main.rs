@@ -6,6 +6,7 @@
 mod docs;
 mod generate;
 mod new_driver;
+mod tree;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

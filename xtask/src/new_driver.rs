@@ -116,29 +116,11 @@ fn check_out_dir(out: &Path, force: bool) -> Result<(), String> {
 /// as a whole when `out` is missing or empty, else file by file (each rename replaces one file,
 /// and files that are not the scaffold's stay).
 fn write_scaffold(out: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<()> {
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).with_context(|| format!("creating '{}'", parent.display()))?;
-    let name = out.file_name().map_or_else(|| "driver".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = parent.join(format!(".{name}.new-{}", std::process::id()));
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp).with_context(|| format!("removing '{}'", tmp.display()))?;
-    }
-    for (path, text) in files {
-        let dest = tmp.join(path);
-        if let Some(dir) = dest.parent() {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
-        }
-        std::fs::write(&dest, text).with_context(|| format!("writing '{}'", dest.display()))?;
-    }
+    let tmp = crate::tree::stage(out, files)?;
     let empty = std::fs::read_dir(out).map(|mut entries| entries.next().is_none());
     match empty {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::rename(&tmp, out).with_context(|| format!("moving the crate to '{}'", out.display()))?;
-        }
-        Ok(true) => {
-            std::fs::remove_dir(out).with_context(|| format!("replacing the empty '{}'", out.display()))?;
-            std::fs::rename(&tmp, out).with_context(|| format!("moving the crate to '{}'", out.display()))?;
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => crate::tree::swap_in(out, &tmp)?,
+        Ok(true) => crate::tree::swap_in(out, &tmp)?,
         Ok(false) => {
             for path in files.keys() {
                 let dest = out.join(path);
