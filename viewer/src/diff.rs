@@ -5,6 +5,7 @@ use prost_reflect::{DynamicMessage, MapKey, ReflectMessage, Value};
 
 use crate::schema::Schema;
 use crate::text::REDACTED;
+use crate::validate::show_key;
 
 /// One difference.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,17 +163,6 @@ impl Differ<'_> {
                 self.push('~', path.to_owned(), detail);
             }
         }
-    }
-}
-
-fn show_key(k: &MapKey) -> String {
-    match k {
-        MapKey::String(s) => format!("{s:?}"),
-        MapKey::Bool(b) => b.to_string(),
-        MapKey::I32(n) => n.to_string(),
-        MapKey::I64(n) => n.to_string(),
-        MapKey::U32(n) => n.to_string(),
-        MapKey::U64(n) => n.to_string(),
     }
 }
 

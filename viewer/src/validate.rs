@@ -6,34 +6,15 @@
 //! `--descriptor-set`) the same rules, with the same ids and wording, run through reflection
 //! from the schema's facts.
 
-use std::fmt;
 
+use csikit::RuleId;
 use csikit_spec::{Presence, SizeLimit};
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MapKey, ReflectMessage, Value};
 
 use crate::schema::Schema;
 
-/// One broken rule. Never holds a field's value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// Where, e.g. `volume_capabilities[1].access_mode.mode`.
-    pub path: String,
-    /// The rule's id: `required`, `max_bytes`, `max_total_bytes`, `non_negative`,
-    /// `no_control_chars`, `secret_keys`.
-    pub rule: &'static str,
-    /// What is wrong, without the value.
-    pub message: String,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "{} ({})", self.message, self.rule)
-        } else {
-            write!(f, "{}: {} ({})", self.path, self.message, self.rule)
-        }
-    }
-}
+/// One broken rule, as `csikit` reports it: never holds a field's value.
+pub use csikit::Violation;
 
 /// Checks every rule: the generated validator when the schema is `csikit`'s own and knows the
 /// type, else the reflection checks.
@@ -43,14 +24,7 @@ pub fn validate(schema: &Schema, msg: &DynamicMessage) -> Vec<Violation> {
         match csikit::validate_encoded(msg.descriptor().full_name(), &bytes) {
             Ok(()) => return Vec::new(),
             Err(csikit::ValidateEncodedError::Invalid(vs)) => {
-                return vs
-                    .into_iter()
-                    .map(|v| Violation {
-                        path: v.path,
-                        rule: v.rule.as_str(),
-                        message: v.message,
-                    })
-                    .collect();
+                return vs.into_iter().collect();
             }
             // Types the generated code does not cover (or cannot decode) fall back to reflection.
             Err(_) => {}
@@ -66,7 +40,7 @@ pub fn validate_reflect(schema: &Schema, msg: &DynamicMessage) -> Vec<Violation>
     out
 }
 
-fn push(out: &mut Vec<Violation>, path: String, rule: &'static str, message: String) {
+fn push(out: &mut Vec<Violation>, path: String, rule: RuleId, message: String) {
     out.push(Violation {
         path,
         rule,
@@ -95,7 +69,7 @@ fn walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<Violati
         let in_real_oneof = field.containing_oneof().is_some_and(|o| !o.is_synthetic());
         let present = msg.has_field(&field);
         if ff.presence == Presence::Required && !in_real_oneof && !present {
-            push(out, fpath.clone(), "required", "is REQUIRED".into());
+            push(out, fpath.clone(), RuleId::Required, "is REQUIRED".into());
         }
         if !present {
             continue;
@@ -107,7 +81,7 @@ fn walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<Violati
                 push(
                     out,
                     fpath.clone(),
-                    "max_bytes",
+                    RuleId::MaxBytes,
                     format!("is {} bytes, more than the limit of {max}", s.len()),
                 );
             }
@@ -117,7 +91,7 @@ fn walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<Violati
                     push(
                         out,
                         fpath.clone(),
-                        "max_total_bytes",
+                        RuleId::MaxTotalBytes,
                         format!(
                             "holds {total} bytes of keys and values, more than the limit of {max}"
                         ),
@@ -131,7 +105,7 @@ fn walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<Violati
                         push(
                             out,
                             fpath.clone(),
-                            "max_total_bytes",
+                            RuleId::MaxTotalBytes,
                             format!("holds {total} bytes, more than the limit of {max}"),
                         );
                     }
@@ -143,7 +117,7 @@ fn walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<Violati
                             push(
                                 out,
                                 format!("{fpath}[{i}]"),
-                                "max_bytes",
+                                RuleId::MaxBytes,
                                 format!("is {} bytes, more than the limit of {max}", s.len()),
                             );
                         }
@@ -164,7 +138,7 @@ fn walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<Violati
                 push(
                     out,
                     fpath.clone(),
-                    "non_negative",
+                    RuleId::NonNegative,
                     "MUST NOT be negative".into(),
                 );
             }
@@ -187,7 +161,7 @@ fn walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<Violati
                     push(
                         out,
                         p,
-                        "no_control_chars",
+                        RuleId::ControlChars,
                         format!("holds a banned control character at character {pos}"),
                     );
                 }
@@ -206,7 +180,7 @@ fn walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<Violati
                     push(
                         out,
                         format!("{fpath}[{k:?}]"),
-                        "secret_keys",
+                        RuleId::SecretKey,
                         "secret keys hold only letters, digits, '.', '_' and '-'".into(),
                     );
                 }
@@ -221,7 +195,7 @@ fn walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<Violati
             {
                 out.push(Violation {
                     path: join(path, o),
-                    rule: "required",
+                    rule: RuleId::Required,
                     message: "one of its fields is REQUIRED".into(),
                 });
             }
@@ -259,7 +233,8 @@ fn descend(
     }
 }
 
-fn show_key(k: &MapKey) -> String {
+/// A map key as paths show it: strings quoted, numbers and bools bare.
+pub(crate) fn show_key(k: &MapKey) -> String {
     match k {
         MapKey::String(s) => format!("{s:?}"),
         MapKey::Bool(b) => b.to_string(),
