@@ -111,6 +111,22 @@ impl Differ<'_> {
         }
     }
 
+    /// One list element or map entry, present on either side or both.
+    fn element(&mut self, a: Option<&Value>, b: Option<&Value>, path: String, secret: bool) {
+        match (a, b) {
+            (Some(u), Some(v)) => self.value(u, v, &path, secret),
+            (Some(u), None) => {
+                let s = self.show(u, secret);
+                self.push('-', path, s);
+            }
+            (None, Some(v)) => {
+                let s = self.show(v, secret);
+                self.push('+', path, s);
+            }
+            (None, None) => {}
+        }
+    }
+
     fn value(&mut self, a: &Value, b: &Value, path: &str, secret: bool) {
         if a == b {
             return;
@@ -119,19 +135,7 @@ impl Differ<'_> {
             (Value::Message(x), Value::Message(y)) => self.message(x, y, path, secret),
             (Value::List(x), Value::List(y)) => {
                 for i in 0..x.len().max(y.len()) {
-                    let p = format!("{path}[{i}]");
-                    match (x.get(i), y.get(i)) {
-                        (Some(u), Some(v)) => self.value(u, v, &p, secret),
-                        (Some(u), None) => {
-                            let s = self.show(u, secret);
-                            self.push('-', p, s);
-                        }
-                        (None, Some(v)) => {
-                            let s = self.show(v, secret);
-                            self.push('+', p, s);
-                        }
-                        (None, None) => {}
-                    }
+                    self.element(x.get(i), y.get(i), format!("{path}[{i}]"), secret);
                 }
             }
             (Value::Map(x), Value::Map(y)) => {
@@ -139,19 +143,7 @@ impl Differ<'_> {
                 keys.sort();
                 keys.dedup();
                 for k in keys {
-                    let p = format!("{path}[{}]", show_key(k));
-                    match (x.get(k), y.get(k)) {
-                        (Some(u), Some(v)) => self.value(u, v, &p, secret),
-                        (Some(u), None) => {
-                            let s = self.show(u, secret);
-                            self.push('-', p, s);
-                        }
-                        (None, Some(v)) => {
-                            let s = self.show(v, secret);
-                            self.push('+', p, s);
-                        }
-                        (None, None) => {}
-                    }
+                    self.element(x.get(k), y.get(k), format!("{path}[{}]", show_key(k)), secret);
                 }
             }
             _ => {
