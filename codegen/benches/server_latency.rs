@@ -46,10 +46,8 @@ const DIRECT: usize = 100_000;
 /// A NodePublishVolumeRequest as kubelet sends one for a pod with a node-publish secret and
 /// pod info on mount.
 fn request(volume: usize) -> NodePublishVolumeRequest {
-    let context = [
-        ("csi.storage.k8s.io/pod.name", "web-0"),
-        ("csi.storage.k8s.io/pod.namespace", "default"),
-    ];
+    let context =
+        [("csi.storage.k8s.io/pod.name", "web-0"), ("csi.storage.k8s.io/pod.namespace", "default")];
     NodePublishVolumeRequest {
         volume_id: format!("vol-0123456789abcd{volume:03}"),
         target_path: "/var/lib/kubelet/pods/0b2a6c4e-3d2f-4f0e-9a7b-1c2d3e4f5a6b/volumes/kubernetes.io~csi/pvc-8e1c2f3a/mount".into(),
@@ -69,7 +67,9 @@ fn request(volume: usize) -> NodePublishVolumeRequest {
 }
 
 /// The handler body both servers run: what a driver's NodePublishVolume does before it mounts.
-fn publish(request: Request<NodePublishVolumeRequest>) -> Result<Response<NodePublishVolumeResponse>, Status> {
+fn publish(
+    request: Request<NodePublishVolumeRequest>,
+) -> Result<Response<NodePublishVolumeResponse>, Status> {
     let request = request.into_inner();
     let Some(capability) = request.volume_capability.as_ref() else {
         return Err(Status::invalid_argument("volume_capability is required"));
@@ -85,7 +85,10 @@ struct SkeletonNode;
 
 #[csikit::csi_service]
 impl csikit::v1::server::Node for SkeletonNode {
-    async fn node_publish_volume(&self, request: Request<NodePublishVolumeRequest>) -> Result<Response<NodePublishVolumeResponse>, Status> {
+    async fn node_publish_volume(
+        &self,
+        request: Request<NodePublishVolumeRequest>,
+    ) -> Result<Response<NodePublishVolumeResponse>, Status> {
         publish(request)
     }
 }
@@ -94,28 +97,52 @@ struct BareNode;
 
 #[tonic::async_trait]
 impl csikit::v1::node_server::Node for BareNode {
-    async fn node_stage_volume(&self, _: Request<NodeStageVolumeRequest>) -> Result<Response<NodeStageVolumeResponse>, Status> {
+    async fn node_stage_volume(
+        &self,
+        _: Request<NodeStageVolumeRequest>,
+    ) -> Result<Response<NodeStageVolumeResponse>, Status> {
         Err(Status::unimplemented("NodeStageVolume"))
     }
-    async fn node_unstage_volume(&self, _: Request<NodeUnstageVolumeRequest>) -> Result<Response<NodeUnstageVolumeResponse>, Status> {
+    async fn node_unstage_volume(
+        &self,
+        _: Request<NodeUnstageVolumeRequest>,
+    ) -> Result<Response<NodeUnstageVolumeResponse>, Status> {
         Err(Status::unimplemented("NodeUnstageVolume"))
     }
-    async fn node_publish_volume(&self, request: Request<NodePublishVolumeRequest>) -> Result<Response<NodePublishVolumeResponse>, Status> {
+    async fn node_publish_volume(
+        &self,
+        request: Request<NodePublishVolumeRequest>,
+    ) -> Result<Response<NodePublishVolumeResponse>, Status> {
         publish(request)
     }
-    async fn node_unpublish_volume(&self, _: Request<NodeUnpublishVolumeRequest>) -> Result<Response<NodeUnpublishVolumeResponse>, Status> {
+    async fn node_unpublish_volume(
+        &self,
+        _: Request<NodeUnpublishVolumeRequest>,
+    ) -> Result<Response<NodeUnpublishVolumeResponse>, Status> {
         Err(Status::unimplemented("NodeUnpublishVolume"))
     }
-    async fn node_get_volume_stats(&self, _: Request<NodeGetVolumeStatsRequest>) -> Result<Response<NodeGetVolumeStatsResponse>, Status> {
+    async fn node_get_volume_stats(
+        &self,
+        _: Request<NodeGetVolumeStatsRequest>,
+    ) -> Result<Response<NodeGetVolumeStatsResponse>, Status> {
         Err(Status::unimplemented("NodeGetVolumeStats"))
     }
-    async fn node_expand_volume(&self, _: Request<NodeExpandVolumeRequest>) -> Result<Response<NodeExpandVolumeResponse>, Status> {
+    async fn node_expand_volume(
+        &self,
+        _: Request<NodeExpandVolumeRequest>,
+    ) -> Result<Response<NodeExpandVolumeResponse>, Status> {
         Err(Status::unimplemented("NodeExpandVolume"))
     }
-    async fn node_get_capabilities(&self, _: Request<NodeGetCapabilitiesRequest>) -> Result<Response<NodeGetCapabilitiesResponse>, Status> {
+    async fn node_get_capabilities(
+        &self,
+        _: Request<NodeGetCapabilitiesRequest>,
+    ) -> Result<Response<NodeGetCapabilitiesResponse>, Status> {
         Err(Status::unimplemented("NodeGetCapabilities"))
     }
-    async fn node_get_info(&self, _: Request<NodeGetInfoRequest>) -> Result<Response<NodeGetInfoResponse>, Status> {
+    async fn node_get_info(
+        &self,
+        _: Request<NodeGetInfoRequest>,
+    ) -> Result<Response<NodeGetInfoResponse>, Status> {
         Err(Status::unimplemented("NodeGetInfo"))
     }
 }
@@ -150,7 +177,8 @@ struct Measured {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|a| a == "--child") {
-        let index: usize = args.get(at + 1).and_then(|i| i.parse().ok()).expect("--child VARIANT_INDEX");
+        let index: usize =
+            args.get(at + 1).and_then(|i| i.parse().ok()).expect("--child VARIANT_INDEX");
         child(VARIANTS[index]);
         return;
     }
@@ -166,8 +194,16 @@ fn parent() {
         IN_FLIGHT * PER_TASK
     );
     let exe = std::env::current_exe().expect("own path");
-    let mut pooled: Vec<Measured> =
-        VARIANTS.iter().map(|_| Measured { latencies: Vec::new(), concurrent_calls: 0, concurrent_time: Duration::ZERO, direct_calls: 0, direct_time: Duration::ZERO }).collect();
+    let mut pooled: Vec<Measured> = VARIANTS
+        .iter()
+        .map(|_| Measured {
+            latencies: Vec::new(),
+            concurrent_calls: 0,
+            concurrent_time: Duration::ZERO,
+            direct_calls: 0,
+            direct_time: Duration::ZERO,
+        })
+        .collect();
     // Per round, each variant's p50, for the spread of the overhead between rounds.
     let mut round_p50 = vec![[0u64; 4]; ROUNDS];
     for (round, p50s) in round_p50.iter_mut().enumerate() {
@@ -186,7 +222,9 @@ fn parent() {
     }
 
     println!();
-    println!("| server | p50 | p99 | sequential calls/s | {IN_FLIGHT} in flight calls/s | no transport: time per call |");
+    println!(
+        "| server | p50 | p99 | sequential calls/s | {IN_FLIGHT} in flight calls/s | no transport: time per call |"
+    );
     println!("|---|---:|---:|---:|---:|---:|");
     let mut p50 = [0u64; 4];
     for (i, (variant, m)) in VARIANTS.iter().zip(&mut pooled).enumerate() {
@@ -196,12 +234,18 @@ fn parent() {
         p50[i] = percentile(&mut m.latencies, 50.0);
         let p99 = percentile(&mut m.latencies, 99.0);
         let direct = m.direct_time.as_nanos() as f64 / m.direct_calls as f64;
-        println!("| {} | {} | {} | {sequential:.0} | {concurrent:.0} | {direct:.0} ns |", variant.name, micros(p50[i]), micros(p99));
+        println!(
+            "| {} | {} | {} | {sequential:.0} | {concurrent:.0} | {direct:.0} ns |",
+            variant.name,
+            micros(p50[i]),
+            micros(p99)
+        );
     }
     println!();
     for (skeleton, bare, what) in [(0, 1, "no subscriber"), (2, 3, "fmt subscriber at INFO")] {
         let pooled_overhead = overhead(p50[skeleton], p50[bare]);
-        let mut per_round: Vec<f64> = round_p50.iter().map(|r| overhead(r[skeleton], r[bare])).collect();
+        let mut per_round: Vec<f64> =
+            round_p50.iter().map(|r| overhead(r[skeleton], r[bare])).collect();
         per_round.sort_by(f64::total_cmp);
         println!(
             "overhead at p50, {what}: {pooled_overhead:+.1}% (per round: median {:+.1}%, range {:+.1}% to {:+.1}%)",
@@ -232,11 +276,23 @@ fn percentile(samples: &mut [u64], p: f64) -> u64 {
 fn run_child(exe: &Path, index: usize) -> Measured {
     let out = Command::new(exe).arg("--child").arg(index.to_string()).output().expect("run child");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "child {index} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let mut measured = Measured { latencies: Vec::new(), concurrent_calls: 0, concurrent_time: Duration::ZERO, direct_calls: 0, direct_time: Duration::ZERO };
+    assert!(
+        out.status.success(),
+        "child {index} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut measured = Measured {
+        latencies: Vec::new(),
+        concurrent_calls: 0,
+        concurrent_time: Duration::ZERO,
+        direct_calls: 0,
+        direct_time: Duration::ZERO,
+    };
     for line in stdout.lines() {
         let mut words = line.split_whitespace();
-        let numbers = |words: std::str::SplitWhitespace<'_>| words.map(|w| w.parse::<u64>().expect("number")).collect::<Vec<_>>();
+        let numbers = |words: std::str::SplitWhitespace<'_>| {
+            words.map(|w| w.parse::<u64>().expect("number")).collect::<Vec<_>>()
+        };
         match words.next() {
             Some("seq") => measured.latencies = numbers(words),
             Some("conc") => {
@@ -271,7 +327,8 @@ fn child(variant: Variant) {
     std::fs::create_dir_all(&dir).expect("socket dir");
     let socket = dir.join("csi.sock");
 
-    let server_runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("server runtime");
+    let server_runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("server runtime");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let shutdown = async {
         let _ = stopped.await;
@@ -280,7 +337,12 @@ fn child(variant: Variant) {
         let endpoint = Endpoint::Unix(socket.clone());
         server_runtime.spawn(async move {
             let layers = Layers { validate_responses: true, ..Layers::default() };
-            let server = csikit::server::Builder::new("bench.csikit.dev", "1").layers(layers).node(SkeletonNode).build().await.expect("builds");
+            let server = csikit::server::Builder::new("bench.csikit.dev", "1")
+                .layers(layers)
+                .node(SkeletonNode)
+                .build()
+                .await
+                .expect("builds");
             server.serve(&endpoint, shutdown).await.expect("serves");
         })
     } else {
@@ -296,7 +358,8 @@ fn child(variant: Variant) {
         })
     };
 
-    let client_runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("client runtime");
+    let client_runtime =
+        tokio::runtime::Builder::new_current_thread().enable_all().build().expect("client runtime");
     let (latencies, calls, took) = client_runtime.block_on(measure(&socket));
     let direct = client_runtime.block_on(direct_calls(variant.skeleton));
     // Closes the client's connection, which the server's drain waits for.
@@ -329,7 +392,11 @@ async fn direct_calls(skeleton: bool) -> Duration {
     for _ in 0..DIRECT {
         let r = Request::new(one.clone());
         let started = Instant::now();
-        let response = if skeleton { adapter.node_publish_volume(r).await } else { BareNode.node_publish_volume(r).await };
+        let response = if skeleton {
+            adapter.node_publish_volume(r).await
+        } else {
+            BareNode.node_publish_volume(r).await
+        };
         total += started.elapsed();
         black_box(response.expect("call"));
     }
@@ -377,7 +444,11 @@ async fn channel(path: PathBuf) -> tonic::transport::Channel {
     tonic::transport::Endpoint::from_static("http://plugin")
         .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
             let path = path.clone();
-            async move { Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(tokio::net::UnixStream::connect(path).await?)) }
+            async move {
+                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
+                    tokio::net::UnixStream::connect(path).await?,
+                ))
+            }
         }))
         .await
         .expect("connects")

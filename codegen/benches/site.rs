@@ -12,7 +12,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use csikit_codegen::site::{SiteOptions, Translation, generate_site};
 use csikit_spec::{LoadOptions, Model};
 
-const TRANSLATIONS: &[(&str, &str, &str)] = &[("ja", "ja/spec.md", "v1.7.0"), ("zh", "zh/spec.md", "v1.6.0")];
+const TRANSLATIONS: &[(&str, &str, &str)] =
+    &[("ja", "ja/spec.md", "v1.7.0"), ("zh", "zh/spec.md", "v1.6.0")];
 
 fn load(corpus: &Path) -> Option<(Model, SiteOptions)> {
     let dir = |r: &str| corpus.join("csi-spec").join(r);
@@ -24,7 +25,11 @@ fn load(corpus: &Path) -> Option<(Model, SiteOptions)> {
             ..LoadOptions::default()
         };
         let model = csikit_spec::load_dir(&dir(release), &options).model?;
-        translations.push(Translation { lang: (*lang).to_owned(), release: (*release).to_owned(), model });
+        translations.push(Translation {
+            lang: (*lang).to_owned(),
+            release: (*release).to_owned(),
+            model,
+        });
     }
     Some((en, SiteOptions { release: "v1.12.0".to_owned(), translations }))
 }
@@ -32,7 +37,11 @@ fn load(corpus: &Path) -> Option<(Model, SiteOptions)> {
 fn bench(c: &mut Criterion) {
     let corpus = csikit_spec::corpus_dir();
     let Some((en, options)) = load(&corpus) else {
-        eprintln!("SKIPPED: corpus incomplete at '{}' (set {})", corpus.display(), csikit_spec::CORPUS_ENV);
+        eprintln!(
+            "SKIPPED: corpus incomplete at '{}' (set {})",
+            corpus.display(),
+            csikit_spec::CORPUS_ENV
+        );
         return;
     };
     let mut group = c.benchmark_group("site");
@@ -40,7 +49,9 @@ fn bench(c: &mut Criterion) {
     group.bench_function("generate_site en+ja+zh (render only)", |b| {
         b.iter(|| generate_site(black_box(&en), black_box(&options)))
     });
-    group.bench_function("load v1.12.0 + ja (v1.7.0) + zh (v1.6.0) models", |b| b.iter(|| load(black_box(&corpus))));
+    group.bench_function("load v1.12.0 + ja (v1.7.0) + zh (v1.6.0) models", |b| {
+        b.iter(|| load(black_box(&corpus)))
+    });
     group.finish();
 }
 

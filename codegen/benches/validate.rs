@@ -8,7 +8,10 @@
 //! Run: `cargo bench -p csikit-codegen --bench validate`.
 
 #![allow(missing_docs, reason = "criterion's macros generate undocumented items")]
-#![allow(unsafe_code, reason = "counting allocations needs a GlobalAlloc impl, which is unsafe to write")]
+#![allow(
+    unsafe_code,
+    reason = "counting allocations needs a GlobalAlloc impl, which is unsafe to write"
+)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
@@ -18,7 +21,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use csikit::Validate;
 use csikit::v1::{
-    CapacityRange, CreateVolumeRequest, NodePublishVolumeRequest, Topology, TopologyRequirement, VolumeCapability,
+    CapacityRange, CreateVolumeRequest, NodePublishVolumeRequest, Topology, TopologyRequirement,
+    VolumeCapability,
     volume_capability::{AccessMode, AccessType, MountVolume, access_mode::Mode},
 };
 use csikit_spec::{Label, LoadOptions, Model, Presence, SizeLimit};
@@ -49,7 +53,10 @@ static GLOBAL: Counting = Counting;
 fn capability() -> VolumeCapability {
     VolumeCapability {
         access_mode: Some(AccessMode { mode: Mode::SingleNodeWriter as i32 }),
-        access_type: Some(AccessType::Mount(MountVolume { fs_type: "ext4".into(), ..Default::default() })),
+        access_type: Some(AccessType::Mount(MountVolume {
+            fs_type: "ext4".into(),
+            ..Default::default()
+        })),
     }
 }
 
@@ -174,15 +181,16 @@ impl std::fmt::Display for Path<'_> {
 }
 
 const SCALARS: [&str; 15] = [
-    "double", "float", "int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32", "fixed64",
-    "sfixed32", "sfixed64", "bool", "string", "bytes",
+    "double", "float", "int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32",
+    "fixed64", "sfixed32", "sfixed64", "bool", "string", "bytes",
 ];
 
 impl Reflective {
     fn new(model: &Model, pool: &prost_reflect::DescriptorPool) -> Self {
         let by_name: HashMap<String, usize> =
             model.messages.iter().enumerate().map(|(i, m)| (m.full_name.clone(), i)).collect();
-        let enums: std::collections::HashSet<&str> = model.enums.iter().map(|e| e.full_name.as_str()).collect();
+        let enums: std::collections::HashSet<&str> =
+            model.enums.iter().map(|e| e.full_name.as_str()).collect();
         let messages = model
             .messages
             .iter()
@@ -196,30 +204,60 @@ impl Reflective {
                     .filter_map(|f| {
                         let fd = desc.get_field_by_name(&f.name)?;
                         let is_string = f.ty == "string";
-                        let is_message = !SCALARS.contains(&f.ty.as_str()) && !enums.contains(f.ty.as_str()) && f.label != Label::Map;
-                        let checkable = f.label != Label::Singular || is_string || f.ty == "bytes" || is_message || enums.contains(f.ty.as_str());
+                        let is_message = !SCALARS.contains(&f.ty.as_str())
+                            && !enums.contains(f.ty.as_str())
+                            && f.label != Label::Map;
+                        let checkable = f.label != Label::Singular
+                            || is_string
+                            || f.ty == "bytes"
+                            || is_message
+                            || enums.contains(f.ty.as_str());
                         let (max_bytes, max_total) = match (f.size_limit, f.label) {
-                            (SizeLimit::General { bytes } | SizeLimit::Max { bytes }, Label::Map) => (None, Some(bytes as usize)),
-                            (SizeLimit::General { bytes } | SizeLimit::Max { bytes }, _) if is_string => (Some(bytes as usize), None),
-                            (SizeLimit::MaxTotal { bytes }, Label::Repeated | Label::Map) => (None, Some(bytes as usize)),
+                            (
+                                SizeLimit::General { bytes } | SizeLimit::Max { bytes },
+                                Label::Map,
+                            ) => (None, Some(bytes as usize)),
+                            (SizeLimit::General { bytes } | SizeLimit::Max { bytes }, _)
+                                if is_string =>
+                            {
+                                (Some(bytes as usize), None)
+                            }
+                            (SizeLimit::MaxTotal { bytes }, Label::Repeated | Label::Map) => {
+                                (None, Some(bytes as usize))
+                            }
                             _ => (None, None),
                         };
                         let held = match fd.kind() {
-                            Kind::Message(held) if fd.is_map() => match held.map_entry_value_field().kind() {
-                                Kind::Message(value) => Some(value),
-                                _ => None,
-                            },
+                            Kind::Message(held) if fd.is_map() => {
+                                match held.map_entry_value_field().kind() {
+                                    Kind::Message(value) => Some(value),
+                                    _ => None,
+                                }
+                            }
                             Kind::Message(held) => Some(held),
                             _ => None,
                         };
                         Some(FieldRules {
                             name: f.name.clone(),
-                            required: f.presence == Presence::Required && f.oneof.is_none() && checkable,
-                            has_presence: (is_message && f.label == Label::Singular) || f.proto3_optional,
+                            required: f.presence == Presence::Required
+                                && f.oneof.is_none()
+                                && checkable,
+                            has_presence: (is_message && f.label == Label::Singular)
+                                || f.proto3_optional,
                             max_bytes,
                             max_total,
                             non_negative: f.non_negative
-                                && matches!(f.ty.as_str(), "int32" | "int64" | "sint32" | "sint64" | "sfixed32" | "sfixed64" | "double" | "float"),
+                                && matches!(
+                                    f.ty.as_str(),
+                                    "int32"
+                                        | "int64"
+                                        | "sint32"
+                                        | "sint64"
+                                        | "sfixed32"
+                                        | "sfixed64"
+                                        | "double"
+                                        | "float"
+                                ),
                             no_control_chars: f.no_control_chars && is_string,
                             secret_keys: f.secret && f.label == Label::Map,
                             nested: held.and_then(|h| by_name.get(h.full_name()).copied()),
@@ -248,7 +286,13 @@ impl Reflective {
         }
     }
 
-    fn validate_at(&self, rules: usize, msg: &DynamicMessage, path: &Path<'_>, out: &mut Vec<String>) {
+    fn validate_at(
+        &self,
+        rules: usize,
+        msg: &DynamicMessage,
+        path: &Path<'_>,
+        out: &mut Vec<String>,
+    ) {
         let rules = &self.messages[rules];
         for (name, fields) in &rules.required_oneofs {
             if !fields.iter().any(|f| msg.has_field(f)) {
@@ -282,7 +326,8 @@ impl Reflective {
             match &*value {
                 Value::List(items) => {
                     if let Some(max) = f.max_total {
-                        let total: usize = items.iter().map(|v| v.as_str().map_or(0, str::len)).sum();
+                        let total: usize =
+                            items.iter().map(|v| v.as_str().map_or(0, str::len)).sum();
                         if total > max {
                             out.push(format!("{here}: max_total_bytes"));
                         }
@@ -292,7 +337,9 @@ impl Reflective {
                     }
                 }
                 Value::Map(m) => {
-                    let len = |k: &prost_reflect::MapKey, v: &Value| k.as_str().map_or(0, str::len) + v.as_str().map_or(0, str::len);
+                    let len = |k: &prost_reflect::MapKey, v: &Value| {
+                        k.as_str().map_or(0, str::len) + v.as_str().map_or(0, str::len)
+                    };
                     match (f.max_total, f.secret_keys) {
                         (Some(max), true) => {
                             // One pass, as `check::secret_map` does.
@@ -331,7 +378,12 @@ impl Reflective {
     }
 
     /// Reports each key of a secrets map outside the secret charset.
-    fn secret_keys(&self, m: &HashMap<prost_reflect::MapKey, Value>, path: &Path<'_>, out: &mut Vec<String>) {
+    fn secret_keys(
+        &self,
+        m: &HashMap<prost_reflect::MapKey, Value>,
+        path: &Path<'_>,
+        out: &mut Vec<String>,
+    ) {
         for k in m.keys() {
             if !k.as_str().is_some_and(csikit::check::is_secret_key) {
                 out.push(format!("{}: secret_keys", Path::Key(path, k)));
@@ -352,8 +404,12 @@ impl Reflective {
             }
             Value::I32(n) if f.non_negative && *n < 0 => out.push(format!("{path}: non_negative")),
             Value::I64(n) if f.non_negative && *n < 0 => out.push(format!("{path}: non_negative")),
-            Value::F32(n) if f.non_negative && *n < 0.0 => out.push(format!("{path}: non_negative")),
-            Value::F64(n) if f.non_negative && *n < 0.0 => out.push(format!("{path}: non_negative")),
+            Value::F32(n) if f.non_negative && *n < 0.0 => {
+                out.push(format!("{path}: non_negative"))
+            }
+            Value::F64(n) if f.non_negative && *n < 0.0 => {
+                out.push(format!("{path}: non_negative"))
+            }
             Value::Message(inner) => {
                 if let Some(nested) = f.nested {
                     self.validate_at(nested, inner, path, out);
@@ -367,13 +423,19 @@ impl Reflective {
 /// Both validators find the same violations, path for path, on messages that break each rule:
 /// the baseline is only a fair comparison if it does the same work.
 fn check_same_rules(reflective: &Reflective, pool: &prost_reflect::DescriptorPool) {
-    fn both<M: prost::Message + prost::Name + Validate>(reflective: &Reflective, pool: &prost_reflect::DescriptorPool, what: &str, msg: &M) {
+    fn both<M: prost::Message + prost::Name + Validate>(
+        reflective: &Reflective,
+        pool: &prost_reflect::DescriptorPool,
+        what: &str,
+        msg: &M,
+    ) {
         let mut typed: Vec<String> = match msg.validate() {
             Ok(()) => Vec::new(),
             Err(v) => v.into_iter().map(|v| format!("{}: {}", v.path, v.rule)).collect(),
         };
         let desc = pool.get_message_by_name(&M::full_name()).expect("descriptor");
-        let dynamic = DynamicMessage::decode(desc, msg.encode_to_vec().as_slice()).expect("decode dynamic");
+        let dynamic =
+            DynamicMessage::decode(desc, msg.encode_to_vec().as_slice()).expect("decode dynamic");
         let mut dynamic_out = Vec::new();
         reflective.validate(&dynamic, &mut dynamic_out);
         typed.sort();
@@ -392,27 +454,51 @@ fn check_same_rules(reflective: &Reflective, pool: &prost_reflect::DescriptorPoo
         ("long name", Box::new(|r| r.name.push('n'))),
         ("control character in name", Box::new(|r| r.name.replace_range(5..6, "\u{85}"))),
         ("no capabilities", Box::new(|r| r.volume_capabilities.clear())),
-        ("negative capacity", Box::new(|r| r.capacity_range = Some(CapacityRange { required_bytes: -1, limit_bytes: -2 }))),
-        ("parameters too big", Box::new(|r| { r.parameters.insert("x".into(), "y".into()); })),
-        ("secrets too big, bad keys", Box::new(|r| { r.secrets.insert("a b".into(), "y".into()); r.secrets.insert(String::new(), "z".into()); })),
-        ("segment too big", Box::new(|r| {
-            if let Some(t) = r.accessibility_requirements.as_mut() {
-                t.preferred.push(Topology { segments: map_of(4096, "zone.") });
-                t.preferred[0].segments.insert("x".into(), "y".into());
-            }
-        })),
-        ("bad capabilities", Box::new(move |r| {
-            r.volume_capabilities = vec![
-                bad_capability(&|c| c.access_mode = None),
-                bad_capability(&|c| c.access_type = None),
-                bad_capability(&|c| c.access_mode = Some(AccessMode { mode: 0 })),
-                bad_capability(&|c| c.access_type = Some(AccessType::Mount(MountVolume {
-                    fs_type: "f".repeat(129),
-                    mount_flags: vec!["o".repeat(4000), "p".repeat(97)],
-                    volume_mount_group: "g".repeat(129),
-                }))),
-            ];
-        })),
+        (
+            "negative capacity",
+            Box::new(|r| {
+                r.capacity_range = Some(CapacityRange { required_bytes: -1, limit_bytes: -2 })
+            }),
+        ),
+        (
+            "parameters too big",
+            Box::new(|r| {
+                r.parameters.insert("x".into(), "y".into());
+            }),
+        ),
+        (
+            "secrets too big, bad keys",
+            Box::new(|r| {
+                r.secrets.insert("a b".into(), "y".into());
+                r.secrets.insert(String::new(), "z".into());
+            }),
+        ),
+        (
+            "segment too big",
+            Box::new(|r| {
+                if let Some(t) = r.accessibility_requirements.as_mut() {
+                    t.preferred.push(Topology { segments: map_of(4096, "zone.") });
+                    t.preferred[0].segments.insert("x".into(), "y".into());
+                }
+            }),
+        ),
+        (
+            "bad capabilities",
+            Box::new(move |r| {
+                r.volume_capabilities = vec![
+                    bad_capability(&|c| c.access_mode = None),
+                    bad_capability(&|c| c.access_type = None),
+                    bad_capability(&|c| c.access_mode = Some(AccessMode { mode: 0 })),
+                    bad_capability(&|c| {
+                        c.access_type = Some(AccessType::Mount(MountVolume {
+                            fs_type: "f".repeat(129),
+                            mount_flags: vec!["o".repeat(4000), "p".repeat(97)],
+                            volume_mount_group: "g".repeat(129),
+                        }))
+                    }),
+                ];
+            }),
+        ),
     ];
     for (what, change) in &create_cases {
         let mut r = create_at_limits();
@@ -437,9 +523,21 @@ fn bench(c: &mut Criterion) {
     let reflective = Reflective::new(&model, pool);
     check_same_rules(&reflective, pool);
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-        ("NodePublishVolumeRequest typical", node_publish().encode_to_vec(), "csi.v1.NodePublishVolumeRequest"),
-        ("CreateVolumeRequest at limits", create_at_limits().encode_to_vec(), "csi.v1.CreateVolumeRequest"),
-        ("CreateVolumeRequest 20000 topologies", create_with_topologies(20_000).encode_to_vec(), "csi.v1.CreateVolumeRequest"),
+        (
+            "NodePublishVolumeRequest typical",
+            node_publish().encode_to_vec(),
+            "csi.v1.NodePublishVolumeRequest",
+        ),
+        (
+            "CreateVolumeRequest at limits",
+            create_at_limits().encode_to_vec(),
+            "csi.v1.CreateVolumeRequest",
+        ),
+        (
+            "CreateVolumeRequest 20000 topologies",
+            create_with_topologies(20_000).encode_to_vec(),
+            "csi.v1.CreateVolumeRequest",
+        ),
     ];
     for (name, bytes, full) in &cases {
         let desc = pool.get_message_by_name(full).expect("descriptor");
@@ -474,8 +572,12 @@ fn typed<M: prost::Message + Default + Validate>(
     let allocations = ALLOCATIONS.load(Ordering::Relaxed) - start;
     eprintln!("{name}: valid = {ok}, {allocations} heap allocations while validating");
     assert!(ok, "{name} is valid");
-    group.bench_function(BenchmarkId::new("validate", "csikit"), |b| b.iter(|| black_box(&msg).validate()));
-    group.bench_function(BenchmarkId::new("decode", "prost"), |b| b.iter(|| M::decode(black_box(bytes))));
+    group.bench_function(BenchmarkId::new("validate", "csikit"), |b| {
+        b.iter(|| black_box(&msg).validate())
+    });
+    group.bench_function(BenchmarkId::new("decode", "prost"), |b| {
+        b.iter(|| M::decode(black_box(bytes)))
+    });
 }
 
 criterion_group!(benches, bench);

@@ -48,7 +48,11 @@ impl std::error::Error for AlphaRefusal {}
 #[cfg(any(feature = "client", feature = "server"))]
 impl From<AlphaRefusal> for tonic::Status {
     fn from(r: AlphaRefusal) -> Self {
-        if r.rpc { tonic::Status::unimplemented(r.to_string()) } else { tonic::Status::invalid_argument(r.to_string()) }
+        if r.rpc {
+            tonic::Status::unimplemented(r.to_string())
+        } else {
+            tonic::Status::invalid_argument(r.to_string())
+        }
     }
 }
 
@@ -60,7 +64,9 @@ impl AlphaPolicy {
     /// Under `Refuse`, when the RPC or its service is alpha.
     pub fn check_method(self, facts: &PackageFacts, path: &str) -> Result<(), AlphaRefusal> {
         match facts.method_by_path(path) {
-            Some(m) if m.alpha && self == AlphaPolicy::Refuse => Err(AlphaRefusal { element: path.to_owned(), rpc: true }),
+            Some(m) if m.alpha && self == AlphaPolicy::Refuse => {
+                Err(AlphaRefusal { element: path.to_owned(), rpc: true })
+            }
             _ => Ok(()),
         }
     }
@@ -70,7 +76,11 @@ impl AlphaPolicy {
     /// # Errors
     ///
     /// Under `Refuse`, the first alpha element found.
-    pub fn check_request<M: prost::Message + prost::Name>(self, facts: &PackageFacts, request: &M) -> Result<(), AlphaRefusal> {
+    pub fn check_request<M: prost::Message + prost::Name>(
+        self,
+        facts: &PackageFacts,
+        request: &M,
+    ) -> Result<(), AlphaRefusal> {
         if self == AlphaPolicy::Allow {
             return Ok(());
         }
@@ -82,7 +92,12 @@ impl AlphaPolicy {
     /// # Errors
     ///
     /// Under `Refuse`, the first alpha element found.
-    pub fn check_encoded(self, facts: &PackageFacts, full_name: &str, bytes: &[u8]) -> Result<(), AlphaRefusal> {
+    pub fn check_encoded(
+        self,
+        facts: &PackageFacts,
+        full_name: &str,
+        bytes: &[u8],
+    ) -> Result<(), AlphaRefusal> {
         if self == AlphaPolicy::Allow {
             return Ok(());
         }
@@ -111,7 +126,12 @@ fn varint(buf: &mut &[u8]) -> Option<u64> {
 }
 
 /// Proto3 puts a field on the wire only when it is set, so a field seen is a field set.
-fn first_alpha_field(facts: &PackageFacts, message: &MessageFacts, mut buf: &[u8], depth: u32) -> Option<String> {
+fn first_alpha_field(
+    facts: &PackageFacts,
+    message: &MessageFacts,
+    mut buf: &[u8],
+    depth: u32,
+) -> Option<String> {
     while !buf.is_empty() {
         let key = varint(&mut buf)?;
         let number = u32::try_from(key >> 3).ok()?;
@@ -129,7 +149,9 @@ fn first_alpha_field(facts: &PackageFacts, message: &MessageFacts, mut buf: &[u8
                 let len = usize::try_from(varint(&mut buf)?).ok()?;
                 let value = buf.get(..len)?;
                 buf = buf.get(len..)?;
-                let nested = field.filter(|f| f.label != Label::Map).and_then(|f| facts.message(f.type_name));
+                let nested = field
+                    .filter(|f| f.label != Label::Map)
+                    .and_then(|f| facts.message(f.type_name));
                 if let Some(nested) = nested.filter(|_| depth < 64) {
                     if nested.alpha {
                         return Some(nested.full_name.to_owned());

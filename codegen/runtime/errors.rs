@@ -103,6 +103,10 @@ impl fmt::Display for ErrorInfo {
 
 /// What the spec says about an error a CO or sidecar received: the matching row of the RPC's
 /// table, else of the general table (the first row with that code).
-pub fn classify_code(rpc_rows: &'static [ErrorInfo], general: &'static [ErrorInfo], code: Code) -> Option<&'static ErrorInfo> {
+pub fn classify_code(
+    rpc_rows: &'static [ErrorInfo],
+    general: &'static [ErrorInfo],
+    code: Code,
+) -> Option<&'static ErrorInfo> {
     rpc_rows.iter().chain(general).find(|r| r.code == code)
 }

@@ -54,7 +54,9 @@ impl SizeLimit {
     /// The largest size the spec allows, if it sets one.
     pub const fn max_bytes(self) -> Option<u32> {
         match self {
-            SizeLimit::General { bytes } | SizeLimit::Max { bytes } | SizeLimit::MaxTotal { bytes } => Some(bytes),
+            SizeLimit::General { bytes }
+            | SizeLimit::Max { bytes }
+            | SizeLimit::MaxTotal { bytes } => Some(bytes),
             SizeLimit::None | SizeLimit::AtLeast { .. } => None,
         }
     }

@@ -44,7 +44,8 @@ use crate::facts::PackageFacts;
 use crate::validate::Validate;
 
 /// The response stream of a server-streaming RPC.
-pub type BoxStream<T> = Pin<Box<dyn tokio_stream::Stream<Item = Result<T, Status>> + Send + 'static>>;
+pub type BoxStream<T> =
+    Pin<Box<dyn tokio_stream::Stream<Item = Result<T, Status>> + Send + 'static>>;
 
 /// Which layers run around each call. [`Layers::default()`] turns every one on (response
 /// validation only in debug builds); [`Layers::NONE`] turns them all off.
@@ -65,13 +66,25 @@ pub struct Layers {
 
 impl Default for Layers {
     fn default() -> Self {
-        Self { validate_requests: true, validate_responses: cfg!(debug_assertions), tracing: true, serialize: true, alpha: AlphaPolicy::Allow }
+        Self {
+            validate_requests: true,
+            validate_responses: cfg!(debug_assertions),
+            tracing: true,
+            serialize: true,
+            alpha: AlphaPolicy::Allow,
+        }
     }
 }
 
 impl Layers {
     /// Every layer off: the driver's code runs bare (UNIMPLEMENTED defaults stay).
-    pub const NONE: Layers = Layers { validate_requests: false, validate_responses: false, tracing: false, serialize: false, alpha: AlphaPolicy::Allow };
+    pub const NONE: Layers = Layers {
+        validate_requests: false,
+        validate_responses: false,
+        tracing: false,
+        serialize: false,
+        alpha: AlphaPolicy::Allow,
+    };
 }
 
 /// Reads the id (or name) a call works on, for per-volume serialisation.
@@ -184,9 +197,13 @@ impl Pipeline {
             let id = (key.get)(request);
             if !id.is_empty() {
                 let entry = (key.kind, id.to_owned());
-                let mut set = self.in_flight.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut set =
+                    self.in_flight.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 if set.contains(&entry) {
-                    return Err(Status::aborted(format!("an operation is pending for {} \"{id}\"", key.kind)));
+                    return Err(Status::aborted(format!(
+                        "an operation is pending for {} \"{id}\"",
+                        key.kind
+                    )));
                 }
                 set.insert(entry.clone());
                 guard.key = Some(entry);
@@ -196,7 +213,12 @@ impl Pipeline {
     }
 
     /// Runs a unary RPC through the layers.
-    pub async fn unary<Req, Resp, F, Fut>(&self, rpc: &'static Rpc<Req>, request: Request<Req>, handler: F) -> Result<Response<Resp>, Status>
+    pub async fn unary<Req, Resp, F, Fut>(
+        &self,
+        rpc: &'static Rpc<Req>,
+        request: Request<Req>,
+        handler: F,
+    ) -> Result<Response<Resp>, Status>
     where
         Req: Validate + SecretValues + prost::Message + prost::Name + fmt::Debug,
         Resp: Validate + fmt::Debug,
@@ -210,10 +232,15 @@ impl Pipeline {
                 Ok(_in_flight) => {
                     let result = handler(request).await;
                     match result {
-                        Ok(response) if self.layers.validate_responses => match response.get_ref().validate() {
-                            Ok(()) => Ok(response),
-                            Err(v) => Err(Status::internal(format!("the plugin's {} response breaks the CSI spec: {v}", rpc.name))),
-                        },
+                        Ok(response) if self.layers.validate_responses => {
+                            match response.get_ref().validate() {
+                                Ok(()) => Ok(response),
+                                Err(v) => Err(Status::internal(format!(
+                                    "the plugin's {} response breaks the CSI spec: {v}",
+                                    rpc.name
+                                ))),
+                            }
+                        }
                         other => other,
                     }
                 }
@@ -231,7 +258,12 @@ impl Pipeline {
 
     /// Runs a server-streaming RPC through the layers. Serialisation covers the call that opens
     /// the stream; each streamed message is validated when response validation is on.
-    pub async fn server_streaming<Req, Resp, F, Fut>(&self, rpc: &'static Rpc<Req>, request: Request<Req>, handler: F) -> Result<Response<BoxStream<Resp>>, Status>
+    pub async fn server_streaming<Req, Resp, F, Fut>(
+        &self,
+        rpc: &'static Rpc<Req>,
+        request: Request<Req>,
+        handler: F,
+    ) -> Result<Response<BoxStream<Resp>>, Status>
     where
         Req: Validate + SecretValues + prost::Message + prost::Name + fmt::Debug,
         Resp: Validate + Send + 'static,
@@ -260,7 +292,9 @@ impl Pipeline {
                         Box::pin(stream.map(move |item| match item {
                             Ok(message) => match message.validate() {
                                 Ok(()) => Ok(message),
-                                Err(v) => Err(Status::internal(format!("the plugin's {name} response breaks the CSI spec: {v}"))),
+                                Err(v) => Err(Status::internal(format!(
+                                    "the plugin's {name} response breaks the CSI spec: {v}"
+                                ))),
                             },
                             Err(status) => Err(status),
                         }))
@@ -281,7 +315,9 @@ fn elapsed_us(started: Instant) -> u64 {
 
 fn log_outcome<Resp: fmt::Debug>(result: &Result<Response<Resp>, Status>, started: Instant) {
     match result {
-        Ok(response) => tracing::debug!(elapsed_us = elapsed_us(started), response = ?response.get_ref(), "ok"),
+        Ok(response) => {
+            tracing::debug!(elapsed_us = elapsed_us(started), response = ?response.get_ref(), "ok")
+        }
         Err(status) => log_error(status, started),
     }
 }
@@ -319,9 +355,18 @@ fn scrub(status: Status, secrets: &[String]) -> Status {
     sorted.sort_by_key(|s| std::cmp::Reverse(s.len()));
     let mut message = status.message().to_owned();
     for secret in sorted {
-        message = if secret.len() >= SHORT_SECRET { message.replace(secret.as_str(), crate::redact::REDACTED) } else { replace_words(&message, secret) };
+        message = if secret.len() >= SHORT_SECRET {
+            message.replace(secret.as_str(), crate::redact::REDACTED)
+        } else {
+            replace_words(&message, secret)
+        };
     }
-    Status::with_details_and_metadata(status.code(), message, status.details().to_vec().into(), status.metadata().clone())
+    Status::with_details_and_metadata(
+        status.code(),
+        message,
+        status.details().to_vec().into(),
+        status.metadata().clone(),
+    )
 }
 
 /// Replaces `word` where neither neighbour is alphanumeric.
@@ -387,11 +432,21 @@ pub enum ServeError {
 impl fmt::Display for ServeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::NoEndpoint => f.write_str("CSI_ENDPOINT is not set; set it to unix:///path/to/plugin.sock"),
-            Self::BadEndpoint { endpoint, reason } => write!(f, "CSI_ENDPOINT '{endpoint}': {reason}"),
-            Self::InUse(path) => write!(f, "{}: another process is serving on this socket", path.display()),
-            Self::NotASocket(path) => write!(f, "{}: exists and is not a socket; not removing it", path.display()),
-            Self::Capabilities(problems) => write!(f, "capabilities and implemented RPCs disagree: {}", problems.join("; ")),
+            Self::NoEndpoint => {
+                f.write_str("CSI_ENDPOINT is not set; set it to unix:///path/to/plugin.sock")
+            }
+            Self::BadEndpoint { endpoint, reason } => {
+                write!(f, "CSI_ENDPOINT '{endpoint}': {reason}")
+            }
+            Self::InUse(path) => {
+                write!(f, "{}: another process is serving on this socket", path.display())
+            }
+            Self::NotASocket(path) => {
+                write!(f, "{}: exists and is not a socket; not removing it", path.display())
+            }
+            Self::Capabilities(problems) => {
+                write!(f, "capabilities and implemented RPCs disagree: {}", problems.join("; "))
+            }
             Self::Io { action, source } => write!(f, "{action}: {source}"),
             Self::Transport(e) => write!(f, "transport: {e}"),
         }
@@ -417,7 +472,11 @@ impl FromStr for Endpoint {
             // unix:///abs/path.sock (the spec's form), unix:/abs/path.sock, unix:relative.sock
             let path = match rest.strip_prefix("//") {
                 Some(rest) if rest.starts_with('/') => rest,
-                Some(_) => return Err(bad("a unix endpoint has no authority; write unix:///absolute/path.sock")),
+                Some(_) => {
+                    return Err(bad(
+                        "a unix endpoint has no authority; write unix:///absolute/path.sock",
+                    ));
+                }
                 None => rest,
             };
             if path.is_empty() {
@@ -428,7 +487,9 @@ impl FromStr for Endpoint {
             }
             Ok(Endpoint::Unix(PathBuf::from(path)))
         } else if let Some(rest) = endpoint.strip_prefix("tcp://") {
-            let Some((host, port)) = rest.rsplit_once(':') else { return Err(bad("a tcp endpoint needs host:port")) };
+            let Some((host, port)) = rest.rsplit_once(':') else {
+                return Err(bad("a tcp endpoint needs host:port"));
+            };
             if host.is_empty() || port.parse::<u16>().is_err() || rest.contains('/') {
                 return Err(bad("a tcp endpoint is tcp://host:port with a port number"));
             }
@@ -455,7 +516,10 @@ impl Endpoint {
         match std::env::var("CSI_ENDPOINT") {
             Ok(value) => value.parse(),
             Err(std::env::VarError::NotPresent) => Err(ServeError::NoEndpoint),
-            Err(std::env::VarError::NotUnicode(_)) => Err(ServeError::BadEndpoint { endpoint: "<not UTF-8>".into(), reason: "not valid UTF-8" }),
+            Err(std::env::VarError::NotUnicode(_)) => Err(ServeError::BadEndpoint {
+                endpoint: "<not UTF-8>".into(),
+                reason: "not valid UTF-8",
+            }),
         }
     }
 }
@@ -467,7 +531,9 @@ fn remove_stale_socket(path: &Path) -> Result<(), ServeError> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => return Err(ServeError::Io { action: format!("inspecting {}", path.display()), source }),
+        Err(source) => {
+            return Err(ServeError::Io { action: format!("inspecting {}", path.display()), source });
+        }
     };
     if !meta.file_type().is_socket() {
         return Err(ServeError::NotASocket(path.to_owned()));
@@ -476,7 +542,10 @@ fn remove_stale_socket(path: &Path) -> Result<(), ServeError> {
         return Err(ServeError::InUse(path.to_owned()));
     }
     tracing::info!(path = %path.display(), "removing stale socket");
-    std::fs::remove_file(path).map_err(|source| ServeError::Io { action: format!("removing stale socket {}", path.display()), source })
+    std::fs::remove_file(path).map_err(|source| ServeError::Io {
+        action: format!("removing stale socket {}", path.display()),
+        source,
+    })
 }
 
 /// Resolves when SIGTERM or SIGINT arrives.
@@ -513,7 +582,12 @@ pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(25);
 /// Serves `routes` on `endpoint` until `shutdown` resolves, then lets in-flight calls finish
 /// (for at most `drain_timeout`: a client that keeps its connection open without reading would
 /// otherwise hold the plugin forever) and, for a unix socket, removes the socket file.
-pub async fn serve_routes(routes: tonic::service::Routes, endpoint: &Endpoint, shutdown: impl Future<Output = ()>, drain_timeout: Duration) -> Result<(), ServeError> {
+pub async fn serve_routes(
+    routes: tonic::service::Routes,
+    endpoint: &Endpoint,
+    shutdown: impl Future<Output = ()>,
+    drain_timeout: Duration,
+) -> Result<(), ServeError> {
     let server = tonic::transport::Server::builder().add_routes(routes);
     let (fired, signalled) = tokio::sync::oneshot::channel::<()>();
     let shutdown = async move {
@@ -530,16 +604,25 @@ pub async fn serve_routes(routes: tonic::service::Routes, endpoint: &Endpoint, s
     let served = match endpoint {
         Endpoint::Unix(path) => {
             remove_stale_socket(path)?;
-            let listener = tokio::net::UnixListener::bind(path).map_err(|source| ServeError::Io { action: format!("binding {endpoint}"), source })?;
+            let listener = tokio::net::UnixListener::bind(path).map_err(|source| {
+                ServeError::Io { action: format!("binding {endpoint}"), source }
+            })?;
             tracing::info!(%endpoint, "serving");
             let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
-            let served = drain(server.serve_with_incoming_shutdown(incoming, shutdown), deadline).await;
+            let served =
+                drain(server.serve_with_incoming_shutdown(incoming, shutdown), deadline).await;
             let removed = std::fs::remove_file(path);
             served?;
-            removed.map_err(|source| ServeError::Io { action: format!("removing {}", path.display()), source })
+            removed.map_err(|source| ServeError::Io {
+                action: format!("removing {}", path.display()),
+                source,
+            })
         }
         Endpoint::Tcp(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr.as_str()).await.map_err(|source| ServeError::Io { action: format!("binding {endpoint}"), source })?;
+            let listener =
+                tokio::net::TcpListener::bind(addr.as_str()).await.map_err(|source| {
+                    ServeError::Io { action: format!("binding {endpoint}"), source }
+                })?;
             tracing::info!(%endpoint, "serving");
             let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
             drain(server.serve_with_incoming_shutdown(incoming, shutdown), deadline).await
@@ -552,7 +635,10 @@ pub async fn serve_routes(routes: tonic::service::Routes, endpoint: &Endpoint, s
 }
 
 /// Runs the server until it stops by itself or the drain deadline passes.
-async fn drain(serve: impl Future<Output = Result<(), tonic::transport::Error>>, deadline: impl Future<Output = ()>) -> Result<(), ServeError> {
+async fn drain(
+    serve: impl Future<Output = Result<(), tonic::transport::Error>>,
+    deadline: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
     tokio::select! {
         served = serve => served.map_err(ServeError::Transport),
         () = deadline => {
@@ -569,11 +655,33 @@ mod tests {
 
     #[test]
     fn endpoints() {
-        assert_eq!("unix:///csi/csi.sock".parse::<Endpoint>().ok(), Some(Endpoint::Unix("/csi/csi.sock".into())));
-        assert_eq!("unix:/csi/csi.sock".parse::<Endpoint>().ok(), Some(Endpoint::Unix("/csi/csi.sock".into())));
-        assert_eq!("unix:csi.sock".parse::<Endpoint>().ok(), Some(Endpoint::Unix("csi.sock".into())));
-        assert_eq!("tcp://127.0.0.1:10000".parse::<Endpoint>().ok(), Some(Endpoint::Tcp("127.0.0.1:10000".into())));
-        for bad in ["unix://host/csi.sock", "unix:///csi/csi", "unix://", "tcp://127.0.0.1", "tcp://:80", "tcp://h:99999", "http://x:1", "/csi/csi.sock", ""] {
+        assert_eq!(
+            "unix:///csi/csi.sock".parse::<Endpoint>().ok(),
+            Some(Endpoint::Unix("/csi/csi.sock".into()))
+        );
+        assert_eq!(
+            "unix:/csi/csi.sock".parse::<Endpoint>().ok(),
+            Some(Endpoint::Unix("/csi/csi.sock".into()))
+        );
+        assert_eq!(
+            "unix:csi.sock".parse::<Endpoint>().ok(),
+            Some(Endpoint::Unix("csi.sock".into()))
+        );
+        assert_eq!(
+            "tcp://127.0.0.1:10000".parse::<Endpoint>().ok(),
+            Some(Endpoint::Tcp("127.0.0.1:10000".into()))
+        );
+        for bad in [
+            "unix://host/csi.sock",
+            "unix:///csi/csi",
+            "unix://",
+            "tcp://127.0.0.1",
+            "tcp://:80",
+            "tcp://h:99999",
+            "http://x:1",
+            "/csi/csi.sock",
+            "",
+        ] {
             let err = bad.parse::<Endpoint>().unwrap_err().to_string();
             assert!(err.starts_with(&format!("CSI_ENDPOINT '{bad}'")), "{bad}: {err}");
         }
@@ -589,7 +697,10 @@ mod tests {
         let untouched = scrub(Status::internal("nothing here"), &secrets);
         assert_eq!(untouched.message(), "nothing here");
         let short = vec!["s".to_owned(), "ab".to_owned()];
-        assert_eq!(scrub(Status::internal("key 's' is wrong, so is ab; abs stays"), &short).message(), "key '<redacted>' is wrong, so is <redacted>; abs stays");
+        assert_eq!(
+            scrub(Status::internal("key 's' is wrong, so is ab; abs stays"), &short).message(),
+            "key '<redacted>' is wrong, so is <redacted>; abs stays"
+        );
         assert_eq!(replace_words("s s-s", "s"), "<redacted> <redacted>-<redacted>");
         assert_eq!(replace_words("ss", "s"), "ss");
     }

@@ -18,8 +18,12 @@ pub fn value_type(ty: &str) -> &str {
 
 /// Messages with a secret field, and messages holding those, transitively.
 pub fn secret_holders(model: &Model) -> BTreeSet<&str> {
-    let mut holders: BTreeSet<&str> =
-        model.messages.iter().filter(|m| m.fields.iter().any(|f| f.secret)).map(|m| m.full_name.as_str()).collect();
+    let mut holders: BTreeSet<&str> = model
+        .messages
+        .iter()
+        .filter(|m| m.fields.iter().any(|f| f.secret))
+        .map(|m| m.full_name.as_str())
+        .collect();
     loop {
         let before = holders.len();
         for m in &model.messages {
@@ -40,7 +44,9 @@ pub fn skip_debug_paths(model: &Model) -> Vec<String> {
 }
 
 fn nested_in(name: &str, holders: &BTreeSet<&str>) -> bool {
-    holders.iter().any(|h| name == *h || name.strip_prefix(h).is_some_and(|rest| rest.starts_with('.')))
+    holders
+        .iter()
+        .any(|h| name == *h || name.strip_prefix(h).is_some_and(|rest| rest.starts_with('.')))
 }
 
 /// The `Debug` impls for one package, as the body of a child module of the package module.
@@ -68,7 +74,10 @@ pub fn generate_debug(model: &Model) -> String {
 fn message_debug(model: &Model, m: &Message, path: &str, out: &mut String) {
     let simple = m.full_name.rsplit('.').next().unwrap_or(&m.full_name);
     let _ = writeln!(out, "impl ::core::fmt::Debug for super::{path} {{");
-    let _ = writeln!(out, "    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {{");
+    let _ = writeln!(
+        out,
+        "    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {{"
+    );
     let _ = writeln!(out, "        let mut s = f.debug_struct({simple:?});");
     let mut oneofs_done = BTreeSet::new();
     for field in &m.fields {
@@ -87,12 +96,14 @@ fn message_debug(model: &Model, m: &Message, path: &str, out: &mut String) {
             }
         } else {
             match (model.enum_type(&field.ty), field.label, field.proto3_optional) {
-                (Some(e), Label::Singular, false) => match relative_type_path(&model.package, &e.full_name) {
-                    Some(epath) => format!(
-                        "&crate::redact::EnumValue(self.{ident}, |v| super::{epath}::try_from(v).ok().map(|e| e.as_str_name()))"
-                    ),
-                    None => format!("&self.{ident}"),
-                },
+                (Some(e), Label::Singular, false) => {
+                    match relative_type_path(&model.package, &e.full_name) {
+                        Some(epath) => format!(
+                            "&crate::redact::EnumValue(self.{ident}, |v| super::{epath}::try_from(v).ok().map(|e| e.as_str_name()))"
+                        ),
+                        None => format!("&self.{ident}"),
+                    }
+                }
                 _ => format!("&self.{ident}"),
             }
         };
@@ -107,13 +118,19 @@ fn oneof_debug(m: &Message, oneof: &str, msg_path: &str, out: &mut String) {
     let module = snake(m.full_name.rsplit('.').next().unwrap_or(&m.full_name));
     let path = format!("{parent}{module}::{}", camel(oneof));
     let _ = writeln!(out, "impl ::core::fmt::Debug for super::{path} {{");
-    let _ = writeln!(out, "    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {{");
+    let _ = writeln!(
+        out,
+        "    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {{"
+    );
     let _ = writeln!(out, "        match self {{");
     for field in m.fields.iter().filter(|f| f.oneof.as_deref() == Some(oneof)) {
         let variant = camel(&field.name);
         let value = if field.secret { "&crate::redact::Redacted" } else { "v" };
         let binding = if field.secret { "_" } else { "v" };
-        let _ = writeln!(out, "            Self::{variant}({binding}) => f.debug_tuple({variant:?}).field({value}).finish(),");
+        let _ = writeln!(
+            out,
+            "            Self::{variant}({binding}) => f.debug_tuple({variant:?}).field({value}).finish(),"
+        );
     }
     let _ = writeln!(out, "        }}\n    }}\n}}\n");
 }

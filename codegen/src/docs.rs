@@ -15,10 +15,16 @@ pub fn field_marker(field: &Field) -> String {
     });
     match field.size_limit {
         SizeLimit::None => {}
-        SizeLimit::General { bytes } => parts.push(format!("**Size limit:** {bytes} bytes (general limit)")),
+        SizeLimit::General { bytes } => {
+            parts.push(format!("**Size limit:** {bytes} bytes (general limit)"))
+        }
         SizeLimit::Max { bytes } => parts.push(format!("**Size limit:** {bytes} bytes")),
-        SizeLimit::MaxTotal { bytes } => parts.push(format!("**Size limit:** {bytes} bytes in total")),
-        SizeLimit::AtLeast { bytes } => parts.push(format!("**Size limit:** none; receivers accept at least {bytes} bytes")),
+        SizeLimit::MaxTotal { bytes } => {
+            parts.push(format!("**Size limit:** {bytes} bytes in total"))
+        }
+        SizeLimit::AtLeast { bytes } => {
+            parts.push(format!("**Size limit:** none; receivers accept at least {bytes} bytes"))
+        }
     }
     if field.secret {
         parts.push("**Secret:** values are redacted in `Debug` output".to_owned());
@@ -30,8 +36,7 @@ pub fn field_marker(field: &Field) -> String {
 }
 
 /// The note on every alpha element.
-pub const ALPHA_NOTE: &str =
-    "**Alpha:** may change or be removed in a later CSI release; refused under `AlphaPolicy::Refuse`";
+pub const ALPHA_NOTE: &str = "**Alpha:** may change or be removed in a later CSI release; refused under `AlphaPolicy::Refuse`";
 
 /// A `#[doc]` attribute pair (blank line, then `text`) for prost-build's attribute hooks.
 pub fn doc_attribute(text: &str) -> String {

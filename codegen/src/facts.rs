@@ -8,8 +8,12 @@ use csikit_spec::{Label, Model, Presence, SizeLimit};
 /// The body of `<package>/facts.rs`.
 pub fn generate_facts(model: &Model, release: &str) -> String {
     let mut out = String::new();
-    let oneof = if model.messages.iter().any(|m| !m.oneofs.is_empty()) { "OneofFacts, " } else { "" };
-    let _ = writeln!(out, "use crate::facts::{{FieldFacts, Label, MessageFacts, MethodFacts, {oneof}PackageFacts, Presence, SizeLimit}};\n");
+    let oneof =
+        if model.messages.iter().any(|m| !m.oneofs.is_empty()) { "OneofFacts, " } else { "" };
+    let _ = writeln!(
+        out,
+        "use crate::facts::{{FieldFacts, Label, MessageFacts, MethodFacts, {oneof}PackageFacts, Presence, SizeLimit}};\n"
+    );
     let _ = writeln!(out, "/// The facts of `{}` as stated by {release}.", model.package);
     let _ = writeln!(out, "pub static FACTS: PackageFacts = PackageFacts {{");
     let _ = writeln!(out, "    package: {:?},", model.package);
@@ -44,13 +48,24 @@ pub fn generate_facts(model: &Model, release: &str) -> String {
             let _ = writeln!(
                 out,
                 "            FieldFacts {{ name: {:?}, number: {}, type_name: {:?}, label: Label::{label}, oneof: {:?}, presence: Presence::{presence}, secret: {}, alpha: {}, size_limit: SizeLimit::{size}, non_negative: {}, no_control_chars: {} }},",
-                f.name, f.number, f.ty, f.oneof, f.secret, f.alpha, f.non_negative, f.no_control_chars
+                f.name,
+                f.number,
+                f.ty,
+                f.oneof,
+                f.secret,
+                f.alpha,
+                f.non_negative,
+                f.no_control_chars
             );
         }
         let _ = writeln!(out, "        ],");
         let _ = writeln!(out, "        oneofs: &[");
         for o in &m.oneofs {
-            let _ = writeln!(out, "            OneofFacts {{ name: {:?}, required: {} }},", o.name, o.required);
+            let _ = writeln!(
+                out,
+                "            OneofFacts {{ name: {:?}, required: {} }},",
+                o.name, o.required
+            );
         }
         let _ = writeln!(out, "        ],");
         let _ = writeln!(out, "    }},");

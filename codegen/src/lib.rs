@@ -11,16 +11,16 @@
 
 mod debug;
 mod descriptor;
-mod errors;
 mod docs;
+mod errors;
 mod facts;
 mod layout;
 mod names;
 mod rust;
 pub mod scaffold;
 mod server;
-pub mod validation;
 pub mod site;
+pub mod validation;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -65,7 +65,10 @@ pub enum Error {
 /// # Errors
 ///
 /// When a package's descriptor set does not decode or prost-build rejects it.
-pub fn generate_crate(packages: &[Package<'_>], options: &CrateOptions) -> Result<BTreeMap<PathBuf, String>, Error> {
+pub fn generate_crate(
+    packages: &[Package<'_>],
+    options: &CrateOptions,
+) -> Result<BTreeMap<PathBuf, String>, Error> {
     layout::generate_crate(packages, options)
 }
 

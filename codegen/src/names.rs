@@ -4,11 +4,11 @@ use heck::{ToSnakeCase, ToUpperCamelCase};
 
 /// Rust keywords prost-build escapes as raw identifiers (or suffixes, for the four that cannot be raw).
 const KEYWORDS: &[&str] = &[
-    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate", "do", "dyn",
-    "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro",
-    "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return", "self", "Self", "static",
-    "struct", "super", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use", "virtual",
-    "where", "while", "yield",
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
+    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
+    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+    "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
+    "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
 ];
 
 fn sanitize(ident: String) -> String {
@@ -46,7 +46,10 @@ mod tests {
 
     #[test]
     fn paths_follow_prost() {
-        assert_eq!(relative_type_path("csi.v1", "csi.v1.VolumeCapability.AccessMode.Mode").as_deref(), Some("volume_capability::access_mode::Mode"));
+        assert_eq!(
+            relative_type_path("csi.v1", "csi.v1.VolumeCapability.AccessMode.Mode").as_deref(),
+            Some("volume_capability::access_mode::Mode")
+        );
         assert_eq!(relative_type_path("csi.v1", "google.protobuf.Timestamp"), None);
         assert_eq!(snake("type"), "r#type");
         assert_eq!(camel("RPC"), "Rpc");

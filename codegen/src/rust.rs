@@ -16,12 +16,18 @@ pub fn generate_rust(package: &Package<'_>) -> Result<String, Error> {
     let set = FileDescriptorSet::decode(package.descriptor_set)
         .map_err(|source| Error::Descriptor { package: pkg.clone(), source })?;
     if !set.file.iter().any(|f| f.name() == package.proto_file) {
-        return Err(Error::MissingFile { package: pkg.clone(), file: package.proto_file.to_owned() });
+        return Err(Error::MissingFile {
+            package: pkg.clone(),
+            file: package.proto_file.to_owned(),
+        });
     }
     // prost-build needs every file in its message graph (to decide `Copy` derives); only the
     // package's own module is kept, imports are served by extern paths.
-    let requests: Vec<(Module, prost_types::FileDescriptorProto)> =
-        set.file.into_iter().map(|f| (Module::from_protobuf_package_name(f.package()), f)).collect();
+    let requests: Vec<(Module, prost_types::FileDescriptorProto)> = set
+        .file
+        .into_iter()
+        .map(|f| (Module::from_protobuf_package_name(f.package()), f))
+        .collect();
 
     let mut config = Config::new();
     config.enable_type_names();
@@ -34,7 +40,10 @@ pub fn generate_rust(package: &Package<'_>) -> Result<String, Error> {
             config.message_attribute(format!(".{}", m.full_name), doc_attribute(ALPHA_NOTE));
         }
         for f in &m.fields {
-            config.field_attribute(format!(".{}.{}", m.full_name, f.name), doc_attribute(&field_marker(f)));
+            config.field_attribute(
+                format!(".{}.{}", m.full_name, f.name),
+                doc_attribute(&field_marker(f)),
+            );
         }
     }
     let validated = |ty: &str| crate::validation::is_validated(ty, model, &package.extern_paths);
@@ -65,17 +74,26 @@ pub fn generate_rust(package: &Package<'_>) -> Result<String, Error> {
         .client_mod_attribute(".", "#[cfg(feature = \"client\")]")
         .server_mod_attribute(".", "#[cfg(feature = \"server\")]");
     for s in &model.services {
-        let alpha: Vec<&str> = s.methods.iter().filter(|m| m.alpha).map(|m| m.name.as_str()).collect();
+        let alpha: Vec<&str> =
+            s.methods.iter().filter(|m| m.alpha).map(|m| m.name.as_str()).collect();
         let note = if s.alpha {
-            Some("**Alpha:** this whole service may change or be removed in a later CSI release.".to_owned())
+            Some(
+                "**Alpha:** this whole service may change or be removed in a later CSI release."
+                    .to_owned(),
+            )
         } else if !alpha.is_empty() {
-            Some(format!("**Alpha RPCs:** {} may change or be removed in a later CSI release.", alpha.join(", ")))
+            Some(format!(
+                "**Alpha RPCs:** {} may change or be removed in a later CSI release.",
+                alpha.join(", ")
+            ))
         } else {
             None
         };
         if let Some(note) = note {
             let path = format!("{}.{}", pkg, s.name);
-            tonic = tonic.client_attribute(&path, doc_attribute(&note)).trait_attribute(&path, doc_attribute(&note));
+            tonic = tonic
+                .client_attribute(&path, doc_attribute(&note))
+                .trait_attribute(&path, doc_attribute(&note));
         }
     }
     config.service_generator(tonic.service_generator());

@@ -48,15 +48,16 @@ pub enum ScaffoldError {
 
 /// Rust keywords, reserved words included; Cargo refuses them as package names.
 const KEYWORDS: &[&str] = &[
-    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate", "do", "dyn",
-    "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro",
-    "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return", "self", "static", "struct",
-    "super", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use", "virtual", "where", "while",
-    "yield",
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
+    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
+    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+    "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof",
+    "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
 ];
 
 /// Names Cargo refuses for a binary: the standard library's crates and its own output folders.
-const RESERVED: &[&str] = &["alloc", "core", "proc_macro", "std", "test", "build", "deps", "examples", "incremental"];
+const RESERVED: &[&str] =
+    &["alloc", "core", "proc_macro", "std", "test", "build", "deps", "examples", "incremental"];
 
 /// The crates the scaffold depends on; a package of the same name would shadow one.
 const DEPENDENCIES: &[&str] = &["csikit", "tokio", "tonic", "tracing", "tracing_subscriber"];
@@ -90,7 +91,10 @@ pub fn check_crate_name(name: &str) -> Result<(), ScaffoldError> {
         return fail("it must end with a letter or digit".into());
     }
     if name.len() > MAX_CRATE_NAME {
-        return fail(format!("it is {} characters long; the limit is {MAX_CRATE_NAME}", name.len()));
+        return fail(format!(
+            "it is {} characters long; the limit is {MAX_CRATE_NAME}",
+            name.len()
+        ));
     }
     if KEYWORDS.contains(&name) {
         return fail("it is a Rust keyword".into());
@@ -117,13 +121,17 @@ pub fn check_plugin_name(name: &str) -> Result<(), ScaffoldError> {
         return fail("it is empty".into());
     }
     if name.len() > MAX_PLUGIN_NAME {
-        return fail(format!("it is {} characters long; the spec allows {MAX_PLUGIN_NAME}", name.len()));
+        return fail(format!(
+            "it is {} characters long; the spec allows {MAX_PLUGIN_NAME}",
+            name.len()
+        ));
     }
     if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '.')) {
         return fail(format!("{c:?} is not allowed; use ASCII letters, digits, '-' and '.'"));
     }
     let edges_ok = |label: &str| {
-        label.starts_with(|c: char| c.is_ascii_alphanumeric()) && label.ends_with(|c: char| c.is_ascii_alphanumeric())
+        label.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && label.ends_with(|c: char| c.is_ascii_alphanumeric())
     };
     if !name.split('.').all(edges_ok) {
         return fail("each dot-separated label must begin and end with a letter or digit".into());
@@ -185,13 +193,16 @@ fn toml_string(s: &str) -> String {
 /// # Errors
 ///
 /// When the crate name or the plugin name is invalid, or a template fails to render.
-pub fn generate_driver(options: &DriverOptions) -> Result<BTreeMap<PathBuf, String>, ScaffoldError> {
+pub fn generate_driver(
+    options: &DriverOptions,
+) -> Result<BTreeMap<PathBuf, String>, ScaffoldError> {
     check_crate_name(&options.name)?;
     check_plugin_name(&options.plugin_name)?;
     let (name, plugin_name) = (options.name.as_str(), options.plugin_name.as_str());
     let render = |file: &'static str, template: &dyn askama::DynTemplate| {
         // askama drops a template's final newline; every file ends with one.
-        let text = template.dyn_render().map_err(|source| ScaffoldError::Render { file, source })?;
+        let text =
+            template.dyn_render().map_err(|source| ScaffoldError::Render { file, source })?;
         Ok((PathBuf::from(file), text + "\n"))
     };
     let csikit_path_toml = toml_string(&options.csikit_path);
@@ -228,14 +239,20 @@ mod tests {
             (long.as_str(), "65 characters"),
         ] {
             let err = check_crate_name(bad).expect_err(bad).to_string();
-            assert!(err.starts_with(&format!("'{bad}' is not a valid crate name: ")) && err.contains(why), "{bad}: {err}");
+            assert!(
+                err.starts_with(&format!("'{bad}' is not a valid crate name: "))
+                    && err.contains(why),
+                "{bad}: {err}"
+            );
         }
     }
 
     #[test]
     fn plugin_names() {
         let longest = "a".repeat(63);
-        for good in ["hostpath.csi.k8s.io", "a", "x-1.example.com", "EBS.CSI.aws.com", longest.as_str()] {
+        for good in
+            ["hostpath.csi.k8s.io", "a", "x-1.example.com", "EBS.CSI.aws.com", longest.as_str()]
+        {
             assert!(check_plugin_name(good).is_ok(), "{good}");
         }
         let too_long = "a".repeat(64);
@@ -268,8 +285,16 @@ mod tests {
         assert_eq!(paths, [".gitignore", "Cargo.toml", "README.md", "src/main.rs"]);
         let cargo = &files[&PathBuf::from("Cargo.toml")];
         assert!(cargo.contains("name = \"demo-driver\""), "{cargo}");
-        assert!(cargo.contains(r#"csikit = { path = "/src/csi\"kit/generated", features = ["server"] }"#), "{cargo}");
-        assert!(files[&PathBuf::from("src/main.rs")].contains("const PLUGIN_NAME: &str = \"demo.csi.example.com\";"));
+        assert!(
+            cargo.contains(
+                r#"csikit = { path = "/src/csi\"kit/generated", features = ["server"] }"#
+            ),
+            "{cargo}"
+        );
+        assert!(
+            files[&PathBuf::from("src/main.rs")]
+                .contains("const PLUGIN_NAME: &str = \"demo.csi.example.com\";")
+        );
         assert!(files[&PathBuf::from("README.md")].starts_with("# demo-driver\n"));
         // Same input, same bytes.
         assert_eq!(files, generate_driver(&options).expect("renders"));

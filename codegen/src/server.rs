@@ -44,7 +44,11 @@ pub fn serialisation_key(model: &Model, method: &Method) -> Option<(String, Stri
         return None;
     }
     let input = model.message(&method.input)?;
-    let string = |name: &str| input.fields.iter().find(|f| f.name == name && f.ty == "string" && f.label == Label::Singular && f.oneof.is_none());
+    let string = |name: &str| {
+        input.fields.iter().find(|f| {
+            f.name == name && f.ty == "string" && f.label == Label::Singular && f.oneof.is_none()
+        })
+    };
     if let (Some(object), Some(f)) = (method.name.strip_prefix("Create"), string("name")) {
         return Some((format!("{} name", words(object)), f.name.clone()));
     }
@@ -67,7 +71,12 @@ fn derived_rpc(model: &Model, method: &str) -> bool {
     is_csi(model)
         && matches!(
             method,
-            "GetPluginInfo" | "GetPluginCapabilities" | "Probe" | "ControllerGetCapabilities" | "NodeGetCapabilities" | "GroupControllerGetCapabilities"
+            "GetPluginInfo"
+                | "GetPluginCapabilities"
+                | "Probe"
+                | "ControllerGetCapabilities"
+                | "NodeGetCapabilities"
+                | "GroupControllerGetCapabilities"
         )
 }
 
@@ -89,11 +98,23 @@ pub fn generate_server(p: &Package<'_>) -> String {
          //! block with [`#[csi_service]`](crate::csi_service), and serve it{}. Every RPC left out\n\
          //! answers UNIMPLEMENTED; every call passes the [`crate::server`] layers.\n",
         model.package,
-        if is_csi(model) { " with [`Builder`]" } else { " through a `*Service` adapter added to the v1 `Builder` with `service_with`" }
+        if is_csi(model) {
+            " with [`Builder`]"
+        } else {
+            " through a `*Service` adapter added to the v1 `Builder` with `service_with`"
+        }
     );
     out.push_str("use std::future::Future;\nuse std::sync::Arc;\n\nuse tonic::{Request, Response, Status};\n\n");
-    let streaming = model.services.iter().flat_map(|s| &s.methods).any(|m| m.server_streaming && !m.client_streaming);
-    out.push_str(if streaming { "use crate::server::{BoxStream, Pipeline, SecretValues};\n\n" } else { "use crate::server::{Pipeline, SecretValues};\n\n" });
+    let streaming = model
+        .services
+        .iter()
+        .flat_map(|s| &s.methods)
+        .any(|m| m.server_streaming && !m.client_streaming);
+    out.push_str(if streaming {
+        "use crate::server::{BoxStream, Pipeline, SecretValues};\n\n"
+    } else {
+        "use crate::server::{Pipeline, SecretValues};\n\n"
+    });
 
     rpc_records(p, &mut out);
     for s in &model.services {
@@ -112,9 +133,20 @@ fn const_name(method: &str) -> String {
 
 fn rpc_records(p: &Package<'_>, out: &mut String) {
     let model = p.model;
-    let _ = writeln!(out, "/// What the pipeline knows about each RPC: its path and the id it is serialised on.");
-    let keyed = model.services.iter().flat_map(|s| &s.methods).any(|m| serialisation_key(model, m).is_some());
-    let _ = writeln!(out, "pub mod rpc {{\n    use crate::server::{};\n", if keyed { "{Key, Rpc}" } else { "Rpc" });
+    let _ = writeln!(
+        out,
+        "/// What the pipeline knows about each RPC: its path and the id it is serialised on."
+    );
+    let keyed = model
+        .services
+        .iter()
+        .flat_map(|s| &s.methods)
+        .any(|m| serialisation_key(model, m).is_some());
+    let _ = writeln!(
+        out,
+        "pub mod rpc {{\n    use crate::server::{};\n",
+        if keyed { "{Key, Rpc}" } else { "Rpc" }
+    );
     for s in &model.services {
         for m in &s.methods {
             let Some(input) = type_path(p, &m.input) else { continue };
@@ -122,7 +154,11 @@ fn rpc_records(p: &Package<'_>, out: &mut String) {
             let key = match serialisation_key(model, m) {
                 Some((kind, field)) => {
                     let fname = format!("key_{}", snake(&m.name).trim_start_matches("r#"));
-                    let _ = writeln!(out, "    fn {fname}(request: &{input}) -> &str {{\n        &request.{}\n    }}", snake(&field));
+                    let _ = writeln!(
+                        out,
+                        "    fn {fname}(request: &{input}) -> &str {{\n        &request.{}\n    }}",
+                        snake(&field)
+                    );
                     format!("Some(Key {{ kind: {kind:?}, get: {fname} }})")
                 }
                 None => "None".to_owned(),
@@ -143,7 +179,8 @@ fn rpc_records(p: &Package<'_>, out: &mut String) {
 }
 
 fn first_line(comment: &str) -> String {
-    let text: String = comment.lines().map(str::trim).take_while(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+    let text: String =
+        comment.lines().map(str::trim).take_while(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
     text.replace('[', "\\[").replace(']', "\\]")
 }
 
@@ -152,8 +189,10 @@ fn service(p: &Package<'_>, s: &Service, out: &mut String) {
     let trait_name = camel(&s.name);
     let tonic_mod = format!("super::{}_server", snake(&s.name).trim_start_matches("r#"));
     let methods: Vec<&Method> = s.methods.iter().filter(|m| !m.client_streaming).collect();
-    let typed: Vec<(&Method, String, String)> =
-        methods.iter().filter_map(|m| Some((*m, type_path(p, &m.input)?, type_path(p, &m.output)?))).collect();
+    let typed: Vec<(&Method, String, String)> = methods
+        .iter()
+        .filter_map(|m| Some((*m, type_path(p, &m.input)?, type_path(p, &m.output)?)))
+        .collect();
 
     // The trait.
     let doc = first_line(&s.comment);
@@ -180,7 +219,11 @@ fn service(p: &Package<'_>, s: &Service, out: &mut String) {
         if !doc.is_empty() {
             let _ = writeln!(out, "    /// {doc}");
         }
-        let ret = if m.server_streaming { format!("Response<BoxStream<{output}>>") } else { format!("Response<{output}>") };
+        let ret = if m.server_streaming {
+            format!("Response<BoxStream<{output}>>")
+        } else {
+            format!("Response<{output}>")
+        };
         let _ = writeln!(
             out,
             "    fn {method}(&self, request: Request<{input}>) -> impl Future<Output = Result<{ret}, Status>> + Send {{\n        \
@@ -198,14 +241,29 @@ fn service(p: &Package<'_>, s: &Service, out: &mut String) {
         "/// A [`{trait_name}`] behind the [`crate::server`] layers, as tonic's `{}` server.",
         s.full_name
     );
-    let _ = writeln!(out, "pub struct {adapter}<T> {{\n    inner: Arc<T>,\n    pipeline: Arc<Pipeline>,\n    implemented: [bool; {}],", typed.len());
+    let _ = writeln!(
+        out,
+        "pub struct {adapter}<T> {{\n    inner: Arc<T>,\n    pipeline: Arc<Pipeline>,\n    implemented: [bool; {}],",
+        typed.len()
+    );
     if has_derived {
         let _ = writeln!(out, "    derived: Arc<Derived>,");
     }
     let _ = writeln!(out, "}}\n");
-    let names: Vec<String> = typed.iter().map(|(m, ..)| format!("{:?}", snake(&m.name).trim_start_matches("r#"))).collect();
-    let _ = writeln!(out, "impl<T> {adapter}<T> {{\n    /// The RPC methods of the service, in declaration order.\n    pub const METHODS: [&'static str; {}] = [{}];\n", typed.len(), names.join(", "));
-    let _ = writeln!(out, "    /// Whether the driver defines the RPC method `method` (snake_case).\n    pub fn implements(&self, method: &str) -> bool {{\n        Self::METHODS.iter().zip(self.implemented).any(|(m, i)| i && *m == method)\n    }}\n}}\n");
+    let names: Vec<String> = typed
+        .iter()
+        .map(|(m, ..)| format!("{:?}", snake(&m.name).trim_start_matches("r#")))
+        .collect();
+    let _ = writeln!(
+        out,
+        "impl<T> {adapter}<T> {{\n    /// The RPC methods of the service, in declaration order.\n    pub const METHODS: [&'static str; {}] = [{}];\n",
+        typed.len(),
+        names.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "    /// Whether the driver defines the RPC method `method` (snake_case).\n    pub fn implements(&self, method: &str) -> bool {{\n        Self::METHODS.iter().zip(self.implemented).any(|(m, i)| i && *m == method)\n    }}\n}}\n"
+    );
     let _ = writeln!(out, "impl<T> Clone for {adapter}<T> {{\n    fn clone(&self) -> Self {{");
     let _ = writeln!(
         out,
@@ -214,17 +272,36 @@ fn service(p: &Package<'_>, s: &Service, out: &mut String) {
     );
     let derived_param = if has_derived { ", derived: Arc<Derived>" } else { "" };
     let _ = writeln!(out, "impl<T: {trait_name}> {adapter}<T> {{");
-    let _ = writeln!(out, "    /// Wraps `inner`; calls pass through `pipeline`.\n    pub fn new(inner: Arc<T>, pipeline: Arc<Pipeline>{derived_param}) -> Self {{");
-    let _ = writeln!(out, "        let defined = inner.implemented();\n        let implemented = Self::METHODS.map(|m| defined.contains(&m));");
-    let _ = writeln!(out, "        Self {{ inner, pipeline, implemented{} }}\n    }}\n", if has_derived { ", derived" } else { "" });
-    let _ = writeln!(out, "    /// The tonic server of this adapter, ready for a router.\n    pub fn into_server(self) -> {tonic_mod}::{trait_name}Server<Self> {{\n        {tonic_mod}::{trait_name}Server::new(self)\n    }}\n}}\n");
+    let _ = writeln!(
+        out,
+        "    /// Wraps `inner`; calls pass through `pipeline`.\n    pub fn new(inner: Arc<T>, pipeline: Arc<Pipeline>{derived_param}) -> Self {{"
+    );
+    let _ = writeln!(
+        out,
+        "        let defined = inner.implemented();\n        let implemented = Self::METHODS.map(|m| defined.contains(&m));"
+    );
+    let _ = writeln!(
+        out,
+        "        Self {{ inner, pipeline, implemented{} }}\n    }}\n",
+        if has_derived { ", derived" } else { "" }
+    );
+    let _ = writeln!(
+        out,
+        "    /// The tonic server of this adapter, ready for a router.\n    pub fn into_server(self) -> {tonic_mod}::{trait_name}Server<Self> {{\n        {tonic_mod}::{trait_name}Server::new(self)\n    }}\n}}\n"
+    );
 
-    let _ = writeln!(out, "#[tonic::async_trait]\nimpl<T: {trait_name}> {tonic_mod}::{trait_name} for {adapter}<T> {{");
+    let _ = writeln!(
+        out,
+        "#[tonic::async_trait]\nimpl<T: {trait_name}> {tonic_mod}::{trait_name} for {adapter}<T> {{"
+    );
     for (i, (m, input, output)) in typed.iter().enumerate() {
         let method = snake(&m.name);
         let record = format!("rpc::{}", const_name(&m.name));
         let fallback = if derived_rpc(model, &m.name) {
-            format!("            return Ok(Response::new(self.derived.{}.clone()));", snake(&m.name).trim_start_matches("r#"))
+            format!(
+                "            return Ok(Response::new(self.derived.{}.clone()));",
+                snake(&m.name).trim_start_matches("r#")
+            )
         } else {
             format!("            return Err(self.pipeline.unimplemented(&{record}));")
         };
@@ -255,10 +332,16 @@ fn secret_values(p: &Package<'_>, out: &mut String) {
     for m in &model.messages {
         let Some(path) = type_path(p, &m.full_name) else { continue };
         if !holders.contains(m.full_name.as_str()) {
-            let _ = writeln!(out, "impl SecretValues for {path} {{\n    fn secret_values<'a>(&'a self, _found: &mut dyn FnMut(&'a str)) {{}}\n}}\n");
+            let _ = writeln!(
+                out,
+                "impl SecretValues for {path} {{\n    fn secret_values<'a>(&'a self, _found: &mut dyn FnMut(&'a str)) {{}}\n}}\n"
+            );
             continue;
         }
-        let _ = writeln!(out, "impl SecretValues for {path} {{\n    fn secret_values<'a>(&'a self, found: &mut dyn FnMut(&'a str)) {{");
+        let _ = writeln!(
+            out,
+            "impl SecretValues for {path} {{\n    fn secret_values<'a>(&'a self, found: &mut dyn FnMut(&'a str)) {{"
+        );
         let mut oneofs = BTreeSet::new();
         for f in &m.fields {
             let value = value_type(&f.ty);
@@ -280,7 +363,12 @@ fn secret_values(p: &Package<'_>, out: &mut String) {
             if let Some(oneof) = &f.oneof {
                 oneofs.insert(oneof.clone());
                 let enum_path = format!("{}::{}", path_module(&path), camel(oneof));
-                let _ = writeln!(out, "        if let Some({enum_path}::{}(v)) = &self.{} {{ {one}; }}", camel(&f.name), snake(oneof));
+                let _ = writeln!(
+                    out,
+                    "        if let Some({enum_path}::{}(v)) = &self.{} {{ {one}; }}",
+                    camel(&f.name),
+                    snake(oneof)
+                );
                 continue;
             }
             match f.label {
@@ -330,22 +418,33 @@ const NODE_CAPS: &[(&str, &[&str])] = &[
     ("GET_VOLUME_STATS", &["NodeGetVolumeStats"]),
     ("EXPAND_VOLUME", &["NodeExpandVolume"]),
 ];
-const GROUP_CAPS: &[(&str, &[&str])] =
-    &[("CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", &["CreateVolumeGroupSnapshot", "DeleteVolumeGroupSnapshot", "GetVolumeGroupSnapshot"])];
+const GROUP_CAPS: &[(&str, &[&str])] = &[(
+    "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT",
+    &["CreateVolumeGroupSnapshot", "DeleteVolumeGroupSnapshot", "GetVolumeGroupSnapshot"],
+)];
 /// Plugin capabilities that a registered service makes.
-const PLUGIN_SERVICES: &[(&str, &str)] =
-    &[("CONTROLLER_SERVICE", "Controller"), ("GROUP_CONTROLLER_SERVICE", "GroupController"), ("SNAPSHOT_METADATA_SERVICE", "SnapshotMetadata")];
+const PLUGIN_SERVICES: &[(&str, &str)] = &[
+    ("CONTROLLER_SERVICE", "Controller"),
+    ("GROUP_CONTROLLER_SERVICE", "GroupController"),
+    ("SNAPSHOT_METADATA_SERVICE", "SnapshotMetadata"),
+];
 
 /// The derivation table of one capability enum, keeping the values and RPCs this release has.
 fn cap_table(model: &Model, enum_name: &str, rust_enum: &str, table: &[(&str, &[&str])]) -> String {
     let Some(e) = model.enum_type(enum_name) else { return "&[]".to_owned() };
     let mut rows = Vec::new();
     for (value, rpcs) in table {
-        if !e.values.iter().any(|v| v.name == *value) || !rpcs.iter().all(|r| model.method(r).is_some()) {
+        if !e.values.iter().any(|v| v.name == *value)
+            || !rpcs.iter().all(|r| model.method(r).is_some())
+        {
             continue;
         }
         let methods: Vec<String> = rpcs.iter().map(|r| format!("{:?}", snake(r))).collect();
-        rows.push(format!("({rust_enum}::{}, &[{}])", camel(&value.to_ascii_lowercase()), methods.join(", ")));
+        rows.push(format!(
+            "({rust_enum}::{}, &[{}])",
+            camel(&value.to_ascii_lowercase()),
+            methods.join(", ")
+        ));
     }
     format!("&[{}]", rows.join(", "))
 }
@@ -367,32 +466,72 @@ fn builder(p: &Package<'_>, out: &mut String) {
         .unwrap_or_default();
     let text = include_str!("../runtime/server_builder.rs");
     let text = text
-        .replace("/*CONTROLLER_CAPS*/&[]", &cap_table(model, "csi.v1.ControllerServiceCapability.RPC.Type", "super::controller_service_capability::rpc::Type", CONTROLLER_CAPS))
-        .replace("/*NODE_CAPS*/&[]", &cap_table(model, "csi.v1.NodeServiceCapability.RPC.Type", "super::node_service_capability::rpc::Type", NODE_CAPS))
+        .replace(
+            "/*CONTROLLER_CAPS*/&[]",
+            &cap_table(
+                model,
+                "csi.v1.ControllerServiceCapability.RPC.Type",
+                "super::controller_service_capability::rpc::Type",
+                CONTROLLER_CAPS,
+            ),
+        )
+        .replace(
+            "/*NODE_CAPS*/&[]",
+            &cap_table(
+                model,
+                "csi.v1.NodeServiceCapability.RPC.Type",
+                "super::node_service_capability::rpc::Type",
+                NODE_CAPS,
+            ),
+        )
         .replace("/*PLUGIN_SERVICES*/&[]", &format!("&[{}]", plugin_rows.join(", ")));
     // Releases without the group controller service drop its parts (marked `//group`).
     let text = if group {
         text.replace(
             "/*GROUP_CAPS*/&[]",
-            &cap_table(model, "csi.v1.GroupControllerServiceCapability.RPC.Type", "super::group_controller_service_capability::rpc::Type", GROUP_CAPS),
+            &cap_table(
+                model,
+                "csi.v1.GroupControllerServiceCapability.RPC.Type",
+                "super::group_controller_service_capability::rpc::Type",
+                GROUP_CAPS,
+            ),
         )
     } else {
-        text.lines().filter(|l| !l.trim_end().ends_with("//group")).map(|l| format!("{l}\n")).collect()
+        text.lines()
+            .filter(|l| !l.trim_end().ends_with("//group"))
+            .map(|l| format!("{l}\n"))
+            .collect()
     };
-    let services: Vec<&str> = ["Identity", "Controller", "Node", "GroupController", "SnapshotMetadata"].into_iter().filter(|s| has(s)).collect();
+    let services: Vec<&str> =
+        ["Identity", "Controller", "Node", "GroupController", "SnapshotMetadata"]
+            .into_iter()
+            .filter(|s| has(s))
+            .collect();
     let mut register = String::new();
     for s in services.iter().filter(|s| **s != "Identity") {
         let method = snake(s);
-        let (param, derived) = if *s == "SnapshotMetadata" { ("_derived", "") } else { ("derived", ", Arc::clone(derived)") };
+        let (param, derived) = if *s == "SnapshotMetadata" {
+            ("_derived", "")
+        } else {
+            ("derived", ", Arc::clone(derived)")
+        };
         let _ = writeln!(
             register,
             "    /// Registers the driver's `{s}` service.\n    pub fn {method}<T: {s}>(mut self, service: T) -> Self {{\n        \
              let service = Arc::new(service);\n        self.implemented.push(({s:?}, service.implemented()));"
         );
         let caps_rpc = match *s {
-            "Controller" => Some(("controller_get_capabilities", "ControllerGetCapabilitiesRequest", "controller_caps")),
+            "Controller" => Some((
+                "controller_get_capabilities",
+                "ControllerGetCapabilitiesRequest",
+                "controller_caps",
+            )),
             "Node" => Some(("node_get_capabilities", "NodeGetCapabilitiesRequest", "node_caps")),
-            "GroupController" => Some(("group_controller_get_capabilities", "GroupControllerGetCapabilitiesRequest", "group_caps")),
+            "GroupController" => Some((
+                "group_controller_get_capabilities",
+                "GroupControllerGetCapabilitiesRequest",
+                "group_caps",
+            )),
             _ => None,
         };
         if let Some((rpc, req, names)) = caps_rpc {

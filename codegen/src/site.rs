@@ -23,8 +23,8 @@ pub use i18n::Catalog;
 pub use translation::{Status, is_cjk, prose_status};
 
 use pages::{
-    Badge, Contents, ErrorRowHtml, ErrorTable, FieldRow, FieldTable, LangLink, Layout, Nav, ProsePage, RootPage,
-    RpcPage, StatusPage, StatusRow, TypePage, UseLink,
+    Badge, Contents, ErrorRowHtml, ErrorTable, FieldRow, FieldTable, LangLink, Layout, Nav,
+    ProsePage, RootPage, RpcPage, StatusPage, StatusRow, TypePage, UseLink,
 };
 use prose::{HeadingOut, LinkIndex, Prose, Rendered, escape, href, ref_page, rpc_page};
 use translation::{Pairing, Unit, split_units};
@@ -67,7 +67,13 @@ pub fn generate_site(model: &Model, options: &SiteOptions) -> BTreeMap<PathBuf, 
         langs: site
             .langs
             .iter()
-            .map(|l| (l.lang.clone(), l.cat.get("lang_name").to_owned(), l.cat.get("site_title").to_owned()))
+            .map(|l| {
+                (
+                    l.lang.clone(),
+                    l.cat.get("lang_name").to_owned(),
+                    l.cat.get("site_title").to_owned(),
+                )
+            })
             .collect(),
         release: options.release.clone(),
     };
@@ -187,11 +193,19 @@ impl<'a> Site<'a> {
         for page in &pages {
             for item in &page.items {
                 if let Item::Unit(u) = item {
-                    anchors.insert(units[*u].anchor.clone(), format!("{}#{}", page.path, units[*u].anchor));
+                    anchors.insert(
+                        units[*u].anchor.clone(),
+                        format!("{}#{}", page.path, units[*u].anchor),
+                    );
                 }
             }
         }
-        let mut langs = vec![Lang { lang: "en".to_owned(), cat: Catalog::for_lang("en"), tr: None, anchors: anchors.clone() }];
+        let mut langs = vec![Lang {
+            lang: "en".to_owned(),
+            cat: Catalog::for_lang("en"),
+            tr: None,
+            anchors: anchors.clone(),
+        }];
         for t in &options.translations {
             let Some((file, tr_src)) = prose_file(&t.model, true) else { continue };
             let Some(source) = t.model.files.first() else { continue };
@@ -206,7 +220,14 @@ impl<'a> Site<'a> {
             langs.push(Lang {
                 lang: t.lang.clone(),
                 cat: Catalog::for_lang(&t.lang),
-                tr: Some(LangSource { release: t.release.clone(), model: &t.model, src: tr_src, file, units: tr_units, pairing }),
+                tr: Some(LangSource {
+                    release: t.release.clone(),
+                    model: &t.model,
+                    src: tr_src,
+                    file,
+                    units: tr_units,
+                    pairing,
+                }),
                 anchors: lang_anchors,
             });
         }
@@ -237,7 +258,13 @@ impl<'a> Site<'a> {
         }
     }
 
-    fn layout<'l>(&'l self, lang: &'l Lang<'_>, page: &str, title: String, nav: &'l Nav) -> Layout<'l> {
+    fn layout<'l>(
+        &'l self,
+        lang: &'l Lang<'_>,
+        page: &str,
+        title: String,
+        nav: &'l Nav,
+    ) -> Layout<'l> {
         let depth = page.matches('/').count();
         let up = "../".repeat(depth);
         let root_up = "../".repeat(depth + 1);
@@ -255,7 +282,8 @@ impl<'a> Site<'a> {
         if let Some(tr) = &lang.tr {
             notices.push((
                 "source".to_owned(),
-                lang.cat.fill("notice_source", &[("release", &tr.release), ("current", &self.release)]),
+                lang.cat
+                    .fill("notice_source", &[("release", &tr.release), ("current", &self.release)]),
             ));
         }
         Layout {
@@ -292,7 +320,10 @@ impl<'a> Site<'a> {
             }
         }
         for s in &self.model.services {
-            nav.services.push((s.name.clone(), s.methods.iter().map(|m| (m.name.clone(), rpc_page(&m.name))).collect()));
+            nav.services.push((
+                s.name.clone(),
+                s.methods.iter().map(|m| (m.name.clone(), rpc_page(&m.name))).collect(),
+            ));
         }
         nav
     }
@@ -306,18 +337,38 @@ impl<'a> Site<'a> {
         }
         for m in &self.model.messages {
             let path = ref_page(&m.full_name);
-            out.insert(PathBuf::from(format!("{}/{path}", lang.lang)), self.render_message(lang, m, &path, &nav, &mut search));
+            out.insert(
+                PathBuf::from(format!("{}/{path}", lang.lang)),
+                self.render_message(lang, m, &path, &nav, &mut search),
+            );
         }
         for e in &self.model.enums {
             let path = ref_page(&e.full_name);
-            out.insert(PathBuf::from(format!("{}/{path}", lang.lang)), self.render_enum(lang, e, &path, &nav, &mut search));
+            out.insert(
+                PathBuf::from(format!("{}/{path}", lang.lang)),
+                self.render_enum(lang, e, &path, &nav, &mut search),
+            );
         }
-        out.insert(PathBuf::from(format!("{}/status.html", lang.lang)), self.render_status(lang, &nav));
-        out.insert(PathBuf::from(format!("{}/search-index.js", lang.lang)), search.to_js(&lang.cat));
+        out.insert(
+            PathBuf::from(format!("{}/status.html", lang.lang)),
+            self.render_status(lang, &nav),
+        );
+        out.insert(
+            PathBuf::from(format!("{}/search-index.js", lang.lang)),
+            search.to_js(&lang.cat),
+        );
     }
 
     /// Renders one section in a language: the translation when it has the section, else English.
-    fn render_unit(&self, lang: &Lang<'_>, u: usize, prose: &Prose<'_>, shift: u8, first: bool, tables_seen: &Cell<bool>) -> (String, Rendered) {
+    fn render_unit(
+        &self,
+        lang: &Lang<'_>,
+        u: usize,
+        prose: &Prose<'_>,
+        shift: u8,
+        first: bool,
+        tables_seen: &Cell<bool>,
+    ) -> (String, Rendered) {
         let status = lang.status(u);
         let unit = &self.units[u];
         let translated = match (&lang.tr, status) {
@@ -336,7 +387,9 @@ impl<'a> Site<'a> {
                     after,
                     "<p class=\"notice notice-fallback\" lang=\"{}\">{}</p>",
                     lang.lang,
-                    escape(&lang.cat.fill("notice_fallback_section", &[("current", &self.release)]))
+                    escape(
+                        &lang.cat.fill("notice_fallback_section", &[("current", &self.release)])
+                    )
                 );
             }
             Some(Status::Stale) => {
@@ -344,12 +397,16 @@ impl<'a> Site<'a> {
                     after,
                     "<p class=\"notice notice-stale\" lang=\"{}\">{}</p>",
                     lang.lang,
-                    escape(&lang.cat.fill("notice_stale", &[("release", tr_release), ("current", &self.release)]))
+                    escape(&lang.cat.fill(
+                        "notice_stale",
+                        &[("release", tr_release), ("current", &self.release)]
+                    ))
                 );
             }
             _ => {}
         }
-        let heading = HeadingOut { id: &unit.anchor, shift, min_level: if first { 1 } else { 2 }, after };
+        let heading =
+            HeadingOut { id: &unit.anchor, shift, min_level: if first { 1 } else { 2 }, after };
         let tables = |r: Range<usize>| -> Option<String> {
             let rows: Vec<&ErrorRow> = error_rows(model)
                 .filter(|row| row.span.file == file && r.contains(&row.span.offset))
@@ -360,10 +417,14 @@ impl<'a> Site<'a> {
             tables_seen.set(true);
             Some(self.error_table(lang, &rows, prose))
         };
-        let rendered = prose.render(&src.text()[range.clone()], range.start, Some(&heading), &tables);
+        let rendered =
+            prose.render(&src.text()[range.clone()], range.start, Some(&heading), &tables);
         let class = status.map_or("source", Status::class);
         let lang_attr = if translated.is_none() && lang.tr.is_some() { " lang=\"en\"" } else { "" };
-        let html = format!("<section class=\"unit unit-{class}\"{lang_attr}>\n{}</section>\n", rendered.html);
+        let html = format!(
+            "<section class=\"unit unit-{class}\"{lang_attr}>\n{}</section>\n",
+            rendered.html
+        );
         (html, rendered)
     }
 
@@ -382,12 +443,24 @@ impl<'a> Site<'a> {
         render(&ErrorTable { cat: &lang.cat, rows: &rows, recovery })
     }
 
-    fn render_page(&self, lang: &Lang<'_>, page: &PageSpec, nav: &Nav, search: &mut SearchIndex) -> String {
+    fn render_page(
+        &self,
+        lang: &Lang<'_>,
+        page: &PageSpec,
+        nav: &Nav,
+        search: &mut SearchIndex,
+    ) -> String {
         let (inline, context) = match page.kind {
             PageKind::Rpc(s, m) => self.rpc_context(&self.model.services[s].methods[m]),
             _ => (Vec::new(), Vec::new()),
         };
-        let prose = Prose { index: &self.index, page: &page.path, inline: &inline, context: &context, anchors: &lang.anchors };
+        let prose = Prose {
+            index: &self.index,
+            page: &page.path,
+            inline: &inline,
+            context: &context,
+            anchors: &lang.anchors,
+        };
         let shift = match page.items.first() {
             Some(Item::Unit(u)) => self.units[*u].level.saturating_sub(1),
             _ => 0,
@@ -398,10 +471,16 @@ impl<'a> Site<'a> {
         for (i, item) in page.items.iter().enumerate() {
             match item {
                 Item::Unit(u) => {
-                    let (html, rendered) = self.render_unit(lang, *u, &prose, shift, i == 0, &tables_seen);
+                    let (html, rendered) =
+                        self.render_unit(lang, *u, &prose, shift, i == 0, &tables_seen);
                     fallback |= lang.status(*u) == Some(Status::Missing);
                     body.push_str(&html);
-                    search.push("section", &rendered.title, &format!("{}#{}", page.path, self.units[*u].anchor), &rendered.text);
+                    search.push(
+                        "section",
+                        &rendered.title,
+                        &format!("{}#{}", page.path, self.units[*u].anchor),
+                        &rendered.text,
+                    );
                 }
                 Item::RpcLinks(rpcs) => {
                     body.push_str("<ul class=\"rpc-links\">\n");
@@ -425,7 +504,10 @@ impl<'a> Site<'a> {
         };
         let mut l = self.layout(lang, &page.path, title, nav);
         if fallback {
-            l.notices.push(("fallback".to_owned(), lang.cat.fill("notice_fallback_page", &[("current", &self.release)])));
+            l.notices.push((
+                "fallback".to_owned(),
+                lang.cat.fill("notice_fallback_page", &[("current", &self.release)]),
+            ));
         }
         match page.kind {
             PageKind::Rpc(s, m) => {
@@ -454,13 +536,22 @@ impl<'a> Site<'a> {
                 });
                 let mut badges = Vec::new();
                 if method.alpha {
-                    badges.push(Badge { class: "alpha", text: lang.cat.get("badge_alpha").to_owned() });
+                    badges.push(Badge {
+                        class: "alpha",
+                        text: lang.cat.get("badge_alpha").to_owned(),
+                    });
                 }
                 if method.client_streaming {
-                    badges.push(Badge { class: "stream", text: lang.cat.get("badge_client_streaming").to_owned() });
+                    badges.push(Badge {
+                        class: "stream",
+                        text: lang.cat.get("badge_client_streaming").to_owned(),
+                    });
                 }
                 if method.server_streaming {
-                    badges.push(Badge { class: "stream", text: lang.cat.get("badge_server_streaming").to_owned() });
+                    badges.push(Badge {
+                        class: "stream",
+                        text: lang.cat.get("badge_server_streaming").to_owned(),
+                    });
                 }
                 render(&RpcPage {
                     request: (
@@ -501,7 +592,13 @@ impl<'a> Site<'a> {
         let mut context = Vec::new();
         for (full, _) in &inline {
             let nested = format!("{full}.");
-            context.extend(self.model.messages.iter().filter(|m| m.full_name.starts_with(&nested)).map(|m| m.full_name.clone()));
+            context.extend(
+                self.model
+                    .messages
+                    .iter()
+                    .filter(|m| m.full_name.starts_with(&nested))
+                    .map(|m| m.full_name.clone()),
+            );
             if let Some(msg) = self.model.message(full) {
                 for f in &msg.fields {
                     let ty = value_type(&f.ty);
@@ -526,16 +623,32 @@ impl<'a> Site<'a> {
                 format!("<code>{}</code>", escape(full))
             }
         };
-        match ty.strip_prefix("map<").and_then(|r| r.strip_suffix('>')).and_then(|r| r.split_once(',')) {
+        match ty
+            .strip_prefix("map<")
+            .and_then(|r| r.strip_suffix('>'))
+            .and_then(|r| r.split_once(','))
+        {
             Some((k, v)) if self.index.is_type(v.trim()) => {
-                format!("<code>map&lt;{}, </code>{}<code>&gt;</code>", escape(k.trim()), link(v.trim()))
+                format!(
+                    "<code>map&lt;{}, </code>{}<code>&gt;</code>",
+                    escape(k.trim()),
+                    link(v.trim())
+                )
             }
-            Some((k, v)) => format!("<code>map&lt;{}, {}&gt;</code>", escape(k.trim()), escape(v.trim())),
+            Some((k, v)) => {
+                format!("<code>map&lt;{}, {}&gt;</code>", escape(k.trim()), escape(v.trim()))
+            }
             None => link(ty),
         }
     }
 
-    fn field_table(&self, lang: &Lang<'_>, msg: &csikit_spec::Message, prefix: &str, prose: &Prose<'_>) -> String {
+    fn field_table(
+        &self,
+        lang: &Lang<'_>,
+        msg: &csikit_spec::Message,
+        prefix: &str,
+        prose: &Prose<'_>,
+    ) -> String {
         let cat = &lang.cat;
         let rows: Vec<FieldRow> = msg
             .fields
@@ -543,27 +656,42 @@ impl<'a> Site<'a> {
             .map(|f| {
                 let mut badges = Vec::new();
                 match f.presence {
-                    Presence::Required => badges.push(Badge { class: "required", text: cat.get("badge_required").to_owned() }),
-                    Presence::Optional => badges.push(Badge { class: "optional", text: cat.get("badge_optional").to_owned() }),
+                    Presence::Required => badges.push(Badge {
+                        class: "required",
+                        text: cat.get("badge_required").to_owned(),
+                    }),
+                    Presence::Optional => badges.push(Badge {
+                        class: "optional",
+                        text: cat.get("badge_optional").to_owned(),
+                    }),
                     Presence::Unspecified => {}
                 }
                 if f.secret {
-                    badges.push(Badge { class: "secret", text: cat.get("badge_secret").to_owned() });
+                    badges
+                        .push(Badge { class: "secret", text: cat.get("badge_secret").to_owned() });
                 }
                 if f.alpha {
                     badges.push(Badge { class: "alpha", text: cat.get("badge_alpha").to_owned() });
                 }
                 let size = match f.size_limit {
-                    SizeLimit::General { bytes } | SizeLimit::Max { bytes } => Some(("badge_max", bytes)),
+                    SizeLimit::General { bytes } | SizeLimit::Max { bytes } => {
+                        Some(("badge_max", bytes))
+                    }
                     SizeLimit::MaxTotal { bytes } => Some(("badge_max_total", bytes)),
                     SizeLimit::AtLeast { bytes } => Some(("badge_at_least", bytes)),
                     SizeLimit::None => None,
                 };
                 if let Some((key, bytes)) = size {
-                    badges.push(Badge { class: "size", text: cat.fill(key, &[("n", &bytes_text(bytes))]) });
+                    badges.push(Badge {
+                        class: "size",
+                        text: cat.fill(key, &[("n", &bytes_text(bytes))]),
+                    });
                 }
                 if f.non_negative {
-                    badges.push(Badge { class: "size", text: cat.get("badge_non_negative").to_owned() });
+                    badges.push(Badge {
+                        class: "size",
+                        text: cat.get("badge_non_negative").to_owned(),
+                    });
                 }
                 let label = match (&f.oneof, f.label) {
                     (Some(o), _) => cat.fill("label_oneof", &[("name", o)]),
@@ -592,20 +720,45 @@ impl<'a> Site<'a> {
         let Some(uses) = self.used_in.get(full) else { return Vec::new() };
         uses.iter()
             .map(|u| match u {
-                Use::Field(m, f) => (format!("{}.{f}", relative_name(self.model, m)), href(page, &format!("{}#{f}", ref_page(m)))),
-                Use::Request(r) => (format!("{} {r}", lang.cat.get("as_request")), href(page, &rpc_page(r))),
-                Use::Response(r) => (format!("{} {r}", lang.cat.get("as_response")), href(page, &rpc_page(r))),
+                Use::Field(m, f) => (
+                    format!("{}.{f}", relative_name(self.model, m)),
+                    href(page, &format!("{}#{f}", ref_page(m))),
+                ),
+                Use::Request(r) => {
+                    (format!("{} {r}", lang.cat.get("as_request")), href(page, &rpc_page(r)))
+                }
+                Use::Response(r) => {
+                    (format!("{} {r}", lang.cat.get("as_response")), href(page, &rpc_page(r)))
+                }
             })
             .collect()
     }
 
-    fn render_message(&self, lang: &Lang<'_>, msg: &csikit_spec::Message, path: &str, nav: &Nav, search: &mut SearchIndex) -> String {
+    fn render_message(
+        &self,
+        lang: &Lang<'_>,
+        msg: &csikit_spec::Message,
+        path: &str,
+        nav: &Nav,
+        search: &mut SearchIndex,
+    ) -> String {
         let inline = vec![(msg.full_name.clone(), String::new())];
         let context = Vec::new();
-        let prose = Prose { index: &self.index, page: path, inline: &inline, context: &context, anchors: &lang.anchors };
+        let prose = Prose {
+            index: &self.index,
+            page: path,
+            inline: &inline,
+            context: &context,
+            anchors: &lang.anchors,
+        };
         search.push("message", relative_name(self.model, &msg.full_name), path, &msg.comment);
         for f in &msg.fields {
-            search.push("field", &format!("{}.{}", relative_name(self.model, &msg.full_name), f.name), &format!("{path}#{}", f.name), &f.comment);
+            search.push(
+                "field",
+                &format!("{}.{}", relative_name(self.model, &msg.full_name), f.name),
+                &format!("{path}#{}", f.name),
+                &f.comment,
+            );
         }
         let mut badges = Vec::new();
         if msg.alpha {
@@ -614,7 +767,15 @@ impl<'a> Site<'a> {
         let oneofs = msg
             .oneofs
             .iter()
-            .map(|o| (o.name.clone(), o.required.then(|| Badge { class: "required", text: lang.cat.get("badge_oneof_required").to_owned() })))
+            .map(|o| {
+                (
+                    o.name.clone(),
+                    o.required.then(|| Badge {
+                        class: "required",
+                        text: lang.cat.get("badge_oneof_required").to_owned(),
+                    }),
+                )
+            })
             .collect();
         let l = self.layout(lang, path, relative_name(self.model, &msg.full_name).to_owned(), nav);
         render(&TypePage {
@@ -630,22 +791,44 @@ impl<'a> Site<'a> {
         })
     }
 
-    fn render_enum(&self, lang: &Lang<'_>, e: &csikit_spec::Enum, path: &str, nav: &Nav, search: &mut SearchIndex) -> String {
+    fn render_enum(
+        &self,
+        lang: &Lang<'_>,
+        e: &csikit_spec::Enum,
+        path: &str,
+        nav: &Nav,
+        search: &mut SearchIndex,
+    ) -> String {
         let inline = Vec::new();
-        let prose = Prose { index: &self.index, page: path, inline: &inline, context: &inline_names(&inline), anchors: &lang.anchors };
+        let prose = Prose {
+            index: &self.index,
+            page: path,
+            inline: &inline,
+            context: &inline_names(&inline),
+            anchors: &lang.anchors,
+        };
         search.push("enum", relative_name(self.model, &e.full_name), path, &e.comment);
         let rows: Vec<FieldRow> = e
             .values
             .iter()
             .map(|v| {
-                search.push("value", &format!("{}.{}", relative_name(self.model, &e.full_name), v.name), &format!("{path}#{}", v.name), &v.comment);
+                search.push(
+                    "value",
+                    &format!("{}.{}", relative_name(self.model, &e.full_name), v.name),
+                    &format!("{path}#{}", v.name),
+                    &v.comment,
+                );
                 FieldRow {
                     id: v.name.clone(),
                     number: v.number.to_string(),
                     name: v.name.clone(),
                     type_html: String::new(),
                     label: String::new(),
-                    badges: if v.alpha { vec![Badge { class: "alpha", text: lang.cat.get("badge_alpha").to_owned() }] } else { Vec::new() },
+                    badges: if v.alpha {
+                        vec![Badge { class: "alpha", text: lang.cat.get("badge_alpha").to_owned() }]
+                    } else {
+                        Vec::new()
+                    },
                     comment_html: prose.inline(&v.comment),
                 }
             })
@@ -681,15 +864,42 @@ impl<'a> Site<'a> {
                         .methods
                         .iter()
                         .map(|m| {
-                            let badges = if m.alpha { vec![Badge { class: "alpha", text: lang.cat.get("badge_alpha").to_owned() }] } else { Vec::new() };
+                            let badges = if m.alpha {
+                                vec![Badge {
+                                    class: "alpha",
+                                    text: lang.cat.get("badge_alpha").to_owned(),
+                                }]
+                            } else {
+                                Vec::new()
+                            };
                             (m.name.clone(), href(page, &rpc_page(&m.name)), badges)
                         })
                         .collect();
                     (s.name.clone(), rpcs)
                 })
                 .collect(),
-            messages: self.model.messages.iter().map(|m| (relative_name(self.model, &m.full_name).to_owned(), href(page, &ref_page(&m.full_name)))).collect(),
-            enums: self.model.enums.iter().map(|e| (relative_name(self.model, &e.full_name).to_owned(), href(page, &ref_page(&e.full_name)))).collect(),
+            messages: self
+                .model
+                .messages
+                .iter()
+                .map(|m| {
+                    (
+                        relative_name(self.model, &m.full_name).to_owned(),
+                        href(page, &ref_page(&m.full_name)),
+                    )
+                })
+                .collect(),
+            enums: self
+                .model
+                .enums
+                .iter()
+                .map(|e| {
+                    (
+                        relative_name(self.model, &e.full_name).to_owned(),
+                        href(page, &ref_page(&e.full_name)),
+                    )
+                })
+                .collect(),
         }
     }
 
@@ -698,16 +908,28 @@ impl<'a> Site<'a> {
         let translations: Vec<&Lang<'_>> = self.langs.iter().filter(|l| l.tr.is_some()).collect();
         let columns = translations
             .iter()
-            .map(|t| (t.cat.get("lang_name").to_owned(), t.tr.as_ref().map_or(String::new(), |s| s.release.clone())))
+            .map(|t| {
+                (
+                    t.cat.get("lang_name").to_owned(),
+                    t.tr.as_ref().map_or(String::new(), |s| s.release.clone()),
+                )
+            })
             .collect();
         let order = [Status::Translated, Status::Partly, Status::Stale, Status::Missing];
         let summary = translations
             .iter()
             .map(|t| {
-                let statuses = t.tr.as_ref().map(|s| s.pairing.status.as_slice()).unwrap_or_default();
+                let statuses =
+                    t.tr.as_ref().map(|s| s.pairing.status.as_slice()).unwrap_or_default();
                 order
                     .iter()
-                    .map(|st| (st.class().to_owned(), lang.cat.get(st.key()).to_owned(), statuses.iter().filter(|x| *x == st).count()))
+                    .map(|st| {
+                        (
+                            st.class().to_owned(),
+                            lang.cat.get(st.key()).to_owned(),
+                            statuses.iter().filter(|x| *x == st).count(),
+                        )
+                    })
                     .collect()
             })
             .collect();
@@ -726,7 +948,10 @@ impl<'a> Site<'a> {
             .map(|(i, u)| StatusRow {
                 level: u.level,
                 title: self.unit_title(lang, i),
-                href: href(path, &format!("{}#{}", page_of.get(&i).copied().unwrap_or("index.html"), u.anchor)),
+                href: href(
+                    path,
+                    &format!("{}#{}", page_of.get(&i).copied().unwrap_or("index.html"), u.anchor),
+                ),
                 cells: translations
                     .iter()
                     .map(|t| {
@@ -737,7 +962,13 @@ impl<'a> Site<'a> {
             })
             .collect();
         let l = self.layout(lang, path, lang.cat.get("status_title").to_owned(), nav);
-        render(&StatusPage { intro: lang.cat.fill("status_intro", &[("current", &self.release)]), columns, summary, rows, l })
+        render(&StatusPage {
+            intro: lang.cat.fill("status_intro", &[("current", &self.release)]),
+            columns,
+            summary,
+            rows,
+            l,
+        })
     }
 }
 
@@ -758,19 +989,29 @@ fn error_rows(model: &Model) -> impl Iterator<Item = &ErrorRow> {
 /// contents page, an RPC's section (and its sub-sections, "X Errors" included) to the RPC's
 /// page, everything else to the page of its level-2 chapter.
 fn plan_pages(model: &Model, units: &[Unit]) -> Vec<PageSpec> {
-    let mut pages = vec![PageSpec { path: "index.html".to_owned(), kind: PageKind::Index, items: Vec::new() }];
+    let mut pages =
+        vec![PageSpec { path: "index.html".to_owned(), kind: PageKind::Index, items: Vec::new() }];
     let mut rpc_pages: HashMap<(usize, usize), usize> = HashMap::new();
     for (si, s) in model.services.iter().enumerate() {
         for (mi, m) in s.methods.iter().enumerate() {
             rpc_pages.insert((si, mi), pages.len());
-            pages.push(PageSpec { path: rpc_page(&m.name), kind: PageKind::Rpc(si, mi), items: Vec::new() });
+            pages.push(PageSpec {
+                path: rpc_page(&m.name),
+                kind: PageKind::Rpc(si, mi),
+                items: Vec::new(),
+            });
         }
     }
     let by_anchor: HashMap<&str, (usize, usize)> = model
         .services
         .iter()
         .enumerate()
-        .flat_map(|(si, s)| s.methods.iter().enumerate().filter_map(move |(mi, m)| m.section.as_deref().map(|a| (a, (si, mi)))))
+        .flat_map(|(si, s)| {
+            s.methods
+                .iter()
+                .enumerate()
+                .filter_map(move |(mi, m)| m.section.as_deref().map(|a| (a, (si, mi))))
+        })
         .collect();
     let mut chapter = 0;
     let mut i = 0;
@@ -781,7 +1022,9 @@ fn plan_pages(model: &Model, units: &[Unit]) -> Vec<PageSpec> {
             let page = rpc_pages[&(si, mi)];
             pages[page].items.push(Item::Unit(i));
             let mut j = i + 1;
-            while j < units.len() && (units[j].level > unit.level || first_word(&units[j].title) == name) {
+            while j < units.len()
+                && (units[j].level > unit.level || first_word(&units[j].title) == name)
+            {
                 pages[page].items.push(Item::Unit(j));
                 j += 1;
             }
@@ -796,7 +1039,9 @@ fn plan_pages(model: &Model, units: &[Unit]) -> Vec<PageSpec> {
             chapter = 0;
         } else if unit.level == 2 {
             let mut path = format!("{}.html", unit.anchor);
-            if ["index.html", "status.html", "search-index.html"].contains(&path.as_str()) || unit.anchor.is_empty() {
+            if ["index.html", "status.html", "search-index.html"].contains(&path.as_str())
+                || unit.anchor.is_empty()
+            {
                 path = format!("chapter-{i}.html");
             }
             chapter = pages.len();
@@ -826,14 +1071,19 @@ impl SearchIndex {
     fn to_js(&self, cat: &Catalog) -> String {
         let kinds: BTreeMap<&str, &str> = ["section", "rpc", "message", "enum", "field", "value"]
             .iter()
-            .map(|k| (*k, cat.get(match *k {
-                "section" => "kind_section",
-                "rpc" => "kind_rpc",
-                "message" => "kind_message",
-                "enum" => "kind_enum",
-                "field" => "kind_field",
-                _ => "kind_value",
-            })))
+            .map(|k| {
+                (
+                    *k,
+                    cat.get(match *k {
+                        "section" => "kind_section",
+                        "rpc" => "kind_rpc",
+                        "message" => "kind_message",
+                        "enum" => "kind_enum",
+                        "field" => "kind_field",
+                        _ => "kind_value",
+                    }),
+                )
+            })
             .collect();
         let value = serde_json::json!({ "kinds": kinds, "entries": self.entries });
         format!("window.CSIKIT_SEARCH = {value};\n")

@@ -21,17 +21,23 @@ pub struct ValidationAttributes {
 }
 
 const SCALARS: [&str; 15] = [
-    "double", "float", "int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32", "fixed64",
-    "sfixed32", "sfixed64", "bool", "string", "bytes",
+    "double", "float", "int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32",
+    "fixed64", "sfixed32", "sfixed64", "bool", "string", "bytes",
 ];
 
 fn is_signed(ty: &str) -> bool {
-    matches!(ty, "int32" | "int64" | "sint32" | "sint64" | "sfixed32" | "sfixed64" | "double" | "float")
+    matches!(
+        ty,
+        "int32" | "int64" | "sint32" | "sint64" | "sfixed32" | "sfixed64" | "double" | "float"
+    )
 }
 
 /// The rules of every message of `model`. `validated` names the message types, in this model
 /// or another (the CSI types an addon uses), that implement `Validate`.
-pub fn validation_attributes(model: &Model, validated: &dyn Fn(&str) -> bool) -> ValidationAttributes {
+pub fn validation_attributes(
+    model: &Model,
+    validated: &dyn Fn(&str) -> bool,
+) -> ValidationAttributes {
     let enums: BTreeSet<&str> = model.enums.iter().map(|e| e.full_name.as_str()).collect();
     let mut out = ValidationAttributes::default();
     out.messages.push((format!(".{}", model.package), "#[::csikit::csi_validate]".to_owned()));
@@ -46,8 +52,14 @@ pub fn validation_attributes(model: &Model, validated: &dyn Fn(&str) -> bool) ->
         }
         for f in &m.fields {
             let mut rules: Vec<String> = Vec::new();
-            let is_message = !SCALARS.contains(&f.ty.as_str()) && !enums.contains(f.ty.as_str()) && f.label != Label::Map;
-            let map_value = f.ty.strip_prefix("map<").and_then(|s| s.strip_suffix('>')).and_then(|s| s.split_once(", ")).map(|(_, v)| v);
+            let is_message = !SCALARS.contains(&f.ty.as_str())
+                && !enums.contains(f.ty.as_str())
+                && f.label != Label::Map;
+            let map_value =
+                f.ty.strip_prefix("map<")
+                    .and_then(|s| s.strip_suffix('>'))
+                    .and_then(|s| s.split_once(", "))
+                    .map(|(_, v)| v);
             let in_oneof = f.oneof.is_some();
             if f.presence == Presence::Required && !in_oneof {
                 let checkable = f.label != Label::Singular
@@ -63,7 +75,9 @@ pub fn validation_attributes(model: &Model, validated: &dyn Fn(&str) -> bool) ->
                 (SizeLimit::General { bytes } | SizeLimit::Max { bytes }, Label::Map) => {
                     rules.push(format!("max_total_bytes = {bytes}"));
                 }
-                (SizeLimit::General { bytes } | SizeLimit::Max { bytes }, _) if f.ty == "string" => {
+                (SizeLimit::General { bytes } | SizeLimit::Max { bytes }, _)
+                    if f.ty == "string" =>
+                {
                     rules.push(format!("max_bytes = {bytes}"));
                 }
                 (SizeLimit::MaxTotal { bytes }, Label::Repeated | Label::Map) => {
@@ -80,7 +94,13 @@ pub fn validation_attributes(model: &Model, validated: &dyn Fn(&str) -> bool) ->
             if f.secret && f.label == Label::Map {
                 rules.push("secret_keys".into());
             }
-            let nested_type = if f.label == Label::Map { map_value } else if is_message { Some(f.ty.as_str()) } else { None };
+            let nested_type = if f.label == Label::Map {
+                map_value
+            } else if is_message {
+                Some(f.ty.as_str())
+            } else {
+                None
+            };
             if nested_type.is_some_and(validated) {
                 rules.push("nested".into());
             }
@@ -113,16 +133,25 @@ pub fn validate_encoded_rs(packages: &[crate::Package<'_>]) -> String {
     );
     for p in packages {
         for m in &p.model.messages {
-            let Some(rel) = crate::names::relative_type_path(&p.model.package, &m.full_name) else { continue };
-            let _ = writeln!(out, "        {:?} => check::<crate::{}::{rel}>(bytes),", m.full_name, p.module);
+            let Some(rel) = crate::names::relative_type_path(&p.model.package, &m.full_name) else {
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "        {:?} => check::<crate::{}::{rel}>(bytes),",
+                m.full_name, p.module
+            );
         }
     }
-    out.push_str("        _ => Err(ValidateEncodedError::UnknownType(full_name.to_owned())),\n    }\n}\n");
+    out.push_str(
+        "        _ => Err(ValidateEncodedError::UnknownType(full_name.to_owned())),\n    }\n}\n",
+    );
     out
 }
 
 /// Whether values of `ty` (a full message name) implement `Validate` in the generated crate:
 /// messages of this package, and of packages reached through extern paths.
 pub fn is_validated(ty: &str, model: &Model, extern_paths: &[(String, String)]) -> bool {
-    model.message(ty).is_some() || extern_paths.iter().any(|(proto, _)| format!(".{ty}").starts_with(&format!("{proto}.")))
+    model.message(ty).is_some()
+        || extern_paths.iter().any(|(proto, _)| format!(".{ty}").starts_with(&format!("{proto}.")))
 }

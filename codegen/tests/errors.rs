@@ -12,12 +12,15 @@ fn catalog_matches_the_model() {
     assert_eq!(errors::GENERAL.len(), model.general_errors.len());
     for s in &model.services {
         for m in &s.methods {
-            let rows = errors::rpc_rows(&m.name).unwrap_or_else(|| panic!("no catalog for {}", m.name));
+            let rows =
+                errors::rpc_rows(&m.name).unwrap_or_else(|| panic!("no catalog for {}", m.name));
             assert_eq!(rows.len(), m.errors.len(), "{}", m.name);
             for (row, spec) in rows.iter().zip(&m.errors) {
                 assert_eq!(row.condition, spec.condition, "{}", m.name);
                 assert_eq!(row.code_as_written, format!("{} {}", spec.code_number, spec.code));
-                let implied = csikit_spec::check::grpc_code_number(&csikit_spec::check::canonical_code(&spec.code));
+                let implied = csikit_spec::check::grpc_code_number(
+                    &csikit_spec::check::canonical_code(&spec.code),
+                );
                 assert_eq!(Some(row.code.number()), implied, "{}: {}", m.name, row.condition);
                 assert_eq!(row.rpc, Some(m.name.as_str()));
             }
@@ -52,7 +55,11 @@ fn constructors_and_classify() {
 
 #[test]
 fn japanese_where_the_translation_has_the_table() {
-    let japanese = |s: &str| s.chars().any(|c| ('\u{3040}'..='\u{30ff}').contains(&c) || ('\u{4e00}'..='\u{9fff}').contains(&c));
+    let japanese = |s: &str| {
+        s.chars().any(|c| {
+            ('\u{3040}'..='\u{30ff}').contains(&c) || ('\u{4e00}'..='\u{9fff}').contains(&c)
+        })
+    };
     // CreateVolume's table is translated (the translation is of v1.7.0; the rows match by code).
     for e in CreateVolumeError::ALL {
         let (condition, _, _) = e.info().ja.unwrap_or_else(|| panic!("{e:?} has no Japanese row"));

@@ -2,7 +2,10 @@
 //! become text only when a violation is recorded. Counted per thread, so the test harness's
 //! other threads do not disturb the count.
 
-#![allow(unsafe_code, reason = "counting allocations needs a GlobalAlloc impl, which is unsafe to write")]
+#![allow(
+    unsafe_code,
+    reason = "counting allocations needs a GlobalAlloc impl, which is unsafe to write"
+)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -45,7 +48,10 @@ fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
 fn capability() -> VolumeCapability {
     VolumeCapability {
         access_mode: Some(AccessMode { mode: 1 }),
-        access_type: Some(AccessType::Mount(MountVolume { fs_type: "ext4".into(), ..Default::default() })),
+        access_type: Some(AccessType::Mount(MountVolume {
+            fs_type: "ext4".into(),
+            ..Default::default()
+        })),
     }
 }
 
@@ -63,7 +69,9 @@ fn valid_messages_validate_without_allocating() {
         volume_capabilities: vec![capability(), capability()],
         parameters: HashMap::from([("type".into(), "ssd".into())]),
         accessibility_requirements: Some(TopologyRequirement {
-            requisite: (0..100).map(|i| Topology { segments: HashMap::from([("zone".into(), format!("z{i}"))]) }).collect(),
+            requisite: (0..100)
+                .map(|i| Topology { segments: HashMap::from([("zone".into(), format!("z{i}"))]) })
+                .collect(),
             preferred: Vec::new(),
         }),
         ..Default::default()

@@ -10,7 +10,8 @@ use csikit_spec::{LoadOptions, Model};
 
 /// The English release, and each translation with the release it translates (as `cargo xtask docs`).
 const RELEASE: &str = "v1.12.0";
-const TRANSLATIONS: &[(&str, &str, &str)] = &[("ja", "ja/spec.md", "v1.7.0"), ("zh", "zh/spec.md", "v1.6.0")];
+const TRANSLATIONS: &[(&str, &str, &str)] =
+    &[("ja", "ja/spec.md", "v1.7.0"), ("zh", "zh/spec.md", "v1.6.0")];
 
 struct Site {
     en: Model,
@@ -27,13 +28,18 @@ fn site() -> Option<Site> {
         needed.push(corpus.join("translations").join(file));
         needed.push(corpus.join("csi-spec").join(release).join("spec.md"));
     }
-    let missing: Vec<String> = needed.iter().filter(|p| !p.is_file()).map(|p| p.display().to_string()).collect();
+    let missing: Vec<String> =
+        needed.iter().filter(|p| !p.is_file()).map(|p| p.display().to_string()).collect();
     if !missing.is_empty() {
-        csikit_spec::skip_missing(&format!("corpus files missing (set CSIKIT_CORPUS): {}", missing.join(", ")));
+        csikit_spec::skip_missing(&format!(
+            "corpus files missing (set CSIKIT_CORPUS): {}",
+            missing.join(", ")
+        ));
         return None;
     }
     let load = |dir: &Path, tr: Option<(String, PathBuf)>| {
-        let loaded = csikit_spec::load_dir(dir, &LoadOptions { translation: tr, ..LoadOptions::default() });
+        let loaded =
+            csikit_spec::load_dir(dir, &LoadOptions { translation: tr, ..LoadOptions::default() });
         loaded.model.unwrap_or_else(|| panic!("'{}' did not load", dir.display()))
     };
     let en = load(&corpus.join("csi-spec").join(RELEASE), None);
@@ -42,7 +48,10 @@ fn site() -> Option<Site> {
         .map(|(lang, file, release)| Translation {
             lang: (*lang).to_owned(),
             release: (*release).to_owned(),
-            model: load(&corpus.join("csi-spec").join(release), Some(((*lang).to_owned(), corpus.join("translations").join(file)))),
+            model: load(
+                &corpus.join("csi-spec").join(release),
+                Some(((*lang).to_owned(), corpus.join("translations").join(file))),
+            ),
         })
         .collect();
     let options = SiteOptions { release: RELEASE.to_owned(), translations };
@@ -62,7 +71,8 @@ fn attr_values<'a>(html: &'a str, attr: &'a str) -> impl Iterator<Item = String>
 
 /// Joins a relative href to the folder of `from`, resolving `..`.
 fn resolve(from: &Path, href: &str) -> PathBuf {
-    let mut out: Vec<Component<'_>> = from.parent().map(|p| p.components().collect()).unwrap_or_default();
+    let mut out: Vec<Component<'_>> =
+        from.parent().map(|p| p.components().collect()).unwrap_or_default();
     for c in Path::new(href).components() {
         match c {
             Component::ParentDir => {
@@ -80,7 +90,11 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let hex = if bytes[i] == b'%' && i + 2 < bytes.len() { u8::from_str_radix(&s[i + 1..i + 3], 16).ok() } else { None };
+        let hex = if bytes[i] == b'%' && i + 2 < bytes.len() {
+            u8::from_str_radix(&s[i + 1..i + 3], 16).ok()
+        } else {
+            None
+        };
         if let Some(b) = hex {
             out.push(b);
             i += 3;
@@ -111,12 +125,21 @@ fn every_internal_link_and_anchor_resolves() {
             if ["http://", "https://", "mailto:"].iter().any(|p| link.starts_with(p)) {
                 continue;
             }
-            assert!(!link.starts_with("//") && !link.contains("://"), "{}: external resource '{link}'", page.display());
+            assert!(
+                !link.starts_with("//") && !link.contains("://"),
+                "{}: external resource '{link}'",
+                page.display()
+            );
             checked += 1;
-            let (path, frag) = link.split_once('#').map_or((link.as_str(), None), |(p, f)| (p, Some(f)));
+            let (path, frag) =
+                link.split_once('#').map_or((link.as_str(), None), |(p, f)| (p, Some(f)));
             let target = if path.is_empty() { page.clone() } else { resolve(page, path) };
             if !site.files.contains_key(&target) {
-                broken.push(format!("{}: '{link}' (no file '{}')", page.display(), target.display()));
+                broken.push(format!(
+                    "{}: '{link}' (no file '{}')",
+                    page.display(),
+                    target.display()
+                ));
                 continue;
             }
             if let Some(frag) = frag {
@@ -128,9 +151,17 @@ fn every_internal_link_and_anchor_resolves() {
             }
         }
     }
-    eprintln!("link check: {checked} internal links ({anchors} with anchors) in {} files", site.files.len());
+    eprintln!(
+        "link check: {checked} internal links ({anchors} with anchors) in {} files",
+        site.files.len()
+    );
     assert!(checked > 10_000, "suspiciously few links: {checked}");
-    assert!(broken.is_empty(), "{} broken links, first ones:\n{}", broken.len(), broken[..broken.len().min(20)].join("\n"));
+    assert!(
+        broken.is_empty(),
+        "{} broken links, first ones:\n{}",
+        broken.len(),
+        broken[..broken.len().min(20)].join("\n")
+    );
 }
 
 #[test]
@@ -144,7 +175,10 @@ fn anchors_are_the_same_in_every_language() {
         }
         let en: BTreeSet<String> = attr_values(text, "id").collect();
         for (lang, _, _) in TRANSLATIONS {
-            let other = site.files.get(&Path::new(lang).join(rest)).unwrap_or_else(|| panic!("{lang} lacks {}", rest.display()));
+            let other = site
+                .files
+                .get(&Path::new(lang).join(rest))
+                .unwrap_or_else(|| panic!("{lang} lacks {}", rest.display()));
             let ids: BTreeSet<String> = attr_values(other, "id").collect();
             assert_eq!(en, ids, "anchors of {} differ between en and {lang}", rest.display());
             compared += 1;
@@ -168,7 +202,8 @@ fn japanese_create_volume_shows_japanese_error_conditions() {
     let page = &site.files[Path::new("ja/rpc/CreateVolume.html")];
     let conditions = error_conditions(page);
     assert!(conditions.len() >= 5, "too few error rows: {conditions:?}");
-    let japanese = conditions.iter().filter(|c| c.chars().any(csikit_codegen::site::is_cjk)).count();
+    let japanese =
+        conditions.iter().filter(|c| c.chars().any(csikit_codegen::site::is_cjk)).count();
     assert_eq!(japanese, conditions.len(), "conditions not in Japanese: {conditions:?}");
     assert!(page.contains("ソースが存在しない"), "the 'source does not exist' row is missing");
     assert!(page.contains("v1.7.0"), "the page does not name the release it was translated from");
@@ -188,14 +223,23 @@ fn rpcs_newer_than_the_translation_fall_back_to_english_with_a_notice() {
         .filter(|m| ja.method(&m.name).is_none())
         .map(|m| m.name.as_str())
         .collect();
-    assert!(newer.contains(&"ControllerModifyVolume") && newer.contains(&"GetSnapshot"), "{newer:?}");
+    assert!(
+        newer.contains(&"ControllerModifyVolume") && newer.contains(&"GetSnapshot"),
+        "{newer:?}"
+    );
     for name in &newer {
         let page = &site.files[&PathBuf::from(format!("ja/rpc/{name}.html"))];
         assert!(page.contains("notice-fallback"), "ja/rpc/{name}.html has no fallback notice");
-        assert!(page.contains("英語 (v1.12.0)"), "ja/rpc/{name}.html does not say it falls back to English");
+        assert!(
+            page.contains("英語 (v1.12.0)"),
+            "ja/rpc/{name}.html does not say it falls back to English"
+        );
     }
     let translated = &site.files[Path::new("ja/rpc/CreateVolume.html")];
-    assert!(!translated.contains("notice notice-fallback"), "CreateVolume is translated, yet falls back");
+    assert!(
+        !translated.contains("notice notice-fallback"),
+        "CreateVolume is translated, yet falls back"
+    );
 }
 
 #[test]
@@ -217,7 +261,10 @@ fn search_index_and_ascii_diagrams() {
         let index = &site.files[&PathBuf::from(format!("{lang}/search-index.js"))];
         assert!(index.starts_with("window.CSIKIT_SEARCH = {"), "{lang} index shape");
         assert!(index.contains(probe), "{lang} index lacks '{probe}'");
-        assert!(index.contains("CreateVolumeRequest.volume_capabilities"), "{lang} index lacks fields");
+        assert!(
+            index.contains("CreateVolumeRequest.volume_capabilities"),
+            "{lang} index lacks fields"
+        );
     }
     // Every diagram of the spec (code blocks without a language) keeps every line, spaces included.
     let md = site.en.files[0].text();
@@ -233,7 +280,11 @@ fn search_index_and_ascii_diagrams() {
         .files
         .iter()
         .filter(|(p, _)| p.starts_with("en"))
-        .flat_map(|(_, t)| t.split("<pre><code>").skip(1).map(|b| unescape(&b[..b.find("</code></pre>").unwrap_or(0)])))
+        .flat_map(|(_, t)| {
+            t.split("<pre><code>")
+                .skip(1)
+                .map(|b| unescape(&b[..b.find("</code></pre>").unwrap_or(0)]))
+        })
         .collect();
     let boxes: Vec<&String> = diagrams.iter().filter(|d| d.contains("+-")).collect();
     assert!(boxes.len() >= 3, "expected the spec's box diagrams, found {}", boxes.len());
@@ -243,7 +294,11 @@ fn search_index_and_ascii_diagrams() {
 }
 
 fn unescape(s: &str) -> String {
-    s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&")
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
 }
 
 #[test]

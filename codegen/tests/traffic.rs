@@ -22,9 +22,11 @@ fn realistic_requests_validate_clean() {
         let file = path.file_name().and_then(|n| n.to_str()).expect("file name");
         let ty = file.split('.').next().expect("type prefix");
         let full = format!("csi.v1.{ty}");
-        let desc = pool.get_message_by_name(&full).unwrap_or_else(|| panic!("{file}: no type {full}"));
+        let desc =
+            pool.get_message_by_name(&full).unwrap_or_else(|| panic!("{file}: no type {full}"));
         let text = std::fs::read_to_string(&path).expect("read fixture");
-        let msg = DynamicMessage::parse_text_format(desc, &text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let msg = DynamicMessage::parse_text_format(desc, &text)
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
         if let Err(e) = csikit::validate_encoded(&full, &msg.encode_to_vec()) {
             panic!("{file}: {e}");
         }

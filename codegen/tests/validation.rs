@@ -11,7 +11,9 @@ use std::collections::HashMap;
 use csikit::{RuleId, ValidateEncodedError};
 use csikit_spec::{Label, LoadOptions, Model, Presence, SizeLimit};
 use prost::Message as _;
-use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor, ReflectMessage as _, Value};
+use prost_reflect::{
+    DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor, ReflectMessage as _, Value,
+};
 
 fn corpus_model() -> Option<Model> {
     let dir = csikit_spec::corpus_or_skip()?.join("csi-spec/v1.12.0");
@@ -51,7 +53,9 @@ fn single_value(f: &FieldDescriptor, kind: &Kind, depth: usize, choice: usize) -
         Kind::Uint64 | Kind::Fixed64 => Value::U64(1),
         Kind::Float => Value::F32(1.0),
         Kind::Double => Value::F64(1.0),
-        Kind::Enum(e) => Value::EnumNumber(e.values().map(|v| v.number()).find(|n| *n != 0).unwrap_or(0)),
+        Kind::Enum(e) => {
+            Value::EnumNumber(e.values().map(|v| v.number()).find(|n| *n != 0).unwrap_or(0))
+        }
         Kind::Message(m) => Value::Message(fill(m, depth + 1, choice)),
     }
 }
@@ -59,11 +63,19 @@ fn single_value(f: &FieldDescriptor, kind: &Kind, depth: usize, choice: usize) -
 fn field_value(f: &FieldDescriptor, depth: usize, choice: usize) -> Value {
     if f.is_map() {
         let Kind::Message(entry) = f.kind() else { unreachable!("map entry") };
-        let v = single_value(&entry.map_entry_value_field(), &entry.map_entry_value_field().kind(), depth, choice);
+        let v = single_value(
+            &entry.map_entry_value_field(),
+            &entry.map_entry_value_field().kind(),
+            depth,
+            choice,
+        );
         return Value::Map(HashMap::from([(MapKey::String("key.1".into()), v)]));
     }
     if f.is_list() {
-        return Value::List(vec![single_value(f, &f.kind(), depth, choice), single_value(f, &f.kind(), depth, choice)]);
+        return Value::List(vec![
+            single_value(f, &f.kind(), depth, choice),
+            single_value(f, &f.kind(), depth, choice),
+        ]);
     }
     single_value(f, &f.kind(), depth, choice)
 }
@@ -142,7 +154,11 @@ fn walk<'m>(
 }
 
 fn requests(model: &Model) -> Vec<&csikit_spec::Message> {
-    model.messages.iter().filter(|m| m.full_name.ends_with("Request") && m.full_name.matches('.').count() == 2).collect()
+    model
+        .messages
+        .iter()
+        .filter(|m| m.full_name.ends_with("Request") && m.full_name.matches('.').count() == 2)
+        .collect()
 }
 
 #[test]
@@ -166,7 +182,8 @@ fn each_missing_required_field_is_exactly_one_violation() {
     let pool = csikit::v1::descriptor_pool();
     let enums: Vec<&str> = model.enums.iter().map(|e| e.full_name.as_str()).collect();
     let mut checked = std::collections::BTreeSet::new();
-    for (m, choice) in requests(&model).into_iter().flat_map(|m| (0..CHOICES).map(move |c| (m, c))) {
+    for (m, choice) in requests(&model).into_iter().flat_map(|m| (0..CHOICES).map(move |c| (m, c)))
+    {
         let desc = pool.get_message_by_name(&m.full_name).expect("descriptor");
         let base = fill(&desc, 0, choice);
         let mut positions = Vec::new();
@@ -206,7 +223,12 @@ fn each_missing_required_field_is_exactly_one_violation() {
             let mut msg = base.clone();
             at_path(&mut msg, &path).clear_field_by_name(&f.name);
             let expected = path_text(&path, oneof);
-            assert_eq!(validate(&m.full_name, &msg), [(expected.clone(), RuleId::Required)], "{}: emptying '{expected}'", m.full_name);
+            assert_eq!(
+                validate(&m.full_name, &msg),
+                [(expected.clone(), RuleId::Required)],
+                "{}: emptying '{expected}'",
+                m.full_name
+            );
             checked.insert((m.full_name.clone(), expected));
         }
     }
@@ -222,7 +244,8 @@ fn size_limits_hold_at_the_boundary() {
     let pool = csikit::v1::descriptor_pool();
     let (mut strings, mut maps, mut at_least) = (0, 0, 0);
     let mut node_id_256 = false;
-    for (m, choice) in requests(&model).into_iter().flat_map(|m| (0..CHOICES).map(move |c| (m, c))) {
+    for (m, choice) in requests(&model).into_iter().flat_map(|m| (0..CHOICES).map(move |c| (m, c)))
+    {
         let desc = pool.get_message_by_name(&m.full_name).expect("descriptor");
         let base = fill(&desc, 0, choice);
         let mut positions = Vec::new();
@@ -234,7 +257,10 @@ fn size_limits_hold_at_the_boundary() {
                 let value = match f.label {
                     Label::Map => {
                         // Keys plus values, as the spec counts: one 8-byte key and the rest in its value.
-                        Value::Map(HashMap::from([(MapKey::String("key.abc".into()), Value::String("v".repeat(bytes - 7)))]))
+                        Value::Map(HashMap::from([(
+                            MapKey::String("key.abc".into()),
+                            Value::String("v".repeat(bytes - 7)),
+                        )]))
                     }
                     Label::Repeated => Value::List(vec![Value::String("a".repeat(bytes))]),
                     Label::Singular => Value::String("a".repeat(bytes)),
@@ -246,18 +272,45 @@ fn size_limits_hold_at_the_boundary() {
                 continue;
             }
             match f.size_limit {
-                SizeLimit::General { bytes } | SizeLimit::Max { bytes } | SizeLimit::MaxTotal { bytes } => {
+                SizeLimit::General { bytes }
+                | SizeLimit::Max { bytes }
+                | SizeLimit::MaxTotal { bytes } => {
                     let n = bytes as usize;
                     let mut ok = base.clone();
                     set(&mut ok, n);
-                    assert_eq!(validate(&m.full_name, &ok), [], "{}: '{name}' at {n} bytes", m.full_name);
+                    assert_eq!(
+                        validate(&m.full_name, &ok),
+                        [],
+                        "{}: '{name}' at {n} bytes",
+                        m.full_name
+                    );
                     let mut over = base.clone();
                     set(&mut over, n + 1);
                     let got = validate(&m.full_name, &over);
-                    let rule = if f.label == Label::Map || matches!(f.size_limit, SizeLimit::MaxTotal { .. }) { RuleId::MaxTotalBytes } else { RuleId::MaxBytes };
-                    let expected_path = if f.label == Label::Repeated && rule == RuleId::MaxBytes { format!("{name}[0]") } else { name.clone() };
-                    assert_eq!(got, [(expected_path, rule)], "{}: '{name}' at {} bytes", m.full_name, n + 1);
-                    if is_string_map { maps += 1 } else { strings += 1 }
+                    let rule = if f.label == Label::Map
+                        || matches!(f.size_limit, SizeLimit::MaxTotal { .. })
+                    {
+                        RuleId::MaxTotalBytes
+                    } else {
+                        RuleId::MaxBytes
+                    };
+                    let expected_path = if f.label == Label::Repeated && rule == RuleId::MaxBytes {
+                        format!("{name}[0]")
+                    } else {
+                        name.clone()
+                    };
+                    assert_eq!(
+                        got,
+                        [(expected_path, rule)],
+                        "{}: '{name}' at {} bytes",
+                        m.full_name,
+                        n + 1
+                    );
+                    if is_string_map {
+                        maps += 1
+                    } else {
+                        strings += 1
+                    }
                     if f.name == "node_id" && n == 256 {
                         node_id_256 = true;
                     }
@@ -267,7 +320,12 @@ fn size_limits_hold_at_the_boundary() {
                     for n in [bytes as usize, 4096] {
                         let mut ok = base.clone();
                         set(&mut ok, n);
-                        assert_eq!(validate(&m.full_name, &ok), [], "{}: '{name}' at {n} bytes", m.full_name);
+                        assert_eq!(
+                            validate(&m.full_name, &ok),
+                            [],
+                            "{}: '{name}' at {n} bytes",
+                            m.full_name
+                        );
                     }
                     at_least += 1;
                 }
@@ -276,6 +334,9 @@ fn size_limits_hold_at_the_boundary() {
         }
     }
     eprintln!("size limits checked: strings {strings}, maps {maps}, at-least paths {at_least}");
-    assert!(strings >= 100 && maps >= 100 && at_least >= 27, "strings {strings}, maps {maps}, paths {at_least}");
+    assert!(
+        strings >= 100 && maps >= 100 && at_least >= 27,
+        "strings {strings}, maps {maps}, paths {at_least}"
+    );
     assert!(node_id_256, "node_id at 256 bytes was checked");
 }

@@ -255,7 +255,11 @@ pub mod check {
             secret_keys(map, path, out);
         }
         if total > max {
-            out.push(path, RuleId::MaxTotalBytes, format!("holds {total} bytes of keys and values, more than the limit of {max}"));
+            out.push(
+                path,
+                RuleId::MaxTotalBytes,
+                format!("holds {total} bytes of keys and values, more than the limit of {max}"),
+            );
         }
     }
 
@@ -305,13 +309,19 @@ pub mod check {
         pub(super) struct SecretKeyMisfits;
 
         impl ByteClass for SecretKeyMisfits {
-            const BYTES: [bool; 256] = byte_table!(|b| !(b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-'));
+            const BYTES: [bool; 256] = byte_table!(|b| !(b.is_ascii_alphanumeric()
+                || b == b'.'
+                || b == b'_'
+                || b == b'-'));
 
             #[inline(always)]
             fn word(w: u64) -> u64 {
                 let x = w & !HIGHS;
                 // Setting bit 5 folds 'A'..='Z' onto 'a'..='z' and nothing else onto them.
-                let fits = within(x | (ONES * 0x20), b'a', b'z') | within(x, b'0', b'9') | within(x, b'-', b'.') | within(x, b'_', b'_');
+                let fits = within(x | (ONES * 0x20), b'a', b'z')
+                    | within(x, b'0', b'9')
+                    | within(x, b'-', b'.')
+                    | within(x, b'_', b'_');
                 (w | !fits) & HIGHS
             }
         }
@@ -362,7 +372,9 @@ pub mod check {
                 let w = load4(s, 0) | load4(s, n - 4) << 32;
                 (w, w)
             } else if n > 0 {
-                return C::BYTES[usize::from(s[0])] | C::BYTES[usize::from(s[n / 2])] | C::BYTES[usize::from(s[n - 1])];
+                return C::BYTES[usize::from(s[0])]
+                    | C::BYTES[usize::from(s[n / 2])]
+                    | C::BYTES[usize::from(s[n - 1])];
             } else {
                 return false;
             };
@@ -394,30 +406,51 @@ pub mod check {
     #[inline]
     pub fn max_bytes(s: &str, max: usize, path: &FieldPath<'_>, out: &mut Violations) {
         if s.len() > max {
-            out.push(path, RuleId::MaxBytes, format!("is {} bytes, more than the limit of {max}", s.len()));
+            out.push(
+                path,
+                RuleId::MaxBytes,
+                format!("is {} bytes, more than the limit of {max}", s.len()),
+            );
         }
     }
 
     /// Checks the total size of a map (keys plus values).
     #[inline]
-    pub fn max_total_map<'a, K, V, I>(map: I, max: usize, path: &FieldPath<'_>, out: &mut Violations)
-    where
+    pub fn max_total_map<'a, K, V, I>(
+        map: I,
+        max: usize,
+        path: &FieldPath<'_>,
+        out: &mut Violations,
+    ) where
         K: AsRef<str> + 'a,
         V: AsRef<str> + 'a,
         I: IntoIterator<Item = (&'a K, &'a V)>,
     {
         let total: usize = map.into_iter().map(|(k, v)| k.as_ref().len() + v.as_ref().len()).sum();
         if total > max {
-            out.push(path, RuleId::MaxTotalBytes, format!("holds {total} bytes of keys and values, more than the limit of {max}"));
+            out.push(
+                path,
+                RuleId::MaxTotalBytes,
+                format!("holds {total} bytes of keys and values, more than the limit of {max}"),
+            );
         }
     }
 
     /// Checks the total size of a repeated string.
     #[inline]
-    pub fn max_total_list<S: AsRef<str>>(list: &[S], max: usize, path: &FieldPath<'_>, out: &mut Violations) {
+    pub fn max_total_list<S: AsRef<str>>(
+        list: &[S],
+        max: usize,
+        path: &FieldPath<'_>,
+        out: &mut Violations,
+    ) {
         let total: usize = list.iter().map(|s| s.as_ref().len()).sum();
         if total > max {
-            out.push(path, RuleId::MaxTotalBytes, format!("holds {total} bytes, more than the limit of {max}"));
+            out.push(
+                path,
+                RuleId::MaxTotalBytes,
+                format!("holds {total} bytes, more than the limit of {max}"),
+            );
         }
     }
 
@@ -436,7 +469,11 @@ pub mod check {
             return;
         }
         if let Some(pos) = s.chars().position(is_banned_control) {
-            out.push(path, RuleId::ControlChars, format!("holds a banned control character at character {pos}"));
+            out.push(
+                path,
+                RuleId::ControlChars,
+                format!("holds a banned control character at character {pos}"),
+            );
         }
     }
 
@@ -452,7 +489,11 @@ pub mod check {
             let k = k.as_ref();
             if !is_secret_key(k) {
                 // Keys may be shown; values never are.
-                out.push(&path.key(k), RuleId::SecretKey, "secret keys hold only letters, digits, '.', '_' and '-'");
+                out.push(
+                    &path.key(k),
+                    RuleId::SecretKey,
+                    "secret keys hold only letters, digits, '.', '_' and '-'",
+                );
             }
         }
     }
@@ -473,7 +514,12 @@ pub mod check {
         }
 
         fn check_class<C: ByteClass>(s: &[u8], in_set: fn(u8) -> bool) {
-            assert_eq!(word::any::<C>(s), s.iter().any(|&b| in_set(b)), "{} on {s:02x?}", std::any::type_name::<C>());
+            assert_eq!(
+                word::any::<C>(s),
+                s.iter().any(|&b| in_set(b)),
+                "{} on {s:02x?}",
+                std::any::type_name::<C>()
+            );
         }
 
         fn check_slice(s: &[u8]) {
@@ -484,8 +530,16 @@ pub mod check {
         #[test]
         fn tables_hold_the_definitions() {
             for b in 0..=255u8 {
-                assert_eq!(SecretKeyMisfits::BYTES[usize::from(b)], !secret_key_byte(b), "{b:#04x}");
-                assert_eq!(ControlSuspects::BYTES[usize::from(b)], control_suspect_byte(b), "{b:#04x}");
+                assert_eq!(
+                    SecretKeyMisfits::BYTES[usize::from(b)],
+                    !secret_key_byte(b),
+                    "{b:#04x}"
+                );
+                assert_eq!(
+                    ControlSuspects::BYTES[usize::from(b)],
+                    control_suspect_byte(b),
+                    "{b:#04x}"
+                );
             }
         }
 
@@ -539,8 +593,17 @@ pub mod check {
         fn random_byte_strings_of_every_length() {
             // Mostly key characters, so the rare misfit lands in every word and tail position.
             let mut rng = Rng(0x5eed);
-            let specials: Vec<u8> = (0..0x20).chain([0x7f, 0x80, 0x9f, 0xa0, 0xc2, 0xc3, 0xff, b' ', b'/', b'@', b'[', b'`', b'{', b'~', b':', b'^']).collect();
-            let keys: Vec<u8> = (b'a'..=b'z').chain(b'A'..=b'Z').chain(b'0'..=b'9').chain([b'.', b'_', b'-']).collect();
+            let specials: Vec<u8> = (0..0x20)
+                .chain([
+                    0x7f, 0x80, 0x9f, 0xa0, 0xc2, 0xc3, 0xff, b' ', b'/', b'@', b'[', b'`', b'{',
+                    b'~', b':', b'^',
+                ])
+                .collect();
+            let keys: Vec<u8> = (b'a'..=b'z')
+                .chain(b'A'..=b'Z')
+                .chain(b'0'..=b'9')
+                .chain([b'.', b'_', b'-'])
+                .collect();
             for len in 0..=70 {
                 for _ in 0..2_000 {
                     let odds = rng.below(4);
@@ -560,16 +623,29 @@ pub mod check {
         fn random_text_matches_the_character_definitions() {
             let mut rng = Rng(0xc51);
             let chars: Vec<char> = ('\0'..='\u{20}')
-                .chain(['a', 'Z', '0', '.', '_', '-', '/', '~', '\u{7e}', '\u{7f}', '\u{80}', '\u{85}', '\u{9f}', '\u{a0}', '\u{bf}', '\u{c0}', 'é', 'ł', '\u{2028}', '日', '🦀'])
+                .chain([
+                    'a', 'Z', '0', '.', '_', '-', '/', '~', '\u{7e}', '\u{7f}', '\u{80}', '\u{85}',
+                    '\u{9f}', '\u{a0}', '\u{bf}', '\u{c0}', 'é', 'ł', '\u{2028}', '日', '🦀',
+                ])
                 .collect();
             for len in 0..=70 {
                 for _ in 0..1_000 {
                     let plain = rng.below(3) == 0;
                     let s: String = (0..len)
-                        .map(|_| if plain || rng.below(8) != 0 { char::from(b'a' + rng.below(26) as u8) } else { chars[rng.below(chars.len())] })
+                        .map(|_| {
+                            if plain || rng.below(8) != 0 {
+                                char::from(b'a' + rng.below(26) as u8)
+                            } else {
+                                chars[rng.below(chars.len())]
+                            }
+                        })
                         .collect();
                     assert_eq!(has_banned_control(&s), s.chars().any(is_banned_control), "{s:?}");
-                    assert_eq!(is_secret_key(&s), !s.is_empty() && s.bytes().all(secret_key_byte), "{s:?}");
+                    assert_eq!(
+                        is_secret_key(&s),
+                        !s.is_empty() && s.bytes().all(secret_key_byte),
+                        "{s:?}"
+                    );
                 }
             }
         }
@@ -582,7 +658,6 @@ pub mod check {
         }
     }
 }
-
 
 /// Why [`validate_encoded`](crate::validate_encoded) refused a message.
 #[derive(Debug)]
@@ -598,7 +673,9 @@ pub enum ValidateEncodedError {
 impl fmt::Display for ValidateEncodedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ValidateEncodedError::UnknownType(name) => write!(f, "no message type is named '{name}'"),
+            ValidateEncodedError::UnknownType(name) => {
+                write!(f, "no message type is named '{name}'")
+            }
             ValidateEncodedError::Decode(e) => write!(f, "the bytes do not decode: {e}"),
             ValidateEncodedError::Invalid(v) => write!(f, "{} violation(s): {v}", v.len()),
         }

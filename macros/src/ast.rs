@@ -64,7 +64,9 @@ pub fn shape_of(ty: &Type) -> Shape {
         ("bool", []) => Shape::Bool,
         ("Option", [t]) => Shape::Option(Box::new(shape_of(t))),
         ("Vec", [t]) => Shape::Vec(Box::new(shape_of(t))),
-        ("HashMap" | "BTreeMap", [k, v]) => Shape::Map(Box::new(shape_of(k)), Box::new(shape_of(v))),
+        ("HashMap" | "BTreeMap", [k, v]) => {
+            Shape::Map(Box::new(shape_of(k)), Box::new(shape_of(v)))
+        }
         _ => Shape::Other,
     }
 }
@@ -167,7 +169,10 @@ pub fn parse_input(item: &DeriveInput, errors: &mut Vec<syn::Error>) -> Option<I
             Body::Oneof(members)
         }
         Data::Union(u) => {
-            errors.push(syn::Error::new_spanned(u.union_token, "#[csi_validate] does not apply to unions"));
+            errors.push(syn::Error::new_spanned(
+                u.union_token,
+                "#[csi_validate] does not apply to unions",
+            ));
             return None;
         }
     };

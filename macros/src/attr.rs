@@ -2,9 +2,9 @@
 //! so errors point at the exact attribute.
 
 use proc_macro2::Span;
+use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Meta, Path, Token};
-use syn::punctuated::Punctuated;
 
 /// One rule as written.
 #[derive(Clone)]
@@ -61,7 +61,14 @@ fn int_value(meta: &Meta, errors: &mut Vec<syn::Error>) -> Option<usize> {
             }
         },
         _ => {
-            errors.push(syn::Error::new_spanned(meta, format!("`{}` needs a value: `{} = N`", path_name(meta.path()), path_name(meta.path()))));
+            errors.push(syn::Error::new_spanned(
+                meta,
+                format!(
+                    "`{}` needs a value: `{} = N`",
+                    path_name(meta.path()),
+                    path_name(meta.path())
+                ),
+            ));
             None
         }
     }
@@ -90,7 +97,10 @@ fn parse_oneof(attrs: &[Attribute], in_oneof: bool, errors: &mut Vec<syn::Error>
                         if meta.path().is_ident("required") && matches!(meta, Meta::Path(_)) {
                             rules.push(Rule { kind: RuleKind::Required, span: meta.span() });
                         } else {
-                            errors.push(syn::Error::new_spanned(&meta, "`csi_oneof` takes only `required`"));
+                            errors.push(syn::Error::new_spanned(
+                                &meta,
+                                "`csi_oneof` takes only `required`",
+                            ));
                         }
                     }
                 }
@@ -133,19 +143,30 @@ pub fn parse_rules(attrs: &[Attribute], in_oneof: bool, errors: &mut Vec<syn::Er
                 "max_total_bytes" => int_value(&meta, errors).map(RuleKind::MaxTotalBytes),
                 "name" => match &meta {
                     Meta::NameValue(nv) => match &nv.value {
-                        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Some(RuleKind::Name(s.value())),
+                        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => {
+                            Some(RuleKind::Name(s.value()))
+                        }
                         other => {
-                            errors.push(syn::Error::new_spanned(other, "expected a string: `name = \"field_name\"`"));
+                            errors.push(syn::Error::new_spanned(
+                                other,
+                                "expected a string: `name = \"field_name\"`",
+                            ));
                             None
                         }
                     },
                     _ => {
-                        errors.push(syn::Error::new_spanned(&meta, "`name` needs a value: `name = \"field_name\"`"));
+                        errors.push(syn::Error::new_spanned(
+                            &meta,
+                            "`name` needs a value: `name = \"field_name\"`",
+                        ));
                         None
                     }
                 },
                 _ => {
-                    errors.push(syn::Error::new_spanned(meta.path(), format!("unknown rule `{name}`; expected one of: {KNOWN}")));
+                    errors.push(syn::Error::new_spanned(
+                        meta.path(),
+                        format!("unknown rule `{name}`; expected one of: {KNOWN}"),
+                    ));
                     None
                 }
             };
@@ -179,7 +200,8 @@ pub fn parse_args(tokens: proc_macro2::TokenStream, errors: &mut Vec<syn::Error>
     };
     for meta in metas {
         let Meta::NameValue(nv) = &meta else {
-            errors.push(syn::Error::new_spanned(&meta, "expected `crate = path` or `check = path`"));
+            errors
+                .push(syn::Error::new_spanned(&meta, "expected `crate = path` or `check = path`"));
             continue;
         };
         let value: Option<Path> = match &nv.value {
@@ -196,7 +218,10 @@ pub fn parse_args(tokens: proc_macro2::TokenStream, errors: &mut Vec<syn::Error>
         } else if nv.path.is_ident("check") {
             args.checks.push(value);
         } else {
-            errors.push(syn::Error::new_spanned(&nv.path, "unknown argument; expected `crate = path` or `check = path`"));
+            errors.push(syn::Error::new_spanned(
+                &nv.path,
+                "unknown argument; expected `crate = path` or `check = path`",
+            ));
         }
     }
     args

@@ -23,7 +23,10 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut item: DeriveInput = match syn::parse2(input.clone()) {
         Ok(i) => i,
         Err(e) => {
-            let err = syn::Error::new(e.span(), "#[csi_validate] applies to a struct or a prost oneof enum");
+            let err = syn::Error::new(
+                e.span(),
+                "#[csi_validate] applies to a struct or a prost oneof enum",
+            );
             let mut out = err.to_compile_error();
             out.extend(input);
             return out;
@@ -100,10 +103,20 @@ fn member_checks(krate: &Path, m: &Member, value: TokenStream) -> TokenStream {
 
 /// Rules that look at a container as a whole; the rest apply to each value inside it.
 fn is_container_rule(r: &Rule) -> bool {
-    matches!(r.kind, RuleKind::Required | RuleKind::MaxTotalBytes(_) | RuleKind::SecretKeys | RuleKind::Oneof)
+    matches!(
+        r.kind,
+        RuleKind::Required | RuleKind::MaxTotalBytes(_) | RuleKind::SecretKeys | RuleKind::Oneof
+    )
 }
 
-fn shape_checks(krate: &Path, shape: &Shape, rules: &[Rule], v: &syn::Ident, p: &syn::Ident, oneof: bool) -> TokenStream {
+fn shape_checks(
+    krate: &Path,
+    shape: &Shape,
+    rules: &[Rule],
+    v: &syn::Ident,
+    p: &syn::Ident,
+    oneof: bool,
+) -> TokenStream {
     let check = quote!(#krate::check);
     let mut out = TokenStream::new();
     // A secrets map with a size limit is checked in one pass.
@@ -121,21 +134,41 @@ fn shape_checks(krate: &Path, shape: &Shape, rules: &[Rule], v: &syn::Ident, p: 
     }
     for rule in rules {
         let t = match (&rule.kind, shape) {
-            (RuleKind::MaxTotalBytes(_) | RuleKind::SecretKeys, Shape::Map(..)) if fused_limit.is_some() => TokenStream::new(),
+            (RuleKind::MaxTotalBytes(_) | RuleKind::SecretKeys, Shape::Map(..))
+                if fused_limit.is_some() =>
+            {
+                TokenStream::new()
+            }
             (RuleKind::Required, Shape::Str | Shape::Vec(_) | Shape::Map(..)) => {
                 quote! { if #v.is_empty() { #check::required(&#p, __out); } }
             }
-            (RuleKind::Required, Shape::Option(_)) => quote! { if #v.is_none() { #check::required(&#p, __out); } },
+            (RuleKind::Required, Shape::Option(_)) => {
+                quote! { if #v.is_none() { #check::required(&#p, __out); } }
+            }
             (RuleKind::Required, Shape::SignedInt | Shape::UnsignedInt) => {
                 quote! { if *#v == 0 { #check::required(&#p, __out); } }
             }
-            (RuleKind::MaxBytes(n), Shape::Str) => quote! { #check::max_bytes(#v, #n, &#p, __out); },
-            (RuleKind::NoControlChars, Shape::Str) => quote! { #check::no_control_chars(#v, &#p, __out); },
-            (RuleKind::NonNegative, Shape::SignedInt | Shape::Float) => quote! { #check::non_negative(*#v, &#p, __out); },
-            (RuleKind::MaxTotalBytes(n), Shape::Map(..)) => quote! { #check::max_total_map(#v, #n, &#p, __out); },
-            (RuleKind::MaxTotalBytes(n), Shape::Vec(_)) => quote! { #check::max_total_list(#v, #n, &#p, __out); },
-            (RuleKind::SecretKeys, Shape::Map(..)) => quote! { #check::secret_keys(#v, &#p, __out); },
-            (RuleKind::Nested, Shape::Other) => quote! { #krate::Validate::validate_at(#v, &#p, __out); },
+            (RuleKind::MaxBytes(n), Shape::Str) => {
+                quote! { #check::max_bytes(#v, #n, &#p, __out); }
+            }
+            (RuleKind::NoControlChars, Shape::Str) => {
+                quote! { #check::no_control_chars(#v, &#p, __out); }
+            }
+            (RuleKind::NonNegative, Shape::SignedInt | Shape::Float) => {
+                quote! { #check::non_negative(*#v, &#p, __out); }
+            }
+            (RuleKind::MaxTotalBytes(n), Shape::Map(..)) => {
+                quote! { #check::max_total_map(#v, #n, &#p, __out); }
+            }
+            (RuleKind::MaxTotalBytes(n), Shape::Vec(_)) => {
+                quote! { #check::max_total_list(#v, #n, &#p, __out); }
+            }
+            (RuleKind::SecretKeys, Shape::Map(..)) => {
+                quote! { #check::secret_keys(#v, &#p, __out); }
+            }
+            (RuleKind::Nested, Shape::Other) => {
+                quote! { #krate::Validate::validate_at(#v, &#p, __out); }
+            }
             (RuleKind::Nested, Shape::Map(..)) => quote! {
                 for (__k, __x) in #v {
                     let __pk = #p.key(__k.as_ref());

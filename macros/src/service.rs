@@ -9,7 +9,8 @@ const IMPLEMENTED: &str = "implemented";
 
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     if !args.is_empty() {
-        return syn::Error::new(args.span(), "#[csi_service] takes no arguments").to_compile_error();
+        return syn::Error::new(args.span(), "#[csi_service] takes no arguments")
+            .to_compile_error();
     }
     let mut item: syn::ItemImpl = match syn::parse2(input.clone()) {
         Ok(item) => item,

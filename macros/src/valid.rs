@@ -13,14 +13,26 @@ fn allowed(kind: &RuleKind, shape: &Shape, in_oneof: bool) -> Result<(), String>
         RuleKind::Name(_) => true,
         RuleKind::Required => {
             if in_oneof {
-                return Err("`required` belongs on the message's oneof field, not on a variant".into());
+                return Err(
+                    "`required` belongs on the message's oneof field, not on a variant".into()
+                );
             }
             match shape {
-                Shape::Str | Shape::Option(_) | Shape::Vec(_) | Shape::Map(..) | Shape::SignedInt | Shape::UnsignedInt => true,
+                Shape::Str
+                | Shape::Option(_)
+                | Shape::Vec(_)
+                | Shape::Map(..)
+                | Shape::SignedInt
+                | Shape::UnsignedInt => true,
                 Shape::Bool | Shape::Float => {
-                    return Err(format!("`required` cannot be checked on {on}: proto3 cannot tell an unset value from zero"));
+                    return Err(format!(
+                        "`required` cannot be checked on {on}: proto3 cannot tell an unset value from zero"
+                    ));
                 }
-                Shape::Other => return Err("`required` on a message needs `Option<..>`: a bare value is always present".into()),
+                Shape::Other => return Err(
+                    "`required` on a message needs `Option<..>`: a bare value is always present"
+                        .into(),
+                ),
             }
         }
         RuleKind::MaxBytes(_) | RuleKind::NoControlChars => match shape {
@@ -33,12 +45,17 @@ fn allowed(kind: &RuleKind, shape: &Shape, in_oneof: bool) -> Result<(), String>
             Shape::Vec(i) => is_str(i),
             _ => false,
         },
-        RuleKind::NonNegative => match shape {
-            Shape::SignedInt | Shape::Float => true,
-            Shape::UnsignedInt => return Err("`non_negative` on an unsigned integer checks nothing: it is never negative".into()),
-            Shape::Option(i) | Shape::Vec(i) => matches!(**i, Shape::SignedInt | Shape::Float),
-            _ => false,
-        },
+        RuleKind::NonNegative => {
+            match shape {
+                Shape::SignedInt | Shape::Float => true,
+                Shape::UnsignedInt => return Err(
+                    "`non_negative` on an unsigned integer checks nothing: it is never negative"
+                        .into(),
+                ),
+                Shape::Option(i) | Shape::Vec(i) => matches!(**i, Shape::SignedInt | Shape::Float),
+                _ => false,
+            }
+        }
         RuleKind::SecretKeys => matches!(shape, Shape::Map(k, _) if is_str(k)),
         RuleKind::Nested => match shape {
             Shape::Other => true,
@@ -86,7 +103,10 @@ fn check_member(m: &Member, in_oneof: bool, errors: &mut Vec<syn::Error>) {
     if seen.contains(&"oneof") && seen.contains(&"nested") {
         let span = m.rules.iter().find(|r| r.kind.id() == "nested").map(|r| r.span);
         if let Some(span) = span {
-            errors.push(syn::Error::new(span, "`oneof` already validates the variants; drop `nested`"));
+            errors.push(syn::Error::new(
+                span,
+                "`oneof` already validates the variants; drop `nested`",
+            ));
         }
     }
 }

@@ -3,7 +3,11 @@
 
 use std::collections::HashMap;
 
-#[allow(dead_code, unexpected_cfgs, reason = "the runtime is included whole, tonic features and all; tests use part of it")]
+#[allow(
+    dead_code,
+    unexpected_cfgs,
+    reason = "the runtime is included whole, tonic features and all; tests use part of it"
+)]
 #[path = "../../codegen/runtime/validate.rs"]
 mod rt;
 
@@ -72,7 +76,10 @@ struct Request {
 fn capability() -> Capability {
     Capability {
         access_mode: Some(Mode { mode: 1 }),
-        access_type: Some(AccessType::Mount(Mount { fs_type: "ext4".into(), mount_flags: vec!["ro".into()] })),
+        access_type: Some(AccessType::Mount(Mount {
+            fs_type: "ext4".into(),
+            mount_flags: vec!["ro".into()],
+        })),
     }
 }
 
@@ -126,19 +133,35 @@ fn each_rule_reports_its_path() {
 
     let mut r = valid();
     r.volume_capabilities[1].access_mode = Some(Mode { mode: 0 });
-    assert_eq!(violations(&r), [("volume_capabilities[1].access_mode.mode".to_owned(), RuleId::Required)]);
+    assert_eq!(
+        violations(&r),
+        [("volume_capabilities[1].access_mode.mode".to_owned(), RuleId::Required)]
+    );
 
     let mut r = valid();
     r.volume_capabilities[0].access_type = None;
-    assert_eq!(violations(&r), [("volume_capabilities[0].access_type".to_owned(), RuleId::Required)]);
+    assert_eq!(
+        violations(&r),
+        [("volume_capabilities[0].access_type".to_owned(), RuleId::Required)]
+    );
 
     let mut r = valid();
-    r.volume_capabilities[0].access_type = Some(AccessType::Mount(Mount { fs_type: "x".repeat(9), ..Mount::default() }));
-    assert_eq!(violations(&r), [("volume_capabilities[0].mount.fs_type".to_owned(), RuleId::MaxBytes)]);
+    r.volume_capabilities[0].access_type =
+        Some(AccessType::Mount(Mount { fs_type: "x".repeat(9), ..Mount::default() }));
+    assert_eq!(
+        violations(&r),
+        [("volume_capabilities[0].mount.fs_type".to_owned(), RuleId::MaxBytes)]
+    );
 
     let mut r = valid();
-    r.volume_capabilities[0].access_type = Some(AccessType::Mount(Mount { mount_flags: vec!["abcdef".into(), "ghijk".into()], ..Mount::default() }));
-    assert_eq!(violations(&r), [("volume_capabilities[0].mount.mount_flags".to_owned(), RuleId::MaxTotalBytes)]);
+    r.volume_capabilities[0].access_type = Some(AccessType::Mount(Mount {
+        mount_flags: vec!["abcdef".into(), "ghijk".into()],
+        ..Mount::default()
+    }));
+    assert_eq!(
+        violations(&r),
+        [("volume_capabilities[0].mount.mount_flags".to_owned(), RuleId::MaxTotalBytes)]
+    );
 
     let mut r = valid();
     r.volume_capabilities[0].access_type = Some(AccessType::Block(()));

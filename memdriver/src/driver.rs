@@ -78,10 +78,7 @@ impl std::fmt::Debug for Config {
             .field("default_volume_size", &self.default_volume_size)
             .field(
                 "required_secret",
-                &self
-                    .required_secret
-                    .as_ref()
-                    .map(|(key, _)| (key, csikit::redact::Redacted)),
+                &self.required_secret.as_ref().map(|(key, _)| (key, csikit::redact::Redacted)),
             )
             .finish()
     }
@@ -166,10 +163,7 @@ pub struct Driver {
 impl Driver {
     /// A plugin with nothing provisioned.
     pub fn new(config: Config) -> Driver {
-        Driver {
-            config,
-            state: Mutex::default(),
-        }
+        Driver { config, state: Mutex::default() }
     }
 
     /// The configuration.
@@ -195,12 +189,8 @@ impl Driver {
         };
         match secrets.get(key) {
             Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => Ok(()),
-            Some(_) => Err(Status::unauthenticated(format!(
-                "secret '{key}' is not valid"
-            ))),
-            None => Err(Status::unauthenticated(format!(
-                "secret '{key}' is required"
-            ))),
+            Some(_) => Err(Status::unauthenticated(format!("secret '{key}' is not valid"))),
+            None => Err(Status::unauthenticated(format!("secret '{key}' is required"))),
         }
     }
 
@@ -224,20 +214,13 @@ impl Driver {
         }
         let mut state = self.state();
         // A retry is answered from what the name holds, even if its source has gone since.
-        if let Some(existing) = state
-            .volume_names
-            .get(&request.name)
-            .and_then(|id| state.volumes.get(id))
+        if let Some(existing) =
+            state.volume_names.get(&request.name).and_then(|id| state.volumes.get(id))
         {
             return match create_mismatch(existing, &request) {
-                None => Ok(CreateVolumeResponse {
-                    volume: Some(existing.to_csi()),
-                }),
+                None => Ok(CreateVolumeResponse { volume: Some(existing.to_csi()) }),
                 Some(what) => Err(CreateVolumeError::VolumeAlreadyExistsIncompatible.status(
-                    format!(
-                        "volume '{}' already exists with another {what}",
-                        request.name
-                    ),
+                    format!("volume '{}' already exists with another {what}", request.name),
                 )),
             };
         }
@@ -271,9 +254,7 @@ impl Driver {
             published: BTreeMap::new(),
             node_capacity: capacity,
         };
-        let response = CreateVolumeResponse {
-            volume: Some(volume.to_csi()),
-        };
+        let response = CreateVolumeResponse { volume: Some(volume.to_csi()) };
         state.used += capacity;
         state.volume_names.insert(request.name, id.clone());
         state.volumes.insert(id, volume);
@@ -289,9 +270,7 @@ impl Driver {
         let out_of_range = |why: String| CreateVolumeError::UnsupportedCapacityRange.status(why);
         let (required, limit) = range.map_or((0, 0), |r| (r.required_bytes, r.limit_bytes));
         if required < 0 || limit < 0 {
-            return Err(out_of_range(
-                "capacity_range must not be negative".to_owned(),
-            ));
+            return Err(out_of_range("capacity_range must not be negative".to_owned()));
         }
         if limit > 0 && limit < required {
             return Err(out_of_range(format!(
@@ -337,10 +316,8 @@ impl Driver {
             return Ok(DeleteVolumeResponse {});
         };
         if let Some(node) = volume.published_nodes.keys().next() {
-            return Err(DeleteVolumeError::VolumeInUse.status(format!(
-                "volume '{}' is published to node '{node}'",
-                volume.id
-            )));
+            return Err(DeleteVolumeError::VolumeInUse
+                .status(format!("volume '{}' is published to node '{node}'", volume.id)));
         }
         if let Some(path) = volume.staged.keys().chain(volume.published.keys()).next() {
             return Err(DeleteVolumeError::VolumeInUse
@@ -376,17 +353,11 @@ impl Driver {
         }
         let capability = request.volume_capability.unwrap_or_default();
         if !compatible(&volume.capabilities, &capability) {
-            return Err(
-                ControllerPublishVolumeError::InvalidOrUnsupportedFieldInRequest.status(format!(
-                    "volume '{}' was not created with this volume_capability",
-                    volume.id
-                )),
-            );
+            return Err(ControllerPublishVolumeError::InvalidOrUnsupportedFieldInRequest.status(
+                format!("volume '{}' was not created with this volume_capability", volume.id),
+            ));
         }
-        let publication = ControllerPublication {
-            capability,
-            readonly: request.readonly,
-        };
+        let publication = ControllerPublication { capability, readonly: request.readonly };
         if let Some(existing) = volume.published_nodes.get(&request.node_id) {
             if *existing != publication {
                 return Err(ControllerPublishVolumeError::VolumePublishedIncompatible.status(format!(
@@ -397,17 +368,11 @@ impl Driver {
         } else if let Some(other) = volume.published_nodes.keys().next()
             && !multi_node(&publication.capability)
         {
-            return Err(
-                ControllerPublishVolumeError::VolumePublishedToAnotherNode.status(format!(
-                    "volume '{}' is published to node '{other}'",
-                    volume.id
-                )),
-            );
+            return Err(ControllerPublishVolumeError::VolumePublishedToAnotherNode
+                .status(format!("volume '{}' is published to node '{other}'", volume.id)));
         }
         volume.published_nodes.insert(request.node_id, publication);
-        Ok(ControllerPublishVolumeResponse {
-            publish_context: publish_context(&volume.id),
-        })
+        Ok(ControllerPublishVolumeResponse { publish_context: publish_context(&volume.id) })
     }
 
     /// `ControllerUnpublishVolume`: an unknown volume or node is unpublished already.
@@ -447,14 +412,10 @@ impl Driver {
             ValidateVolumeCapabilitiesError::VolumeDoesNotExist
                 .status(format!("volume '{}' does not exist", request.volume_id))
         })?;
-        let refusal = if let Some(i) = request
-            .volume_capabilities
-            .iter()
-            .position(|c| !compatible(&volume.capabilities, c))
+        let refusal = if let Some(i) =
+            request.volume_capabilities.iter().position(|c| !compatible(&volume.capabilities, c))
         {
-            Some(format!(
-                "volume_capabilities[{i}] is not supported by this volume"
-            ))
+            Some(format!("volume_capabilities[{i}] is not supported by this volume"))
         } else if !request.parameters.is_empty() && request.parameters != volume.parameters {
             Some("parameters differ from the volume's".to_owned())
         } else if !request.mutable_parameters.is_empty()
@@ -467,10 +428,7 @@ impl Driver {
             None
         };
         Ok(match refusal {
-            Some(message) => ValidateVolumeCapabilitiesResponse {
-                confirmed: None,
-                message,
-            },
+            Some(message) => ValidateVolumeCapabilitiesResponse { confirmed: None, message },
             None => ValidateVolumeCapabilitiesResponse {
                 confirmed: Some(validate_volume_capabilities_response::Confirmed {
                     volume_context: request.volume_context,
@@ -490,19 +448,14 @@ impl Driver {
     /// `ABORTED` for a `starting_token` this plugin did not hand out.
     pub fn list_volumes(&self, request: ListVolumesRequest) -> Result<ListVolumesResponse, Status> {
         let state = self.state();
-        let (page, next_token) = page(
-            &state.volumes,
-            "vol",
-            &request.starting_token,
-            request.max_entries,
-            |_| true,
-        )
-        .map_err(|()| {
-            ListVolumesError::InvalidStartingToken.status(format!(
-                "starting_token '{}' is not one this plugin issued",
-                request.starting_token
-            ))
-        })?;
+        let (page, next_token) =
+            page(&state.volumes, "vol", &request.starting_token, request.max_entries, |_| true)
+                .map_err(|()| {
+                    ListVolumesError::InvalidStartingToken.status(format!(
+                        "starting_token '{}' is not one this plugin issued",
+                        request.starting_token
+                    ))
+                })?;
         let entries = page
             .into_iter()
             .map(|v| list_volumes_response::Entry {
@@ -513,10 +466,7 @@ impl Driver {
                 }),
             })
             .collect();
-        Ok(ListVolumesResponse {
-            entries,
-            next_token,
-        })
+        Ok(ListVolumesResponse { entries, next_token })
     }
 
     /// `ControllerGetVolume`.
@@ -573,15 +523,8 @@ impl Driver {
     pub fn get_capacity(&self, request: GetCapacityRequest) -> Result<GetCapacityResponse, Status> {
         let free = self.config.total_capacity - self.state().used;
         // A capability the plugin cannot serve has no capacity at all.
-        let free = if request
-            .volume_capabilities
-            .iter()
-            .all(|c| supported(c).is_ok())
-        {
-            free
-        } else {
-            0
-        };
+        let free =
+            if request.volume_capabilities.iter().all(|c| supported(c).is_ok()) { free } else { 0 };
         Ok(GetCapacityResponse {
             available_capacity: free,
             maximum_volume_size: Some(free.min(self.config.max_volume_size)),
@@ -601,24 +544,20 @@ impl Driver {
     ) -> Result<CreateSnapshotResponse, Status> {
         self.authenticate(&request.secrets)?;
         let mut state = self.state();
-        if let Some(existing) = state
-            .snapshot_names
-            .get(&request.name)
-            .and_then(|id| state.snapshots.get(id))
+        if let Some(existing) =
+            state.snapshot_names.get(&request.name).and_then(|id| state.snapshots.get(id))
         {
             if existing.source_volume_id != request.source_volume_id
                 || existing.parameters != request.parameters
             {
-                return Err(
-                    CreateSnapshotError::SnapshotAlreadyExistsIncompatible.status(format!(
+                return Err(CreateSnapshotError::SnapshotAlreadyExistsIncompatible.status(
+                    format!(
                         "snapshot '{}' already exists for another source_volume_id or parameters",
                         request.name
-                    )),
-                );
+                    ),
+                ));
             }
-            return Ok(CreateSnapshotResponse {
-                snapshot: Some(existing.to_csi()),
-            });
+            return Ok(CreateSnapshotResponse { snapshot: Some(existing.to_csi()) });
         }
         let size = match state.volumes.get(&request.source_volume_id) {
             Some(volume) => volume.capacity,
@@ -638,9 +577,7 @@ impl Driver {
             created: SystemTime::now().into(),
             parameters: request.parameters,
         };
-        let response = CreateSnapshotResponse {
-            snapshot: Some(snapshot.to_csi()),
-        };
+        let response = CreateSnapshotResponse { snapshot: Some(snapshot.to_csi()) };
         state.snapshot_names.insert(request.name, id.clone());
         state.snapshots.insert(id, snapshot);
         Ok(response)
@@ -680,29 +617,19 @@ impl Driver {
                 && (request.source_volume_id.is_empty()
                     || s.source_volume_id == request.source_volume_id)
         };
-        let (page, next_token) = page(
-            &state.snapshots,
-            "snap",
-            &request.starting_token,
-            request.max_entries,
-            wanted,
-        )
-        .map_err(|()| {
-            ListSnapshotsError::InvalidStartingToken.status(format!(
-                "starting_token '{}' is not one this plugin issued",
-                request.starting_token
-            ))
-        })?;
+        let (page, next_token) =
+            page(&state.snapshots, "snap", &request.starting_token, request.max_entries, wanted)
+                .map_err(|()| {
+                    ListSnapshotsError::InvalidStartingToken.status(format!(
+                        "starting_token '{}' is not one this plugin issued",
+                        request.starting_token
+                    ))
+                })?;
         let entries = page
             .into_iter()
-            .map(|s| list_snapshots_response::Entry {
-                snapshot: Some(s.to_csi()),
-            })
+            .map(|s| list_snapshots_response::Entry { snapshot: Some(s.to_csi()) })
             .collect();
-        Ok(ListSnapshotsResponse {
-            entries,
-            next_token,
-        })
+        Ok(ListSnapshotsResponse { entries, next_token })
     }
 
     /// `GetSnapshot`.
@@ -717,9 +644,7 @@ impl Driver {
             GetSnapshotError::SnapshotDoesNotExist
                 .status(format!("snapshot '{}' does not exist", request.snapshot_id))
         })?;
-        Ok(GetSnapshotResponse {
-            snapshot: Some(snapshot.to_csi()),
-        })
+        Ok(GetSnapshotResponse { snapshot: Some(snapshot.to_csi()) })
     }
 
     /// `ControllerExpandVolume`: online, never shrinks.
@@ -741,22 +666,17 @@ impl Driver {
         if let Some(capability) = &request.volume_capability
             && !compatible(&volume.capabilities, capability)
         {
-            return Err(
-                ControllerExpandVolumeError::ExceedsCapabilities.status(format!(
-                    "volume '{}' was not created with this volume_capability",
-                    volume.id
-                )),
-            );
+            return Err(ControllerExpandVolumeError::ExceedsCapabilities.status(format!(
+                "volume '{}' was not created with this volume_capability",
+                volume.id
+            )));
         }
         let target = expansion_target(request.capacity_range.as_ref(), self.config.max_volume_size)
             .map_err(|why| ControllerExpandVolumeError::UnsupportedCapacityRange.status(why))?;
         let grow = (target - volume.capacity).max(0);
         if grow > free {
-            return Err(
-                ControllerExpandVolumeError::UnsupportedCapacityRange.status(format!(
-                    "the pool has {free} bytes free, {grow} more requested"
-                )),
-            );
+            return Err(ControllerExpandVolumeError::UnsupportedCapacityRange
+                .status(format!("the pool has {free} bytes free, {grow} more requested")));
         }
         volume.capacity += grow;
         let response = ControllerExpandVolumeResponse {
@@ -796,12 +716,10 @@ impl Driver {
         match volume.staged.get(&request.staging_target_path) {
             Some(existing) if *existing == capability => return Ok(NodeStageVolumeResponse {}),
             Some(_) => {
-                return Err(
-                    NodeStageVolumeError::VolumePublishedIncompatible.status(format!(
-                        "volume '{}' is staged at '{}' with another volume_capability",
-                        volume.id, request.staging_target_path
-                    )),
-                );
+                return Err(NodeStageVolumeError::VolumePublishedIncompatible.status(format!(
+                    "volume '{}' is staged at '{}' with another volume_capability",
+                    volume.id, request.staging_target_path
+                )));
             }
             None => {}
         }
@@ -811,9 +729,7 @@ impl Driver {
                 volume.id
             )));
         }
-        volume
-            .staged
-            .insert(request.staging_target_path, capability);
+        volume.staged.insert(request.staging_target_path, capability);
         Ok(NodeStageVolumeResponse {})
     }
 
@@ -832,10 +748,8 @@ impl Driver {
             NodeUnstageVolumeError::VolumeDoesNotExist
                 .status(format!("volume '{}' does not exist", request.volume_id))
         })?;
-        if let Some((target, _)) = volume
-            .published
-            .iter()
-            .find(|(_, p)| p.staging_path == request.staging_target_path)
+        if let Some((target, _)) =
+            volume.published.iter().find(|(_, p)| p.staging_path == request.staging_target_path)
         {
             return Err(Status::failed_precondition(format!(
                 "volume '{}' is still published at '{target}'",
@@ -869,12 +783,10 @@ impl Driver {
                 .status("staging_target_path is not set and this plugin stages volumes"));
         }
         if !volume.staged.contains_key(&request.staging_target_path) {
-            return Err(
-                NodePublishVolumeError::StagingTargetPathNotSet.status(format!(
-                    "volume '{}' is not staged at '{}'",
-                    volume.id, request.staging_target_path
-                )),
-            );
+            return Err(NodePublishVolumeError::StagingTargetPathNotSet.status(format!(
+                "volume '{}' is not staged at '{}'",
+                volume.id, request.staging_target_path
+            )));
         }
         let capability = request.volume_capability.unwrap_or_default();
         if !compatible(&volume.capabilities, &capability) {
@@ -894,12 +806,10 @@ impl Driver {
             if *existing == publication {
                 return Ok(NodePublishVolumeResponse {});
             }
-            return Err(
-                NodePublishVolumeError::VolumePublishedIncompatible.status(format!(
-                    "volume '{}' is published at '{}' with other arguments",
-                    volume.id, request.target_path
-                )),
-            );
+            return Err(NodePublishVolumeError::VolumePublishedIncompatible.status(format!(
+                "volume '{}' is published at '{}' with other arguments",
+                volume.id, request.target_path
+            )));
         }
         if let Some(other) = volume.published.keys().next()
             && !multi_writer_on_node(&publication.capability)
@@ -972,10 +882,7 @@ impl Driver {
                 unit: volume_usage::Unit::Inodes as i32,
             });
         }
-        Ok(NodeGetVolumeStatsResponse {
-            usage,
-            volume_condition: None,
-        })
+        Ok(NodeGetVolumeStatsResponse { usage, volume_condition: None })
     }
 
     /// `NodeExpandVolume`: grows the node's view up to the controller's size.
@@ -1014,9 +921,7 @@ impl Driver {
             .map_err(|why| NodeExpandVolumeError::UnsupportedCapacityRange.status(why))?;
         // Without a range, or asked for less than the controller gave, grow to the controller's size.
         volume.node_capacity = volume.node_capacity.max(target).max(volume.capacity);
-        Ok(NodeExpandVolumeResponse {
-            capacity_bytes: volume.node_capacity,
-        })
+        Ok(NodeExpandVolumeResponse { capacity_bytes: volume.node_capacity })
     }
 
     /// `NodeGetInfo`.
@@ -1039,22 +944,18 @@ impl State {
     /// The size of a content source, which a new volume may not undercut.
     fn source_size(&self, source: &VolumeContentSource) -> Result<i64, Status> {
         match &source.r#type {
-            Some(SourceType::Snapshot(SnapshotSource { snapshot_id })) => self
-                .snapshots
-                .get(snapshot_id)
-                .map(|s| s.size)
-                .ok_or_else(|| {
+            Some(SourceType::Snapshot(SnapshotSource { snapshot_id })) => {
+                self.snapshots.get(snapshot_id).map(|s| s.size).ok_or_else(|| {
                     CreateVolumeError::SourceDoesNotExist
                         .status(format!("snapshot '{snapshot_id}' does not exist"))
-                }),
-            Some(SourceType::Volume(VolumeSource { volume_id })) => self
-                .volumes
-                .get(volume_id)
-                .map(|v| v.capacity)
-                .ok_or_else(|| {
+                })
+            }
+            Some(SourceType::Volume(VolumeSource { volume_id })) => {
+                self.volumes.get(volume_id).map(|v| v.capacity).ok_or_else(|| {
                     CreateVolumeError::SourceDoesNotExist
                         .status(format!("volume '{volume_id}' does not exist"))
-                }),
+                })
+            }
             None => Err(CreateVolumeError::SourceIncompatibleOrNotSupported
                 .status("volume_content_source names no snapshot or volume")),
         }
@@ -1088,17 +989,12 @@ impl Snapshot {
 
 /// What makes a repeated `CreateVolume` differ from the volume its name already holds, if anything.
 fn create_mismatch(existing: &Volume, request: &CreateVolumeRequest) -> Option<&'static str> {
-    let (required, limit) = request
-        .capacity_range
-        .map_or((0, 0), |r| (r.required_bytes, r.limit_bytes));
+    let (required, limit) =
+        request.capacity_range.map_or((0, 0), |r| (r.required_bytes, r.limit_bytes));
     if existing.capacity < required || (limit > 0 && existing.capacity > limit) {
         return Some("capacity_range");
     }
-    if request
-        .volume_capabilities
-        .iter()
-        .any(|c| !compatible(&existing.capabilities, c))
-    {
+    if request.volume_capabilities.iter().any(|c| !compatible(&existing.capabilities, c)) {
         return Some("volume_capabilities");
     }
     if request.parameters != existing.parameters {
@@ -1120,9 +1016,7 @@ fn expansion_target(range: Option<&CapacityRange>, max: i64) -> Result<i64, Stri
         return Err("capacity_range must not be negative".to_owned());
     }
     if limit > 0 && limit < required {
-        return Err(format!(
-            "limit_bytes {limit} is below required_bytes {required}"
-        ));
+        return Err(format!("limit_bytes {limit} is below required_bytes {required}"));
     }
     if required > max {
         return Err(format!(
@@ -1134,9 +1028,9 @@ fn expansion_target(range: Option<&CapacityRange>, max: i64) -> Result<i64, Stri
 
 /// Whether the plugin can serve a capability at all.
 fn supported(capability: &VolumeCapability) -> Result<(), String> {
-    let mode = capability.access_mode.map_or(Mode::Unknown, |m| {
-        Mode::try_from(m.mode).unwrap_or(Mode::Unknown)
-    });
+    let mode = capability
+        .access_mode
+        .map_or(Mode::Unknown, |m| Mode::try_from(m.mode).unwrap_or(Mode::Unknown));
     if mode == Mode::Unknown {
         return Err("access_mode is unknown".to_owned());
     }
@@ -1165,9 +1059,9 @@ fn compatible(created: &[VolumeCapability], wanted: &VolumeCapability) -> bool {
 }
 
 fn mode(capability: &VolumeCapability) -> Mode {
-    capability.access_mode.map_or(Mode::Unknown, |m| {
-        Mode::try_from(m.mode).unwrap_or(Mode::Unknown)
-    })
+    capability
+        .access_mode
+        .map_or(Mode::Unknown, |m| Mode::try_from(m.mode).unwrap_or(Mode::Unknown))
 }
 
 /// MULTI_NODE_* modes may be controller-published to several nodes.
@@ -1185,16 +1079,11 @@ fn multi_writer_on_node(capability: &VolumeCapability) -> bool {
 }
 
 fn has_mount(capabilities: &[VolumeCapability]) -> bool {
-    capabilities
-        .iter()
-        .any(|c| matches!(c.access_type, Some(AccessType::Mount(_))))
+    capabilities.iter().any(|c| matches!(c.access_type, Some(AccessType::Mount(_))))
 }
 
 fn publish_context(volume_id: &str) -> HashMap<String, String> {
-    HashMap::from([(
-        "devicePath".to_owned(),
-        format!("/dev/memdriver/{volume_id}"),
-    )])
+    HashMap::from([("devicePath".to_owned(), format!("/dev/memdriver/{volume_id}"))])
 }
 
 /// Sleeps for the test hook's delay, if `map` sets it.
@@ -1220,22 +1109,14 @@ fn page<'a, T>(
     let start = if token.is_empty() {
         std::ops::Bound::Unbounded
     } else {
-        let digits = token
-            .strip_prefix(kind)
-            .and_then(|t| t.strip_prefix('-'))
-            .ok_or(())?;
+        let digits = token.strip_prefix(kind).and_then(|t| t.strip_prefix('-')).ok_or(())?;
         if digits.len() != 10 || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(());
         }
         std::ops::Bound::Excluded(token.to_owned())
     };
-    let limit = usize::try_from(max_entries)
-        .ok()
-        .filter(|&n| n > 0)
-        .unwrap_or(usize::MAX);
-    let mut matching = map
-        .range((start, std::ops::Bound::Unbounded))
-        .filter(|(_, v)| wanted(v));
+    let limit = usize::try_from(max_entries).ok().filter(|&n| n > 0).unwrap_or(usize::MAX);
+    let mut matching = map.range((start, std::ops::Bound::Unbounded)).filter(|(_, v)| wanted(v));
     let page: Vec<(&String, &T)> = matching.by_ref().take(limit).collect();
     let next_token = match (page.last(), matching.next()) {
         (Some((last, _)), Some(_)) => (*last).clone(),
@@ -1265,19 +1146,11 @@ mod tests {
     async fn create(driver: &Driver, name: &str, bytes: i64, mode: Mode) -> Result<String, Status> {
         let request = CreateVolumeRequest {
             name: name.to_owned(),
-            capacity_range: Some(CapacityRange {
-                required_bytes: bytes,
-                limit_bytes: 0,
-            }),
+            capacity_range: Some(CapacityRange { required_bytes: bytes, limit_bytes: 0 }),
             volume_capabilities: vec![capability(mode)],
             ..Default::default()
         };
-        Ok(driver
-            .create_volume(request)
-            .await?
-            .volume
-            .unwrap_or_default()
-            .volume_id)
+        Ok(driver.create_volume(request).await?.volume.unwrap_or_default().volume_id)
     }
 
     fn code<T: std::fmt::Debug>(result: Result<T, Status>) -> Code {
@@ -1295,10 +1168,8 @@ mod tests {
                     .expect("create"),
             );
         }
-        let first = driver.list_volumes(ListVolumesRequest {
-            max_entries: 2,
-            starting_token: String::new(),
-        });
+        let first = driver
+            .list_volumes(ListVolumesRequest { max_entries: 2, starting_token: String::new() });
         let first = first.expect("page 1");
         assert_eq!(first.entries.len(), 2);
         // The entry the token names goes away; the token still leads on.
@@ -1308,10 +1179,8 @@ mod tests {
                 ..Default::default()
             })
             .expect("delete");
-        let rest = driver.list_volumes(ListVolumesRequest {
-            max_entries: 0,
-            starting_token: first.next_token,
-        });
+        let rest = driver
+            .list_volumes(ListVolumesRequest { max_entries: 0, starting_token: first.next_token });
         let rest: Vec<String> = rest
             .expect("rest")
             .entries
@@ -1331,46 +1200,28 @@ mod tests {
 
     #[tokio::test]
     async fn capacity_is_accounted_and_bounded() {
-        let config = Config {
-            total_capacity: 10 * GIB,
-            max_volume_size: 6 * GIB,
-            ..Config::default()
-        };
+        let config =
+            Config { total_capacity: 10 * GIB, max_volume_size: 6 * GIB, ..Config::default() };
         let driver = Driver::new(config);
         assert_eq!(
             code(create(&driver, "too-big", 7 * GIB, Mode::SingleNodeWriter).await),
             Code::OutOfRange
         );
-        let a = create(&driver, "a", 6 * GIB, Mode::SingleNodeWriter)
-            .await
-            .expect("a");
+        let a = create(&driver, "a", 6 * GIB, Mode::SingleNodeWriter).await.expect("a");
         assert_eq!(
             code(create(&driver, "b", 6 * GIB, Mode::SingleNodeWriter).await),
             Code::ResourceExhausted
         );
-        let free = driver
-            .get_capacity(GetCapacityRequest::default())
-            .expect("capacity");
-        assert_eq!(
-            (free.available_capacity, free.maximum_volume_size),
-            (4 * GIB, Some(4 * GIB))
-        );
+        let free = driver.get_capacity(GetCapacityRequest::default()).expect("capacity");
+        assert_eq!((free.available_capacity, free.maximum_volume_size), (4 * GIB, Some(4 * GIB)));
         // Retrying with a range the volume satisfies is the same volume; one it does not is a conflict.
-        assert_eq!(
-            create(&driver, "a", 5 * GIB, Mode::SingleNodeWriter)
-                .await
-                .expect("retry"),
-            a
-        );
+        assert_eq!(create(&driver, "a", 5 * GIB, Mode::SingleNodeWriter).await.expect("retry"), a);
         assert_eq!(
             code(create(&driver, "a", 6 * GIB, Mode::MultiNodeMultiWriter).await),
             Code::AlreadyExists
         );
         driver
-            .delete_volume(DeleteVolumeRequest {
-                volume_id: a,
-                ..Default::default()
-            })
+            .delete_volume(DeleteVolumeRequest { volume_id: a, ..Default::default() })
             .expect("delete");
         assert_eq!(
             driver
@@ -1389,9 +1240,7 @@ mod tests {
             (Mode::SingleNodeMultiWriter, Code::Ok),
             (Mode::MultiNodeReaderOnly, Code::Ok),
         ] {
-            let id = create(&driver, &format!("{mode:?}"), GIB, mode)
-                .await
-                .expect("create");
+            let id = create(&driver, &format!("{mode:?}"), GIB, mode).await.expect("create");
             let stage = NodeStageVolumeRequest {
                 volume_id: id.clone(),
                 staging_target_path: format!("/staging/{id}"),
@@ -1406,15 +1255,8 @@ mod tests {
                 volume_capability: Some(capability(mode)),
                 ..Default::default()
             };
-            driver
-                .node_publish_volume(publish("/t1"))
-                .await
-                .expect("first publish");
-            assert_eq!(
-                code(driver.node_publish_volume(publish("/t2")).await),
-                second,
-                "{mode:?}"
-            );
+            driver.node_publish_volume(publish("/t1")).await.expect("first publish");
+            assert_eq!(code(driver.node_publish_volume(publish("/t2")).await), second, "{mode:?}");
             let unstage = NodeUnstageVolumeRequest {
                 volume_id: id.clone(),
                 staging_target_path: format!("/staging/{id}"),

@@ -62,11 +62,7 @@ impl Config {
                 },
                 Err(_) => None,
             };
-        Ok(Config {
-            node_id,
-            required_secret,
-            ..Config::default()
-        })
+        Ok(Config { node_id, required_secret, ..Config::default() })
     }
 }
 

@@ -64,12 +64,7 @@ fn kind(i: usize, faults: bool) -> Kind {
             }
         }
         73 if faults => Kind::Disconnect,
-        r => [
-            Kind::Probe,
-            Kind::NodeCapabilities,
-            Kind::Capacity,
-            Kind::PublishToggle,
-        ][r % 4],
+        r => [Kind::Probe, Kind::NodeCapabilities, Kind::Capacity, Kind::PublishToggle][r % 4],
     }
 }
 
@@ -123,9 +118,7 @@ async fn connect(socket: &Path) -> Channel {
 
 fn mount_capability() -> VolumeCapability {
     VolumeCapability {
-        access_mode: Some(AccessMode {
-            mode: Mode::SingleNodeWriter as i32,
-        }),
+        access_mode: Some(AccessMode { mode: Mode::SingleNodeWriter as i32 }),
         access_type: Some(AccessType::Mount(MountVolume {
             fs_type: "ext4".into(),
             ..Default::default()
@@ -311,11 +304,7 @@ async fn toggle(
             .await
             .map(|r| r.map(|_| ()))
     };
-    let what = if *published {
-        "NodeUnpublishVolume"
-    } else {
-        "NodePublishVolume"
-    };
+    let what = if *published { "NodeUnpublishVolume" } else { "NodePublishVolume" };
     answer
         .map_err(|_| format!("{what} not answered"))?
         .map_err(|e| format!("{what} failed: {e}"))?;
@@ -345,11 +334,9 @@ enum Outcome {
 impl std::fmt::Display for Outcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Outcome::Status(code) => write!(
-                f,
-                "grpc-status {code} ({:?})",
-                tonic::Code::from_i32(*code as i32)
-            ),
+            Outcome::Status(code) => {
+                write!(f, "grpc-status {code} ({:?})", tonic::Code::from_i32(*code as i32))
+            }
             Outcome::Reset(why) => write!(f, "reset ({why})"),
             Outcome::Hung => f.write_str("no answer"),
         }
@@ -366,12 +353,9 @@ async fn raw_call(socket: &Path, path: &str, body: Bytes) -> Outcome {
 }
 
 async fn raw_call_inner(socket: &Path, path: &str, body: Bytes) -> Result<u32, String> {
-    let io = UnixStream::connect(socket)
-        .await
-        .map_err(|e| format!("connect: {e}"))?;
-    let (client, connection) = h2::client::handshake(io)
-        .await
-        .map_err(|e| format!("handshake: {e}"))?;
+    let io = UnixStream::connect(socket).await.map_err(|e| format!("connect: {e}"))?;
+    let (client, connection) =
+        h2::client::handshake(io).await.map_err(|e| format!("handshake: {e}"))?;
     let driver = tokio::spawn(connection);
     let result = async {
         let mut client = client.ready().await.map_err(|e| format!("ready: {e}"))?;
@@ -380,11 +364,9 @@ async fn raw_call_inner(socket: &Path, path: &str, body: Bytes) -> Result<u32, S
             .header("te", "trailers")
             .body(())
             .map_err(|e| e.to_string())?;
-        let (response, mut send) = client
-            .send_request(request, false)
-            .map_err(|e| format!("send: {e}"))?;
-        send.send_data(body, true)
-            .map_err(|e| format!("send data: {e}"))?;
+        let (response, mut send) =
+            client.send_request(request, false).map_err(|e| format!("send: {e}"))?;
+        send.send_data(body, true).map_err(|e| format!("send data: {e}"))?;
         let response = response.await.map_err(|e| reason(&e))?;
         if let Some(code) = grpc_status(response.headers()) {
             return Ok(code);
@@ -395,10 +377,7 @@ async fn raw_call_inner(socket: &Path, path: &str, body: Bytes) -> Result<u32, S
             let _ = body.flow_control().release_capacity(chunk.len());
         }
         let trailers = body.trailers().await.map_err(|e| reason(&e))?;
-        trailers
-            .as_ref()
-            .and_then(grpc_status)
-            .ok_or_else(|| "no grpc-status".to_owned())
+        trailers.as_ref().and_then(grpc_status).ok_or_else(|| "no grpc-status".to_owned())
     }
     .await;
     driver.abort();
@@ -503,10 +482,8 @@ async fn run(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn survives_malformed_frames_and_disconnects() {
     let tmp = tempfile::tempdir().expect("temp dir");
-    let mut server = Server::start(
-        tmp.path(),
-        &[("RUST_LOG", "info"), ("MEMDRIVER_NODE_ID", "fault-node")],
-    );
+    let mut server =
+        Server::start(tmp.path(), &[("RUST_LOG", "info"), ("MEMDRIVER_NODE_ID", "fault-node")]);
     let socket = server.socket.clone();
 
     // One staged volume per client, so publications never overlap (no ABORTED by design).
@@ -518,10 +495,7 @@ async fn survives_malformed_frames_and_disconnects() {
         let created = controller
             .create_volume(CreateVolumeRequest {
                 name: format!("fault-{c}"),
-                capacity_range: Some(CapacityRange {
-                    required_bytes: 1 << 30,
-                    limit_bytes: 0,
-                }),
+                capacity_range: Some(CapacityRange { required_bytes: 1 << 30, limit_bytes: 0 }),
                 volume_capabilities: vec![mount_capability()],
                 ..Default::default()
             })
@@ -538,11 +512,7 @@ async fn survives_malformed_frames_and_disconnects() {
         })
         .await
         .expect("NodeStageVolume");
-        volumes.push(Volume {
-            id,
-            staging,
-            target: format!("/target/fault-{c}"),
-        });
+        volumes.push(Volume { id, staging, target: format!("/target/fault-{c}") });
     }
     let capacity = controller
         .get_capacity(GetCapacityRequest::default())
@@ -570,11 +540,7 @@ async fn survives_malformed_frames_and_disconnects() {
         errors.join("\n"),
         tail(&server.log_text(), 40)
     );
-    assert!(
-        server.exited().is_none(),
-        "memdriver died:\n{}",
-        tail(&server.log_text(), 40)
-    );
+    assert!(server.exited().is_none(), "memdriver died:\n{}", tail(&server.log_text(), 40));
     let rss_peak = server.status_kib("VmHWM");
 
     // After the run: the server still answers, and its state is what the clients left.
@@ -589,10 +555,7 @@ async fn survives_malformed_frames_and_disconnects() {
         .await
         .expect("GetCapacity")
         .into_inner();
-    assert_eq!(
-        capacity.available_capacity, expected,
-        "capacity after the run"
-    );
+    assert_eq!(capacity.available_capacity, expected, "capacity after the run");
     drop(controller);
     drop(node);
 
@@ -608,11 +571,8 @@ async fn survives_malformed_frames_and_disconnects() {
          {malformed} malformed, {disconnects} disconnects",
         elapsed.as_secs_f64()
     );
-    for (outcome, n) in tally
-        .outcomes
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .iter()
+    for (outcome, n) in
+        tally.outcomes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter()
     {
         eprintln!("  {n:4} x {outcome}");
     }
@@ -629,11 +589,7 @@ async fn survives_malformed_frames_and_disconnects() {
         "well-formed calls answered correctly"
     );
     let log = server.log_text();
-    assert!(
-        !log.contains("panicked"),
-        "memdriver panicked:\n{}",
-        tail(&log, 40)
-    );
+    assert!(!log.contains("panicked"), "memdriver panicked:\n{}", tail(&log, 40));
     // The clients' 64 channels and the setup channel are closed now; no fault connection may linger.
     assert!(
         fds_after <= fds_baseline,
@@ -645,9 +601,5 @@ async fn survives_malformed_frames_and_disconnects() {
     );
 
     let status = server.terminate(Duration::from_secs(10));
-    assert_eq!(
-        status.code(),
-        Some(0),
-        "memdriver exit status after SIGTERM"
-    );
+    assert_eq!(status.code(), Some(0), "memdriver exit status after SIGTERM");
 }

@@ -40,12 +40,8 @@ fn required_fields_json() -> String {
             .filter(|f| f.presence == Presence::Required)
             .map(|f| f.name)
             .collect();
-        let oneofs: Vec<&str> = message
-            .oneofs
-            .iter()
-            .filter(|o| o.required)
-            .map(|o| o.name)
-            .collect();
+        let oneofs: Vec<&str> =
+            message.oneofs.iter().filter(|o| o.required).map(|o| o.name).collect();
         if !fields.is_empty() || !oneofs.is_empty() {
             out.insert(
                 message.full_name.to_owned(),
@@ -61,9 +57,7 @@ fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
     let Some(corpus) = csikit_spec::corpus_or_skip() else {
         return;
     };
-    let probe = python()
-        .args(["-c", "import grpc, grpc_tools.protoc, google.protobuf"])
-        .output();
+    let probe = python().args(["-c", "import grpc, grpc_tools.protoc, google.protobuf"]).output();
     if !probe.is_ok_and(|o| o.status.success()) {
         return csikit_spec::skip_missing(
             "python3 with grpcio, grpcio-tools and protobuf is missing; pip install -r .ci/requirements.txt",
@@ -126,19 +120,11 @@ fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
         String::from_utf8_lossy(&out.stderr),
         tail(&plugin_lines(&server.log_text()), 40),
     );
-    eprintln!(
-        "{} ({:.1} s)",
-        stdout.trim(),
-        started.elapsed().as_secs_f64()
-    );
+    eprintln!("{} ({:.1} s)", stdout.trim(), started.elapsed().as_secs_f64());
 
     // SIGTERM: drain, exit 0, socket removed.
     let status = server.terminate(Duration::from_secs(10));
-    assert_eq!(
-        status.code(),
-        Some(0),
-        "memdriver exit status after SIGTERM"
-    );
+    assert_eq!(status.code(), Some(0), "memdriver exit status after SIGTERM");
     assert!(
         !server.socket.exists(),
         "the socket {} is still there after shutdown",
@@ -147,11 +133,7 @@ fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
 
     // The logs: present, about these calls, and free of every secret value sent.
     let log = server.log_text();
-    assert!(
-        log.len() > 10_000,
-        "only {} bytes of logs at RUST_LOG=trace",
-        log.len()
-    );
+    assert!(log.len() > 10_000, "only {} bytes of logs at RUST_LOG=trace", log.len());
     for rpc in [
         "CreateVolume",
         "NodePublishVolume",
@@ -168,10 +150,7 @@ fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
         log.contains(secret_key),
         "the log never mentions the secret's key; are requests logged at all?"
     );
-    for (what, secret) in [
-        ("required secret", &secret_value),
-        ("extra secret", &extra_secret),
-    ] {
+    for (what, secret) in [("required secret", &secret_value), ("extra secret", &extra_secret)] {
         let hex = &secret[secret.len() - 32..];
         if let Some(at) = log.find(hex) {
             let line = log[..at].lines().count();

@@ -26,7 +26,8 @@ fn bench(c: &mut Criterion) {
         })
     });
     let out = std::env::temp_dir().join("csikit-bench-descriptor.pb");
-    let protoc_ok = Command::new("protoc").arg("--version").output().is_ok_and(|o| o.status.success());
+    let protoc_ok =
+        Command::new("protoc").arg("--version").output().is_ok_and(|o| o.status.success());
     if protoc_ok {
         group.bench_function("protoc --descriptor_set_out (process)", |b| {
             b.iter(|| {

@@ -59,7 +59,8 @@ fn check_row(model: &Model, row: &ErrorRow) -> Option<Diagnostic> {
         Some(i) => (row.span.offset + i, written.len()),
         None => (row.span.offset, row.span.len),
     };
-    if let Some(n) = grpc_code_number(&canonical_code(&row.code)).filter(|_| row.code.contains(' ')) {
+    if let Some(n) = grpc_code_number(&canonical_code(&row.code)).filter(|_| row.code.contains(' '))
+    {
         return Some(
             Diagnostic::at(
                 Severity::Warning,
@@ -68,7 +69,11 @@ fn check_row(model: &Model, row: &ErrorRow) -> Option<Diagnostic> {
                 format!("code name '{}' is not spelled as gRPC spells it", row.code),
                 format!("read as {} {}", n, canonical_code(&row.code)),
             )
-            .with_help(format!("write '{} {}'", row.code_number, canonical_code(&row.code))),
+            .with_help(format!(
+                "write '{} {}'",
+                row.code_number,
+                canonical_code(&row.code)
+            )),
         );
     }
     match grpc_code_number(&row.code) {
@@ -81,7 +86,10 @@ fn check_row(model: &Model, row: &ErrorRow) -> Option<Diagnostic> {
                 format!("error code {} does not match '{}'", row.code_number, row.code),
                 format!("gRPC numbers '{}' as {n}", row.code),
             )
-            .with_help(format!("write '{n} {}' or name the code numbered {}", row.code, row.code_number)),
+            .with_help(format!(
+                "write '{n} {}' or name the code numbered {}",
+                row.code, row.code_number
+            )),
         ),
         None => Some(Diagnostic::at(
             Severity::Warning,
@@ -98,16 +106,24 @@ pub fn check_required_in_oneof(model: &Model) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for m in &model.messages {
         for f in &m.fields {
-            if f.oneof.is_some() && f.presence == Presence::Required && f.label == Label::Singular
-                && let Some(src) = model.files.get(f.span.file) {
-                    out.push(Diagnostic::at(
-                        Severity::Advice,
-                        src,
-                        (f.span.offset, f.span.len),
-                        format!("field '{}.{}' is REQUIRED inside oneof '{}'", m.full_name, f.name, f.oneof.as_deref().unwrap_or_default()),
-                        "a oneof member cannot be required by itself",
-                    ));
-                }
+            if f.oneof.is_some()
+                && f.presence == Presence::Required
+                && f.label == Label::Singular
+                && let Some(src) = model.files.get(f.span.file)
+            {
+                out.push(Diagnostic::at(
+                    Severity::Advice,
+                    src,
+                    (f.span.offset, f.span.len),
+                    format!(
+                        "field '{}.{}' is REQUIRED inside oneof '{}'",
+                        m.full_name,
+                        f.name,
+                        f.oneof.as_deref().unwrap_or_default()
+                    ),
+                    "a oneof member cannot be required by itself",
+                ));
+            }
         }
     }
     out

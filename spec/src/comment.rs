@@ -7,10 +7,8 @@
 /// Cleans a comment from protobuf source info: one leading space per line dropped, lines
 /// trimmed at the end, surrounding blank lines removed.
 pub fn clean_comment(raw: &str) -> String {
-    let lines: Vec<&str> = raw
-        .lines()
-        .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end())
-        .collect();
+    let lines: Vec<&str> =
+        raw.lines().map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end()).collect();
     lines.join("\n").trim_matches('\n').to_owned()
 }
 
@@ -55,8 +53,7 @@ fn find_keyword(text: &str, word: &str) -> Option<usize> {
     let mut start = 0;
     for sentence in text.split_inclusive(". ") {
         let s = sentence.trim_start();
-        if s.starts_with(word)
-            && s[word.len()..].starts_with(['.', ' ', ':', ','].as_slice())
+        if s.starts_with(word) && s[word.len()..].starts_with(['.', ' ', ':', ','].as_slice())
             || s == word
         {
             return Some(start + (sentence.len() - s.len()));
@@ -91,21 +88,23 @@ pub enum SizeWords {
 pub fn size_words(text: &str) -> Option<SizeWords> {
     for marker in ["SHALL NOT exceed ", "MUST NOT exceed ", "not exceed "] {
         if let Some(pos) = text.find(marker)
-            && let Some(n) = bytes_after(&text[pos + marker.len()..]) {
-                let sentence_start = text[..pos].rfind(". ").map_or(0, |i| i + 2);
-                if text[sentence_start..pos].contains("total size") {
-                    return Some(SizeWords::MaxTotal(n));
-                }
-                return Some(SizeWords::Max(n));
+            && let Some(n) = bytes_after(&text[pos + marker.len()..])
+        {
+            let sentence_start = text[..pos].rfind(". ").map_or(0, |i| i + 2);
+            if text[sentence_start..pos].contains("total size") {
+                return Some(SizeWords::MaxTotal(n));
             }
+            return Some(SizeWords::Max(n));
+        }
     }
     let overrides = text.contains("overrides the general CSI size limit")
         || text.contains("override the general CSI size limit");
     if overrides {
         if let Some(pos) = text.find("at least ")
-            && let Some(n) = bytes_after(&text[pos + "at least ".len()..]) {
-                return Some(SizeWords::AtLeast(n));
-            }
+            && let Some(n) = bytes_after(&text[pos + "at least ".len()..])
+        {
+            return Some(SizeWords::AtLeast(n));
+        }
         return Some(SizeWords::Lifted);
     }
     None
@@ -149,13 +148,25 @@ mod tests {
         assert_eq!(presence("The ID. This field is REQUIRED."), (true, false));
         assert_eq!(presence("This is a REQUIRED field."), (true, false));
         assert_eq!(presence("This is an OPTIONAL field."), (false, true));
-        assert_eq!(presence("The suggested name. This field is REQUIRED for\n idempotency."), (true, false));
-        assert_eq!(presence("OPTIONAL. It can be used to list only a specific snapshot."), (false, true));
-        assert_eq!(presence("The key name segment is REQUIRED. The prefix is OPTIONAL."), (false, false));
+        assert_eq!(
+            presence("The suggested name. This field is REQUIRED for\n idempotency."),
+            (true, false)
+        );
+        assert_eq!(
+            presence("OPTIONAL. It can be used to list only a specific snapshot."),
+            (false, true)
+        );
+        assert_eq!(
+            presence("The key name segment is REQUIRED. The prefix is OPTIONAL."),
+            (false, false)
+        );
         assert_eq!(presence("Secrets required by plugin. This field is OPTIONAL."), (false, true));
         assert_eq!(presence("This field is REQUIRED. This field is OPTIONAL."), (true, true));
         assert_eq!(presence("This field is optional. Default value is false."), (false, true));
-        assert_eq!(presence("Secrets required by the plugin to complete the request."), (false, false));
+        assert_eq!(
+            presence("Secrets required by the plugin to complete the request."),
+            (false, false)
+        );
     }
 
     #[test]
@@ -171,7 +182,9 @@ mod tests {
 
     #[test]
     fn oneof_requirement() {
-        assert!(oneof_required("Specifies what API the volume will be accessed using. One of the following fields MUST be specified."));
+        assert!(oneof_required(
+            "Specifies what API the volume will be accessed using. One of the following fields MUST be specified."
+        ));
         assert!(!oneof_required("Service that the plugin supports."));
     }
 }

@@ -54,11 +54,7 @@ impl SourceFile {
     pub fn offset_of(&self, line0: usize, col0: usize) -> usize {
         let start = self.line_offset(line0 as u32 + 1);
         let rest = &self.text()[start..];
-        start
-            + rest
-                .char_indices()
-                .nth(col0)
-                .map_or(rest.len(), |(i, _)| i)
+        start + rest.char_indices().nth(col0).map_or(rest.len(), |(i, _)| i)
     }
 }
 

@@ -80,7 +80,12 @@ impl Extracted {
     /// The markdown offset a byte of the proto was copied from: `proto` is this extraction's
     /// text as a source file, `markdown` the file it was extracted from. `None` for lines the
     /// rule added (the header, v0.1.0's fence lines).
-    pub fn markdown_offset(&self, proto: &SourceFile, markdown: &SourceFile, offset: usize) -> Option<usize> {
+    pub fn markdown_offset(
+        &self,
+        proto: &SourceFile,
+        markdown: &SourceFile,
+        offset: usize,
+    ) -> Option<usize> {
         let (line, _) = proto.line_col(offset);
         let md_line = *self.line_map.get(line as usize - 1)?;
         (md_line > 0).then(|| markdown.line_offset(md_line) + (offset - proto.line_offset(line)))
@@ -131,12 +136,7 @@ pub fn parse_proto_blocks(src: &SourceFile, diags: &mut Vec<Diagnostic>) -> Vec<
         };
         check_fence_shape(src, &open, close.as_ref(), diags);
         let (first_line, _) = src.line_col(content_start);
-        blocks.push(ProtoBlock {
-            open,
-            close,
-            content,
-            first_line,
-        });
+        blocks.push(ProtoBlock { open, close, content, first_line });
     }
     blocks
 }
@@ -163,18 +163,19 @@ fn check_fence_shape(
         );
     }
     if let Some(close) = close
-        && &text[close.clone()] != "```" {
-            diags.push(
-                Diagnostic::at(
-                    Severity::Warning,
-                    src,
-                    (close.start, close.len()),
-                    "closing fence is not read by the Makefile rule",
-                    "the Makefile only closes a block on a line that is exactly ```",
-                )
-                .with_help("close the block with a line holding only ```"),
-            );
-        }
+        && &text[close.clone()] != "```"
+    {
+        diags.push(
+            Diagnostic::at(
+                Severity::Warning,
+                src,
+                (close.start, close.len()),
+                "closing fence is not read by the Makefile rule",
+                "the Makefile only closes a block on a line that is exactly ```",
+            )
+            .with_help("close the block with a line holding only ```"),
+        );
+    }
 }
 
 /// Builds the proto text from the blocks with a release's rule.
@@ -201,10 +202,11 @@ pub fn extract_proto(src: &SourceFile, rule: Rule, diags: &mut Vec<Diagnostic>) 
             line_map.push(line);
         }
         if rule == Rule::MakefileV0_1
-            && let Some(close) = &block.close {
-                proto.push_str(V0_1_FENCE);
-                line_map.push(src.line_col(close.start).0);
-            }
+            && let Some(close) = &block.close
+        {
+            proto.push_str(V0_1_FENCE);
+            line_map.push(src.line_col(close.start).0);
+        }
     }
     if blocks.is_empty() {
         diags.push(Diagnostic::at(
@@ -215,9 +217,5 @@ pub fn extract_proto(src: &SourceFile, rule: Rule, diags: &mut Vec<Diagnostic>) 
             "expected at least one fenced protobuf block",
         ));
     }
-    Extracted {
-        proto,
-        line_map,
-        blocks,
-    }
+    Extracted { proto, line_map, blocks }
 }

@@ -58,7 +58,10 @@ pub fn corpus_or_skip() -> Option<PathBuf> {
     if dir.join("csi-spec/v1.12.0/spec.md").is_file() {
         return Some(dir);
     }
-    skip_missing(&format!("the CSI corpus is missing at '{}' (set {CORPUS_ENV} to its path)", dir.display()));
+    skip_missing(&format!(
+        "the CSI corpus is missing at '{}' (set {CORPUS_ENV} to its path)",
+        dir.display()
+    ));
     None
 }
 
@@ -85,20 +88,21 @@ impl SpecDir {
     ///
     /// When the directory has no `spec.md` or `README.md`, or more than one `.proto`.
     pub fn find(dir: &Path) -> Result<SpecDir, Diagnostic> {
-        let name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let markdown = ["spec.md", "README.md"]
-            .iter()
-            .map(|f| dir.join(f))
-            .find(|p| p.is_file())
-            .ok_or_else(|| {
-                Diagnostic::global(Severity::Error, format!("no spec.md or README.md in '{}'", dir.display()))
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let markdown =
+            ["spec.md", "README.md"].iter().map(|f| dir.join(f)).find(|p| p.is_file()).ok_or_else(
+                || {
+                    Diagnostic::global(
+                        Severity::Error,
+                        format!("no spec.md or README.md in '{}'", dir.display()),
+                    )
                     .with_help("pass --spec-dir a directory holding spec.md and its .proto")
-            })?;
+                },
+            )?;
         let mut protos: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| Diagnostic::global(Severity::Error, format!("cannot read '{}': {e}", dir.display())))?
+            .map_err(|e| {
+                Diagnostic::global(Severity::Error, format!("cannot read '{}': {e}", dir.display()))
+            })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "proto"))
             .collect();
@@ -144,13 +148,20 @@ fn read_source(path: &Path, diags: &mut Diagnostics) -> Option<SourceFile> {
             Err(e) => {
                 diags.push(Diagnostic::global(
                     Severity::Error,
-                    format!("'{}' is not valid UTF-8 (byte {})", path.display(), e.utf8_error().valid_up_to()),
+                    format!(
+                        "'{}' is not valid UTF-8 (byte {})",
+                        path.display(),
+                        e.utf8_error().valid_up_to()
+                    ),
                 ));
                 None
             }
         },
         Err(e) => {
-            diags.push(Diagnostic::global(Severity::Error, format!("cannot read '{}': {e}", path.display())));
+            diags.push(Diagnostic::global(
+                Severity::Error,
+                format!("cannot read '{}': {e}", path.display()),
+            ));
             None
         }
     }
@@ -159,7 +170,12 @@ fn read_source(path: &Path, diags: &mut Diagnostics) -> Option<SourceFile> {
 /// Reads, lowers and checks a spec directory.
 pub fn load_dir(dir: &Path, options: &LoadOptions) -> Loaded {
     let mut diags = Diagnostics::default();
-    let failed = |diags: Diagnostics| Loaded { model: None, compiled: None, extracted: None, diagnostics: diags.sorted() };
+    let failed = |diags: Diagnostics| Loaded {
+        model: None,
+        compiled: None,
+        extracted: None,
+        diagnostics: diags.sorted(),
+    };
     let spec = match SpecDir::find(dir) {
         Ok(s) => s,
         Err(d) => {
@@ -192,7 +208,9 @@ pub fn load_dir(dir: &Path, options: &LoadOptions) -> Loaded {
                     .lines()
                     .zip(extracted.proto.lines())
                     .position(|(a, b)| a != b)
-                    .unwrap_or_else(|| src.text().lines().count().min(extracted.proto.lines().count()));
+                    .unwrap_or_else(|| {
+                        src.text().lines().count().min(extracted.proto.lines().count())
+                    });
                 let off = src.line_offset(first_diff as u32 + 1);
                 raw.push(
                     Diagnostic::at(
@@ -207,22 +225,35 @@ pub fn load_dir(dir: &Path, options: &LoadOptions) -> Loaded {
             }
             (src, same)
         }
-        None => (SourceFile::new(format!("{} (extracted proto)", md.name()), extracted.proto.clone()), true),
+        None => (
+            SourceFile::new(format!("{} (extracted proto)", md.name()), extracted.proto.clone()),
+            true,
+        ),
     };
     files.push(proto_src.clone());
     if raw.iter().any(Diagnostic::is_error) {
         diags.extend(raw);
-        return Loaded { model: None, compiled: None, extracted: Some(extracted), diagnostics: diags.sorted() };
+        return Loaded {
+            model: None,
+            compiled: None,
+            extracted: Some(extracted),
+            diagnostics: diags.sorted(),
+        };
     }
 
     let mut imports = options.imports.clone();
     if imports.get(CSI_GO_IMPORT).is_none() && proto_src.text().contains(CSI_GO_IMPORT) {
         let path = default_csi_import();
         let Some(src) = read_source(&path, &mut diags) else {
-            diags.push(Diagnostic::global(
-                Severity::Error,
-                format!("'{CSI_GO_IMPORT}' is imported but no CSI proto is mapped"),
-            ).with_help(format!("pass --import {CSI_GO_IMPORT}=PATH/csi.proto or set {CORPUS_ENV}")));
+            diags.push(
+                Diagnostic::global(
+                    Severity::Error,
+                    format!("'{CSI_GO_IMPORT}' is imported but no CSI proto is mapped"),
+                )
+                .with_help(format!(
+                    "pass --import {CSI_GO_IMPORT}=PATH/csi.proto or set {CORPUS_ENV}"
+                )),
+            );
             return failed(diags);
         };
         imports.insert(CSI_GO_IMPORT, src);
@@ -234,7 +265,12 @@ pub fn load_dir(dir: &Path, options: &LoadOptions) -> Loaded {
             for e in errs {
                 diags.push(remap_to_markdown(e, &proto_src, &md, &extracted, same_as_extracted));
             }
-            return Loaded { model: None, compiled: None, extracted: Some(extracted), diagnostics: diags.sorted() };
+            return Loaded {
+                model: None,
+                compiled: None,
+                extracted: Some(extracted),
+                diagnostics: diags.sorted(),
+            };
         }
     };
 
@@ -265,11 +301,22 @@ pub fn load_dir(dir: &Path, options: &LoadOptions) -> Loaded {
     );
     raw.extend(check::check_model(&model));
     diags.extend(raw);
-    Loaded { model: Some(model), compiled: Some(compiled), extracted: Some(extracted), diagnostics: diags.sorted() }
+    Loaded {
+        model: Some(model),
+        compiled: Some(compiled),
+        extracted: Some(extracted),
+        diagnostics: diags.sorted(),
+    }
 }
 
 /// Points a diagnostic about the compiled proto at the markdown line it was copied from.
-fn remap_to_markdown(d: Diagnostic, proto: &SourceFile, md: &SourceFile, ex: &Extracted, same: bool) -> Diagnostic {
+fn remap_to_markdown(
+    d: Diagnostic,
+    proto: &SourceFile,
+    md: &SourceFile,
+    ex: &Extracted,
+    same: bool,
+) -> Diagnostic {
     let Some(src) = &d.source else { return d };
     if !same || src.name() != proto.name() {
         return d;

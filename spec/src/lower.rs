@@ -3,8 +3,7 @@
 use std::collections::HashMap;
 
 use prost_reflect::{
-    Cardinality, DynamicMessage, EnumDescriptor, FieldDescriptor, Kind,
-    MessageDescriptor, Value,
+    Cardinality, DynamicMessage, EnumDescriptor, FieldDescriptor, Kind, MessageDescriptor, Value,
 };
 use prost_types::source_code_info::Location;
 
@@ -33,7 +32,8 @@ impl ProtoOrigin<'_> {
             return Span { file: self.proto_file, offset: 0, len: 0 };
         };
         let s = &loc.span;
-        let (l0, c0) = (s.first().copied().unwrap_or(0) as usize, s.get(1).copied().unwrap_or(0) as usize);
+        let (l0, c0) =
+            (s.first().copied().unwrap_or(0) as usize, s.get(1).copied().unwrap_or(0) as usize);
         let (l1, c1) = if s.len() >= 4 {
             (s[2] as usize, s[3] as usize)
         } else {
@@ -80,12 +80,7 @@ pub fn lower_model(input: LowerInput<'_>, diags: &mut Vec<Diagnostic>) -> Model 
         .and_then(|f| f.file_descriptor_proto().source_code_info.clone())
         .map(|info| info.location.into_iter().map(|l| (l.path.clone(), l)).collect())
         .unwrap_or_default();
-    let mut cx = Lower {
-        origin: &input.origin,
-        locations,
-        files: &input.files,
-        diags,
-    };
+    let mut cx = Lower { origin: &input.origin, locations, files: &input.files, diags };
     let package = file.as_ref().map(|f| f.package_name().to_owned()).unwrap_or_default();
 
     let mut messages = Vec::new();
@@ -147,7 +142,8 @@ pub fn lower_model(input: LowerInput<'_>, diags: &mut Vec<Diagnostic>) -> Model 
                 match tr.rpc_errors.get(&method.name) {
                     Some(rows) => method.errors = rows.clone(),
                     None => {
-                        method.errors = en.rpc_errors.get(&method.name).cloned().unwrap_or_default();
+                        method.errors =
+                            en.rpc_errors.get(&method.name).cloned().unwrap_or_default();
                         if !method.errors.is_empty() {
                             diags.push(Diagnostic::global(
                                 Severity::Advice,
@@ -230,7 +226,12 @@ impl Lower<'_, '_> {
         self.origin.span(self.locations.get(path))
     }
 
-    fn lower_message_tree(&mut self, m: &MessageDescriptor, out: &mut Vec<Message>, enums: &mut Vec<Enum>) {
+    fn lower_message_tree(
+        &mut self,
+        m: &MessageDescriptor,
+        out: &mut Vec<Message>,
+        enums: &mut Vec<Enum>,
+    ) {
         if m.is_map_entry() {
             return;
         }
@@ -307,7 +308,11 @@ impl Lower<'_, '_> {
             Some(SizeWords::Lifted) => {
                 self.warn(
                     &span,
-                    format!("field '{}.{}' overrides the general size limit without a number", m.full_name(), f.name()),
+                    format!(
+                        "field '{}.{}' overrides the general size limit without a number",
+                        m.full_name(),
+                        f.name()
+                    ),
                     "no size is stated",
                     "state the limit in bytes; the model sets no limit",
                 );
@@ -370,9 +375,7 @@ fn is_alpha_option(name: &str) -> bool {
 
 /// True when an options message sets a bool extension whose name satisfies `pred` to true.
 fn has_flag(options: &DynamicMessage, pred: impl Fn(&str) -> bool) -> bool {
-    options
-        .extensions()
-        .any(|(ext, value)| pred(ext.name()) && matches!(value, Value::Bool(true)))
+    options.extensions().any(|(ext, value)| pred(ext.name()) && matches!(value, Value::Bool(true)))
 }
 
 fn kind_name(kind: &Kind) -> String {
@@ -399,11 +402,12 @@ fn kind_name(kind: &Kind) -> String {
 
 fn type_name(f: &FieldDescriptor) -> String {
     if f.is_map()
-        && let Kind::Message(entry) = f.kind() {
-            let key = entry.map_entry_key_field();
-            let value = entry.map_entry_value_field();
-            return format!("map<{}, {}>", kind_name(&key.kind()), kind_name(&value.kind()));
-        }
+        && let Kind::Message(entry) = f.kind()
+    {
+        let key = entry.map_entry_key_field();
+        let value = entry.map_entry_value_field();
+        return format!("map<{}, {}>", kind_name(&key.kind()), kind_name(&value.kind()));
+    }
     kind_name(&f.kind())
 }
 
@@ -412,7 +416,9 @@ fn apply_general_limits(model: &mut Model) {
     let limits = model.size_limits;
     for m in &mut model.messages {
         for f in &mut m.fields {
-            if f.size_limit != SizeLimit::None || f.comment.contains("overrides the general CSI size limit") {
+            if f.size_limit != SizeLimit::None
+                || f.comment.contains("overrides the general CSI size limit")
+            {
                 continue;
             }
             let general = match (f.label, f.ty.as_str()) {
@@ -437,12 +443,15 @@ struct Prose {
 }
 
 /// Reads one document's headings and tables against the model's RPC names.
-fn attach_prose(model: &mut Model, doc: &Doc, file: usize, lang: &str, diags: &mut Vec<Diagnostic>) -> Prose {
-    let rpc_names: Vec<String> = model
-        .services
-        .iter()
-        .flat_map(|s| s.methods.iter().map(|m| m.name.clone()))
-        .collect();
+fn attach_prose(
+    model: &mut Model,
+    doc: &Doc,
+    file: usize,
+    lang: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Prose {
+    let rpc_names: Vec<String> =
+        model.services.iter().flat_map(|s| s.methods.iter().map(|m| m.name.clone())).collect();
     let names_rpc = |title: &str| -> Option<String> {
         let first = title.split_whitespace().next()?.trim_matches('`');
         rpc_names.iter().find(|n| n.as_str() == first).cloned()

@@ -65,20 +65,18 @@ pub fn parse_doc(src: &SourceFile, diags: &mut Vec<Diagnostic>) -> Doc {
     for (event, range) in Parser::new_ext(text, Options::ENABLE_TABLES).into_offset_iter() {
         match event {
             Event::Start(Tag::Heading { level, .. }) => {
-                heading = Some(OpenHeading { level: heading_level(level), span: range, ..Default::default() });
+                heading = Some(OpenHeading {
+                    level: heading_level(level),
+                    span: range,
+                    ..Default::default()
+                });
             }
             Event::End(TagEnd::Heading(_)) => {
                 if let Some(OpenHeading { level, span, title, codes, other }) = heading.take() {
                     let title = title.trim().to_owned();
                     let code_only = (codes.len() == 1 && other == 0).then(|| codes[0].clone());
                     let anchor = unique_slug(&mut slugs, &title);
-                    doc.headings.push(Heading {
-                        level,
-                        title,
-                        code_only,
-                        anchor,
-                        span,
-                    });
+                    doc.headings.push(Heading { level, title, code_only, anchor, span });
                 }
             }
             Event::Text(t) => {
@@ -195,10 +193,11 @@ fn read_table(src: &SourceFile, start: usize, diags: &mut Vec<Diagnostic>) -> Ta
     // The delimiter row; pulldown-cmark only reports a table when it is there.
     let mut end = header_range.end;
     if let Some((r, l)) = lines.peek()
-        && is_delimiter_row(l) {
-            lines.next();
-            end = r.end;
-        }
+        && is_delimiter_row(l)
+    {
+        lines.next();
+        end = r.end;
+    }
     let mut rows = Vec::new();
     while let Some((range, line)) = lines.peek() {
         if !line.trim_start().starts_with('|') {
@@ -239,7 +238,9 @@ fn read_table(src: &SourceFile, start: usize, diags: &mut Vec<Diagnostic>) -> Ta
                         "table row broken across lines",
                         "this row continues over several lines",
                     )
-                    .with_help("keep each table row on one line; the row was read by joining its lines"),
+                    .with_help(
+                        "keep each table row on one line; the row was read by joining its lines",
+                    ),
                 );
             } else {
                 lines.pos = save;
@@ -255,16 +256,9 @@ fn read_table(src: &SourceFile, start: usize, diags: &mut Vec<Diagnostic>) -> Ta
             }
         }
         end = row_span.end;
-        rows.push(Row {
-            cells,
-            span: row_span,
-        });
+        rows.push(Row { cells, span: row_span });
     }
-    Table {
-        header,
-        rows,
-        span: start..end,
-    }
+    Table { header, rows, span: start..end }
 }
 
 /// Iterates over source lines from a byte position, yielding each line's range and text.

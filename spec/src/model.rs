@@ -173,9 +173,9 @@ impl SizeLimit {
     /// The largest value size the spec allows, if it sets one.
     pub fn max_bytes(self) -> Option<u32> {
         match self {
-            SizeLimit::General { bytes } | SizeLimit::Max { bytes } | SizeLimit::MaxTotal { bytes } => {
-                Some(bytes)
-            }
+            SizeLimit::General { bytes }
+            | SizeLimit::Max { bytes }
+            | SizeLimit::MaxTotal { bytes } => Some(bytes),
             SizeLimit::None | SizeLimit::AtLeast { .. } => None,
         }
     }
@@ -303,9 +303,7 @@ impl Model {
 
     /// Looks up an RPC by simple name across all services.
     pub fn method(&self, name: &str) -> Option<(&Service, &Method)> {
-        self.services
-            .iter()
-            .find_map(|s| s.methods.iter().find(|m| m.name == name).map(|m| (s, m)))
+        self.services.iter().find_map(|s| s.methods.iter().find(|m| m.name == name).map(|m| (s, m)))
     }
 
     /// The model as pretty JSON with the keys in `DESIGN.md`.

@@ -29,9 +29,14 @@ pub const ADDONS: [&str; 4] = ["identity", "reclaimspace", "replication", "volum
 
 /// `protoc`, or `None` after a loud skip (a failure when CI requires it).
 pub fn protoc() -> Option<PathBuf> {
-    let ok = std::process::Command::new("protoc").arg("--version").output().is_ok_and(|o| o.status.success());
+    let ok = std::process::Command::new("protoc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ok {
-        csikit_spec::skip_missing("protoc is not installed (apt-get install protobuf-compiler libprotobuf-dev)");
+        csikit_spec::skip_missing(
+            "protoc is not installed (apt-get install protobuf-compiler libprotobuf-dev)",
+        );
     }
     ok.then(|| PathBuf::from("protoc"))
 }

@@ -9,8 +9,9 @@ use csikit_spec::LoadOptions;
 
 fn render(dir: &Path) -> (String, bool, bool) {
     let loaded = csikit_spec::load_dir(dir, &LoadOptions::default());
-    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
-        .with_width(100);
+    let handler =
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            .with_width(100);
     let mut out = String::new();
     for d in &loaded.diagnostics.0 {
         out.push_str(&format!("{}: {:?}: {}\n", d.location(), d.severity, d.message));
@@ -74,14 +75,18 @@ fn indented_fence() {
 #[test]
 fn many_problems_are_all_collected() {
     check("many-problems", false);
-    let loaded = csikit_spec::load_dir(Path::new("tests/data/diagnostics/many-problems"), &LoadOptions::default());
+    let loaded = csikit_spec::load_dir(
+        Path::new("tests/data/diagnostics/many-problems"),
+        &LoadOptions::default(),
+    );
     let messages: Vec<&str> = loaded.diagnostics.0.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(messages.len(), 4, "{messages:?}");
 }
 
 #[test]
 fn missing_spec_dir_is_one_clear_error() {
-    let loaded = csikit_spec::load_dir(Path::new("tests/data/no-such-dir"), &LoadOptions::default());
+    let loaded =
+        csikit_spec::load_dir(Path::new("tests/data/no-such-dir"), &LoadOptions::default());
     assert!(loaded.model.is_none());
     assert_eq!(loaded.diagnostics.0.len(), 1);
     assert!(loaded.diagnostics.0[0].message.contains("no spec.md or README.md"));

@@ -3,11 +3,14 @@
 
 mod common;
 
-use csikit_spec::extract::{extract_proto, Rule};
 use csikit_spec::SourceFile;
+use csikit_spec::extract::{Rule, extract_proto};
 
 fn extract(path: &std::path::Path, rule: Rule) -> (String, Vec<csikit_spec::Diagnostic>) {
-    let src = SourceFile::new(path.display().to_string(), std::fs::read_to_string(path).expect("read spec"));
+    let src = SourceFile::new(
+        path.display().to_string(),
+        std::fs::read_to_string(path).expect("read spec"),
+    );
     let mut diags = Vec::new();
     let ex = extract_proto(&src, rule, &mut diags);
     (ex.proto, diags)
@@ -32,7 +35,8 @@ fn addons_extract_byte_identical_with_the_default_rule() {
     for name in common::ADDONS {
         let dir = corpus.join("csi-addons").join(name);
         let (proto, diags) = extract(&dir.join("README.md"), Rule::default());
-        let shipped = std::fs::read_to_string(dir.join(format!("{name}.proto"))).expect("read proto");
+        let shipped =
+            std::fs::read_to_string(dir.join(format!("{name}.proto"))).expect("read proto");
         assert!(diags.is_empty(), "{name}: unexpected diagnostics {diags:?}");
         assert!(proto == shipped, "{name}: extraction differs from the shipped proto");
     }
@@ -103,8 +107,16 @@ fn pulldown_reading_agrees_with_the_sed_rule() {
     for (path, rule) in files {
         let text = std::fs::read_to_string(&path).expect("read markdown");
         let (proto, diags) = extract(&path, rule);
-        assert!(diags.is_empty(), "{}: fences the sed rule would read differently: {diags:?}", path.display());
-        assert!(proto == sed_rule(&text, rule), "{}: pulldown reading differs from the sed rule", path.display());
+        assert!(
+            diags.is_empty(),
+            "{}: fences the sed rule would read differently: {diags:?}",
+            path.display()
+        );
+        assert!(
+            proto == sed_rule(&text, rule),
+            "{}: pulldown reading differs from the sed rule",
+            path.display()
+        );
     }
 }
 
@@ -115,7 +127,8 @@ fn fences_sed_would_misread_are_reported() {
     let mut diags = Vec::new();
     let ex = extract_proto(&src, Rule::Makefile, &mut diags);
     assert!(ex.proto.contains("message A {}") && ex.proto.contains("message B {}"));
-    let msgs: Vec<String> = diags.iter().map(|d| format!("{} {}", d.location(), d.message)).collect();
+    let msgs: Vec<String> =
+        diags.iter().map(|d| format!("{} {}", d.location(), d.message)).collect();
     assert_eq!(
         msgs,
         vec![

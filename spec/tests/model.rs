@@ -71,7 +71,11 @@ fn v1_12_0_field_facts() {
     let flags = field(&m, "csi.v1.VolumeCapability.MountVolume", "mount_flags");
     assert_eq!(flags.size_limit, SizeLimit::MaxTotal { bytes: 4096 });
     assert!(field(&m, "csi.v1.CapacityRange", "required_bytes").non_negative);
-    for msg in ["csi.v1.CreateVolumeRequest", "csi.v1.CreateSnapshotRequest", "csi.v1.CreateVolumeGroupSnapshotRequest"] {
+    for msg in [
+        "csi.v1.CreateVolumeRequest",
+        "csi.v1.CreateSnapshotRequest",
+        "csi.v1.CreateVolumeGroupSnapshotRequest",
+    ] {
         assert!(field(&m, msg, "name").no_control_chars, "{msg}");
     }
     assert!(!field(&m, "csi.v1.CreateVolumeRequest", "parameters").no_control_chars);
@@ -102,13 +106,22 @@ fn every_release_and_addon_lowers_without_errors() {
                 assert!(rpc.section.is_some(), "{tag}: rpc '{}' has no section", rpc.name);
             }
         }
-        let required = m.messages.iter().flat_map(|x| &x.fields).filter(|f| f.presence == Presence::Required).count();
+        let required = m
+            .messages
+            .iter()
+            .flat_map(|x| &x.fields)
+            .filter(|f| f.presence == Presence::Required)
+            .count();
         assert!(required > 10, "{tag}: only {required} required fields");
     }
     for name in common::ADDONS {
         let m = load(&corpus.join("csi-addons").join(name), &LoadOptions::default());
         assert_eq!(m.package, name);
-        assert!(m.services.iter().flat_map(|s| &s.methods).any(|x| !x.errors.is_empty()) || name == "identity", "{name}");
+        assert!(
+            m.services.iter().flat_map(|s| &s.methods).any(|x| !x.errors.is_empty())
+                || name == "identity",
+            "{name}"
+        );
     }
     // The hand-written v0.1.1 replication proto uses its own secret and alpha options.
     let old = load(&corpus.join("csi-addons/_tags/v0.1.1"), &LoadOptions::default());
@@ -128,10 +141,16 @@ fn japanese_model_carries_japanese_conditions_with_the_same_codes() {
         },
     );
     assert_eq!(ja.lang, "ja");
-    let japanese = |s: &str| s.chars().any(|c| ('\u{3040}'..='\u{30ff}').contains(&c) || ('\u{4e00}'..='\u{9fff}').contains(&c));
+    let japanese = |s: &str| {
+        s.chars().any(|c| {
+            ('\u{3040}'..='\u{30ff}').contains(&c) || ('\u{4e00}'..='\u{9fff}').contains(&c)
+        })
+    };
     let (_, en_create) = en.method("CreateVolume").expect("CreateVolume");
     let (_, ja_create) = ja.method("CreateVolume").expect("CreateVolume");
-    let codes = |rows: &[csikit_spec::ErrorRow]| rows.iter().map(|e| (e.code_number, e.code.clone())).collect::<Vec<_>>();
+    let codes = |rows: &[csikit_spec::ErrorRow]| {
+        rows.iter().map(|e| (e.code_number, e.code.clone())).collect::<Vec<_>>()
+    };
     assert_eq!(codes(&ja_create.errors), codes(&en_create.errors));
     assert!(ja_create.errors.iter().all(|e| japanese(&e.condition) && e.lang == "ja"));
     assert!(japanese(&ja.general_errors[0].condition));

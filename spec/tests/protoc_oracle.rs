@@ -14,11 +14,8 @@ use prost_types::{DescriptorProto, FileDescriptorProto, FileDescriptorSet};
 
 /// Lines describing a schema, one per fact, so two schemas compare as sets of lines.
 fn protoc_facts(set: &FileDescriptorSet, file_name: &str) -> BTreeSet<String> {
-    let file: &FileDescriptorProto = set
-        .file
-        .iter()
-        .find(|f| f.name() == file_name)
-        .expect("protoc output holds the file");
+    let file: &FileDescriptorProto =
+        set.file.iter().find(|f| f.name() == file_name).expect("protoc output holds the file");
     let pkg = file.package();
     let mut out = BTreeSet::new();
     for m in &file.message_type {
@@ -45,7 +42,11 @@ fn protoc_facts(set: &FileDescriptorSet, file_name: &str) -> BTreeSet<String> {
 }
 
 fn find_message<'a>(set: &'a FileDescriptorSet, full: &str) -> Option<&'a DescriptorProto> {
-    fn walk<'a>(prefix: &str, ms: &'a [DescriptorProto], full: &str) -> Option<&'a DescriptorProto> {
+    fn walk<'a>(
+        prefix: &str,
+        ms: &'a [DescriptorProto],
+        full: &str,
+    ) -> Option<&'a DescriptorProto> {
         for m in ms {
             let name = format!("{prefix}.{}", m.name());
             if name == full {
@@ -83,12 +84,19 @@ fn scalar(t: Type) -> &'static str {
 
 fn type_of(f: &prost_types::FieldDescriptorProto) -> String {
     match f.r#type() {
-        Type::Message | Type::Enum | Type::Group => f.type_name().trim_start_matches('.').to_owned(),
+        Type::Message | Type::Enum | Type::Group => {
+            f.type_name().trim_start_matches('.').to_owned()
+        }
         t => scalar(t).to_owned(),
     }
 }
 
-fn message_facts(set: &FileDescriptorSet, prefix: &str, m: &DescriptorProto, out: &mut BTreeSet<String>) {
+fn message_facts(
+    set: &FileDescriptorSet,
+    prefix: &str,
+    m: &DescriptorProto,
+    out: &mut BTreeSet<String>,
+) {
     let full = format!("{prefix}.{}", m.name());
     if m.options.as_ref().is_some_and(|o| o.map_entry()) {
         return;
@@ -109,7 +117,11 @@ fn message_facts(set: &FileDescriptorSet, prefix: &str, m: &DescriptorProto, out
             .filter(|_| !f.proto3_optional())
             .map(|i| m.oneof_decl[i as usize].name().to_owned())
             .unwrap_or_default();
-        out.insert(format!("field {full}.{} = {} {label} {ty} oneof={oneof}", f.name(), f.number()));
+        out.insert(format!(
+            "field {full}.{} = {} {label} {ty} oneof={oneof}",
+            f.name(),
+            f.number()
+        ));
     }
     for e in &m.enum_type {
         enum_facts(&format!("{full}.{}", e.name()), e, out);
@@ -171,7 +183,11 @@ fn model_facts(model: &Model) -> BTreeSet<String> {
 }
 
 fn run_protoc(protoc: &Path, include: &[&Path], file: &str) -> FileDescriptorSet {
-    let out = std::env::temp_dir().join(format!("csikit-protoc-{}-{}.pb", std::process::id(), file.replace('/', "_")));
+    let out = std::env::temp_dir().join(format!(
+        "csikit-protoc-{}-{}.pb",
+        std::process::id(),
+        file.replace('/', "_")
+    ));
     let mut cmd = Command::new(protoc);
     cmd.arg(format!("--descriptor_set_out={}", out.display())).arg("--include_imports");
     for dir in include {

@@ -23,7 +23,8 @@ fn load_text(dir: &std::path::Path, text: &str) -> csikit_spec::Loaded {
 #[test]
 fn mangled_specs_never_panic() {
     let Some(corpus) = common::corpus() else { return };
-    let original = std::fs::read_to_string(corpus.join("csi-spec/v1.12.0/spec.md")).expect("read spec");
+    let original =
+        std::fs::read_to_string(corpus.join("csi-spec/v1.12.0/spec.md")).expect("read spec");
     let dir = std::env::temp_dir().join(format!("csikit-robust-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     let mut rng = Lcg(0x5eed);
@@ -70,7 +71,13 @@ fn mangled_specs_never_panic() {
         }
     }
     // Empty, whitespace-only and non-markdown inputs.
-    for text in ["", "\n\n", "```protobuf\n", "| a | b |\n|---|---|\n| 1 |\n", "\u{feff}# x\n```protobuf\nsyntax = \"proto3\";\n```\n"] {
+    for text in [
+        "",
+        "\n\n",
+        "```protobuf\n",
+        "| a | b |\n|---|---|\n| 1 |\n",
+        "\u{feff}# x\n```protobuf\nsyntax = \"proto3\";\n```\n",
+    ] {
         let _ = load_text(&dir, text);
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -50,11 +50,7 @@ impl Fit {
 
     /// The preferences in order: reads exactly, every REQUIRED field set, enum values declared.
     fn level(&self) -> (bool, bool, bool) {
-        (
-            self.misread == 0,
-            self.missing_required == 0,
-            self.undeclared_enums == 0,
-        )
+        (self.misread == 0, self.missing_required == 0, self.undeclared_enums == 0)
     }
 
     /// What the fit amounts to, for people: `exact`, `exact, 2 REQUIRED unset`, `3 misread`.
@@ -119,12 +115,8 @@ impl Ranking {
     /// The names of the tied types, at most `max` of them and a count of the rest.
     pub fn tied_names(&self, max: usize) -> String {
         let tied = self.tied();
-        let mut s = tied
-            .iter()
-            .take(max)
-            .map(|c| c.desc.full_name())
-            .collect::<Vec<_>>()
-            .join(", ");
+        let mut s =
+            tied.iter().take(max).map(|c| c.desc.full_name()).collect::<Vec<_>>().join(", ");
         if tied.len() > max {
             s.push_str(&format!(" and {} more", tied.len() - max));
         }
@@ -164,10 +156,7 @@ pub fn rank(schema: &Schema, bytes: &[u8]) -> Result<Ranking, WireError> {
         .candidates()
         .into_iter()
         .map(|desc| {
-            let mut reader = Reader {
-                schema,
-                budget: RECORD_BUDGET,
-            };
+            let mut reader = Reader { schema, budget: RECORD_BUDGET };
             // The records parse (checked above), so every type reads a message.
             let fit = reader.message(&desc, bytes, 0).unwrap_or(Fit {
                 misread: 1,
@@ -178,10 +167,7 @@ pub fn rank(schema: &Schema, bytes: &[u8]) -> Result<Ranking, WireError> {
         })
         .collect();
     candidates.sort_by(|a, b| {
-        b.fit
-            .level()
-            .cmp(&a.fit.level())
-            .then(b.fit.score.total_cmp(&a.fit.score))
+        b.fit.level().cmp(&a.fit.level()).then(b.fit.score.total_cmp(&a.fit.score))
     });
     Ok(Ranking { candidates })
 }
@@ -306,10 +292,8 @@ impl Reader<'_> {
                     self.map_entry(&mut fit, &field, d, depth, &mut keys);
                 }
                 value => {
-                    let slot = Slot {
-                        implicit: !field.supports_presence() && !field.is_list(),
-                        utf8,
-                    };
+                    let slot =
+                        Slot { implicit: !field.supports_presence() && !field.is_list(), utf8 };
                     self.value(&mut fit, &kind, value, slot, depth);
                 }
             }
@@ -338,10 +322,7 @@ impl Reader<'_> {
         if let Some(facts) = facts {
             for o in &facts.required_oneofs {
                 if let Some(oneof) = desc.oneofs().find(|x| x.name() == o) {
-                    if oneof
-                        .fields()
-                        .any(|f| seen.iter().any(|s| s.0 == f.number()))
-                    {
+                    if oneof.fields().any(|f| seen.iter().any(|s| s.0 == f.number())) {
                         fit.score += REQUIRED_PRESENT;
                     } else {
                         fit.missing_required += 1;
@@ -382,10 +363,7 @@ impl Reader<'_> {
                     }
                     fit.score += INVALID_UTF8;
                 }
-                Ok(s)
-                    if s.bytes()
-                        .any(|b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) =>
-                {
+                Ok(s) if s.bytes().any(|b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) => {
                     fit.score += CONTROL_CHARS;
                 }
                 Ok(_) => fit.score += TEXT_STRING,
@@ -510,10 +488,7 @@ impl Reader<'_> {
             }
         };
         fit.score += NESTED_MESSAGE + 2.0 * KNOWN_FIELD;
-        let slot = Slot {
-            implicit: false,
-            utf8: entry.parent_file().syntax() == Syntax::Proto3,
-        };
+        let slot = Slot { implicit: false, utf8: entry.parent_file().syntax() == Syntax::Proto3 };
         self.value(fit, &key_field.kind(), key.value, slot, depth + 1);
         self.value(fit, &value_field.kind(), value.value, slot, depth + 1);
         let k = match key.value {
@@ -561,11 +536,7 @@ mod tests {
     }
 
     fn fit(r: &Ranking, name: &str) -> Fit {
-        r.candidates
-            .iter()
-            .find(|c| c.desc.full_name() == name)
-            .map(|c| c.fit)
-            .expect("candidate")
+        r.candidates.iter().find(|c| c.desc.full_name() == name).map(|c| c.fit).expect("candidate")
     }
 
     const PROTO: &str = r#"syntax = "proto3";

@@ -32,11 +32,7 @@ pub fn diff(
     show_secrets: bool,
 ) -> Vec<Change> {
     let mut out = Vec::new();
-    let mut d = Differ {
-        schema,
-        show_secrets,
-        out: &mut out,
-    };
+    let mut d = Differ { schema, show_secrets, out: &mut out };
     d.message(a, b, "", false);
     out
 }
@@ -48,11 +44,7 @@ struct Differ<'a> {
 }
 
 fn join(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{path}.{name}")
-    }
+    if path.is_empty() { name.to_owned() } else { format!("{path}.{name}") }
 }
 
 impl Differ<'_> {
@@ -73,11 +65,7 @@ impl Differ<'_> {
             Value::List(l) => format!("[{} values]", l.len()),
             Value::Map(m) => format!("{{{} entries}}", m.len()),
             Value::EnumNumber(n) => n.to_string(),
-            other => format!("{other:?}")
-                .split(['(', ')'])
-                .nth(1)
-                .unwrap_or_default()
-                .to_owned(),
+            other => format!("{other:?}").split(['(', ')']).nth(1).unwrap_or_default().to_owned(),
         }
     }
 

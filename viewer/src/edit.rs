@@ -94,10 +94,7 @@ pub fn edit_file(
             let ranking = crate::detect::rank(schema, &bytes)?;
             match ranking.best() {
                 Some(c) => c.desc.clone(),
-                None => bail!(
-                    "ambiguous type: {} fit equally; pass --type",
-                    ranking.tied_names(5)
-                ),
+                None => bail!("ambiguous type: {} fit equally; pass --type", ranking.tied_names(5)),
             }
         }
     };
@@ -105,17 +102,11 @@ pub fn edit_file(
         .with_context(|| format!("'{}' is not a valid {}", path.display(), desc.full_name()))?;
 
     let mut table = Redactions::default();
-    let options = TextOptions {
-        annotate: true,
-        explain: false,
-        show_secrets: opts.show_secrets,
-    };
+    let options = TextOptions { annotate: true, explain: false, show_secrets: opts.show_secrets };
     let mut text = HEADER.as_bytes().to_vec();
     {
         let mut printer = TextPrinter::new(schema, &mut text, options, Some(&mut table));
-        printer
-            .print(&desc, &bytes, 0)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        printer.print(&desc, &bytes, 0).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     let text = String::from_utf8(text).context("the text of the message is not UTF-8")?;
 
@@ -148,10 +139,7 @@ pub fn edit_file(
     }
     let new_bytes = match crate::textparse::encode_text(&desc, &edited, Some(&table)) {
         Ok(b) => b,
-        Err(e) => bail!(
-            "{e}; nothing written, the edited text is kept in '{}'",
-            scratch.display()
-        ),
+        Err(e) => bail!("{e}; nothing written, the edited text is kept in '{}'", scratch.display()),
     };
     if new_bytes == bytes {
         let _ = std::fs::remove_file(&scratch);
@@ -165,20 +153,12 @@ pub fn edit_file(
     let changes = diff(schema, &old, &new, opts.show_secrets);
     let violations = validate(schema, &new);
     if !violations.is_empty() && !opts.force {
-        return Ok(EditOutcome::Refused {
-            violations,
-            changes,
-            kept: scratch,
-        });
+        return Ok(EditOutcome::Refused { violations, changes, kept: scratch });
     }
     let out = encode_like(&new_bytes, format, opts.grpc, data.last() == Some(&b'\n'))?;
     let backup = write_atomically(path, &out)?;
     let _ = std::fs::remove_file(&scratch);
-    Ok(EditOutcome::Written {
-        changes,
-        violations,
-        backup,
-    })
+    Ok(EditOutcome::Written { changes, violations, backup })
 }
 
 /// The file form of `bytes`: in `format`, framed when `grpc`, with a final newline for text
@@ -193,11 +173,7 @@ pub fn encode_like(
     grpc: bool,
     trailing_newline: bool,
 ) -> Result<Vec<u8>> {
-    let framed = if grpc {
-        input::grpc_frame(bytes)?
-    } else {
-        bytes.to_vec()
-    };
+    let framed = if grpc { input::grpc_frame(bytes)? } else { bytes.to_vec() };
     Ok(match format {
         InputFormat::Hex => with_newline(input::to_hex(&framed), trailing_newline),
         InputFormat::Base64 => with_newline(input::to_base64(&framed), trailing_newline),
@@ -228,23 +204,15 @@ fn scratch_path(path: &Path) -> PathBuf {
 ///
 /// When any step fails; the original is then unchanged.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.csi-view-{}.tmp", std::process::id()));
     let backup = dir.join(format!("{name}.bak"));
     let result = (|| -> Result<()> {
         let mut f = std::fs::File::create(&tmp)
             .with_context(|| format!("cannot create '{}'", tmp.display()))?;
-        f.write_all(bytes)
-            .with_context(|| format!("cannot write '{}'", tmp.display()))?;
-        f.sync_all()
-            .with_context(|| format!("cannot sync '{}'", tmp.display()))?;
+        f.write_all(bytes).with_context(|| format!("cannot write '{}'", tmp.display()))?;
+        f.sync_all().with_context(|| format!("cannot sync '{}'", tmp.display()))?;
         if let Ok(meta) = std::fs::metadata(path) {
             let _ = std::fs::set_permissions(&tmp, meta.permissions());
         }

@@ -80,15 +80,8 @@ pub fn decode_text(
 /// Guesses how `data` is written: all hex digits (an even count) means hex; only base64
 /// characters that decode means base64; anything else is raw bytes.
 pub fn detect_format(data: &[u8]) -> InputFormat {
-    let first = data
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(data.len());
-    let hex_start = if data[first..].starts_with(b"0x") {
-        first + 2
-    } else {
-        first
-    };
+    let first = data.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(data.len());
+    let hex_start = if data[first..].starts_with(b"0x") { first + 2 } else { first };
     let (mut hex, mut b64) = (true, true);
     let mut hex_digits = 0usize;
     for (i, &b) in data.iter().enumerate() {
@@ -123,15 +116,8 @@ fn decode_hex(data: &[u8]) -> Result<Vec<u8>, InputError> {
     let mut out = Vec::with_capacity(data.len() / 2);
     let mut high: Option<(u8, usize)> = None;
     let skip = {
-        let first = data
-            .iter()
-            .position(|b| !b.is_ascii_whitespace())
-            .unwrap_or(0);
-        if data[first..].starts_with(b"0x") {
-            first + 2
-        } else {
-            0
-        }
+        let first = data.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(0);
+        if data[first..].starts_with(b"0x") { first + 2 } else { 0 }
     };
     for (i, &b) in data.iter().enumerate().skip(skip) {
         if b.is_ascii_whitespace() {
@@ -192,20 +178,13 @@ fn decode_base64(data: &[u8]) -> Result<Vec<u8>, InputError> {
         }
     }
     if bits >= 6 {
-        return Err(err(
-            data.len(),
-            "truncated base64 (a single character in the last group)",
-        ));
+        return Err(err(data.len(), "truncated base64 (a single character in the last group)"));
     }
     Ok(out)
 }
 
 fn show_byte(b: u8) -> String {
-    if b.is_ascii_graphic() {
-        format!("'{}'", b as char)
-    } else {
-        format!("0x{b:02x}")
-    }
+    if b.is_ascii_graphic() { format!("'{}'", b as char) } else { format!("0x{b:02x}") }
 }
 
 /// Splits `bytes` into messages: the whole input, or gRPC frames when `grpc` is set.
@@ -222,19 +201,10 @@ pub fn split_messages(bytes: Vec<u8>, grpc: bool) -> Result<Vec<Message>, InputE
     let mut pos = 0;
     while pos < bytes.len() {
         let header = bytes.get(pos..pos + 5).ok_or_else(|| {
-            err(
-                pos,
-                format!(
-                    "truncated gRPC frame header ({} of 5 bytes)",
-                    bytes.len() - pos
-                ),
-            )
+            err(pos, format!("truncated gRPC frame header ({} of 5 bytes)", bytes.len() - pos))
         })?;
         if header[0] > 1 {
-            return Err(err(
-                pos,
-                format!("invalid gRPC compressed flag {}", header[0]),
-            ));
+            return Err(err(pos, format!("invalid gRPC compressed flag {}", header[0])));
         }
         if header[0] == 1 {
             return Err(err(pos, "compressed gRPC frame; decompress it first"));
@@ -248,10 +218,7 @@ pub fn split_messages(bytes: Vec<u8>, grpc: bool) -> Result<Vec<Message>, InputE
                 format!("gRPC frame length {len} exceeds the {left} bytes left"),
             ));
         }
-        out.push(Message {
-            offset: start,
-            bytes: bytes[start..start + len].to_vec(),
-        });
+        out.push(Message { offset: start, bytes: bytes[start..start + len].to_vec() });
         pos = start + len;
     }
     Ok(out)
@@ -326,21 +293,12 @@ mod tests {
         assert_eq!(detect_format(b"CgNhYmM=\n"), InputFormat::Base64);
         assert_eq!(detect_format(b"\x0a\x03abc"), InputFormat::Raw);
         assert_eq!(
-            decode_text(b"0a03616263".to_vec(), InputFormat::Auto)
-                .unwrap()
-                .0,
+            decode_text(b"0a03616263".to_vec(), InputFormat::Auto).unwrap().0,
             b"\x0a\x03abc"
         );
+        assert_eq!(decode_text(b"CgNhYmM=".to_vec(), InputFormat::Auto).unwrap().0, b"\x0a\x03abc");
         assert_eq!(
-            decode_text(b"CgNhYmM=".to_vec(), InputFormat::Auto)
-                .unwrap()
-                .0,
-            b"\x0a\x03abc"
-        );
-        assert_eq!(
-            decode_text(b"CgNhYmM".to_vec(), InputFormat::Base64)
-                .unwrap()
-                .0,
+            decode_text(b"CgNhYmM".to_vec(), InputFormat::Base64).unwrap().0,
             b"\x0a\x03abc"
         );
     }
@@ -355,18 +313,9 @@ mod tests {
 
     #[test]
     fn bad_text_points_at_the_byte() {
+        assert_eq!(decode_text(b"0a0g".to_vec(), InputFormat::Hex).unwrap_err().0.offset, 3);
         assert_eq!(
-            decode_text(b"0a0g".to_vec(), InputFormat::Hex)
-                .unwrap_err()
-                .0
-                .offset,
-            3
-        );
-        assert_eq!(
-            decode_text(Vec::new(), InputFormat::Auto)
-                .unwrap_err()
-                .0
-                .message,
+            decode_text(Vec::new(), InputFormat::Auto).unwrap_err().0.message,
             "empty input"
         );
         assert!(decode_text(b"0a0".to_vec(), InputFormat::Hex).is_err());
@@ -378,13 +327,7 @@ mod tests {
         data.extend(grpc_frame(b"").unwrap());
         let msgs = split_messages(data, true).unwrap();
         assert_eq!(msgs.len(), 2);
-        assert_eq!(
-            msgs[0],
-            Message {
-                offset: 5,
-                bytes: b"\x08\x01".to_vec()
-            }
-        );
+        assert_eq!(msgs[0], Message { offset: 5, bytes: b"\x08\x01".to_vec() });
         assert!(msgs[1].bytes.is_empty());
         let huge = vec![0, 0xff, 0xff, 0xff, 0xff, 1];
         let e = split_messages(huge, true).unwrap_err();

@@ -234,8 +234,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            if e.downcast_ref::<io::Error>()
-                .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+            if e.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
             {
                 return ExitCode::SUCCESS;
             }
@@ -285,10 +284,7 @@ fn read_file(file: Option<&Path>) -> Result<Vec<u8>> {
 
 fn read_stdin() -> Result<Vec<u8>> {
     let mut v = Vec::new();
-    io::stdin()
-        .lock()
-        .read_to_end(&mut v)
-        .context("cannot read stdin")?;
+    io::stdin().lock().read_to_end(&mut v).context("cannot read stdin")?;
     Ok(v)
 }
 
@@ -309,10 +305,7 @@ fn resolve_type(
         return schema.find_message(t);
     }
     if msg.bytes.is_empty() {
-        bail!(
-            "empty message at byte {}: every type fits; pass --type",
-            msg.offset
-        );
+        bail!("empty message at byte {}: every type fits; pass --type", msg.offset);
     }
     let ranking = detect::rank(schema, &msg.bytes).map_err(|e| shift(e, msg.offset))?;
     if !quiet {
@@ -334,10 +327,7 @@ fn resolve_type(
             }
             Ok(c.desc.clone())
         }
-        None => bail!(
-            "ambiguous: {} fit equally well; pass --type",
-            ranking.tied_names(5)
-        ),
+        None => bail!("ambiguous: {} fit equally well; pass --type", ranking.tied_names(5)),
     }
 }
 
@@ -426,13 +416,7 @@ fn raw(a: RawArgs) -> Result<u8> {
     let mut out = stdout();
     for (i, m) in msgs.iter().enumerate() {
         if many {
-            writeln!(
-                out,
-                "# frame {} at byte {}, {} bytes",
-                i + 1,
-                m.offset,
-                m.bytes.len()
-            )?;
+            writeln!(out, "# frame {} at byte {}, {} bytes", i + 1, m.offset, m.bytes.len())?;
         }
         if m.bytes.is_empty() {
             continue;
@@ -441,31 +425,30 @@ fn raw(a: RawArgs) -> Result<u8> {
         csi_view::wire::check_message(&m.bytes, m.offset, 0).map_err(|e| anyhow!("{e}"))?;
         let desc = match (&named, &schema) {
             (Some(d), _) => Some(d.clone()),
-            (None, Some(s)) => match detect::rank(s, &m.bytes)
-                .ok()
-                .as_ref()
-                .and_then(detect::Ranking::best)
-            {
-                Some(c) => {
-                    eprintln!(
-                        "# secrets redacted as in {} (detected); --show-secrets to show them",
-                        c.desc.full_name()
-                    );
-                    Some(c.desc.clone())
+            (None, Some(s)) => {
+                match detect::rank(s, &m.bytes).ok().as_ref().and_then(detect::Ranking::best) {
+                    Some(c) => {
+                        eprintln!(
+                            "# secrets redacted as in {} (detected); --show-secrets to show them",
+                            c.desc.full_name()
+                        );
+                        Some(c.desc.clone())
+                    }
+                    None => {
+                        eprintln!(
+                            "# type not detected; secret values cannot be located (pass --type)"
+                        );
+                        None
+                    }
                 }
-                None => {
-                    eprintln!("# type not detected; secret values cannot be located (pass --type)");
-                    None
-                }
-            },
+            }
             (None, None) => None,
         };
         let mut p = RawPrinter::new(&mut out, schema.as_ref(), a.show_secrets);
-        p.print(&m.bytes, m.offset, desc.as_ref())
-            .map_err(|e| match e {
-                RawError::Wire(w) => anyhow!("{w}"),
-                RawError::Io(e) => anyhow::Error::new(e),
-            })?;
+        p.print(&m.bytes, m.offset, desc.as_ref()).map_err(|e| match e {
+            RawError::Wire(w) => anyhow!("{w}"),
+            RawError::Io(e) => anyhow::Error::new(e),
+        })?;
     }
     out.flush()?;
     Ok(0)
@@ -483,13 +466,7 @@ fn detect_cmd(a: DetectArgs) -> Result<u8> {
             None => writeln!(out, "ambiguous: {}", ranking.tied_names(usize::MAX))?,
         }
         for c in ranking.candidates.iter().take(a.top) {
-            writeln!(
-                out,
-                "{:>8.1}  {}  {}",
-                c.fit.score,
-                c.desc.full_name(),
-                c.fit.verdict()
-            )?;
+            writeln!(out, "{:>8.1}  {}  {}", c.fit.score, c.desc.full_name(), c.fit.verdict())?;
         }
     }
     out.flush()?;
@@ -500,12 +477,8 @@ fn encode(a: EncodeArgs) -> Result<u8> {
     let schema = load_schema(&a.schema)?;
     let desc = schema.find_message(&a.ty)?;
     let data = read_file(a.file.as_deref())?;
-    let text = String::from_utf8(data).map_err(|e| {
-        anyhow!(
-            "input is not UTF-8 at byte {}",
-            e.utf8_error().valid_up_to()
-        )
-    })?;
+    let text = String::from_utf8(data)
+        .map_err(|e| anyhow!("input is not UTF-8 at byte {}", e.utf8_error().valid_up_to()))?;
     let bytes = match a.from {
         OutFormat::Text => {
             csi_view::textparse::encode_text(&desc, &text, None).map_err(|e| anyhow!("{e}"))?
@@ -537,10 +510,7 @@ fn encode(a: EncodeArgs) -> Result<u8> {
 
 /// Writes a file through a temporary file and a rename, so a failure leaves no half file.
 fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let tmp = dir.join(format!(".csi-view-{}.tmp", std::process::id()));
     std::fs::write(&tmp, bytes).with_context(|| format!("cannot write '{}'", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| {
@@ -563,11 +533,7 @@ fn validate(a: ValidateArgs) -> Result<u8> {
     for (i, m) in msgs.iter().enumerate() {
         let msg = decode_dynamic(&schema, a.ty.as_deref(), m)?;
         let violations = csi_view::validate::validate(&schema, &msg);
-        let prefix = if msgs.len() > 1 {
-            format!("frame {}: ", i + 1)
-        } else {
-            String::new()
-        };
+        let prefix = if msgs.len() > 1 { format!("frame {}: ", i + 1) } else { String::new() };
         if violations.is_empty() {
             writeln!(
                 out,
@@ -597,9 +563,7 @@ fn diff(a: DiffArgs) -> Result<u8> {
     for (x, y) in ma.iter().zip(&mb) {
         let x = decode_dynamic(&schema, a.ty.as_deref(), x)?;
         let ty = a.ty.clone().unwrap_or_else(|| {
-            prost_reflect::ReflectMessage::descriptor(&x)
-                .full_name()
-                .to_owned()
+            prost_reflect::ReflectMessage::descriptor(&x).full_name().to_owned()
         });
         let y = decode_dynamic(&schema, Some(&ty), y)?;
         for c in csi_view::diff::diff(&schema, &x, &y, a.show_secrets) {
@@ -613,10 +577,7 @@ fn diff(a: DiffArgs) -> Result<u8> {
 
 fn edit(a: EditArgs) -> Result<u8> {
     let schema = load_schema(&a.schema)?;
-    let desc =
-        a.ty.as_deref()
-            .map(|t| schema.find_message(t))
-            .transpose()?;
+    let desc = a.ty.as_deref().map(|t| schema.find_message(t)).transpose()?;
     let editor = std::env::var("VISUAL")
         .ok()
         .filter(|s| !s.is_empty())
@@ -638,11 +599,7 @@ fn edit(a: EditArgs) -> Result<u8> {
             eprintln!("{why}");
             Ok(1)
         }
-        EditOutcome::Refused {
-            violations,
-            changes,
-            kept,
-        } => {
+        EditOutcome::Refused { violations, changes, kept } => {
             for c in &changes {
                 println!("{c}");
             }
@@ -656,11 +613,7 @@ fn edit(a: EditArgs) -> Result<u8> {
             );
             Ok(1)
         }
-        EditOutcome::Written {
-            changes,
-            violations,
-            backup,
-        } => {
+        EditOutcome::Written { changes, violations, backup } => {
             for c in &changes {
                 println!("{c}");
             }
@@ -686,11 +639,7 @@ fn tui(a: EditArgs) -> Result<u8> {
         .map_err(|e| anyhow!("{}: {e}", a.file.display()))?;
     let mut msgs = input::split_messages(bytes, a.input.grpc)?;
     if msgs.len() != 1 {
-        bail!(
-            "'{}' holds {} gRPC frames; tui works on one message",
-            a.file.display(),
-            msgs.len()
-        );
+        bail!("'{}' holds {} gRPC frames; tui works on one message", a.file.display(), msgs.len());
     }
     let m = msgs.remove(0);
     let desc = resolve_type(&schema, a.ty.as_deref(), &m, true)?;

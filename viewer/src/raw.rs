@@ -54,11 +54,7 @@ impl std::error::Error for RawError {}
 impl<'s, W: Write> RawPrinter<'s, W> {
     /// A printer; with a schema and a type, names are shown and secrets redacted.
     pub fn new(out: W, schema: Option<&'s Schema>, show_secrets: bool) -> Self {
-        RawPrinter {
-            out,
-            schema,
-            show_secrets,
-        }
+        RawPrinter { out, schema, show_secrets }
     }
 
     /// Gives back the writer.

@@ -64,11 +64,7 @@ pub fn unknown_fields(msg: &DynamicMessage) -> Vec<String> {
 
 fn walk_unknown(msg: &DynamicMessage, path: &str, out: &mut Vec<String>) {
     for u in msg.unknown_fields() {
-        let p = if path.is_empty() {
-            String::new()
-        } else {
-            format!("{path}.")
-        };
+        let p = if path.is_empty() { String::new() } else { format!("{path}.") };
         out.push(format!("{p}{} ({:?})", u.number(), u.wire_type()));
     }
     for (field, value) in msg.fields() {

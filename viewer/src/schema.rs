@@ -61,11 +61,7 @@ impl FieldFacts {
             parts.push("alpha".into());
         }
         if self.secret {
-            parts.push(if redacted {
-                "secret, redacted".into()
-            } else {
-                "secret".into()
-            });
+            parts.push(if redacted { "secret, redacted".into() } else { "secret".into() });
         }
         match self.size_limit {
             SizeLimit::General { bytes } | SizeLimit::Max { bytes } => {
@@ -118,16 +114,9 @@ impl Schema {
     ///
     /// When an embedded descriptor set does not decode (a build problem, not an input one).
     pub fn builtin() -> Result<Schema> {
-        let mut schema = Schema {
-            builtin: true,
-            ..Schema::default()
-        };
+        let mut schema = Schema { builtin: true, ..Schema::default() };
         let packages: [(&str, &[u8], &csikit::facts::PackageFacts); 5] = [
-            (
-                "csikit::v1",
-                csikit::v1::FILE_DESCRIPTOR_SET,
-                &csikit::v1::facts::FACTS,
-            ),
+            ("csikit::v1", csikit::v1::FILE_DESCRIPTOR_SET, &csikit::v1::facts::FACTS),
             (
                 "csikit::addons::identity",
                 csikit::addons::identity::FILE_DESCRIPTOR_SET,
@@ -187,11 +176,8 @@ impl Schema {
                 if desc.get_field(f.number).is_none() {
                     continue;
                 }
-                let comment = base
-                    .fields
-                    .get(&f.number)
-                    .map(|b| b.comment.clone())
-                    .unwrap_or_default();
+                let comment =
+                    base.fields.get(&f.number).map(|b| b.comment.clone()).unwrap_or_default();
                 facts.fields.insert(
                     f.number,
                     FieldFacts {
@@ -402,11 +388,7 @@ impl Schema {
             ),
             _ => bail!(
                 "message type '{name}' is ambiguous: {}",
-                matches
-                    .iter()
-                    .map(|m| m.full_name().to_owned())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                matches.iter().map(|m| m.full_name().to_owned()).collect::<Vec<_>>().join(", ")
             ),
         }
     }
@@ -431,9 +413,7 @@ impl Schema {
 
 /// True when the options hold an extension whose name passes `name_matches` set to `true`.
 fn has_flag(options: &prost_reflect::DynamicMessage, name_matches: impl Fn(&str) -> bool) -> bool {
-    options
-        .extensions()
-        .any(|(ext, v)| name_matches(ext.name()) && matches!(v, Value::Bool(true)))
+    options.extensions().any(|(ext, v)| name_matches(ext.name()) && matches!(v, Value::Bool(true)))
 }
 
 /// The leading comment (and trailing one) at `path` in the file's source info.
@@ -507,11 +487,7 @@ pub fn load_spec_dirs(schema: &mut Schema, dirs: &[PathBuf]) -> Result<()> {
 pub fn load_proto(schema: &mut Schema, file: &Path, includes: &[PathBuf]) -> Result<()> {
     let mut paths: Vec<PathBuf> = includes.to_vec();
     let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-    paths.push(if dir.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        dir
-    });
+    paths.push(if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir });
     // The pool straight from protox keeps custom options; going through prost-types would drop them.
     let pool = protox::Compiler::new(paths)
         .and_then(|mut c| {
@@ -534,10 +510,7 @@ pub fn load_descriptor_set(schema: &mut Schema, file: &Path) -> Result<()> {
     let bytes = std::fs::read(file).with_context(|| format!("cannot read '{}'", file.display()))?;
     // Decoded by prost-reflect itself, so custom options (secret, alpha) are kept.
     let pool = DescriptorPool::decode(bytes.as_slice()).with_context(|| {
-        format!(
-            "'{}' is not a usable encoded FileDescriptorSet",
-            file.display()
-        )
+        format!("'{}' is not a usable encoded FileDescriptorSet", file.display())
     })?;
     schema.add_pool(file.display().to_string(), pool);
     Ok(())

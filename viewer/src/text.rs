@@ -41,11 +41,7 @@ impl Redactions {
     /// The value a placeholder stands for.
     pub fn lookup(&self, text: &[u8]) -> Option<&(WireType, Vec<u8>)> {
         let s = std::str::from_utf8(text).ok()?;
-        let n: usize = s
-            .strip_prefix("<redacted:")?
-            .strip_suffix('>')?
-            .parse()
-            .ok()?;
+        let n: usize = s.strip_prefix("<redacted:")?.strip_suffix('>')?.parse().ok()?;
         self.values.get(n)
     }
 }
@@ -84,11 +80,7 @@ impl std::error::Error for PrintError {}
 
 /// The wire type a field's values use.
 pub fn field_wire_type(field: &FieldDescriptor) -> WireType {
-    if field.is_group() {
-        WireType::StartGroup
-    } else {
-        wire_type_of(&field.kind())
-    }
+    if field.is_group() { WireType::StartGroup } else { wire_type_of(&field.kind()) }
 }
 
 /// Checks that `bytes` is a valid message of type `desc`: valid records, the wire type each
@@ -144,11 +136,7 @@ fn check_field(field: &FieldDescriptor, r: &Record<'_>, depth: usize) -> Result<
             if let Err(e) = std::str::from_utf8(data) {
                 return Err(WireError::new(
                     r.value_offset + e.valid_up_to(),
-                    format!(
-                        "invalid UTF-8 in string field '{}' ({})",
-                        field.name(),
-                        r.number
-                    ),
+                    format!("invalid UTF-8 in string field '{}' ({})", field.name(), r.number),
                 ));
             }
         }
@@ -217,13 +205,7 @@ impl<'s, W: Write> TextPrinter<'s, W> {
         options: TextOptions,
         redactions: Option<&'s mut Redactions>,
     ) -> Self {
-        TextPrinter {
-            schema,
-            out,
-            options,
-            redactions,
-            notes: std::collections::HashMap::new(),
-        }
+        TextPrinter { schema, out, options, redactions, notes: std::collections::HashMap::new() }
     }
 
     /// Gives back the writer.
@@ -318,16 +300,7 @@ impl<'s, W: Write> TextPrinter<'s, W> {
                     self.out.write_all(b"}\n")?;
                 }
                 (_, WireValue::Len(data)) if field.is_list() && is_packable(&kind) => {
-                    self.packed(
-                        &field,
-                        &kind,
-                        &name,
-                        data,
-                        r.value_offset,
-                        depth,
-                        facts,
-                        redact,
-                    )?;
+                    self.packed(&field, &kind, &name, data, r.value_offset, depth, facts, redact)?;
                 }
                 (_, value) => {
                     self.indent(depth)?;
@@ -394,10 +367,7 @@ impl<'s, W: Write> TextPrinter<'s, W> {
                     let b = data
                         .get(pos..pos + 4)
                         .ok_or_else(|| WireError::new(base + pos, "truncated packed value"))?;
-                    (
-                        WireValue::I32(u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-                        pos + 4,
-                    )
+                    (WireValue::I32(u32::from_le_bytes([b[0], b[1], b[2], b[3]])), pos + 4)
                 }
                 _ => {
                     let b = data
@@ -444,11 +414,7 @@ impl<'s, W: Write> TextPrinter<'s, W> {
                     WireValue::Len(d) | WireValue::Group(d) => d.to_vec(),
                 };
                 table.values.push((r.wire_type, payload));
-                write!(
-                    self.out,
-                    "\"{}\"",
-                    Redactions::placeholder(table.values.len() - 1)
-                )
+                write!(self.out, "\"{}\"", Redactions::placeholder(table.values.len() - 1))
             }
             None => write!(self.out, "\"{REDACTED}\""),
         }
@@ -552,11 +518,7 @@ fn write_unknown_scalar<W: Write>(out: &mut W, v: WireValue<'_>) -> io::Result<(
 /// A float in the shortest form that reads back to the same value.
 fn write_float<W: Write>(out: &mut W, v: f64, single: Option<f32>) -> io::Result<()> {
     if v.is_nan() {
-        out.write_all(if v.is_sign_negative() {
-            b"-nan"
-        } else {
-            b"nan"
-        })
+        out.write_all(if v.is_sign_negative() { b"-nan" } else { b"nan" })
     } else if v.is_infinite() {
         out.write_all(if v > 0.0 { b"inf" } else { b"-inf" })
     } else if let Some(f) = single {

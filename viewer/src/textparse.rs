@@ -26,11 +26,7 @@ pub struct TextError {
 
 impl fmt::Display for TextError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} at line {} col {} (byte {})",
-            self.message, self.line, self.col, self.offset
-        )
+        write!(f, "{} at line {} col {} (byte {})", self.message, self.line, self.col, self.offset)
     }
 }
 
@@ -67,10 +63,7 @@ fn lex(text: &str) -> Result<Vec<Token>, (usize, String)> {
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
                 i += 1;
             }
-            out.push(Token {
-                tok: Tok::Ident(text[s..i].to_owned()),
-                offset: s,
-            });
+            out.push(Token { tok: Tok::Ident(text[s..i].to_owned()), offset: s });
         } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
         {
             let s = i;
@@ -96,10 +89,7 @@ fn lex(text: &str) -> Result<Vec<Token>, (usize, String)> {
             if i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 return Err((s, format!("invalid number '{}'", &text[s..=i])));
             }
-            out.push(Token {
-                tok: Tok::Number(text[s..i].to_owned()),
-                offset: s,
-            });
+            out.push(Token { tok: Tok::Number(text[s..i].to_owned()), offset: s });
         } else if c == b'"' || c == b'\'' {
             let s = i;
             i += 1;
@@ -179,31 +169,18 @@ fn lex(text: &str) -> Result<Vec<Token>, (usize, String)> {
             }
             // Adjacent strings are one value (only whitespace and comments can sit between two
             // tokens, so a string right after a string is a continuation).
-            if let Some(Token {
-                tok: Tok::Str(prev),
-                ..
-            }) = out.last_mut()
-            {
+            if let Some(Token { tok: Tok::Str(prev), .. }) = out.last_mut() {
                 prev.extend_from_slice(&v);
                 continue;
             }
-            out.push(Token {
-                tok: Tok::Str(v),
-                offset: s,
-            });
+            out.push(Token { tok: Tok::Str(v), offset: s });
         } else if b"{}<>[]:,;-".contains(&c) {
-            out.push(Token {
-                tok: Tok::Punct(c),
-                offset: i,
-            });
+            out.push(Token { tok: Tok::Punct(c), offset: i });
             i += 1;
         } else {
             return Err((
                 i,
-                format!(
-                    "unexpected character '{}'",
-                    text[i..].chars().next().unwrap_or('?')
-                ),
+                format!("unexpected character '{}'", text[i..].chars().next().unwrap_or('?')),
             ));
         }
     }
@@ -224,20 +201,10 @@ pub fn encode_text(
         let before = &text[..offset.min(text.len())];
         let line = before.matches('\n').count() + 1;
         let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        TextError {
-            line,
-            col,
-            offset,
-            message,
-        }
+        TextError { line, col, offset, message }
     };
     let tokens = lex(text).map_err(|(o, m)| at(o, m))?;
-    let mut p = Parser {
-        toks: &tokens,
-        pos: 0,
-        redactions,
-        end: text.len(),
-    };
+    let mut p = Parser { toks: &tokens, pos: 0, redactions, end: text.len() };
     p.message(Some(desc), None, 0).map_err(|(o, m)| at(o, m))
 }
 
@@ -265,10 +232,7 @@ impl Parser<'_> {
     }
 
     fn next(&mut self) -> PResult<Tok> {
-        let t = self
-            .toks
-            .get(self.pos)
-            .ok_or((self.end, "unexpected end of text".to_owned()))?;
+        let t = self.toks.get(self.pos).ok_or((self.end, "unexpected end of text".to_owned()))?;
         self.pos += 1;
         Ok(t.tok.clone())
     }
@@ -299,10 +263,7 @@ impl Parser<'_> {
             match self.peek() {
                 None if close.is_none() => break,
                 None => {
-                    return Err((
-                        start,
-                        format!("expected '{}'", close.map_or('}', char::from)),
-                    ));
+                    return Err((start, format!("expected '{}'", close.map_or('}', char::from))));
                 }
                 Some(Tok::Punct(c)) if Some(*c) == close => {
                     self.pos += 1;
@@ -329,9 +290,8 @@ impl Parser<'_> {
                     ));
                 }
                 (Tok::Number(n), _) => {
-                    let num: u32 = n
-                        .parse()
-                        .map_err(|_| (start, format!("invalid field number '{n}'")))?;
+                    let num: u32 =
+                        n.parse().map_err(|_| (start, format!("invalid field number '{n}'")))?;
                     if num == 0 || u64::from(num) > wire::MAX_FIELD_NUMBER {
                         return Err((start, format!("field number {num} is out of range")));
                     }
@@ -349,10 +309,7 @@ impl Parser<'_> {
                     continue;
                 }
                 (Tok::Punct(b'['), _) => {
-                    return Err((
-                        start,
-                        "extensions and Any ('[...]') are not supported".into(),
-                    ));
+                    return Err((start, "extensions and Any ('[...]') are not supported".into()));
                 }
                 _ => return Err((start, "expected a field name".into())),
             };
@@ -388,10 +345,7 @@ impl Parser<'_> {
                 }
             } else {
                 if !colon && !matches!(field.kind(), Kind::Message(_)) {
-                    return Err((
-                        self.offset(),
-                        format!("expected ':' after '{}'", field.name()),
-                    ));
+                    return Err((self.offset(), format!("expected ':' after '{}'", field.name())));
                 }
                 self.value(&field, &mut parts, &mut packed, depth)?;
             }
@@ -524,8 +478,7 @@ impl Parser<'_> {
                 if let Some(u) = parse_uint(t).filter(|_| lower.starts_with("0x")) {
                     u as f64
                 } else {
-                    t.parse::<f64>()
-                        .map_err(|_| (start, format!("invalid number '{n}'")))?
+                    t.parse::<f64>().map_err(|_| (start, format!("invalid number '{n}'")))?
                 }
             }
         };
@@ -534,14 +487,12 @@ impl Parser<'_> {
 
     fn scalar(&mut self, field: &FieldDescriptor, kind: &Kind, out: &mut Vec<u8>) -> PResult<()> {
         match kind {
-            Kind::Int32 => wire::put_varint(
-                out,
-                self.integer(i32::MIN.into(), i32::MAX.into())? as i64 as u64,
-            ),
-            Kind::Int64 => wire::put_varint(
-                out,
-                self.integer(i64::MIN.into(), i64::MAX.into())? as i64 as u64,
-            ),
+            Kind::Int32 => {
+                wire::put_varint(out, self.integer(i32::MIN.into(), i32::MAX.into())? as i64 as u64)
+            }
+            Kind::Int64 => {
+                wire::put_varint(out, self.integer(i64::MIN.into(), i64::MAX.into())? as i64 as u64)
+            }
             Kind::Uint32 => wire::put_varint(out, self.integer(0, u32::MAX.into())? as u64),
             Kind::Uint64 => wire::put_varint(out, self.integer(0, u64::MAX.into())? as u64),
             Kind::Sint32 => {
@@ -640,19 +591,11 @@ impl Parser<'_> {
             }
             _ => {
                 let (neg, n, _) = self.number()?;
-                let hex_digits = n
-                    .strip_prefix("0x")
-                    .or_else(|| n.strip_prefix("0X"))
-                    .map(str::len);
-                let mag = parse_uint(&n).ok_or((
-                    start,
-                    format!("invalid value '{n}' for unknown field {number}"),
-                ))?;
-                let v = if neg {
-                    (mag as i64).wrapping_neg() as u64
-                } else {
-                    mag
-                };
+                let hex_digits =
+                    n.strip_prefix("0x").or_else(|| n.strip_prefix("0X")).map(str::len);
+                let mag = parse_uint(&n)
+                    .ok_or((start, format!("invalid value '{n}' for unknown field {number}")))?;
+                let v = if neg { (mag as i64).wrapping_neg() as u64 } else { mag };
                 match hex_digits {
                     Some(8) if !neg => {
                         wire::put_tag(out, number, WireType::I32);
@@ -693,14 +636,8 @@ mod tests {
     fn round_trip(schema: &Schema, desc: &MessageDescriptor, text: &str) -> Vec<u8> {
         let bytes = encode_text(desc, text, None).unwrap();
         let mut printed = Vec::new();
-        let opts = TextOptions {
-            annotate: false,
-            explain: false,
-            show_secrets: true,
-        };
-        TextPrinter::new(schema, &mut printed, opts, None)
-            .print(desc, &bytes, 0)
-            .unwrap();
+        let opts = TextOptions { annotate: false, explain: false, show_secrets: true };
+        TextPrinter::new(schema, &mut printed, opts, None).print(desc, &bytes, 0).unwrap();
         let again = encode_text(desc, std::str::from_utf8(&printed).unwrap(), None).unwrap();
         assert_eq!(again, bytes, "{}", String::from_utf8_lossy(&printed));
         bytes
@@ -721,11 +658,6 @@ mod tests {
         let e = encode_text(&desc, "name: \"a\"\nname: \"b\"", None).unwrap_err();
         assert_eq!((e.line, e.col), (2, 1));
         assert!(encode_text(&desc, "capacity_range { required_bytes: 1x }", None).is_err());
-        assert!(
-            encode_text(&desc, "name: \"\\xff\"", None)
-                .unwrap_err()
-                .message
-                .contains("UTF-8")
-        );
+        assert!(encode_text(&desc, "name: \"\\xff\"", None).unwrap_err().message.contains("UTF-8"));
     }
 }

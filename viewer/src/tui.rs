@@ -46,10 +46,7 @@ impl<'s> App<'s> {
     /// # Errors
     ///
     /// When the bytes do not fit the type.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the file's identity: path, format, framing"
-    )]
+    #[allow(clippy::too_many_arguments, reason = "the file's identity: path, format, framing")]
     pub fn new(
         schema: &'s Schema,
         desc: MessageDescriptor,
@@ -63,16 +60,8 @@ impl<'s> App<'s> {
         let mut redactions = Redactions::default();
         let mut out = Vec::new();
         {
-            let options = TextOptions {
-                annotate: false,
-                explain: false,
-                show_secrets,
-            };
-            let table = if show_secrets {
-                None
-            } else {
-                Some(&mut redactions)
-            };
+            let options = TextOptions { annotate: false, explain: false, show_secrets };
+            let table = if show_secrets { None } else { Some(&mut redactions) };
             TextPrinter::new(schema, &mut out, options, table)
                 .print(&desc, bytes, 0)
                 .map_err(|e| anyhow!("{e}"))?;
@@ -181,10 +170,8 @@ impl<'s> App<'s> {
             KeyCode::Enter | KeyCode::Char('e') => {
                 if self.editable(self.selected) {
                     let line = &self.lines[self.selected];
-                    let value = line
-                        .split_once(": ")
-                        .map(|(_, v)| v.to_owned())
-                        .unwrap_or_default();
+                    let value =
+                        line.split_once(": ").map(|(_, v)| v.to_owned()).unwrap_or_default();
                     self.editing = Some(value);
                     self.status = "editing: Enter to keep, Esc to cancel".into();
                 } else {
@@ -241,11 +228,7 @@ impl<'s> App<'s> {
             }
             let out = encode_like(&bytes, self.format, self.grpc, self.trailing_newline)?;
             let backup = write_atomically(&self.path, &out)?;
-            Ok(format!(
-                "saved '{}' (original kept as '{}')",
-                self.path.display(),
-                backup.display()
-            ))
+            Ok(format!("saved '{}' (original kept as '{}')", self.path.display(), backup.display()))
         })();
         match result {
             Ok(s) => {
@@ -275,11 +258,8 @@ impl<'s> App<'s> {
                 _ => ListItem::new(l.as_str()),
             })
             .collect();
-        let title = format!(
-            " {} {} ",
-            self.desc.full_name(),
-            if self.dirty { "(modified)" } else { "" }
-        );
+        let title =
+            format!(" {} {} ", self.desc.full_name(), if self.dirty { "(modified)" } else { "" });
         let list = List::new(items)
             .block(Block::default().borders(Borders::ALL).title(title))
             .highlight_style(Style::default().add_modifier(Modifier::REVERSED));
@@ -294,11 +274,8 @@ impl<'s> App<'s> {
 
     fn docs(&self) -> Vec<Line<'static>> {
         let Some(Some(field)) = self.fields.get(self.selected) else {
-            let line = self
-                .lines
-                .get(self.selected)
-                .map(|l| l.trim().to_owned())
-                .unwrap_or_default();
+            let line =
+                self.lines.get(self.selected).map(|l| l.trim().to_owned()).unwrap_or_default();
             let what = if line.chars().next().is_some_and(|c| c.is_ascii_digit()) {
                 "unknown field: not in the schema, kept as it is"
             } else {
@@ -319,12 +296,7 @@ impl<'s> App<'s> {
                 field.full_name().to_owned(),
                 Style::default().add_modifier(Modifier::BOLD),
             )),
-            Line::from(format!(
-                "#{} {} {}",
-                field.number(),
-                label,
-                kind_name(&field.kind())
-            )),
+            Line::from(format!("#{} {} {}", field.number(), label, kind_name(&field.kind()))),
         ];
         let mut tags = vec![format!("{:?}", facts.presence).to_uppercase()];
         if facts.secret {

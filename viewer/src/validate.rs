@@ -6,7 +6,6 @@
 //! `--descriptor-set`) the same rules, with the same ids and wording, run through reflection
 //! from the schema's facts.
 
-
 use csikit::RuleId;
 use csikit_spec::{Presence, SizeLimit};
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MapKey, ReflectMessage, Value};
@@ -41,19 +40,11 @@ pub fn validate_reflect(schema: &Schema, msg: &DynamicMessage) -> Vec<Violation>
 }
 
 fn push(out: &mut Vec<Violation>, path: String, rule: RuleId, message: String) {
-    out.push(Violation {
-        path,
-        rule,
-        message,
-    });
+    out.push(Violation { path, rule, message });
 }
 
 fn join(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{path}.{name}")
-    }
+    if path.is_empty() { name.to_owned() } else { format!("{path}.{name}") }
 }
 
 fn is_banned_control(c: char) -> bool {
@@ -135,12 +126,7 @@ fn walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<Violati
                 _ => false,
             };
             if negative {
-                push(
-                    out,
-                    fpath.clone(),
-                    RuleId::NonNegative,
-                    "MUST NOT be negative".into(),
-                );
+                push(out, fpath.clone(), RuleId::NonNegative, "MUST NOT be negative".into());
             }
         }
         if ff.no_control_chars {

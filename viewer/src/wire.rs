@@ -83,10 +83,7 @@ pub struct WireError {
 impl WireError {
     /// An error at `offset`.
     pub fn new(offset: usize, message: impl Into<String>) -> WireError {
-        WireError {
-            offset,
-            message: message.into(),
-        }
+        WireError { offset, message: message.into() }
     }
 }
 
@@ -165,13 +162,7 @@ pub struct Records<'a> {
 impl<'a> Records<'a> {
     /// Records of `buf`, which starts at absolute offset `base`, nested `depth` levels deep.
     pub fn new(buf: &'a [u8], base: usize, depth: usize) -> Records<'a> {
-        Records {
-            buf,
-            pos: 0,
-            base,
-            depth,
-            failed: false,
-        }
+        Records { buf, pos: 0, base, depth, failed: false }
     }
 
     fn read(&mut self) -> Result<Record<'a>, WireError> {
@@ -185,10 +176,7 @@ impl<'a> Records<'a> {
             WireError::new(self.base + start, format!("invalid wire type {}", tag & 7))
         })?;
         if number == 0 {
-            return Err(WireError::new(
-                self.base + start,
-                "field number 0 is not allowed",
-            ));
+            return Err(WireError::new(self.base + start, "field number 0 is not allowed"));
         }
         if number > MAX_FIELD_NUMBER {
             return Err(WireError::new(
@@ -234,10 +222,7 @@ impl<'a> Records<'a> {
             }
             WireType::StartGroup => {
                 if self.depth >= MAX_DEPTH {
-                    return Err(WireError::new(
-                        self.base + start,
-                        "groups nested too deeply",
-                    ));
+                    return Err(WireError::new(self.base + start, "groups nested too deeply"));
                 }
                 let mut inner = Records::new(&buf[pos..], self.base + pos, self.depth + 1);
                 let close = loop {
@@ -259,11 +244,7 @@ impl<'a> Records<'a> {
                         format!("group {number} closed by end-group tag of field {close_number}"),
                     ));
                 }
-                (
-                    WireValue::Group(&buf[pos..pos + close_off]),
-                    pos,
-                    pos + close_end,
-                )
+                (WireValue::Group(&buf[pos..pos + close_off]), pos, pos + close_end)
             }
             WireType::EndGroup => {
                 return Err(WireError::new(
@@ -438,10 +419,7 @@ mod tests {
 
     #[test]
     fn errors_carry_offsets() {
-        assert_eq!(
-            records(&[0x08, 0x96]).unwrap_err(),
-            WireError::new(1, "truncated varint")
-        );
+        assert_eq!(records(&[0x08, 0x96]).unwrap_err(), WireError::new(1, "truncated varint"));
         let e = records(&[0x08, 0x01, 0x12, 0x05, b'a']).unwrap_err();
         assert_eq!(e.offset, 3);
         assert!(e.message.contains("exceeds"));
@@ -449,9 +427,7 @@ mod tests {
         assert!(records(&[0x0f]).unwrap_err().message.contains("wire type"));
         let huge = [0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f];
         assert!(records(&huge).unwrap_err().message.contains("exceeds"));
-        let long = [
-            0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
-        ];
+        let long = [0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];
         assert!(records(&long).is_err());
     }
 

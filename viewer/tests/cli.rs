@@ -66,11 +66,7 @@ impl Env {
     /// Encodes demo text.
     fn encode(&self, ty: &str, text: &str) -> Vec<u8> {
         let out = self.demo(&["encode", "--type", ty], Some(text.as_bytes()));
-        assert!(
-            out.status.success(),
-            "encode failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "encode failed: {}", String::from_utf8_lossy(&out.stderr));
         out.stdout
     }
 }
@@ -102,10 +98,7 @@ fn assert_bad_input(o: &Output, byte: usize, words: &str) {
     let e = err(o);
     assert_eq!(o.status.code(), Some(2), "stderr: {e}");
     assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
-    assert!(
-        e.contains(&format!("at byte {byte}")),
-        "offset {byte} in: {e}"
-    );
+    assert!(e.contains(&format!("at byte {byte}")), "offset {byte} in: {e}");
     assert!(e.contains(words), "'{words}' in: {e}");
     assert!(!e.contains("panicked"), "{e}");
 }
@@ -123,15 +116,7 @@ fn bad_input_is_one_line_with_offset_and_exit_2() {
     for (bytes, byte, words) in cases {
         let f = env.write("bad.bin", bytes);
         assert_bad_input(
-            &env.run(
-                &[
-                    "raw",
-                    "--input-format",
-                    "raw",
-                    f.to_str().unwrap_or_default(),
-                ],
-                None,
-            ),
+            &env.run(&["raw", "--input-format", "raw", f.to_str().unwrap_or_default()], None),
             *byte,
             words,
         );
@@ -153,28 +138,13 @@ fn bad_input_is_one_line_with_offset_and_exit_2() {
     }
     // Empty input, from a file and from stdin.
     let f = env.write("empty.bin", b"");
-    assert_bad_input(
-        &env.run(&["raw", f.to_str().unwrap_or_default()], None),
-        0,
-        "empty input",
-    );
-    assert_bad_input(
-        &env.demo(&["decode", "--type", "Req"], Some(b"")),
-        0,
-        "empty input",
-    );
+    assert_bad_input(&env.run(&["raw", f.to_str().unwrap_or_default()], None), 0, "empty input");
+    assert_bad_input(&env.demo(&["decode", "--type", "Req"], Some(b"")), 0, "empty input");
     // Invalid UTF-8 in a string field: the offset of the bad byte.
     let f = env.write("utf8.bin", b"\x0a\x03a\xffb");
     assert_bad_input(
         &env.demo(
-            &[
-                "decode",
-                "--type",
-                "Req",
-                "--input-format",
-                "raw",
-                f.to_str().unwrap_or_default(),
-            ],
+            &["decode", "--type", "Req", "--input-format", "raw", f.to_str().unwrap_or_default()],
             None,
         ),
         3,
@@ -184,14 +154,7 @@ fn bad_input_is_one_line_with_offset_and_exit_2() {
     let f = env.write("wrong.bin", b"\x22\x00\x08\x05");
     assert_bad_input(
         &env.demo(
-            &[
-                "decode",
-                "--type",
-                "Req",
-                "--input-format",
-                "raw",
-                f.to_str().unwrap_or_default(),
-            ],
+            &["decode", "--type", "Req", "--input-format", "raw", f.to_str().unwrap_or_default()],
             None,
         ),
         2,
@@ -200,31 +163,16 @@ fn bad_input_is_one_line_with_offset_and_exit_2() {
     // A gRPC frame length far past the end.
     let f = env.write("frame.bin", b"\x00\xff\xff\xff\xf0\x08\x01");
     assert_bad_input(
-        &env.run(
-            &[
-                "raw",
-                "--grpc",
-                "--input-format",
-                "raw",
-                f.to_str().unwrap_or_default(),
-            ],
-            None,
-        ),
+        &env.run(&["raw", "--grpc", "--input-format", "raw", f.to_str().unwrap_or_default()], None),
         1,
         "frame length",
     );
     // Bad hex when forced.
-    assert_bad_input(
-        &env.run(&["raw", "--input-format", "hex"], Some(b"0a0z")),
-        3,
-        "hex digit",
-    );
+    assert_bad_input(&env.run(&["raw", "--input-format", "hex"], Some(b"0a0z")), 3, "hex digit");
     // Usage errors exit 2 too.
     assert_eq!(env.run(&["decode", "--bogus"], None).status.code(), Some(2));
     assert_eq!(
-        env.demo(&["decode", "--type", "NoSuchType"], Some(b"\x08\x01"))
-            .status
-            .code(),
+        env.demo(&["decode", "--type", "NoSuchType"], Some(b"\x08\x01")).status.code(),
         Some(2)
     );
 }
@@ -244,27 +192,16 @@ fn decode_annotates_redacts_and_keeps_unknown_fields() {
     assert!(out.status.success(), "{}", err(&out));
     assert!(t.contains("name: \"vol\"  # REQUIRED"), "{t}");
     assert!(t.contains("key: \"pw\""), "{t}");
-    assert!(
-        !t.contains("hunter2") && !t.contains("tok-secret"),
-        "secrets leaked: {t}"
-    );
+    assert!(!t.contains("hunter2") && !t.contains("tok-secret"), "secrets leaked: {t}");
     assert!(t.contains("<redacted>"), "{t}");
     assert!(t.contains("103: 42  # unknown field"), "{t}");
     assert!(t.contains("nums: -2"), "{t}");
     // --explain adds the comments; --no-annotations drops every comment.
     let t = text(&env.demo(&["decode", "--type", "demo.Req", "--explain", f], None));
     assert!(t.contains("# The name. This field is REQUIRED."), "{t}");
-    let t = text(&env.demo(
-        &[
-            "decode",
-            "--type",
-            "Req",
-            "--no-annotations",
-            "--show-secrets",
-            f,
-        ],
-        None,
-    ));
+    let t = text(
+        &env.demo(&["decode", "--type", "Req", "--no-annotations", "--show-secrets", f], None),
+    );
     assert!(!t.contains('#'), "{t}");
     assert!(t.contains("hunter2") && t.contains("103: 42"), "{t}");
     // The plain text encodes back to the same bytes, unknown field included.
@@ -272,10 +209,7 @@ fn decode_annotates_redacts_and_keeps_unknown_fields() {
     // JSON: canonical, redacted, unknown fields named on stderr.
     let out = env.demo(&["decode", "--type", "Req", "--format", "json", f], None);
     let t = text(&out);
-    assert!(
-        t.contains("\"name\": \"vol\"") && t.contains("\"count\": \"3\""),
-        "{t}"
-    );
+    assert!(t.contains("\"name\": \"vol\"") && t.contains("\"count\": \"3\""), "{t}");
     assert!(!t.contains("hunter2") && !t.contains("tok-secret"), "{t}");
     assert!(err(&out).contains("103"), "{}", err(&out));
     // Raw with a type redacts too; without one, --show-secrets shows the layout.
@@ -294,23 +228,15 @@ fn input_formats_and_grpc_frames() {
     let bytes = env.encode("Req", r#"name: "a""#);
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     for input in [hex.clone(), format!("{hex}\n"), "CgFh\n".to_owned()] {
-        let out = env.demo(
-            &["decode", "--type", "Req", "--no-annotations"],
-            Some(input.as_bytes()),
-        );
+        let out =
+            env.demo(&["decode", "--type", "Req", "--no-annotations"], Some(input.as_bytes()));
         assert_eq!(text(&out), "name: \"a\"\n", "{input}: {}", err(&out));
     }
     // Many frames, one of them empty.
-    let framed = env.demo(
-        &["encode", "--type", "Req", "--to", "grpc"],
-        Some(b"name: \"a\""),
-    );
+    let framed = env.demo(&["encode", "--type", "Req", "--to", "grpc"], Some(b"name: \"a\""));
     let mut data = framed.stdout.clone();
     data.extend_from_slice(&[0, 0, 0, 0, 0]);
-    let out = env.demo(
-        &["decode", "--type", "Req", "--grpc", "--no-annotations"],
-        Some(&data),
-    );
+    let out = env.demo(&["decode", "--type", "Req", "--grpc", "--no-annotations"], Some(&data));
     assert_eq!(
         text(&out),
         "# frame 1 at byte 5\nname: \"a\"\n# frame 2 at byte 13\n",
@@ -319,17 +245,11 @@ fn input_formats_and_grpc_frames() {
     );
     // encode --to hex / base64
     assert_eq!(
-        text(&env.demo(
-            &["encode", "--type", "Req", "--to", "hex"],
-            Some(b"name: \"a\"")
-        )),
+        text(&env.demo(&["encode", "--type", "Req", "--to", "hex"], Some(b"name: \"a\""))),
         "0a0161\n"
     );
     assert_eq!(
-        text(&env.demo(
-            &["encode", "--type", "Req", "--to", "base64"],
-            Some(b"name: \"a\"")
-        )),
+        text(&env.demo(&["encode", "--type", "Req", "--to", "base64"], Some(b"name: \"a\""))),
         "CgFh\n"
     );
     // JSON in.
@@ -363,48 +283,22 @@ fn descriptor_set_works_like_proto() {
         ],
         Some(b"0a01781001"),
     );
-    assert_eq!(
-        text(&out),
-        "# demo.Inner (5 bytes)\na: \"x\"\nb: true\n",
-        "{}",
-        err(&out)
-    );
+    assert_eq!(text(&out), "# demo.Inner (5 bytes)\na: \"x\"\nb: true\n", "{}", err(&out));
 }
 
 #[test]
 fn validate_and_diff_exit_codes() {
     let env = Env::new();
     let good = env.write("good.bin", &env.encode("Req", r#"name: "a""#));
-    let bad = env.write(
-        "bad.bin",
-        &env.encode("Req", r#"count: 1 secrets { key: "bad key!" value: "v" }"#),
-    );
-    let out = env.demo(
-        &[
-            "validate",
-            "--type",
-            "Req",
-            good.to_str().unwrap_or_default(),
-        ],
-        None,
-    );
+    let bad = env
+        .write("bad.bin", &env.encode("Req", r#"count: 1 secrets { key: "bad key!" value: "v" }"#));
+    let out = env.demo(&["validate", "--type", "Req", good.to_str().unwrap_or_default()], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let out = env.demo(
-        &[
-            "validate",
-            "--type",
-            "Req",
-            bad.to_str().unwrap_or_default(),
-        ],
-        None,
-    );
+    let out = env.demo(&["validate", "--type", "Req", bad.to_str().unwrap_or_default()], None);
     assert_eq!(out.status.code(), Some(1));
     let t = text(&out);
     assert!(t.contains("name: is REQUIRED (required)"), "{t}");
-    assert!(
-        t.contains("secrets[\"bad key!\"]") && !t.contains("\"v\""),
-        "{t}"
-    );
+    assert!(t.contains("secrets[\"bad key!\"]") && !t.contains("\"v\""), "{t}");
     let out = env.demo(
         &[
             "diff",
@@ -417,10 +311,7 @@ fn validate_and_diff_exit_codes() {
     );
     assert_eq!(out.status.code(), Some(1));
     let t = text(&out);
-    assert!(
-        t.contains("- name: \"a\"") && t.contains("+ count: 1"),
-        "{t}"
-    );
+    assert!(t.contains("- name: \"a\"") && t.contains("+ count: 1"), "{t}");
     assert!(t.contains("+ secrets: <redacted>"), "{t}");
     let out = env.demo(
         &[
@@ -438,22 +329,11 @@ fn validate_and_diff_exit_codes() {
 fn edit(env: &Env, file: &Path, script: &str, extra: &[&str]) -> Output {
     let ed = env.write("editor.sh", format!("#!/bin/sh\n{script}\n").as_bytes());
     let proto = env.path("demo.proto");
-    let mut args = vec![
-        "edit",
-        "--type",
-        "Req",
-        "--proto",
-        proto.to_str().unwrap_or_default(),
-    ];
+    let mut args = vec!["edit", "--type", "Req", "--proto", proto.to_str().unwrap_or_default()];
     args.extend_from_slice(extra);
     args.push(file.to_str().unwrap_or_default());
     let editor = format!("sh {}", ed.display());
-    run_with(
-        &args,
-        None,
-        &[("EDITOR", &editor), ("VISUAL", "")],
-        env.dir.path(),
-    )
+    run_with(&args, None, &[("EDITOR", &editor), ("VISUAL", "")], env.dir.path())
 }
 
 #[test]
@@ -461,11 +341,7 @@ fn edit_writes_atomically_and_refuses_bad_results() {
     let env = Env::new();
     let mut original = env.encode("Req", r#"name: "a" secrets { key: "pw" value: "hunter2" }"#);
     original.extend_from_slice(b"\xb8\x06\x2a");
-    let hex: String = original
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<String>()
-        + "\n";
+    let hex: String = original.iter().map(|b| format!("{b:02x}")).collect::<String>() + "\n";
     let file = env.write("msg.hex", hex.as_bytes());
     let bak = env.path("msg.hex.bak");
 
@@ -486,22 +362,12 @@ fn edit_writes_atomically_and_refuses_bad_results() {
         &[],
     );
     assert_eq!(out.status.code(), Some(0), "{}", err(&out));
-    assert!(
-        text(&out).contains("~ name: \"a\" -> \"b\""),
-        "{}",
-        text(&out)
-    );
+    assert!(text(&out).contains("~ name: \"a\" -> \"b\""), "{}", text(&out));
     assert_eq!(std::fs::read_to_string(&bak).unwrap_or_default(), hex);
     let new = std::fs::read_to_string(&file).unwrap_or_default();
     assert!(new.ends_with('\n'));
     let out = env.demo(
-        &[
-            "decode",
-            "--type",
-            "Req",
-            "--show-secrets",
-            "--no-annotations",
-        ],
+        &["decode", "--type", "Req", "--show-secrets", "--no-annotations"],
         Some(new.as_bytes()),
     );
     assert_eq!(
@@ -554,17 +420,10 @@ fn csi_types_are_found_by_short_name_and_detected() {
     let hex = out.stdout;
     let out = run_with(&["decode"], Some(&hex), &[], dir.path());
     assert!(out.status.success(), "{}", err(&out));
-    assert!(
-        err(&out).contains("csi.v1.CreateVolumeRequest"),
-        "{}",
-        err(&out)
-    );
+    assert!(err(&out).contains("csi.v1.CreateVolumeRequest"), "{}", err(&out));
     let t = text_of(&out);
     assert!(t.starts_with("# csi.v1.CreateVolumeRequest"), "{t}");
-    assert!(
-        t.contains("secrets {  # OPTIONAL, secret, redacted, max 4096 bytes"),
-        "{t}"
-    );
+    assert!(t.contains("secrets {  # OPTIONAL, secret, redacted, max 4096 bytes"), "{t}");
     assert!(!t.contains("\"v\""), "{t}");
     let out = run_with(&["validate"], Some(&hex), &[], dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
@@ -576,49 +435,21 @@ fn csi_types_are_found_by_short_name_and_detected() {
         dir.path(),
     )
     .stdout;
-    let out = run_with(
-        &["validate", "--type", "CreateVolumeRequest"],
-        Some(&bad),
-        &[],
-        dir.path(),
-    );
+    let out = run_with(&["validate", "--type", "CreateVolumeRequest"], Some(&bad), &[], dir.path());
     assert_eq!(out.status.code(), Some(1), "{}", text_of(&out));
-    assert!(
-        text_of(&out).contains("name: is REQUIRED (required)"),
-        "{}",
-        text_of(&out)
-    );
-    assert!(
-        text_of(&out).contains("volume_capabilities[0].access_mode"),
-        "{}",
-        text_of(&out)
-    );
+    assert!(text_of(&out).contains("name: is REQUIRED (required)"), "{}", text_of(&out));
+    assert!(text_of(&out).contains("volume_capabilities[0].access_mode"), "{}", text_of(&out));
     // An addon type by full name.
     let out = run_with(
-        &[
-            "encode",
-            "--type",
-            "replication.EnableVolumeReplicationRequest",
-            "--to",
-            "hex",
-        ],
+        &["encode", "--type", "replication.EnableVolumeReplicationRequest", "--to", "hex"],
         Some(b"replication_id: \"r\""),
         &[],
         dir.path(),
     );
     assert!(out.status.success(), "{}", err(&out));
     // Two types of one shape are ambiguous, not guessed.
-    let out = run_with(
-        &["detect", "--input-format", "hex"],
-        Some(b"0a0176"),
-        &[],
-        dir.path(),
-    );
-    assert!(
-        text_of(&out).starts_with("ambiguous: "),
-        "{}",
-        text_of(&out)
-    );
+    let out = run_with(&["detect", "--input-format", "hex"], Some(b"0a0176"), &[], dir.path());
+    assert!(text_of(&out).starts_with("ambiguous: "), "{}", text_of(&out));
 }
 
 fn text_of(o: &Output) -> String {
@@ -645,12 +476,7 @@ fn required_facts_json() -> String {
             .filter(|f| f.presence == Presence::Required && f.oneof.is_none())
             .map(|f| f.number)
             .collect();
-        let oneofs: Vec<&str> = m
-            .oneofs
-            .iter()
-            .filter(|o| o.required)
-            .map(|o| o.name)
-            .collect();
+        let oneofs: Vec<&str> = m.oneofs.iter().filter(|o| o.required).map(|o| o.name).collect();
         out.insert(
             m.full_name.to_owned(),
             serde_json::json!({ "fields": fields, "oneofs": oneofs }),
@@ -667,19 +493,10 @@ fn run_oracle(proto: &Path, work: &Path, args: &[&str]) -> serde_json::Value {
     std::fs::write(&facts, required_facts_json()).expect("write facts");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle.py");
     let mut cmd = Command::new("python3");
-    cmd.arg(script)
-        .arg(BIN)
-        .arg(proto)
-        .arg(work)
-        .arg("--facts")
-        .arg(&facts);
+    cmd.arg(script).arg(BIN).arg(proto).arg(work).arg("--facts").arg(&facts);
     for addon in ["identity", "reclaimspace", "replication", "volumegroup"] {
-        cmd.arg("--addon").arg(
-            corpus
-                .join("csi-addons")
-                .join(addon)
-                .join(format!("{addon}.proto")),
-        );
+        cmd.arg("--addon")
+            .arg(corpus.join("csi-addons").join(addon).join(format!("{addon}.proto")));
     }
     let out = cmd.args(args).output().expect("run oracle.py");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -687,11 +504,7 @@ fn run_oracle(proto: &Path, work: &Path, args: &[&str]) -> serde_json::Value {
     eprintln!("oracle summary ({}): {stdout}", args.join(" "));
     let summary = stdout.lines().last().unwrap_or_default();
     let v: serde_json::Value = serde_json::from_str(summary).expect("summary JSON");
-    assert!(
-        out.status.success(),
-        "oracle.py {}: {summary}",
-        args.join(" ")
-    );
+    assert!(out.status.success(), "oracle.py {}: {summary}", args.join(" "));
     v
 }
 
@@ -711,16 +524,10 @@ fn assert_detection_sound(v: &serde_json::Value) {
 fn oracle_python_protobuf_and_protoc() {
     let corpus = csikit_spec::corpus_dir();
     let proto = corpus.join("csi-spec/v1.12.0/csi.proto");
-    if !need(
-        &format!("the corpus at '{}'", corpus.display()),
-        proto.is_file(),
-    ) {
+    if !need(&format!("the corpus at '{}'", corpus.display()), proto.is_file()) {
         return;
     }
-    let protoc = Command::new("protoc")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let protoc = Command::new("protoc").arg("--version").output().is_ok_and(|o| o.status.success());
     let python = Command::new("python3")
         .args(["-c", "import google.protobuf, grpc_tools"])
         .output()
@@ -733,11 +540,7 @@ fn oracle_python_protobuf_and_protoc() {
     let v = run_oracle(&proto, work.path(), &["--per-type", "6"]);
     let n = |k: &str| v[k].as_u64().unwrap_or(0);
     assert!(n("messages") >= 500, "{v}");
-    assert_eq!(
-        n("encode_equal_bytes") + n("encode_equal_parsed"),
-        n("messages"),
-        "{v}"
-    );
+    assert_eq!(n("encode_equal_bytes") + n("encode_equal_parsed"), n("messages"), "{v}");
     assert_eq!(n("raw_agree"), n("raw_compared"), "{v}");
     assert_detection_sound(&v);
 

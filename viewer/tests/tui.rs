@@ -50,21 +50,10 @@ fn browse_edit_and_save() {
     let file = dir.path().join("req.bin");
     std::fs::write(&file, &bytes).expect("write");
 
-    let mut app = App::new(
-        &schema,
-        desc.clone(),
-        &bytes,
-        &file,
-        InputFormat::Raw,
-        false,
-        false,
-        false,
-    )
-    .expect("app");
-    assert_eq!(
-        app.lines(),
-        ["name: \"a\"", "count: 5", "token: \"<redacted:0>\""]
-    );
+    let mut app =
+        App::new(&schema, desc.clone(), &bytes, &file, InputFormat::Raw, false, false, false)
+            .expect("app");
+    assert_eq!(app.lines(), ["name: \"a\"", "count: 5", "token: \"<redacted:0>\""]);
     let mut terminal = Terminal::new(TestBackend::new(100, 12)).expect("terminal");
     terminal.draw(|f| app.render(f)).expect("draw");
     let s = screen(&terminal);
@@ -83,11 +72,7 @@ fn browse_edit_and_save() {
         key(&mut app, KeyCode::Char(c));
     }
     terminal.draw(|f| app.render(f)).expect("draw");
-    assert!(
-        screen(&terminal).contains("count: 42▏"),
-        "{}",
-        screen(&terminal)
-    );
+    assert!(screen(&terminal).contains("count: 42▏"), "{}", screen(&terminal));
     key(&mut app, KeyCode::Enter);
     assert_eq!(app.lines()[1], "count: 42");
 
@@ -122,14 +107,8 @@ fn browse_edit_and_save() {
     key(&mut app, KeyCode::Enter);
     key(&mut app, KeyCode::Char('s'));
     assert!(app.status.starts_with("saved"), "{}", app.status);
-    assert_eq!(
-        std::fs::read(&file).expect("read"),
-        b"\x0a\x01b\x10\x2a\x1a\x03tok"
-    );
-    assert_eq!(
-        std::fs::read(dir.path().join("req.bin.bak")).expect("backup"),
-        bytes
-    );
+    assert_eq!(std::fs::read(&file).expect("read"), b"\x0a\x01b\x10\x2a\x1a\x03tok");
+    assert_eq!(std::fs::read(dir.path().join("req.bin.bak")).expect("backup"), bytes);
     key(&mut app, KeyCode::Char('q'));
     assert!(app.quit);
 }

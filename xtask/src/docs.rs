@@ -23,10 +23,14 @@ pub struct DocsArgs {
 /// The release the English site shows, and each translation with the release it was made from.
 pub const RELEASE: &str = "v1.12.0";
 /// Language, translated file under `translations/`, and the release it translates.
-pub const TRANSLATIONS: &[(&str, &str, &str)] = &[("ja", "ja/spec.md", "v1.7.0"), ("zh", "zh/spec.md", "v1.6.0")];
+pub const TRANSLATIONS: &[(&str, &str, &str)] =
+    &[("ja", "ja/spec.md", "v1.7.0"), ("zh", "zh/spec.md", "v1.6.0")];
 
 fn load(dir: &Path, translation: Option<(&str, PathBuf)>) -> anyhow::Result<Model> {
-    let options = LoadOptions { translation: translation.map(|(l, p)| (l.to_owned(), p)), ..LoadOptions::default() };
+    let options = LoadOptions {
+        translation: translation.map(|(l, p)| (l.to_owned(), p)),
+        ..LoadOptions::default()
+    };
     let loaded = csikit_spec::load_dir(dir, &options);
     // Advice and warnings about the upstream text are the `model` command's business; only errors stop the site.
     if loaded.diagnostics.has_errors() {
@@ -47,7 +51,11 @@ pub fn load_site(corpus: &Path) -> anyhow::Result<(Model, SiteOptions)> {
         let path = corpus.join("translations").join(file);
         anyhow::ensure!(path.is_file(), "translation '{}' is missing", path.display());
         let model = load(&corpus.join("csi-spec").join(release), Some((lang, path)))?;
-        translations.push(Translation { lang: (*lang).to_owned(), release: (*release).to_owned(), model });
+        translations.push(Translation {
+            lang: (*lang).to_owned(),
+            release: (*release).to_owned(),
+            model,
+        });
     }
     Ok((en, SiteOptions { release: RELEASE.to_owned(), translations }))
 }
@@ -58,9 +66,8 @@ pub fn load_site(corpus: &Path) -> anyhow::Result<(Model, SiteOptions)> {
 ///
 /// When the inputs cannot be loaded or the files cannot be written.
 pub fn docs(args: DocsArgs) -> anyhow::Result<ExitCode> {
-    let out = args
-        .out
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/site"));
+    let out =
+        args.out.unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/site"));
     let corpus = args.corpus.unwrap_or_else(csikit_spec::corpus_dir);
     let started = Instant::now();
     let (model, options) = load_site(&corpus)?;
@@ -83,7 +90,10 @@ pub fn docs(args: DocsArgs) -> anyhow::Result<ExitCode> {
 
 /// Writes every file into a temporary sibling of `out`, then renames it into place, so a
 /// reader never sees half a site.
-fn write_atomically(out: &Path, files: &std::collections::BTreeMap<PathBuf, String>) -> anyhow::Result<()> {
+fn write_atomically(
+    out: &Path,
+    files: &std::collections::BTreeMap<PathBuf, String>,
+) -> anyhow::Result<()> {
     let tmp = crate::tree::stage(out, files)?;
     crate::tree::swap_in(out, &tmp)
 }

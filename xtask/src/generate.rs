@@ -44,7 +44,9 @@ struct Input {
 
 fn load(dir: &Path, imports: ImportMap) -> anyhow::Result<Loaded> {
     let loaded = csikit_spec::load_dir(dir, &LoadOptions { imports, ..LoadOptions::default() });
-    let errors = csikit_spec::Diagnostics(loaded.diagnostics.0.iter().filter(|d| d.is_error()).cloned().collect());
+    let errors = csikit_spec::Diagnostics(
+        loaded.diagnostics.0.iter().filter(|d| d.is_error()).cloned().collect(),
+    );
     if crate::report(&errors) || loaded.model.is_none() || loaded.compiled.is_none() {
         bail!("'{}' has errors; nothing was generated", dir.display());
     }
@@ -58,7 +60,8 @@ fn load(dir: &Path, imports: ImportMap) -> anyhow::Result<Loaded> {
 /// Missing or broken inputs, failed writes; a stale tree under `--check` is exit code 1.
 pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     let corpus = csikit_spec::corpus_dir();
-    let spec_dir = args.spec_dir.clone().unwrap_or_else(|| corpus.join("csi-spec").join(DEFAULT_RELEASE));
+    let spec_dir =
+        args.spec_dir.clone().unwrap_or_else(|| corpus.join("csi-spec").join(DEFAULT_RELEASE));
     if !spec_dir.join("spec.md").is_file() {
         bail!(
             "no spec.md in '{}'; pass --spec-dir DIR (a CSI release folder holding spec.md and csi.proto, e.g. ../shared/corpus/csi-spec/{DEFAULT_RELEASE}) or set {}=PATH to the corpus folder",
@@ -66,7 +69,8 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
             csikit_spec::CORPUS_ENV
         );
     }
-    let release = spec_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let release =
+        spec_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut inputs = Vec::new();
     let csi = load(&spec_dir, ImportMap::new())?;
     let package = csi.model.as_ref().map(|m| m.package.clone()).unwrap_or_default();
@@ -76,22 +80,40 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     let ja_spec = corpus.join("translations/ja/spec.md");
     let ja = (args.out.is_none() && ja_spec.is_file())
         .then(|| {
-            let options = LoadOptions { translation: Some(("ja".to_owned(), ja_spec.clone())), ..LoadOptions::default() };
+            let options = LoadOptions {
+                translation: Some(("ja".to_owned(), ja_spec.clone())),
+                ..LoadOptions::default()
+            };
             csikit_spec::load_dir(&spec_dir, &options).model
         })
         .flatten();
-    inputs.push(Input { loaded: csi, module: module.clone(), source: format!("csi-spec {release}"), extern_paths: Vec::new(), ja });
+    inputs.push(Input {
+        loaded: csi,
+        module: module.clone(),
+        source: format!("csi-spec {release}"),
+        extern_paths: Vec::new(),
+        ja,
+    });
 
     if args.out.is_none() {
         let addons_dir = corpus.join("csi-addons");
-        let commit = std::fs::read_to_string(addons_dir.join("COMMIT")).map(|c| c.trim().chars().take(12).collect::<String>());
+        let commit = std::fs::read_to_string(addons_dir.join("COMMIT"))
+            .map(|c| c.trim().chars().take(12).collect::<String>());
         let commit = commit.with_context(|| {
-            format!("reading '{}'; set {} to the corpus folder holding csi-addons/", addons_dir.join("COMMIT").display(), csikit_spec::CORPUS_ENV)
+            format!(
+                "reading '{}'; set {} to the corpus folder holding csi-addons/",
+                addons_dir.join("COMMIT").display(),
+                csikit_spec::CORPUS_ENV
+            )
         })?;
-        let text = std::fs::read_to_string(&csi_proto).with_context(|| format!("reading '{}'", csi_proto.display()))?;
+        let text = std::fs::read_to_string(&csi_proto)
+            .with_context(|| format!("reading '{}'", csi_proto.display()))?;
         for name in ADDONS {
             let mut imports = ImportMap::new();
-            imports.insert(CSI_GO_IMPORT, SourceFile::new(csi_proto.display().to_string(), text.clone()));
+            imports.insert(
+                CSI_GO_IMPORT,
+                SourceFile::new(csi_proto.display().to_string(), text.clone()),
+            );
             let loaded = load(&addons_dir.join(name), imports)?;
             inputs.push(Input {
                 loaded,
@@ -123,9 +145,12 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
         (None, Some(d)) => format!("cargo xtask generate --spec-dir {}", d.display()),
         (Some(_), _) => format!("cargo xtask generate --spec-dir .../{release} --out DIR"),
     };
-    let macros_path = args.out.is_some().then(|| workspace_root().join("macros").display().to_string());
-    let options = CrateOptions { command: command.clone(), standalone: args.out.is_some(), macros_path };
-    let files = csikit_codegen::generate_crate(&packages, &options).context("generating the csikit crate")?;
+    let macros_path =
+        args.out.is_some().then(|| workspace_root().join("macros").display().to_string());
+    let options =
+        CrateOptions { command: command.clone(), standalone: args.out.is_some(), macros_path };
+    let files = csikit_codegen::generate_crate(&packages, &options)
+        .context("generating the csikit crate")?;
     let out = args.out.clone().unwrap_or_else(|| workspace_root().join("generated"));
 
     if args.check {
@@ -137,7 +162,11 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
         for s in &stale {
             eprintln!("  {s}");
         }
-        eprintln!("error: '{}' is stale ({} files differ); run `{command}` and commit the result", out.display(), stale.len());
+        eprintln!(
+            "error: '{}' is stale ({} files differ); run `{command}` and commit the result",
+            out.display(),
+            stale.len()
+        );
         return Ok(ExitCode::from(1));
     }
     write_tree(&out, &files)?;
@@ -163,7 +192,11 @@ fn files_on_disk(dir: &Path) -> anyhow::Result<BTreeMap<PathBuf, Vec<u8>>> {
                 }
             } else {
                 let rel = path.strip_prefix(dir).unwrap_or(&path).to_path_buf();
-                out.insert(rel, std::fs::read(&path).with_context(|| format!("reading '{}'", path.display()))?);
+                out.insert(
+                    rel,
+                    std::fs::read(&path)
+                        .with_context(|| format!("reading '{}'", path.display()))?,
+                );
             }
         }
     }
@@ -176,7 +209,9 @@ fn differences(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<
     for (path, text) in files {
         match disk.get(path) {
             None => out.push(format!("missing: {}", path.display())),
-            Some(bytes) if bytes != text.as_bytes() => out.push(format!("changed: {}", path.display())),
+            Some(bytes) if bytes != text.as_bytes() => {
+                out.push(format!("changed: {}", path.display()))
+            }
             Some(_) => {}
         }
     }
@@ -192,7 +227,8 @@ fn write_tree(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<(
     // Keep a `target/` a standalone crate may have built.
     let target = dir.join("target");
     if target.is_dir() {
-        std::fs::rename(&target, tmp.join("target")).with_context(|| format!("moving '{}'", target.display()))?;
+        std::fs::rename(&target, tmp.join("target"))
+            .with_context(|| format!("moving '{}'", target.display()))?;
     }
     crate::tree::swap_in(dir, &tmp)
 }

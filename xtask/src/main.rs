@@ -61,7 +61,9 @@ enum Command {
 }
 
 fn parse_rule(s: &str) -> Result<Rule, String> {
-    Rule::parse(s).ok_or_else(|| format!("unknown rule '{s}'; expected makefile, makefile-v0.2 or makefile-v0.1"))
+    Rule::parse(s).ok_or_else(|| {
+        format!("unknown rule '{s}'; expected makefile, makefile-v0.2 or makefile-v0.1")
+    })
 }
 
 fn parse_import(s: &str) -> Result<(String, PathBuf), String> {
@@ -94,7 +96,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Renders diagnostics to stderr with miette and says whether any is an error.
 fn report(diags: &Diagnostics) -> bool {
-    let handler = miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
+    let handler =
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
     for d in &diags.0 {
         let mut out = String::new();
         if handler.render_report(&mut out, d).is_err() {
@@ -117,7 +120,8 @@ fn write_stdout(text: &str) -> anyhow::Result<()> {
 
 fn proto(spec: &Path, rule: Rule) -> anyhow::Result<ExitCode> {
     let bytes = std::fs::read(spec).with_context(|| format!("reading '{}'", spec.display()))?;
-    let text = String::from_utf8(bytes).with_context(|| format!("'{}' is not UTF-8", spec.display()))?;
+    let text =
+        String::from_utf8(bytes).with_context(|| format!("'{}' is not UTF-8", spec.display()))?;
     let src = SourceFile::new(spec.display().to_string(), text);
     let mut diags = Vec::new();
     let extracted = csikit_spec::extract::extract_proto(&src, rule, &mut diags);
@@ -137,7 +141,8 @@ fn model(
 ) -> anyhow::Result<ExitCode> {
     let mut map = ImportMap::new();
     for (name, path) in imports {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading import '{}'", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading import '{}'", path.display()))?;
         map.insert(name.clone(), SourceFile::new(path.display().to_string(), text));
     }
     let usage = |msg: String| -> ! {
@@ -147,7 +152,9 @@ fn model(
     let translation = match (lang, translation) {
         ("en", None) => None,
         ("en", Some(_)) => usage("--translation needs --lang naming its language".into()),
-        (_, None) => usage(format!("--lang {lang} needs --translation FILE (the translated spec.md)")),
+        (_, None) => {
+            usage(format!("--lang {lang} needs --translation FILE (the translated spec.md)"))
+        }
         (l, Some(path)) => Some((l.to_owned(), path)),
     };
     let loaded = csikit_spec::load_dir(dir, &LoadOptions { rule, translation, imports: map });

@@ -50,7 +50,9 @@ pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
         None if crate_name.is_err() => Ok(String::new()),
         None => {
             let name = scaffold::default_plugin_name(&args.name);
-            scaffold::check_plugin_name(&name).map(|()| name).map_err(|e| format!("{e}; pass --plugin-name"))
+            scaffold::check_plugin_name(&name)
+                .map(|()| name)
+                .map_err(|e| format!("{e}; pass --plugin-name"))
         }
     };
     if let Err(e) = crate_name {
@@ -77,7 +79,8 @@ pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     let csikit_path = csikit_path.to_str().context("the csikit path is not UTF-8")?.to_owned();
-    let options = DriverOptions { name: args.name.clone(), plugin_name: plugin_name.clone(), csikit_path };
+    let options =
+        DriverOptions { name: args.name.clone(), plugin_name: plugin_name.clone(), csikit_path };
     let files = scaffold::generate_driver(&options).context("rendering the driver crate")?;
     write_scaffold(&args.out, &files)?;
     eprintln!(
@@ -94,7 +97,10 @@ fn csikit_dir(path: PathBuf) -> Result<PathBuf, String> {
     let text = std::fs::read_to_string(&manifest)
         .map_err(|e| format!("--csikit-path: cannot read '{}': {e}", manifest.display()))?;
     if !text.lines().any(|l| l.trim() == "name = \"csikit\"") {
-        return Err(format!("--csikit-path: '{}' is not the csikit crate's manifest", manifest.display()));
+        return Err(format!(
+            "--csikit-path: '{}' is not the csikit crate's manifest",
+            manifest.display()
+        ));
     }
     std::fs::canonicalize(&path).map_err(|e| format!("--csikit-path: '{}': {e}", path.display()))
 }
@@ -102,9 +108,10 @@ fn csikit_dir(path: PathBuf) -> Result<PathBuf, String> {
 /// `--out` may be missing or an empty folder; a non-empty one needs `--force`.
 fn check_out_dir(out: &Path, force: bool) -> Result<(), String> {
     match std::fs::read_dir(out).map(|mut entries| entries.next().is_none()) {
-        Ok(false) if !force => {
-            Err(format!("'{}' exists and is not empty; choose another --out or pass --force", out.display()))
-        }
+        Ok(false) if !force => Err(format!(
+            "'{}' exists and is not empty; choose another --out or pass --force",
+            out.display()
+        )),
         Ok(_) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(_) if out.exists() => Err(format!("'{}' exists and is not a folder", out.display())),
@@ -125,11 +132,14 @@ fn write_scaffold(out: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Resu
             for path in files.keys() {
                 let dest = out.join(path);
                 if let Some(dir) = dest.parent() {
-                    std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("creating '{}'", dir.display()))?;
                 }
-                std::fs::rename(tmp.join(path), &dest).with_context(|| format!("replacing '{}'", dest.display()))?;
+                std::fs::rename(tmp.join(path), &dest)
+                    .with_context(|| format!("replacing '{}'", dest.display()))?;
             }
-            std::fs::remove_dir_all(&tmp).with_context(|| format!("removing '{}'", tmp.display()))?;
+            std::fs::remove_dir_all(&tmp)
+                .with_context(|| format!("removing '{}'", tmp.display()))?;
         }
         Err(e) => return Err(e).with_context(|| format!("reading '{}'", out.display())),
     }

@@ -18,7 +18,8 @@ pub fn stage(out: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<Pa
     for (path, text) in files {
         let dest = tmp.join(path);
         if let Some(dir) = dest.parent() {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating '{}'", dir.display()))?;
         }
         std::fs::write(&dest, text).with_context(|| format!("writing '{}'", dest.display()))?;
     }
@@ -31,9 +32,11 @@ pub fn swap_in(out: &Path, tmp: &Path) -> anyhow::Result<()> {
     let old = sibling(out, "old");
     let had_old = out.exists();
     if had_old {
-        std::fs::rename(out, &old).with_context(|| format!("moving the old '{}' aside", out.display()))?;
+        std::fs::rename(out, &old)
+            .with_context(|| format!("moving the old '{}' aside", out.display()))?;
     }
-    std::fs::rename(tmp, out).with_context(|| format!("moving the new tree to '{}'", out.display()))?;
+    std::fs::rename(tmp, out)
+        .with_context(|| format!("moving the new tree to '{}'", out.display()))?;
     if had_old {
         std::fs::remove_dir_all(&old).with_context(|| format!("removing '{}'", old.display()))?;
     }

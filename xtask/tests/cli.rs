@@ -16,7 +16,13 @@ fn xtask(args: &[&str]) -> Output {
 fn proto_prints_the_makefile_output() {
     let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
     let dir = corpus.join("csi-spec/v0.1.0");
-    let out = xtask(&["proto", "--spec", dir.join("spec.md").to_str().expect("utf-8"), "--rule", "makefile-v0.1"]);
+    let out = xtask(&[
+        "proto",
+        "--spec",
+        dir.join("spec.md").to_str().expect("utf-8"),
+        "--rule",
+        "makefile-v0.1",
+    ]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout == std::fs::read(dir.join("csi.proto")).expect("read"), "v0.1.0 differs");
 }
@@ -33,7 +39,10 @@ fn model_prints_json_and_warns_on_stderr() {
         assert!(json.get(key).is_some(), "missing key {key}");
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("spec.md:2038:"), "the 13 RESOURCE_EXHAUSTED row is reported with its line:\n{stderr}");
+    assert!(
+        stderr.contains("spec.md:2038:"),
+        "the 13 RESOURCE_EXHAUSTED row is reported with its line:\n{stderr}"
+    );
 }
 
 #[test]

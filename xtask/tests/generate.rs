@@ -10,7 +10,8 @@ fn xtask() -> Command {
 
 fn run(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{cmd:?} failed ({}):\n{text}", out.status);
     text
 }
@@ -26,7 +27,10 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
                     stack.push(path);
                 }
             } else {
-                out.push((path.strip_prefix(dir).expect("inside").to_path_buf(), std::fs::read(&path).expect("readable")));
+                out.push((
+                    path.strip_prefix(dir).expect("inside").to_path_buf(),
+                    std::fs::read(&path).expect("readable"),
+                ));
             }
         }
     }
@@ -67,16 +71,32 @@ fn output_is_deterministic() {
     // --check on a fresh --out tree passes; after an edit it fails and names the command.
     run(xtask().arg("generate").arg("--spec-dir").arg(&spec).arg("--out").arg(&a).arg("--check"));
     std::fs::write(a.join("src/lib.rs"), "// edited\n").expect("write");
-    let out = xtask().arg("generate").arg("--spec-dir").arg(&spec).arg("--out").arg(&a).arg("--check").output().expect("runs");
+    let out = xtask()
+        .arg("generate")
+        .arg("--spec-dir")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&a)
+        .arg("--check")
+        .output()
+        .expect("runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("run `cargo xtask generate"), "{stderr}");
 }
 
 #[test]
 fn missing_inputs_say_what_to_pass() {
-    let out = xtask().args(["generate", "--spec-dir", "/nonexistent/csi-spec/v9.9.9", "--check"]).output().expect("runs");
+    let out = xtask()
+        .args(["generate", "--spec-dir", "/nonexistent/csi-spec/v9.9.9", "--check"])
+        .output()
+        .expect("runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("pass --spec-dir DIR") && stderr.contains("CSIKIT_CORPUS"), "{stderr}");
+    assert!(
+        !out.status.success()
+            && stderr.contains("pass --spec-dir DIR")
+            && stderr.contains("CSIKIT_CORPUS"),
+        "{stderr}"
+    );
 }
 
 /// Every release from v0.3.0 on generates into a standalone crate that `cargo check`s; the
@@ -96,7 +116,12 @@ fn every_release_generates_a_crate_that_checks() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     for release in &releases {
         let dir = scratch(&format!("release-{release}"));
-        run(xtask().arg("generate").arg("--spec-dir").arg(corpus.join("csi-spec").join(release)).arg("--out").arg(&dir));
+        run(xtask()
+            .arg("generate")
+            .arg("--spec-dir")
+            .arg(corpus.join("csi-spec").join(release))
+            .arg("--out")
+            .arg(&dir));
         std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).expect("copy Cargo.lock");
         run(Command::new(&cargo)
             .args(["check", "--offline", "--quiet", "--all-features"])

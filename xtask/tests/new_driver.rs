@@ -8,10 +8,10 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use csikit::v1::{
-    CreateVolumeRequest, GetPluginCapabilitiesRequest, GetPluginInfoRequest, NodeGetInfoRequest, NodePublishVolumeRequest,
-    NodeStageVolumeRequest, ProbeRequest, VolumeCapability, controller_client::ControllerClient,
-    controller_service_capability, identity_client::IdentityClient, node_client::NodeClient, plugin_capability,
-    volume_capability,
+    CreateVolumeRequest, GetPluginCapabilitiesRequest, GetPluginInfoRequest, NodeGetInfoRequest,
+    NodePublishVolumeRequest, NodeStageVolumeRequest, ProbeRequest, VolumeCapability,
+    controller_client::ControllerClient, controller_service_capability,
+    identity_client::IdentityClient, node_client::NodeClient, plugin_capability, volume_capability,
 };
 use tonic::Code;
 
@@ -51,19 +51,44 @@ fn bad_command_lines_exit_2_and_write_nothing() {
     let root = scratch("new-driver-errors");
     let out = root.join("driver");
     let out_str = out.to_str().expect("utf-8");
-    refused(&["new-driver", "1driver", "--out", out_str], "error: '1driver' is not a valid crate name: it must start with a letter");
-    refused(&["new-driver", "my driver", "--out", out_str], "error: 'my driver' is not a valid crate name: ' ' is not allowed");
-    refused(&["new-driver", "fn", "--out", out_str], "error: 'fn' is not a valid crate name: it is a Rust keyword");
-    refused(&["new-driver", "ok", "--out", out_str, "--plugin-name", "ok_driver.example.com"], "error: 'ok_driver.example.com' is not a valid plugin name");
+    refused(
+        &["new-driver", "1driver", "--out", out_str],
+        "error: '1driver' is not a valid crate name: it must start with a letter",
+    );
+    refused(
+        &["new-driver", "my driver", "--out", out_str],
+        "error: 'my driver' is not a valid crate name: ' ' is not allowed",
+    );
+    refused(
+        &["new-driver", "fn", "--out", out_str],
+        "error: 'fn' is not a valid crate name: it is a Rust keyword",
+    );
+    refused(
+        &["new-driver", "ok", "--out", out_str, "--plugin-name", "ok_driver.example.com"],
+        "error: 'ok_driver.example.com' is not a valid plugin name",
+    );
     let long = "d".repeat(60);
-    refused(&["new-driver", &long, "--out", out_str], &format!("error: '{long}.csi.example.com' is not a valid plugin name: it is 76 characters long; the spec allows 63; pass --plugin-name"));
-    refused(&["new-driver", "ok", "--out", out_str, "--csikit-path", root.to_str().expect("utf-8")], "error: --csikit-path: cannot read");
+    refused(
+        &["new-driver", &long, "--out", out_str],
+        &format!(
+            "error: '{long}.csi.example.com' is not a valid plugin name: it is 76 characters long; the spec allows 63; pass --plugin-name"
+        ),
+    );
+    refused(
+        &["new-driver", "ok", "--out", out_str, "--csikit-path", root.to_str().expect("utf-8")],
+        "error: --csikit-path: cannot read",
+    );
     assert_eq!(listing(&root), Vec::<String>::new(), "nothing written, no temporary folder left");
 
     // A folder with something in it is refused, and left as it was.
     std::fs::create_dir_all(&out).expect("mkdir");
     std::fs::write(out.join("notes.txt"), "mine").expect("write");
-    refused(&["new-driver", "ok", "--out", out_str], &format!("error: '{out_str}' exists and is not empty; choose another --out or pass --force"));
+    refused(
+        &["new-driver", "ok", "--out", out_str],
+        &format!(
+            "error: '{out_str}' exists and is not empty; choose another --out or pass --force"
+        ),
+    );
     assert_eq!(listing(&out), ["notes.txt"]);
     assert_eq!(listing(&root), ["driver"]);
 
@@ -89,7 +114,12 @@ fn wait_for_socket(path: &Path, driver: &mut std::process::Child, log: &Path) {
         if let Some(status) = driver.try_wait().expect("wait") {
             panic!("the driver exited ({status}) before serving:\n{}", read_log(log));
         }
-        assert!(Instant::now() < deadline, "no socket at '{}' after 60 s:\n{}", path.display(), read_log(log));
+        assert!(
+            Instant::now() < deadline,
+            "no socket at '{}' after 60 s:\n{}",
+            path.display(),
+            read_log(log)
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -102,7 +132,11 @@ async fn channel(path: PathBuf) -> tonic::transport::Channel {
     tonic::transport::Endpoint::from_static("http://plugin")
         .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
             let path = path.clone();
-            async move { Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(tokio::net::UnixStream::connect(path).await?)) }
+            async move {
+                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
+                    tokio::net::UnixStream::connect(path).await?,
+                ))
+            }
         }))
         .await
         .expect("connects")
@@ -114,7 +148,9 @@ fn mount() -> Option<VolumeCapability> {
             fs_type: "ext4".into(),
             ..Default::default()
         })),
-        access_mode: Some(volume_capability::AccessMode { mode: volume_capability::access_mode::Mode::SingleNodeWriter as i32 }),
+        access_mode: Some(volume_capability::AccessMode {
+            mode: volume_capability::access_mode::Mode::SingleNodeWriter as i32,
+        }),
     })
 }
 
@@ -123,10 +159,24 @@ fn mount() -> Option<VolumeCapability> {
 async fn talk_to(socket: PathBuf) -> tonic::transport::Channel {
     let ch = channel(socket).await;
     let mut identity = IdentityClient::new(ch.clone());
-    assert_eq!(identity.probe(ProbeRequest {}).await.expect("Probe").into_inner().ready, Some(true));
-    let info = identity.get_plugin_info(GetPluginInfoRequest {}).await.expect("GetPluginInfo").into_inner();
-    assert_eq!((info.name.as_str(), info.vendor_version.as_str()), ("demo-driver.csi.example.com", "0.1.0"));
-    let caps = identity.get_plugin_capabilities(GetPluginCapabilitiesRequest {}).await.expect("GetPluginCapabilities").into_inner();
+    assert_eq!(
+        identity.probe(ProbeRequest {}).await.expect("Probe").into_inner().ready,
+        Some(true)
+    );
+    let info = identity
+        .get_plugin_info(GetPluginInfoRequest {})
+        .await
+        .expect("GetPluginInfo")
+        .into_inner();
+    assert_eq!(
+        (info.name.as_str(), info.vendor_version.as_str()),
+        ("demo-driver.csi.example.com", "0.1.0")
+    );
+    let caps = identity
+        .get_plugin_capabilities(GetPluginCapabilitiesRequest {})
+        .await
+        .expect("GetPluginCapabilities")
+        .into_inner();
     let controller_service = plugin_capability::service::Type::ControllerService as i32;
     assert!(
         caps.capabilities.iter().any(|c| matches!(&c.r#type, Some(plugin_capability::Type::Service(s)) if s.r#type == controller_service)),
@@ -153,7 +203,11 @@ async fn talk_to(socket: PathBuf) -> tonic::transport::Channel {
     assert_eq!(err.code(), Code::Unimplemented, "{err:?}");
 
     let mut controller = ControllerClient::new(ch.clone());
-    let caps = controller.controller_get_capabilities(csikit::v1::ControllerGetCapabilitiesRequest {}).await.expect("caps").into_inner();
+    let caps = controller
+        .controller_get_capabilities(csikit::v1::ControllerGetCapabilitiesRequest {})
+        .await
+        .expect("caps")
+        .into_inner();
     let create_delete = controller_service_capability::rpc::Type::CreateDeleteVolume as i32;
     assert!(
         caps.capabilities.iter().any(|c| matches!(&c.r#type, Some(controller_service_capability::Type::Rpc(r)) if r.r#type == create_delete)),
@@ -174,7 +228,8 @@ fn scaffolded_driver_builds_serves_and_stops_on_sigterm() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    std::fs::copy(workspace.join("Cargo.lock"), crate_dir.join("Cargo.lock")).expect("copy Cargo.lock");
+    std::fs::copy(workspace.join("Cargo.lock"), crate_dir.join("Cargo.lock"))
+        .expect("copy Cargo.lock");
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("new-driver-target");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let started = Instant::now();
@@ -185,7 +240,11 @@ fn scaffolded_driver_builds_serves_and_stops_on_sigterm() {
         .env_remove("RUSTFLAGS")
         .output()
         .expect("run cargo");
-    assert!(build.status.success(), "the scaffold does not build:\n{}", String::from_utf8_lossy(&build.stderr));
+    assert!(
+        build.status.success(),
+        "the scaffold does not build:\n{}",
+        String::from_utf8_lossy(&build.stderr)
+    );
     eprintln!("scaffold built in {:.1} s", started.elapsed().as_secs_f64());
 
     // A short socket path: unix socket paths are limited to about 100 bytes.
@@ -206,10 +265,15 @@ fn scaffolded_driver_builds_serves_and_stops_on_sigterm() {
 
     // A worker thread keeps the client's connection alive and answering (a CO keeps its
     // connection open), so the shutdown below must not wait for the client to go away.
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
     let _open = runtime.block_on(talk_to(socket.clone()));
 
-    let killed = Command::new("kill").args(["-TERM", &driver.id().to_string()]).status().expect("run kill");
+    let killed =
+        Command::new("kill").args(["-TERM", &driver.id().to_string()]).status().expect("run kill");
     assert!(killed.success());
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {

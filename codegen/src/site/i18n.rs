@@ -49,10 +49,7 @@ impl Catalog {
 
     /// The string for `key`, English when this catalog lacks it, the key itself when both do.
     pub fn get<'a>(&'a self, key: &'a str) -> &'a str {
-        self.strings
-            .get(key)
-            .or_else(|| self.fallback.get(key))
-            .map_or(key, String::as_str)
+        self.strings.get(key).or_else(|| self.fallback.get(key)).map_or(key, String::as_str)
     }
 
     /// The string for `key` with `{name}` placeholders filled in.

@@ -101,13 +101,15 @@ impl LinkIndex {
             for f in &m.fields {
                 ix.fields.entry(f.name.clone()).or_default().push(m.full_name.clone());
             }
-            ix.message_fields.insert(m.full_name.clone(), m.fields.iter().map(|f| f.name.clone()).collect());
+            ix.message_fields
+                .insert(m.full_name.clone(), m.fields.iter().map(|f| f.name.clone()).collect());
         }
         for e in &model.enums {
             for v in &e.values {
                 ix.values.entry(v.name.clone()).or_default().push(e.full_name.clone());
             }
-            ix.enum_values.insert(e.full_name.clone(), e.values.iter().map(|v| v.name.clone()).collect());
+            ix.enum_values
+                .insert(e.full_name.clone(), e.values.iter().map(|v| v.name.clone()).collect());
         }
         ix
     }
@@ -211,7 +213,10 @@ impl Prose<'_> {
             return code_tag;
         }
         match self.index.resolve(code, self) {
-            Some(target) => format!("<a class=\"ref\" href=\"{}\">{code_tag}</a>", escape(&href(self.page, &target))),
+            Some(target) => format!(
+                "<a class=\"ref\" href=\"{}\">{code_tag}</a>",
+                escape(&href(self.page, &target))
+            ),
             None => code_tag,
         }
     }
@@ -220,7 +225,11 @@ impl Prose<'_> {
     pub fn inline(&self, text: &str) -> String {
         let r = self.render(text, 0, None, &|_| None);
         let html = r.html.trim();
-        let html = html.strip_prefix("<p>").and_then(|h| h.strip_suffix("</p>")).filter(|h| !h.contains("<p>")).unwrap_or(html);
+        let html = html
+            .strip_prefix("<p>")
+            .and_then(|h| h.strip_suffix("</p>"))
+            .filter(|h| !h.contains("<p>"))
+            .unwrap_or(html);
         html.to_owned()
     }
 
@@ -277,10 +286,15 @@ impl Prose<'_> {
                     events.push(Event::Html(open.into()));
                 }
                 Event::End(TagEnd::Heading(_)) => {
-                    let (lvl, first, text_start) = in_heading.take().unwrap_or((2, false, out.text.len()));
+                    let (lvl, first, text_start) =
+                        in_heading.take().unwrap_or((2, false, out.text.len()));
                     let mut close = String::new();
                     if let (Some(h), true) = (heading, first) {
-                        let _ = write!(close, " <a class=\"anchor\" href=\"#{}\" aria-hidden=\"true\">#</a></h{lvl}>", escape(h.id));
+                        let _ = write!(
+                            close,
+                            " <a class=\"anchor\" href=\"#{}\" aria-hidden=\"true\">#</a></h{lvl}>",
+                            escape(h.id)
+                        );
                         close.push_str(&h.after);
                         out.title = out.text[text_start..].trim().to_owned();
                         first_done = true;
@@ -294,7 +308,12 @@ impl Prose<'_> {
                     let target = link_target(&dest_url, self);
                     link_stack.push(target.is_some());
                     if let Some(t) = target {
-                        events.push(Event::Start(Tag::Link { dest_url: CowStr::from(t), title, id, link_type }));
+                        events.push(Event::Start(Tag::Link {
+                            dest_url: CowStr::from(t),
+                            title,
+                            id,
+                            link_type,
+                        }));
                     }
                 }
                 Event::End(TagEnd::Link) => {
@@ -356,7 +375,10 @@ mod tests {
     #[test]
     fn hrefs_are_relative_to_the_page() {
         assert_eq!(href("rpc/CreateVolume.html", "rpc/CreateVolume.html#x"), "#x");
-        assert_eq!(href("rpc/CreateVolume.html", "ref/csi.v1.Topology.html"), "../ref/csi.v1.Topology.html");
+        assert_eq!(
+            href("rpc/CreateVolume.html", "ref/csi.v1.Topology.html"),
+            "../ref/csi.v1.Topology.html"
+        );
         assert_eq!(href("index.html", "rpc/Probe.html#probe"), "rpc/Probe.html#probe");
     }
 

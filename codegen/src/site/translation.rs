@@ -106,7 +106,11 @@ fn align(a: &[Unit], b: &[Unit]) -> Vec<Option<usize>> {
     let mut lcs = vec![vec![0u32; m + 1]; n + 1];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            lcs[i][j] = if same(&a[i], &b[j]) { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+            lcs[i][j] = if same(&a[i], &b[j]) {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
         }
     }
     let mut out = vec![None; n];
@@ -127,7 +131,13 @@ fn align(a: &[Unit], b: &[Unit]) -> Vec<Option<usize>> {
 
 /// Pairs the translated document `tr` (translated from `source`, an English release) with
 /// `shown`, the English release the site shows.
-pub fn pair(shown: &SourceFile, shown_units: &[Unit], source: &SourceFile, tr: &SourceFile, tr_units: &[Unit]) -> Pairing {
+pub fn pair(
+    shown: &SourceFile,
+    shown_units: &[Unit],
+    source: &SourceFile,
+    tr: &SourceFile,
+    tr_units: &[Unit],
+) -> Pairing {
     let source_units = split_units(source);
     // Translated heading -> heading of its English source, by position.
     let source_to_tr = align(&source_units, tr_units);
@@ -146,7 +156,11 @@ pub fn pair(shown: &SourceFile, shown_units: &[Unit], source: &SourceFile, tr: &
             Some(t) => {
                 let text = &tr.text()[tr_units[t].range.clone()];
                 let base = prose_status(text);
-                if base != Status::Missing && shown_protos[k] != tr_protos[t] { Status::Stale } else { base }
+                if base != Status::Missing && shown_protos[k] != tr_protos[t] {
+                    Status::Stale
+                } else {
+                    base
+                }
             }
         };
         pairing.status.push(status);
@@ -204,7 +218,9 @@ pub fn prose_status(text: &str) -> Status {
             Event::End(TagEnd::CodeBlock) => in_code = false,
             Event::Text(t) if !in_code => block.push_str(&t),
             Event::SoftBreak | Event::HardBreak => block.push(' '),
-            Event::End(TagEnd::Paragraph | TagEnd::Item | TagEnd::TableCell | TagEnd::Heading(_)) => flush(&mut block),
+            Event::End(
+                TagEnd::Paragraph | TagEnd::Item | TagEnd::TableCell | TagEnd::Heading(_),
+            ) => flush(&mut block),
             _ => {}
         }
     }
@@ -224,17 +240,31 @@ mod tests {
     #[test]
     fn prose_is_classified_by_script() {
         assert_eq!(prose_status("## 目的\n\nこれは翻訳された段落です。\n"), Status::Translated);
-        assert_eq!(prose_status("## Goals\n\nThis paragraph is still in English, sadly.\n"), Status::Missing);
         assert_eq!(
-            prose_status("## Goals\n\nThis paragraph is still in English, sadly.\n\n这是中文段落。\n"),
+            prose_status("## Goals\n\nThis paragraph is still in English, sadly.\n"),
+            Status::Missing
+        );
+        assert_eq!(
+            prose_status(
+                "## Goals\n\nThis paragraph is still in English, sadly.\n\n这是中文段落。\n"
+            ),
             Status::Partly
         );
-        assert_eq!(prose_status("#### `Probe`\n\n```protobuf\nmessage A {}\n```\n"), Status::Translated);
+        assert_eq!(
+            prose_status("#### `Probe`\n\n```protobuf\nmessage A {}\n```\n"),
+            Status::Translated
+        );
     }
 
     #[test]
     fn comments_do_not_make_a_section_stale() {
-        assert_eq!(proto_tokens("message A { // 注释\n  string a = 1;\n}"), proto_tokens("message A {\n string a = 1; // x\n}"));
-        assert_ne!(proto_tokens("message A { string a = 1; }"), proto_tokens("message A { string b = 1; }"));
+        assert_eq!(
+            proto_tokens("message A { // 注释\n  string a = 1;\n}"),
+            proto_tokens("message A {\n string a = 1; // x\n}")
+        );
+        assert_ne!(
+            proto_tokens("message A { string a = 1; }"),
+            proto_tokens("message A { string b = 1; }")
+        );
     }
 }

@@ -12,7 +12,11 @@ pub const KEY_MARK: &str = "visible-key-";
 
 /// A message of type `desc` with every field set (one member per oneof), nested messages to
 /// a few levels; fields for which `is_secret(message, field)` holds get [`SECRET_MARK`] values.
-pub fn filled(desc: &MessageDescriptor, is_secret: &dyn Fn(&str, &str) -> bool, depth: u32) -> DynamicMessage {
+pub fn filled(
+    desc: &MessageDescriptor,
+    is_secret: &dyn Fn(&str, &str) -> bool,
+    depth: u32,
+) -> DynamicMessage {
     let mut msg = DynamicMessage::new(desc.clone());
     let mut oneofs = HashSet::new();
     for field in desc.fields() {
@@ -48,10 +52,21 @@ pub fn filled(desc: &MessageDescriptor, is_secret: &dyn Fn(&str, &str) -> bool, 
     msg
 }
 
-fn scalar(kind: &Kind, secret: bool, depth: u32, is_secret: &dyn Fn(&str, &str) -> bool) -> Option<Value> {
+fn scalar(
+    kind: &Kind,
+    secret: bool,
+    depth: u32,
+    is_secret: &dyn Fn(&str, &str) -> bool,
+) -> Option<Value> {
     Some(match kind {
-        Kind::String => Value::String(if secret { format!("{SECRET_MARK}{depth}") } else { "text".to_owned() }),
-        Kind::Bytes => Value::Bytes(if secret { SECRET_MARK.as_bytes().to_vec().into() } else { b"bytes".to_vec().into() }),
+        Kind::String => {
+            Value::String(if secret { format!("{SECRET_MARK}{depth}") } else { "text".to_owned() })
+        }
+        Kind::Bytes => Value::Bytes(if secret {
+            SECRET_MARK.as_bytes().to_vec().into()
+        } else {
+            b"bytes".to_vec().into()
+        }),
         Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => Value::I32(7),
         Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => Value::I64(7),
         Kind::Uint32 | Kind::Fixed32 => Value::U32(7),

@@ -41,10 +41,7 @@ impl Server {
         let deadline = Instant::now() + Duration::from_secs(20);
         while !self.socket.exists() {
             if let Some(status) = self.exited() {
-                panic!(
-                    "memdriver exited with {status} before listening:\n{}",
-                    self.log_text()
-                );
+                panic!("memdriver exited with {status} before listening:\n{}", self.log_text());
             }
             assert!(
                 Instant::now() < deadline,
@@ -73,10 +70,7 @@ impl Server {
     /// Sends SIGTERM and waits for the exit status.
     pub fn terminate(&mut self, within: Duration) -> ExitStatus {
         let pid = self.pid().to_string();
-        let kill = Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .expect("run kill");
+        let kill = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
         assert!(kill.success(), "kill -TERM {pid} failed");
         let deadline = Instant::now() + within;
         loop {
