@@ -9,7 +9,7 @@ pub fn descriptor_const(bytes: &[u8]) -> String {
     out.push_str("/// The encoded `google.protobuf.FileDescriptorSet` of this package and its imports, with\n");
     out.push_str("/// source info and custom options (`csi_secret`, `alpha_*`) intact.\n");
     out.push_str("pub const FILE_DESCRIPTOR_SET: &[u8] = b\"\\\n");
-    let mut col = 0;
+    let mut line_start = out.len();
     for (i, &b) in bytes.iter().enumerate() {
         match b {
             b'"' => out.push_str("\\\""),
@@ -20,12 +20,13 @@ pub fn descriptor_const(bytes: &[u8]) -> String {
                 let _ = write!(out, "\\x{b:02x}");
             }
         }
-        col += 1;
-        // A `\`-newline continuation also eats the next line's leading whitespace, so only
-        // break before a byte that is not whitespace.
-        if col >= 100 && bytes.get(i + 1).is_some_and(|n| !n.is_ascii_whitespace()) {
+        // Lines of at most 96 columns (an escape is 4) plus the `\` continuation. The
+        // continuation also eats the next line's leading whitespace, so only break before a
+        // byte that is not whitespace.
+        let col = out.len() - line_start;
+        if col >= 92 && bytes.get(i + 1).is_some_and(|&n| n != b' ') {
             out.push_str("\\\n");
-            col = 0;
+            line_start = out.len();
         }
     }
     out.push_str("\";\n");

@@ -40,7 +40,28 @@ pub const ALPHA_NOTE: &str = "**Alpha:** may change or be removed in a later CSI
 
 /// A `#[doc]` attribute pair (blank line, then `text`) for prost-build's attribute hooks.
 pub fn doc_attribute(text: &str) -> String {
-    format!("#[doc = \"\"]\n#[doc = {:?}]", format!(" {text}"))
+    let mut out = String::from("#[doc = \"\"]");
+    for line in wrap(text, 84) {
+        out.push_str(&format!("\n#[doc = {:?}]", format!(" {line}")));
+    }
+    out
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces (a longer word stands alone).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
 }
 
 /// Re-tags code blocks in `///` comments: fences without a language or with a non-Rust one

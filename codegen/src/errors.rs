@@ -159,7 +159,7 @@ pub fn generate_errors(model: &Model, translation: Option<&Model>) -> Option<Str
                 }
                 let _ = writeln!(
                     out,
-                    "    /// {} — `{} {}`{}",
+                    "    /// {}\n    /// — `{} {}`{}",
                     row.condition.replace('`', ""),
                     row.code_number,
                     row.code,

@@ -35,30 +35,11 @@ pub struct CrateOptions {
     /// A crate of its own (explicit dependency versions, an empty `[workspace]`, no tests)
     /// rather than the `generated/` member of the csikit workspace.
     pub standalone: bool,
-    /// Where a standalone crate finds the `csikit-macros` crate (`#[csi_validate]`); the
-    /// workspace member uses the workspace's.
-    pub macros_path: Option<String>,
+    /// How a standalone crate's manifest names each dependency (from the workspace manifest):
+    /// `csikit-runtime`, `csikit-macros`, `prost`, `prost-types`, `prost-reflect`, `tonic`,
+    /// `tonic-prost`. The workspace member takes them all from the workspace.
+    pub dependencies: BTreeMap<String, Dependency>,
 }
-
-const RUNTIME: &[(&str, &str)] = &[
-    ("src/alpha.rs", include_str!("../runtime/alpha.rs")),
-    ("src/facts.rs", include_str!("../runtime/facts.rs")),
-    ("src/redact.rs", include_str!("../runtime/redact.rs")),
-    ("src/validate.rs", include_str!("../runtime/validate.rs")),
-    ("src/errors.rs", include_str!("../runtime/errors.rs")),
-];
-
-/// The server skeleton's runtime (`csikit::server`, feature `server`).
-const SERVER_RUNTIME: &str = include_str!("../runtime/server.rs");
-
-const TESTS: &[(&str, &str)] = &[
-    ("tests/descriptors.rs", include_str!("../runtime/tests/descriptors.rs")),
-    ("tests/redaction.rs", include_str!("../runtime/tests/redaction.rs")),
-    ("tests/wire_compat.rs", include_str!("../runtime/tests/wire_compat.rs")),
-    ("tests/wire_compat.py", include_str!("../runtime/tests/wire_compat.py")),
-    ("tests/fill/mod.rs", include_str!("../runtime/tests/fill.rs")),
-    ("tests/server.rs", include_str!("../runtime/tests/server.rs")),
-];
 
 pub fn generate_crate(
     packages: &[Package<'_>],
@@ -77,20 +58,10 @@ pub fn generate_crate(
         PathBuf::from("src/validate_encoded.rs"),
         format!("{}{}", header(&inputs), crate::validation::validate_encoded_rs(packages)),
     );
-    for (path, text) in RUNTIME {
-        files.insert(PathBuf::from(path), format!("{}{text}", header(&inputs)));
-    }
-    // The v1 builder is re-exported where users look for it, ahead of the runtime's tests.
-    let reexport = packages
-        .iter()
-        .find(|p| crate::server::is_csi(p.model))
-        .map(|csi| {
-            format!("pub use crate::{}::server::{{Builder, Server}};\n\n#[cfg(test)]", csi.module)
-        })
-        .unwrap_or_else(|| "#[cfg(test)]".to_owned());
-    let server =
-        format!("{}{}", header(&inputs), SERVER_RUNTIME.replacen("#[cfg(test)]", &reexport, 1));
-    files.insert(PathBuf::from("src/server.rs"), server);
+    files.insert(
+        PathBuf::from("src/registry.rs"),
+        format!("{}{}", header(&inputs), registry_rs(packages)),
+    );
 
     // Parent modules (`addons`) that hold package modules but are not packages themselves.
     let mut parents: BTreeMap<String, Vec<&Package<'_>>> = BTreeMap::new();
@@ -143,25 +114,6 @@ pub fn generate_crate(
         );
     }
 
-    if !options.standalone {
-        for (path, text) in TESTS {
-            let text = if path.ends_with(".py") {
-                format!("# {}", &header(&inputs)[3..])
-            } else {
-                format!("{}{text}", header(&inputs))
-            };
-            let text = if path.ends_with(".py") {
-                format!("{text}{}", TESTS.iter().find(|t| t.0 == *path).map_or("", |t| t.1))
-            } else {
-                text
-            };
-            files.insert(PathBuf::from(path), text);
-        }
-        files.insert(
-            PathBuf::from("tests/support/mod.rs"),
-            format!("{}{}", header(&inputs), support_rs(packages)),
-        );
-    }
     Ok(files)
 }
 
@@ -183,7 +135,7 @@ fn package_mod(p: &Package<'_>, has_errors: bool) -> Result<String, Error> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "//! `{}`: messages, enums, tonic clients and server traits from {}.",
+        "//! `{}`: messages, enums, tonic clients and server traits\n//! from {}.",
         m.package, p.source
     );
     let _ = writeln!(out, "//!");
@@ -247,16 +199,36 @@ fn package_mod(p: &Package<'_>, has_errors: bool) -> Result<String, Error> {
 }
 
 fn lib_rs(packages: &[Package<'_>]) -> String {
-    let mut out = String::from(
-        include_str!("../runtime/lib_docs.md")
-            .lines()
-            .map(|l| if l.is_empty() { "//!\n".to_owned() } else { format!("//! {l}\n") })
-            .collect::<String>()
-            .as_str(),
+    let mut out: String = include_str!("../runtime/lib_docs.md")
+        .lines()
+        .map(|l| if l.is_empty() { "//!\n".to_owned() } else { format!("//! {l}\n") })
+        .collect();
+    out.push_str(
+        "\n// `#[csi_validate]` expansions and generated code name `::csikit`, inside this crate too.\n\
+         extern crate self as csikit;\n\n\
+         /// The hand-written runtime this crate's generated code stands on.\n\
+         pub use csikit_runtime as runtime;\n\
+         pub use csikit_runtime::{alpha, errors, facts, redact, validate};\n\
+         pub use csikit_runtime::{\n    FieldPath, RuleId, Validate, ValidateEncodedError, Violation, Violations, check,\n};\n\
+         pub use csikit_macros::{csi_service, csi_validate};\n\
+         pub use validate_encoded::validate_encoded;\n\n\
+         /// prost, as the generated messages use it.\npub use prost;\n\
+         /// tonic, as the generated clients and servers use it.\n\
+         #[cfg(any(feature = \"client\", feature = \"server\"))]\npub use tonic;\n\n",
     );
-    out.push_str("\n// `#[csi_validate]` expansions name `::csikit`, inside this crate too.\nextern crate self as csikit;\n");
-    out.push_str("\npub mod alpha;\npub mod errors;\npub mod facts;\npub mod redact;\n#[cfg(feature = \"server\")]\npub mod server;\npub mod validate;\nmod validate_encoded;\n\n");
-    out.push_str("pub use csikit_macros::{csi_service, csi_validate};\npub use validate::{FieldPath, RuleId, Validate, ValidateEncodedError, Violation, Violations, check};\npub use validate_encoded::validate_encoded;\n\n");
+    if let Some(csi) = packages.iter().find(|p| crate::server::is_csi(p.model)) {
+        let release = csi.source.rsplit(' ').next().unwrap_or(&csi.source);
+        let _ = writeln!(
+            out,
+            "/// The CSI spec release `{module}` was generated from.\npub const SPEC_RELEASE: &str = {release:?};\n\n\
+             /// The server skeleton (see [`runtime::server`]); [`Builder`](server::Builder) is the \
+             plugin\n/// builder of `{package}`.\n#[cfg(feature = \"server\")]\npub mod server {{\n    \
+             pub use crate::{module}::server::Builder;\n    pub use csikit_runtime::server::*;\n}}\n",
+            module = csi.module,
+            package = csi.model.package,
+        );
+    }
+    out.push_str("pub mod registry;\nmod validate_encoded;\n\n");
     let mut tops: Vec<&str> =
         packages.iter().map(|p| p.module.split("::").next().unwrap_or(&p.module)).collect();
     tops.dedup();
@@ -266,35 +238,76 @@ fn lib_rs(packages: &[Package<'_>]) -> String {
     out
 }
 
+/// How the manifest of a standalone crate names one dependency.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dependency {
+    /// The version requirement, e.g. `0.14`.
+    pub version: Option<String>,
+    /// A path, for the workspace's own crates when the crate is built beside this checkout.
+    pub path: Option<String>,
+}
+
+/// One dependency line: `name = { workspace = true, ... }` in the workspace, the version (and
+/// path) from `options` in a standalone crate.
+fn dependency(options: &CrateOptions, name: &str, extra: &str) -> String {
+    if !options.standalone {
+        return format!("{name} = {{ workspace = true{extra} }}\n");
+    }
+    let dep = options.dependencies.get(name).cloned().unwrap_or_default();
+    let mut parts = Vec::new();
+    if let Some(v) = &dep.version {
+        parts.push(format!("version = {v:?}"));
+    }
+    if let Some(p) = &dep.path {
+        parts.push(format!("path = {p:?}"));
+    }
+    if name == "tonic" || name == "prost-build" {
+        parts.push("default-features = false".to_owned());
+    }
+    format!("{name} = {{ {}{extra} }}\n", parts.join(", "))
+}
+
 fn cargo_toml(options: &CrateOptions, inputs: &str) -> String {
     let mut out = format!("# @generated by {} from {inputs}. Do not edit.\n", options.command);
-    let macros = match &options.macros_path {
-        Some(path) => format!("csikit-macros = {{ path = {path:?} }}\n"),
-        None => "csikit-macros.workspace = true\n".to_owned(),
-    };
-    let (pkg, deps, dev) = if options.standalone {
-        (
-            "version = \"0.1.0\"\nedition = \"2024\"\nrust-version = \"1.88\"\nlicense = \"Apache-2.0\"\n",
-            "prost = \"0.14\"\nprost-types = \"0.14\"\nprost-reflect = { version = \"0.16\", optional = true }\ntonic = { version = \"0.14\", default-features = false, features = [\"codegen\"], optional = true }\ntonic-prost = { version = \"0.14\", optional = true }\ntokio = { version = \"1\", features = [\"net\", \"signal\", \"macros\", \"sync\", \"time\"], optional = true }\ntokio-stream = { version = \"0.1\", features = [\"net\"], optional = true }\ntracing = { version = \"0.1\", optional = true }\n",
-            "",
-        )
+    let pkg = if options.standalone {
+        let version = options
+            .dependencies
+            .get("csikit-runtime")
+            .and_then(|d| d.version.clone())
+            .unwrap_or_else(|| "0.1.0".to_owned());
+        let version = version.trim_start_matches(['=', '^', '~']);
+        format!("version = \"{version}\"\nedition = \"2024\"\nlicense = \"Apache-2.0\"\n")
     } else {
-        (
-            "version.workspace = true\nedition.workspace = true\nrust-version.workspace = true\nlicense.workspace = true\n",
-            "prost.workspace = true\nprost-types.workspace = true\nprost-reflect = { workspace = true, optional = true }\ntonic = { workspace = true, features = [\"codegen\"], optional = true }\ntonic-prost = { workspace = true, optional = true }\ntokio = { workspace = true, features = [\"net\", \"signal\", \"macros\", \"sync\", \"time\"], optional = true }\ntokio-stream = { workspace = true, features = [\"net\"], optional = true }\ntracing = { workspace = true, optional = true }\n",
-            "\n[dev-dependencies]\ncsikit-spec.workspace = true\nprost-reflect.workspace = true\ntokio = { workspace = true, features = [\"rt-multi-thread\", \"macros\", \"time\"] }\ntonic = { workspace = true, features = [\"channel\"] }\ntower = { workspace = true, features = [\"util\"] }\nhyper-util = { workspace = true, features = [\"tokio\"] }\n",
-        )
+        "version.workspace = true\nedition.workspace = true\nrust-version.workspace = true\n\
+         license.workspace = true\nrepository.workspace = true\nhomepage.workspace = true\n\
+         documentation = \"https://docs.rs/csikit\"\nreadme = \"README.md\"\n\
+         keywords = [\"csi\", \"kubernetes\", \"storage\", \"grpc\", \"protobuf\"]\n\
+         categories = [\"api-bindings\", \"network-programming\", \"filesystem\"]\n\
+         include = [\"src/**/*.rs\", \"README.md\", \"Cargo.toml\"]\n"
+            .to_owned()
     };
+    let mut deps = String::new();
+    deps.push_str(&dependency(options, "csikit-macros", ""));
+    deps.push_str(&dependency(options, "csikit-runtime", ""));
+    deps.push_str(&dependency(options, "prost", ""));
+    deps.push_str(&dependency(options, "prost-types", ""));
+    deps.push_str(&dependency(options, "prost-reflect", ", optional = true"));
+    deps.push_str(&dependency(options, "tonic", ", features = [\"codegen\"], optional = true"));
+    deps.push_str(&dependency(options, "tonic-prost", ", optional = true"));
     let _ = write!(
         out,
-        "[package]\nname = \"csikit\"\ndescription = \"Rust bindings and spec facts for the Container Storage Interface\"\n{pkg}\n\
+        "[package]\nname = \"csikit\"\n\
+         description = \"Rust bindings, validators, spec facts and a server skeleton for the Container \
+         Storage Interface (CSI) and csi-addons\"\n{pkg}\n\
 [features]\n# Types, validators, descriptors, facts and redaction are always there; these add the rest.\n\
 # None is on by default, so the crate builds light: prost types and validators only.\n\
 default = []\n\
-# tonic clients (no transport stack: bring your own channel).\nclient = [\"dep:tonic\", \"dep:tonic-prost\"]\n\
-# The server skeleton (`csikit::server`): driver traits, layers, CSI_ENDPOINT serving.\nserver = [\"dep:tonic\", \"dep:tonic-prost\", \"tonic/server\", \"tonic/router\", \"dep:tokio\", \"dep:tokio-stream\", \"dep:tracing\"]\n\
+# tonic clients (no transport stack: bring your own channel).\n\
+client = [\"dep:tonic\", \"dep:tonic-prost\", \"csikit-runtime/tonic\"]\n\
+# The server skeleton (`csikit::server`): driver traits, layers, CSI_ENDPOINT serving.\n\
+server = [\"dep:tonic\", \"dep:tonic-prost\", \"tonic/server\", \"tonic/router\", \"csikit-runtime/server\"]\n\
 # `descriptor_pool()` accessors through prost-reflect.\nreflect = [\"dep:prost-reflect\"]\n\n\
-[dependencies]\n{macros}{deps}{dev}"
+[dependencies]\n{deps}"
     );
     if options.standalone {
         out.push_str("\n[workspace]\n");
@@ -316,11 +329,12 @@ fn readme(packages: &[Package<'_>], options: &CrateOptions, inputs: &str) -> Str
     out
 }
 
-fn support_rs(packages: &[Package<'_>]) -> String {
+fn registry_rs(packages: &[Package<'_>]) -> String {
     let mut out = String::from(
-        "//! Per-message-type dispatch generated from the Models: decode into the generated Rust type.\n\n",
+        "//! Every message type of the crate by full name: the list, and dispatch from a name to the\n\
+         //! generated Rust type (decode, `Debug`, re-encode, secret values), for tools and tests that\n\
+         //! hold a type name and bytes.\n\n",
     );
-    out.push_str("#![allow(dead_code, reason = \"each test uses a part\")]\n\n");
     out.push_str("use prost::Message as _;\n\n");
     out.push_str(
         "/// Messages whose `Debug` output must redact secrets, per the Models (transitively).\n",
@@ -347,15 +361,27 @@ fn support_rs(packages: &[Package<'_>]) -> String {
         }
     }
     out.push_str("];\n\n");
-    for (fname, ret, body) in [
-        ("debug_of", "String", "Ok(format!(\"{:?}\", <TYPE>::decode(bytes)?))"),
-        ("roundtrip", "Vec<u8>", "Ok(<TYPE>::decode(bytes)?.encode_to_vec())"),
-        ("secret_values_of", "Vec<String>", "secret_values(&<TYPE>::decode(bytes)?)"),
+    for (fname, doc, ret, body) in [
+        (
+            "debug_of",
+            "The `Debug` text of `bytes` decoded as the message type `full_name` (secrets redacted).",
+            "String",
+            "<TYPE>::decode(bytes).map(|m| format!(\"{m:?}\"))",
+        ),
+        (
+            "roundtrip",
+            "`bytes` decoded as the message type `full_name` and encoded again.",
+            "Vec<u8>",
+            "<TYPE>::decode(bytes).map(|m| m.encode_to_vec())",
+        ),
+        (
+            "secret_values_of",
+            "The secret values `bytes` holds, decoded as the message type `full_name`.",
+            "Vec<String>",
+            "<TYPE>::decode(bytes).map(|m| secret_values(&m))",
+        ),
     ] {
-        let _ = writeln!(
-            out,
-            "/// Decodes `bytes` as the named message type; `None` for an unknown name."
-        );
+        let _ = writeln!(out, "/// {doc}\n/// `None` for a name that is not in [`MESSAGES`].");
         if fname == "secret_values_of" {
             let _ = writeln!(out, "#[cfg(feature = \"server\")]");
         }
@@ -363,28 +389,24 @@ fn support_rs(packages: &[Package<'_>]) -> String {
             out,
             "pub fn {fname}(full_name: &str, bytes: &[u8]) -> Option<Result<{ret}, prost::DecodeError>> {{"
         );
-        let _ = writeln!(out, "    let run = || -> Result<{ret}, prost::DecodeError> {{");
-        let _ = writeln!(out, "        match full_name {{");
+        let _ = writeln!(out, "    Some(match full_name {{");
         for p in packages {
             for m in &p.model.messages {
                 let Some(rel) = names::relative_type_path(&p.model.package, &m.full_name) else {
                     continue;
                 };
                 let ty = format!("{}::{rel}", rust_path(&p.module));
-                let _ = writeln!(
-                    out,
-                    "            {:?} => {},",
-                    m.full_name,
-                    body.replace("<TYPE>", &ty)
-                );
+                let _ =
+                    writeln!(out, "        {:?} => {},", m.full_name, body.replace("<TYPE>", &ty));
             }
         }
-        let _ =
-            writeln!(out, "            _ => unreachable!(\"names are checked against MESSAGES\"),");
-        let _ = writeln!(out, "        }}\n    }};");
-        let _ = writeln!(out, "    MESSAGES.contains(&full_name).then(run)\n}}\n");
+        let _ = writeln!(out, "        _ => return None,\n    }})\n}}\n");
     }
-    out.push_str("#[cfg(feature = \"server\")]\nfn secret_values<M: csikit::server::SecretValues>(message: &M) -> Result<Vec<String>, prost::DecodeError> {\n");
-    out.push_str("    let mut found = Vec::new();\n    message.secret_values(&mut |s| found.push(s.to_owned()));\n    Ok(found)\n}\n");
+    out.push_str(
+        "#[cfg(feature = \"server\")]\n\
+         fn secret_values<M: csikit::server::SecretValues>(message: &M) -> Vec<String> {\n    \
+         let mut found = Vec::new();\n    message.secret_values(&mut |s| found.push(s.to_owned()));\n    \
+         found\n}\n",
+    );
     out
 }

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 use csikit_spec::Model;
 
-pub use layout::{CrateOptions, Package};
+pub use layout::{CrateOptions, Dependency, Package};
 
 /// Why generation failed.
 #[derive(Debug, thiserror::Error)]

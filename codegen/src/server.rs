@@ -94,14 +94,15 @@ pub fn generate_server(p: &Package<'_>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "//! Server traits of `{}` for drivers: implement the RPCs the plugin supports, mark the `impl`\n\
-         //! block with [`#[csi_service]`](crate::csi_service), and serve it{}. Every RPC left out\n\
-         //! answers UNIMPLEMENTED; every call passes the [`crate::server`] layers.\n",
+        "//! Server traits of `{}` for drivers: implement the RPCs the plugin supports, mark\n\
+         //! the `impl` block with [`#[csi_service]`](crate::csi_service), and serve it\n//!{}.\n\
+         //! Every RPC left out answers UNIMPLEMENTED; every call passes the [`crate::server`]\n\
+         //! layers.\n",
         model.package,
         if is_csi(model) {
             " with [`Builder`]"
         } else {
-            " through a `*Service` adapter added to the v1 `Builder` with `service_with`"
+            " through a `*Service` adapter added to the v1 `Builder` with `routes_with`"
         }
     );
     out.push_str("use std::future::Future;\nuse std::sync::Arc;\n\nuse tonic::{Request, Response, Status};\n\n");
@@ -111,9 +112,9 @@ pub fn generate_server(p: &Package<'_>) -> String {
         .flat_map(|s| &s.methods)
         .any(|m| m.server_streaming && !m.client_streaming);
     out.push_str(if streaming {
-        "use crate::server::{BoxStream, Pipeline, SecretValues};\n\n"
+        "use crate::server::{BoxStream, Pipeline, RpcResult, SecretValues};\n\n"
     } else {
-        "use crate::server::{Pipeline, SecretValues};\n\n"
+        "use crate::server::{Pipeline, RpcResult, SecretValues};\n\n"
     });
 
     rpc_records(p, &mut out);
@@ -197,13 +198,16 @@ fn service(p: &Package<'_>, s: &Service, out: &mut String) {
     // The trait.
     let doc = first_line(&s.comment);
     if !doc.is_empty() {
-        let _ = writeln!(out, "/// {doc}\n///");
+        for line in crate::docs::wrap(&doc, 96) {
+            let _ = writeln!(out, "/// {line}");
+        }
+        let _ = writeln!(out, "///");
     }
     let _ = writeln!(
         out,
-        "/// The `{}` service as a driver writes it: define the RPCs the plugin supports (as `async fn`,\n\
-         /// with the tonic signature) in an `impl` block marked `#[csikit::csi_service]`; the rest answer\n\
-         /// UNIMPLEMENTED.",
+        "/// The `{}` service as a driver writes it:\n/// define the RPCs the plugin\n\
+         /// supports (as `async fn`, with the tonic signature) in an `impl` block marked\n\
+         /// `#[csikit::csi_service]`; the rest answer UNIMPLEMENTED.",
         s.full_name
     );
     let _ = writeln!(out, "pub trait {trait_name}: Send + Sync + 'static {{");
@@ -217,16 +221,14 @@ fn service(p: &Package<'_>, s: &Service, out: &mut String) {
         let method = snake(&m.name);
         let doc = first_line(&m.comment);
         if !doc.is_empty() {
-            let _ = writeln!(out, "    /// {doc}");
+            for line in crate::docs::wrap(&doc, 92) {
+                let _ = writeln!(out, "    /// {line}");
+            }
         }
-        let ret = if m.server_streaming {
-            format!("Response<BoxStream<{output}>>")
-        } else {
-            format!("Response<{output}>")
-        };
+        let ret = if m.server_streaming { format!("BoxStream<{output}>") } else { output.clone() };
         let _ = writeln!(
             out,
-            "    fn {method}(&self, request: Request<{input}>) -> impl Future<Output = Result<{ret}, Status>> + Send {{\n        \
+            "    fn {method}(&self, request: Request<{input}>) -> impl Future<Output = RpcResult<{ret}>> + Send {{\n        \
              drop(request);\n        std::future::ready(Err(crate::server::unimplemented({:?})))\n    }}\n",
             m.name
         );
@@ -238,7 +240,7 @@ fn service(p: &Package<'_>, s: &Service, out: &mut String) {
     let adapter = format!("{trait_name}Service");
     let _ = writeln!(
         out,
-        "/// A [`{trait_name}`] behind the [`crate::server`] layers, as tonic's `{}` server.",
+        "/// A [`{trait_name}`] behind the [`crate::server`] layers, as tonic's\n/// `{}` server.",
         s.full_name
     );
     let _ = writeln!(
@@ -429,124 +431,194 @@ const PLUGIN_SERVICES: &[(&str, &str)] = &[
     ("SNAPSHOT_METADATA_SERVICE", "SnapshotMetadata"),
 ];
 
-/// The derivation table of one capability enum, keeping the values and RPCs this release has.
-fn cap_table(model: &Model, enum_name: &str, rust_enum: &str, table: &[(&str, &[&str])]) -> String {
-    let Some(e) = model.enum_type(enum_name) else { return "&[]".to_owned() };
+/// The derivable capabilities of one service, keeping the values and RPCs this release has:
+/// `CapabilityTable { service, derivable: &[Capability { name, number, rpcs }, ..] }`.
+fn cap_table(model: &Model, service: &str, enum_name: &str, table: &[(&str, &[&str])]) -> String {
+    let Some(e) = model.enum_type(enum_name) else { return String::new() };
     let mut rows = Vec::new();
     for (value, rpcs) in table {
-        if !e.values.iter().any(|v| v.name == *value)
-            || !rpcs.iter().all(|r| model.method(r).is_some())
-        {
+        let Some(v) = e.values.iter().find(|v| v.name == *value) else { continue };
+        if !rpcs.iter().all(|r| model.method(r).is_some()) {
             continue;
         }
         let methods: Vec<String> = rpcs.iter().map(|r| format!("{:?}", snake(r))).collect();
         rows.push(format!(
-            "({rust_enum}::{}, &[{}])",
-            camel(&value.to_ascii_lowercase()),
+            "Capability {{ name: {:?}, number: {}, rpcs: &[{}] }}",
+            v.name,
+            v.number,
             methods.join(", ")
         ));
     }
-    format!("&[{}]", rows.join(", "))
+    format!("CapabilityTable {{ service: {service:?}, derivable: &[{}] }},\n", rows.join(",\n"))
 }
 
+/// The `Spec` of `csi.v1` for the runtime's generic plugin builder: the capability tables of
+/// this release, the derived answers, and a `Register` impl per service.
 fn builder(p: &Package<'_>, out: &mut String) {
     let model = p.model;
     let has = |s: &str| model.services.iter().any(|x| x.name == s);
     let group = has("GroupController") && model.method("GroupControllerGetCapabilities").is_some();
-    let plugin_enum = "super::plugin_capability::service::Type";
+    // (service, capabilities RPC, its request and response, capability module, hand table)
+    let mut cap_services = vec![
+        (
+            "Controller",
+            "ControllerGetCapabilities",
+            "controller_service_capability",
+            CONTROLLER_CAPS,
+        ),
+        ("Node", "NodeGetCapabilities", "node_service_capability", NODE_CAPS),
+    ];
+    if group {
+        cap_services.push((
+            "GroupController",
+            "GroupControllerGetCapabilities",
+            "group_controller_service_capability",
+            GROUP_CAPS,
+        ));
+    }
+
+    out.push_str(
+        "use crate::runtime::server::{Capability, CapabilityTable, Plan, PluginService, \
+         Registration};\n\n",
+    );
+    out.push_str(
+        "/// The answers of Identity and the `*GetCapabilities` RPCs a driver leaves out, derived \
+         from\n/// what it registered.\n#[derive(Debug, Clone, Default)]\npub struct Derived {\n    \
+         get_plugin_info: super::GetPluginInfoResponse,\n    \
+         get_plugin_capabilities: super::GetPluginCapabilitiesResponse,\n    \
+         probe: super::ProbeResponse,\n",
+    );
+    for (_, rpc, ..) in &cap_services {
+        let _ = writeln!(out, "    {}: super::{rpc}Response,", snake(rpc));
+    }
+    out.push_str("}\n\n");
+    out.push_str(
+        "/// The Identity the server answers when the driver registers none: everything derived.\n\
+         struct DerivedIdentity;\n\nimpl Identity for DerivedIdentity {\n    \
+         fn implemented(&self) -> &'static [&'static str] {\n        &[]\n    }\n}\n\n",
+    );
+    let _ = writeln!(
+        out,
+        "/// `{}` as the runtime's plugin builder sees it: which capabilities the implemented RPCs\n\
+         /// make, and how this release writes the derived answers.\n#[derive(Debug, Clone, Copy)]\n\
+         pub struct Spec;\n\n\
+         /// The plugin builder of this release (see [`crate::runtime::server::Builder`]).\n\
+         pub type Builder = crate::runtime::server::Builder<Spec>;\n\n\
+         pub use crate::runtime::server::Server;\n",
+        model.package
+    );
+
+    let mut tables = String::new();
+    for (service, _, module, table) in &cap_services {
+        let enum_name = format!("csi.v1.{}.RPC.Type", camel(module));
+        tables.push_str(&cap_table(model, service, &enum_name, table));
+    }
     let plugin_rows: Vec<String> = model
         .enum_type("csi.v1.PluginCapability.Service.Type")
         .map(|e| {
             PLUGIN_SERVICES
                 .iter()
-                .filter(|(v, s)| has(s) && e.values.iter().any(|x| x.name == *v))
-                .map(|(v, s)| format!("({plugin_enum}::{}, {s:?})", camel(&v.to_ascii_lowercase())))
+                .filter(|(_, s)| has(s))
+                .filter_map(|(v, s)| {
+                    let value = e.values.iter().find(|x| x.name == *v)?;
+                    Some(format!(
+                        "PluginService {{ name: {:?}, number: {}, service: {s:?} }}",
+                        value.name, value.number
+                    ))
+                })
                 .collect()
         })
         .unwrap_or_default();
-    let text = include_str!("../runtime/server_builder.rs");
-    let text = text
-        .replace(
-            "/*CONTROLLER_CAPS*/&[]",
-            &cap_table(
-                model,
-                "csi.v1.ControllerServiceCapability.RPC.Type",
-                "super::controller_service_capability::rpc::Type",
-                CONTROLLER_CAPS,
-            ),
-        )
-        .replace(
-            "/*NODE_CAPS*/&[]",
-            &cap_table(
-                model,
-                "csi.v1.NodeServiceCapability.RPC.Type",
-                "super::node_service_capability::rpc::Type",
-                NODE_CAPS,
-            ),
-        )
-        .replace("/*PLUGIN_SERVICES*/&[]", &format!("&[{}]", plugin_rows.join(", ")));
-    // Releases without the group controller service drop its parts (marked `//group`).
-    let text = if group {
-        text.replace(
-            "/*GROUP_CAPS*/&[]",
-            &cap_table(
-                model,
-                "csi.v1.GroupControllerServiceCapability.RPC.Type",
-                "super::group_controller_service_capability::rpc::Type",
-                GROUP_CAPS,
-            ),
-        )
-    } else {
-        text.lines()
-            .filter(|l| !l.trim_end().ends_with("//group"))
-            .map(|l| format!("{l}\n"))
-            .collect()
-    };
-    let services: Vec<&str> =
-        ["Identity", "Controller", "Node", "GroupController", "SnapshotMetadata"]
-            .into_iter()
-            .filter(|s| has(s))
-            .collect();
-    let mut register = String::new();
-    for s in services.iter().filter(|s| **s != "Identity") {
-        let method = snake(s);
-        let (param, derived) = if *s == "SnapshotMetadata" {
-            ("_derived", "")
-        } else {
-            ("derived", ", Arc::clone(derived)")
-        };
+
+    let _ = writeln!(
+        out,
+        "impl crate::runtime::server::PluginSpec for Spec {{\n    type Derived = Derived;\n    \
+         type PluginCapability = super::plugin_capability::Type;\n    \
+         type ControllerCapability = super::controller_service_capability::rpc::Type;\n    \
+         type NodeCapability = super::node_service_capability::rpc::Type;\n\n    \
+         const CAPABILITIES: &'static [CapabilityTable] = &[\n{tables}];\n    \
+         const PLUGIN_SERVICES: &'static [PluginService] = &[{}];\n",
+        plugin_rows.join(", ")
+    );
+    out.push_str(
+        "    fn derive(plan: Plan<Self>, problems: &mut Vec<String>) -> Derived {\n        \
+         let mut plugin: Vec<super::PluginCapability> = plan\n            .plugin_services\n            \
+         .iter()\n            .map(|t| super::PluginCapability {\n                \
+         r#type: Some(super::plugin_capability::Type::Service(super::plugin_capability::Service { \
+         r#type: *t })),\n            })\n            .collect();\n        \
+         plugin.extend(plan.plugin_extra.iter().cloned().map(|t| super::PluginCapability { r#type: \
+         Some(t) }));\n        let derived = Derived {\n",
+    );
+    for (service, rpc, module, _) in &cap_services {
+        let ty = camel(module);
         let _ = writeln!(
-            register,
-            "    /// Registers the driver's `{s}` service.\n    pub fn {method}<T: {s}>(mut self, service: T) -> Self {{\n        \
-             let service = Arc::new(service);\n        self.implemented.push(({s:?}, service.implemented()));"
-        );
-        let caps_rpc = match *s {
-            "Controller" => Some((
-                "controller_get_capabilities",
-                "ControllerGetCapabilitiesRequest",
-                "controller_caps",
-            )),
-            "Node" => Some(("node_get_capabilities", "NodeGetCapabilitiesRequest", "node_caps")),
-            "GroupController" => Some((
-                "group_controller_get_capabilities",
-                "GroupControllerGetCapabilitiesRequest",
-                "group_caps",
-            )),
-            _ => None,
-        };
-        if let Some((rpc, req, names)) = caps_rpc {
-            let _ = writeln!(
-                register,
-                "        if service.implemented().contains(&{rpc:?}) {{\n            let probe = Arc::clone(&service);\n            \
-                 self.advertised.push(({s:?}, Box::new(move || Box::pin(async move {{\n                \
-                 probe.{rpc}(Request::new(super::{req}::default())).await.map(|r| {names}(r.get_ref()))\n            }}))));\n        }}"
-            );
-        }
-        let _ = writeln!(
-            register,
-            "        self.add.push(Box::new(move |routes, pipeline, {param}| routes.add_service({s}Service::new(service, Arc::clone(pipeline){derived}).into_server())));\n        self\n    }}\n"
+            out,
+            "            {}: super::{rpc}Response {{\n                capabilities: plan\n                    \
+             .capabilities({service:?})\n                    .iter()\n                    \
+             .map(|t| super::{ty} {{ r#type: Some(super::{module}::Type::Rpc(super::{module}::Rpc {{ \
+             r#type: *t }})) }})\n                    .collect(),\n            }},",
+            snake(rpc)
         );
     }
-    let text = text.replace("    /*REGISTER*/\n", &register);
-    out.push_str(&text);
+    out.push_str(
+        "            get_plugin_capabilities: super::GetPluginCapabilitiesResponse { capabilities: \
+         plugin },\n            probe: super::ProbeResponse { ready: Some(true) },\n            \
+         get_plugin_info: super::GetPluginInfoResponse {\n                name: plan.name,\n                \
+         vendor_version: plan.vendor_version,\n                manifest: plan.manifest,\n            },\n        \
+         };\n        if let Err(v) = crate::Validate::validate(&derived.get_plugin_info) {\n            \
+         problems.push(format!(\"GetPluginInfo: {v}\"));\n        }\n        derived\n    }\n\n    \
+         fn derived_identity() -> Registration<Self> {\n        \
+         Registration::new(\"Identity\", &[], |routes, pipeline, derived| {\n            \
+         routes.add_service(\n                IdentityService::new(Arc::new(DerivedIdentity), \
+         Arc::clone(pipeline), Arc::clone(derived))\n                    .into_server(),\n            )\n        \
+         })\n    }\n}\n\n",
+    );
+
+    // One `Register` impl per service of this release.
+    let services = ["Identity", "Controller", "Node", "GroupController", "SnapshotMetadata"];
+    for s in services.into_iter().filter(|s| has(s)) {
+        let derived = if s == "SnapshotMetadata" { "" } else { ", Arc::clone(derived)" };
+        let param = if s == "SnapshotMetadata" { "_derived" } else { "derived" };
+        let _ = writeln!(
+            out,
+            "impl<T: {s}> crate::runtime::server::Register<crate::runtime::server::service::{s}, T> \
+             for Spec {{\n    fn registration(service: T) -> Registration<Spec> {{\n        \
+             let service = Arc::new(service);\n        let implemented = service.implemented();\n        \
+             let probe = Arc::clone(&service);\n        \
+             let registration = Registration::new({s:?}, implemented, move |routes, pipeline, {param}| {{\n            \
+             routes.add_service({s}Service::new(service, Arc::clone(pipeline){derived}).into_server())\n        }});"
+        );
+        // The driver's own capabilities answer, as enum numbers, for the start-up comparison.
+        let caps: Option<(&str, String)> = match s {
+            "Identity" => Some((
+                "GetPluginCapabilities",
+                "if let Some(super::plugin_capability::Type::Service(s)) = &c.r#type { \
+                 Some(s.r#type) } else { None }"
+                    .to_owned(),
+            )),
+            _ => cap_services.iter().find(|c| c.0 == s).map(|(_, rpc, module, _)| {
+                let number = format!(
+                    "if let Some(super::{module}::Type::Rpc(x)) = &c.r#type {{ Some(x.r#type) }} \
+                     else {{ None }}"
+                );
+                (*rpc, number)
+            }),
+        };
+        match caps {
+            Some((rpc, number)) => {
+                let method = snake(rpc);
+                let _ = writeln!(
+                    out,
+                    "        if !implemented.contains(&{method:?}) {{\n            return registration;\n        }}\n        \
+                     registration.advertising(move || async move {{\n            \
+                     let request = Request::new(super::{rpc}Request::default());\n            \
+                     let response = probe.{method}(request).await?;\n            \
+                     Ok(response.get_ref().capabilities.iter().filter_map(|c| {number}).collect())\n        }})\n    }}\n}}\n"
+                );
+            }
+            None => {
+                let _ = writeln!(out, "        drop(probe);\n        registration\n    }}\n}}\n");
+            }
+        }
+    }
 }

@@ -100,21 +100,37 @@
 //! A driver adds `features = ["server"]`, a CO or sidecar `features = ["client"]`, a tool `["reflect"]`.
 //! The crate's own tests that need descriptors run with `cargo test -p csikit --all-features`.
 
-// `#[csi_validate]` expansions name `::csikit`, inside this crate too.
+// `#[csi_validate]` expansions and generated code name `::csikit`, inside this crate too.
 extern crate self as csikit;
 
-pub mod alpha;
-pub mod errors;
-pub mod facts;
-pub mod redact;
-#[cfg(feature = "server")]
-pub mod server;
-pub mod validate;
-mod validate_encoded;
-
 pub use csikit_macros::{csi_service, csi_validate};
-pub use validate::{FieldPath, RuleId, Validate, ValidateEncodedError, Violation, Violations, check};
+/// The hand-written runtime this crate's generated code stands on.
+pub use csikit_runtime as runtime;
+pub use csikit_runtime::{
+    FieldPath, RuleId, Validate, ValidateEncodedError, Violation, Violations, check,
+};
+pub use csikit_runtime::{alpha, errors, facts, redact, validate};
 pub use validate_encoded::validate_encoded;
 
-pub mod v1;
+/// prost, as the generated messages use it.
+pub use prost;
+/// tonic, as the generated clients and servers use it.
+#[cfg(any(feature = "client", feature = "server"))]
+pub use tonic;
+
+/// The CSI spec release `v1` was generated from.
+pub const SPEC_RELEASE: &str = "v1.12.0";
+
+/// The server skeleton (see [`runtime::server`]); [`Builder`](server::Builder) is the plugin
+/// builder of `csi.v1`.
+#[cfg(feature = "server")]
+pub mod server {
+    pub use crate::v1::server::Builder;
+    pub use csikit_runtime::server::*;
+}
+
+pub mod registry;
+mod validate_encoded;
+
 pub mod addons;
+pub mod v1;

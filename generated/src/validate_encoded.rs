@@ -3,8 +3,13 @@
 
 use crate::validate::ValidateEncodedError;
 
-fn check<M: prost::Message + Default + crate::Validate>(bytes: &[u8]) -> Result<(), ValidateEncodedError> {
-    M::decode(bytes).map_err(ValidateEncodedError::Decode)?.validate().map_err(ValidateEncodedError::Invalid)
+fn check<M: prost::Message + Default + crate::Validate>(
+    bytes: &[u8],
+) -> Result<(), ValidateEncodedError> {
+    M::decode(bytes)
+        .map_err(ValidateEncodedError::Decode)?
+        .validate()
+        .map_err(ValidateEncodedError::Invalid)
 }
 
 /// Decodes `bytes` as the message `full_name` (e.g. `csi.v1.CreateVolumeRequest`) and runs the
@@ -17,50 +22,102 @@ pub fn validate_encoded(full_name: &str, bytes: &[u8]) -> Result<(), ValidateEnc
     match full_name {
         "csi.v1.GetPluginInfoRequest" => check::<crate::v1::GetPluginInfoRequest>(bytes),
         "csi.v1.GetPluginInfoResponse" => check::<crate::v1::GetPluginInfoResponse>(bytes),
-        "csi.v1.GetPluginCapabilitiesRequest" => check::<crate::v1::GetPluginCapabilitiesRequest>(bytes),
-        "csi.v1.GetPluginCapabilitiesResponse" => check::<crate::v1::GetPluginCapabilitiesResponse>(bytes),
+        "csi.v1.GetPluginCapabilitiesRequest" => {
+            check::<crate::v1::GetPluginCapabilitiesRequest>(bytes)
+        }
+        "csi.v1.GetPluginCapabilitiesResponse" => {
+            check::<crate::v1::GetPluginCapabilitiesResponse>(bytes)
+        }
         "csi.v1.PluginCapability" => check::<crate::v1::PluginCapability>(bytes),
         "csi.v1.PluginCapability.Service" => check::<crate::v1::plugin_capability::Service>(bytes),
-        "csi.v1.PluginCapability.VolumeExpansion" => check::<crate::v1::plugin_capability::VolumeExpansion>(bytes),
+        "csi.v1.PluginCapability.VolumeExpansion" => {
+            check::<crate::v1::plugin_capability::VolumeExpansion>(bytes)
+        }
         "csi.v1.ProbeRequest" => check::<crate::v1::ProbeRequest>(bytes),
         "csi.v1.ProbeResponse" => check::<crate::v1::ProbeResponse>(bytes),
         "csi.v1.CreateVolumeRequest" => check::<crate::v1::CreateVolumeRequest>(bytes),
         "csi.v1.VolumeContentSource" => check::<crate::v1::VolumeContentSource>(bytes),
-        "csi.v1.VolumeContentSource.SnapshotSource" => check::<crate::v1::volume_content_source::SnapshotSource>(bytes),
-        "csi.v1.VolumeContentSource.VolumeSource" => check::<crate::v1::volume_content_source::VolumeSource>(bytes),
+        "csi.v1.VolumeContentSource.SnapshotSource" => {
+            check::<crate::v1::volume_content_source::SnapshotSource>(bytes)
+        }
+        "csi.v1.VolumeContentSource.VolumeSource" => {
+            check::<crate::v1::volume_content_source::VolumeSource>(bytes)
+        }
         "csi.v1.CreateVolumeResponse" => check::<crate::v1::CreateVolumeResponse>(bytes),
         "csi.v1.VolumeCapability" => check::<crate::v1::VolumeCapability>(bytes),
-        "csi.v1.VolumeCapability.BlockVolume" => check::<crate::v1::volume_capability::BlockVolume>(bytes),
-        "csi.v1.VolumeCapability.MountVolume" => check::<crate::v1::volume_capability::MountVolume>(bytes),
-        "csi.v1.VolumeCapability.AccessMode" => check::<crate::v1::volume_capability::AccessMode>(bytes),
+        "csi.v1.VolumeCapability.BlockVolume" => {
+            check::<crate::v1::volume_capability::BlockVolume>(bytes)
+        }
+        "csi.v1.VolumeCapability.MountVolume" => {
+            check::<crate::v1::volume_capability::MountVolume>(bytes)
+        }
+        "csi.v1.VolumeCapability.AccessMode" => {
+            check::<crate::v1::volume_capability::AccessMode>(bytes)
+        }
         "csi.v1.CapacityRange" => check::<crate::v1::CapacityRange>(bytes),
         "csi.v1.Volume" => check::<crate::v1::Volume>(bytes),
         "csi.v1.TopologyRequirement" => check::<crate::v1::TopologyRequirement>(bytes),
         "csi.v1.Topology" => check::<crate::v1::Topology>(bytes),
         "csi.v1.DeleteVolumeRequest" => check::<crate::v1::DeleteVolumeRequest>(bytes),
         "csi.v1.DeleteVolumeResponse" => check::<crate::v1::DeleteVolumeResponse>(bytes),
-        "csi.v1.ControllerPublishVolumeRequest" => check::<crate::v1::ControllerPublishVolumeRequest>(bytes),
-        "csi.v1.ControllerPublishVolumeResponse" => check::<crate::v1::ControllerPublishVolumeResponse>(bytes),
-        "csi.v1.ControllerUnpublishVolumeRequest" => check::<crate::v1::ControllerUnpublishVolumeRequest>(bytes),
-        "csi.v1.ControllerUnpublishVolumeResponse" => check::<crate::v1::ControllerUnpublishVolumeResponse>(bytes),
-        "csi.v1.ValidateVolumeCapabilitiesRequest" => check::<crate::v1::ValidateVolumeCapabilitiesRequest>(bytes),
-        "csi.v1.ValidateVolumeCapabilitiesResponse" => check::<crate::v1::ValidateVolumeCapabilitiesResponse>(bytes),
-        "csi.v1.ValidateVolumeCapabilitiesResponse.Confirmed" => check::<crate::v1::validate_volume_capabilities_response::Confirmed>(bytes),
+        "csi.v1.ControllerPublishVolumeRequest" => {
+            check::<crate::v1::ControllerPublishVolumeRequest>(bytes)
+        }
+        "csi.v1.ControllerPublishVolumeResponse" => {
+            check::<crate::v1::ControllerPublishVolumeResponse>(bytes)
+        }
+        "csi.v1.ControllerUnpublishVolumeRequest" => {
+            check::<crate::v1::ControllerUnpublishVolumeRequest>(bytes)
+        }
+        "csi.v1.ControllerUnpublishVolumeResponse" => {
+            check::<crate::v1::ControllerUnpublishVolumeResponse>(bytes)
+        }
+        "csi.v1.ValidateVolumeCapabilitiesRequest" => {
+            check::<crate::v1::ValidateVolumeCapabilitiesRequest>(bytes)
+        }
+        "csi.v1.ValidateVolumeCapabilitiesResponse" => {
+            check::<crate::v1::ValidateVolumeCapabilitiesResponse>(bytes)
+        }
+        "csi.v1.ValidateVolumeCapabilitiesResponse.Confirmed" => {
+            check::<crate::v1::validate_volume_capabilities_response::Confirmed>(bytes)
+        }
         "csi.v1.ListVolumesRequest" => check::<crate::v1::ListVolumesRequest>(bytes),
         "csi.v1.ListVolumesResponse" => check::<crate::v1::ListVolumesResponse>(bytes),
-        "csi.v1.ListVolumesResponse.VolumeStatus" => check::<crate::v1::list_volumes_response::VolumeStatus>(bytes),
-        "csi.v1.ListVolumesResponse.Entry" => check::<crate::v1::list_volumes_response::Entry>(bytes),
-        "csi.v1.ControllerGetVolumeRequest" => check::<crate::v1::ControllerGetVolumeRequest>(bytes),
-        "csi.v1.ControllerGetVolumeResponse" => check::<crate::v1::ControllerGetVolumeResponse>(bytes),
-        "csi.v1.ControllerGetVolumeResponse.VolumeStatus" => check::<crate::v1::controller_get_volume_response::VolumeStatus>(bytes),
-        "csi.v1.ControllerModifyVolumeRequest" => check::<crate::v1::ControllerModifyVolumeRequest>(bytes),
-        "csi.v1.ControllerModifyVolumeResponse" => check::<crate::v1::ControllerModifyVolumeResponse>(bytes),
+        "csi.v1.ListVolumesResponse.VolumeStatus" => {
+            check::<crate::v1::list_volumes_response::VolumeStatus>(bytes)
+        }
+        "csi.v1.ListVolumesResponse.Entry" => {
+            check::<crate::v1::list_volumes_response::Entry>(bytes)
+        }
+        "csi.v1.ControllerGetVolumeRequest" => {
+            check::<crate::v1::ControllerGetVolumeRequest>(bytes)
+        }
+        "csi.v1.ControllerGetVolumeResponse" => {
+            check::<crate::v1::ControllerGetVolumeResponse>(bytes)
+        }
+        "csi.v1.ControllerGetVolumeResponse.VolumeStatus" => {
+            check::<crate::v1::controller_get_volume_response::VolumeStatus>(bytes)
+        }
+        "csi.v1.ControllerModifyVolumeRequest" => {
+            check::<crate::v1::ControllerModifyVolumeRequest>(bytes)
+        }
+        "csi.v1.ControllerModifyVolumeResponse" => {
+            check::<crate::v1::ControllerModifyVolumeResponse>(bytes)
+        }
         "csi.v1.GetCapacityRequest" => check::<crate::v1::GetCapacityRequest>(bytes),
         "csi.v1.GetCapacityResponse" => check::<crate::v1::GetCapacityResponse>(bytes),
-        "csi.v1.ControllerGetCapabilitiesRequest" => check::<crate::v1::ControllerGetCapabilitiesRequest>(bytes),
-        "csi.v1.ControllerGetCapabilitiesResponse" => check::<crate::v1::ControllerGetCapabilitiesResponse>(bytes),
-        "csi.v1.ControllerServiceCapability" => check::<crate::v1::ControllerServiceCapability>(bytes),
-        "csi.v1.ControllerServiceCapability.RPC" => check::<crate::v1::controller_service_capability::Rpc>(bytes),
+        "csi.v1.ControllerGetCapabilitiesRequest" => {
+            check::<crate::v1::ControllerGetCapabilitiesRequest>(bytes)
+        }
+        "csi.v1.ControllerGetCapabilitiesResponse" => {
+            check::<crate::v1::ControllerGetCapabilitiesResponse>(bytes)
+        }
+        "csi.v1.ControllerServiceCapability" => {
+            check::<crate::v1::ControllerServiceCapability>(bytes)
+        }
+        "csi.v1.ControllerServiceCapability.RPC" => {
+            check::<crate::v1::controller_service_capability::Rpc>(bytes)
+        }
         "csi.v1.CreateSnapshotRequest" => check::<crate::v1::CreateSnapshotRequest>(bytes),
         "csi.v1.CreateSnapshotResponse" => check::<crate::v1::CreateSnapshotResponse>(bytes),
         "csi.v1.Snapshot" => check::<crate::v1::Snapshot>(bytes),
@@ -68,97 +125,231 @@ pub fn validate_encoded(full_name: &str, bytes: &[u8]) -> Result<(), ValidateEnc
         "csi.v1.DeleteSnapshotResponse" => check::<crate::v1::DeleteSnapshotResponse>(bytes),
         "csi.v1.ListSnapshotsRequest" => check::<crate::v1::ListSnapshotsRequest>(bytes),
         "csi.v1.ListSnapshotsResponse" => check::<crate::v1::ListSnapshotsResponse>(bytes),
-        "csi.v1.ListSnapshotsResponse.Entry" => check::<crate::v1::list_snapshots_response::Entry>(bytes),
+        "csi.v1.ListSnapshotsResponse.Entry" => {
+            check::<crate::v1::list_snapshots_response::Entry>(bytes)
+        }
         "csi.v1.GetSnapshotRequest" => check::<crate::v1::GetSnapshotRequest>(bytes),
         "csi.v1.GetSnapshotResponse" => check::<crate::v1::GetSnapshotResponse>(bytes),
-        "csi.v1.ControllerExpandVolumeRequest" => check::<crate::v1::ControllerExpandVolumeRequest>(bytes),
-        "csi.v1.ControllerExpandVolumeResponse" => check::<crate::v1::ControllerExpandVolumeResponse>(bytes),
+        "csi.v1.ControllerExpandVolumeRequest" => {
+            check::<crate::v1::ControllerExpandVolumeRequest>(bytes)
+        }
+        "csi.v1.ControllerExpandVolumeResponse" => {
+            check::<crate::v1::ControllerExpandVolumeResponse>(bytes)
+        }
         "csi.v1.NodeStageVolumeRequest" => check::<crate::v1::NodeStageVolumeRequest>(bytes),
         "csi.v1.NodeStageVolumeResponse" => check::<crate::v1::NodeStageVolumeResponse>(bytes),
         "csi.v1.NodeUnstageVolumeRequest" => check::<crate::v1::NodeUnstageVolumeRequest>(bytes),
         "csi.v1.NodeUnstageVolumeResponse" => check::<crate::v1::NodeUnstageVolumeResponse>(bytes),
         "csi.v1.NodePublishVolumeRequest" => check::<crate::v1::NodePublishVolumeRequest>(bytes),
         "csi.v1.NodePublishVolumeResponse" => check::<crate::v1::NodePublishVolumeResponse>(bytes),
-        "csi.v1.NodeUnpublishVolumeRequest" => check::<crate::v1::NodeUnpublishVolumeRequest>(bytes),
-        "csi.v1.NodeUnpublishVolumeResponse" => check::<crate::v1::NodeUnpublishVolumeResponse>(bytes),
+        "csi.v1.NodeUnpublishVolumeRequest" => {
+            check::<crate::v1::NodeUnpublishVolumeRequest>(bytes)
+        }
+        "csi.v1.NodeUnpublishVolumeResponse" => {
+            check::<crate::v1::NodeUnpublishVolumeResponse>(bytes)
+        }
         "csi.v1.NodeGetVolumeStatsRequest" => check::<crate::v1::NodeGetVolumeStatsRequest>(bytes),
-        "csi.v1.NodeGetVolumeStatsResponse" => check::<crate::v1::NodeGetVolumeStatsResponse>(bytes),
+        "csi.v1.NodeGetVolumeStatsResponse" => {
+            check::<crate::v1::NodeGetVolumeStatsResponse>(bytes)
+        }
         "csi.v1.VolumeUsage" => check::<crate::v1::VolumeUsage>(bytes),
         "csi.v1.VolumeCondition" => check::<crate::v1::VolumeCondition>(bytes),
-        "csi.v1.NodeGetCapabilitiesRequest" => check::<crate::v1::NodeGetCapabilitiesRequest>(bytes),
-        "csi.v1.NodeGetCapabilitiesResponse" => check::<crate::v1::NodeGetCapabilitiesResponse>(bytes),
+        "csi.v1.NodeGetCapabilitiesRequest" => {
+            check::<crate::v1::NodeGetCapabilitiesRequest>(bytes)
+        }
+        "csi.v1.NodeGetCapabilitiesResponse" => {
+            check::<crate::v1::NodeGetCapabilitiesResponse>(bytes)
+        }
         "csi.v1.NodeServiceCapability" => check::<crate::v1::NodeServiceCapability>(bytes),
-        "csi.v1.NodeServiceCapability.RPC" => check::<crate::v1::node_service_capability::Rpc>(bytes),
+        "csi.v1.NodeServiceCapability.RPC" => {
+            check::<crate::v1::node_service_capability::Rpc>(bytes)
+        }
         "csi.v1.NodeGetInfoRequest" => check::<crate::v1::NodeGetInfoRequest>(bytes),
         "csi.v1.NodeGetInfoResponse" => check::<crate::v1::NodeGetInfoResponse>(bytes),
         "csi.v1.NodeExpandVolumeRequest" => check::<crate::v1::NodeExpandVolumeRequest>(bytes),
         "csi.v1.NodeExpandVolumeResponse" => check::<crate::v1::NodeExpandVolumeResponse>(bytes),
-        "csi.v1.GroupControllerGetCapabilitiesRequest" => check::<crate::v1::GroupControllerGetCapabilitiesRequest>(bytes),
-        "csi.v1.GroupControllerGetCapabilitiesResponse" => check::<crate::v1::GroupControllerGetCapabilitiesResponse>(bytes),
-        "csi.v1.GroupControllerServiceCapability" => check::<crate::v1::GroupControllerServiceCapability>(bytes),
-        "csi.v1.GroupControllerServiceCapability.RPC" => check::<crate::v1::group_controller_service_capability::Rpc>(bytes),
-        "csi.v1.CreateVolumeGroupSnapshotRequest" => check::<crate::v1::CreateVolumeGroupSnapshotRequest>(bytes),
-        "csi.v1.CreateVolumeGroupSnapshotResponse" => check::<crate::v1::CreateVolumeGroupSnapshotResponse>(bytes),
+        "csi.v1.GroupControllerGetCapabilitiesRequest" => {
+            check::<crate::v1::GroupControllerGetCapabilitiesRequest>(bytes)
+        }
+        "csi.v1.GroupControllerGetCapabilitiesResponse" => {
+            check::<crate::v1::GroupControllerGetCapabilitiesResponse>(bytes)
+        }
+        "csi.v1.GroupControllerServiceCapability" => {
+            check::<crate::v1::GroupControllerServiceCapability>(bytes)
+        }
+        "csi.v1.GroupControllerServiceCapability.RPC" => {
+            check::<crate::v1::group_controller_service_capability::Rpc>(bytes)
+        }
+        "csi.v1.CreateVolumeGroupSnapshotRequest" => {
+            check::<crate::v1::CreateVolumeGroupSnapshotRequest>(bytes)
+        }
+        "csi.v1.CreateVolumeGroupSnapshotResponse" => {
+            check::<crate::v1::CreateVolumeGroupSnapshotResponse>(bytes)
+        }
         "csi.v1.VolumeGroupSnapshot" => check::<crate::v1::VolumeGroupSnapshot>(bytes),
-        "csi.v1.DeleteVolumeGroupSnapshotRequest" => check::<crate::v1::DeleteVolumeGroupSnapshotRequest>(bytes),
-        "csi.v1.DeleteVolumeGroupSnapshotResponse" => check::<crate::v1::DeleteVolumeGroupSnapshotResponse>(bytes),
-        "csi.v1.GetVolumeGroupSnapshotRequest" => check::<crate::v1::GetVolumeGroupSnapshotRequest>(bytes),
-        "csi.v1.GetVolumeGroupSnapshotResponse" => check::<crate::v1::GetVolumeGroupSnapshotResponse>(bytes),
+        "csi.v1.DeleteVolumeGroupSnapshotRequest" => {
+            check::<crate::v1::DeleteVolumeGroupSnapshotRequest>(bytes)
+        }
+        "csi.v1.DeleteVolumeGroupSnapshotResponse" => {
+            check::<crate::v1::DeleteVolumeGroupSnapshotResponse>(bytes)
+        }
+        "csi.v1.GetVolumeGroupSnapshotRequest" => {
+            check::<crate::v1::GetVolumeGroupSnapshotRequest>(bytes)
+        }
+        "csi.v1.GetVolumeGroupSnapshotResponse" => {
+            check::<crate::v1::GetVolumeGroupSnapshotResponse>(bytes)
+        }
         "csi.v1.BlockMetadata" => check::<crate::v1::BlockMetadata>(bytes),
-        "csi.v1.GetMetadataAllocatedRequest" => check::<crate::v1::GetMetadataAllocatedRequest>(bytes),
-        "csi.v1.GetMetadataAllocatedResponse" => check::<crate::v1::GetMetadataAllocatedResponse>(bytes),
+        "csi.v1.GetMetadataAllocatedRequest" => {
+            check::<crate::v1::GetMetadataAllocatedRequest>(bytes)
+        }
+        "csi.v1.GetMetadataAllocatedResponse" => {
+            check::<crate::v1::GetMetadataAllocatedResponse>(bytes)
+        }
         "csi.v1.GetMetadataDeltaRequest" => check::<crate::v1::GetMetadataDeltaRequest>(bytes),
         "csi.v1.GetMetadataDeltaResponse" => check::<crate::v1::GetMetadataDeltaResponse>(bytes),
-        "identity.GetIdentityRequest" => check::<crate::addons::identity::GetIdentityRequest>(bytes),
-        "identity.GetIdentityResponse" => check::<crate::addons::identity::GetIdentityResponse>(bytes),
-        "identity.GetCapabilitiesRequest" => check::<crate::addons::identity::GetCapabilitiesRequest>(bytes),
-        "identity.GetCapabilitiesResponse" => check::<crate::addons::identity::GetCapabilitiesResponse>(bytes),
+        "identity.GetIdentityRequest" => {
+            check::<crate::addons::identity::GetIdentityRequest>(bytes)
+        }
+        "identity.GetIdentityResponse" => {
+            check::<crate::addons::identity::GetIdentityResponse>(bytes)
+        }
+        "identity.GetCapabilitiesRequest" => {
+            check::<crate::addons::identity::GetCapabilitiesRequest>(bytes)
+        }
+        "identity.GetCapabilitiesResponse" => {
+            check::<crate::addons::identity::GetCapabilitiesResponse>(bytes)
+        }
         "identity.Capability" => check::<crate::addons::identity::Capability>(bytes),
-        "identity.Capability.Service" => check::<crate::addons::identity::capability::Service>(bytes),
-        "identity.Capability.ReclaimSpace" => check::<crate::addons::identity::capability::ReclaimSpace>(bytes),
-        "identity.Capability.NetworkFence" => check::<crate::addons::identity::capability::NetworkFence>(bytes),
-        "identity.Capability.VolumeReplication" => check::<crate::addons::identity::capability::VolumeReplication>(bytes),
-        "identity.Capability.VolumeGroup" => check::<crate::addons::identity::capability::VolumeGroup>(bytes),
-        "identity.Capability.EncryptionKeyRotation" => check::<crate::addons::identity::capability::EncryptionKeyRotation>(bytes),
+        "identity.Capability.Service" => {
+            check::<crate::addons::identity::capability::Service>(bytes)
+        }
+        "identity.Capability.ReclaimSpace" => {
+            check::<crate::addons::identity::capability::ReclaimSpace>(bytes)
+        }
+        "identity.Capability.NetworkFence" => {
+            check::<crate::addons::identity::capability::NetworkFence>(bytes)
+        }
+        "identity.Capability.VolumeReplication" => {
+            check::<crate::addons::identity::capability::VolumeReplication>(bytes)
+        }
+        "identity.Capability.VolumeGroup" => {
+            check::<crate::addons::identity::capability::VolumeGroup>(bytes)
+        }
+        "identity.Capability.EncryptionKeyRotation" => {
+            check::<crate::addons::identity::capability::EncryptionKeyRotation>(bytes)
+        }
         "identity.ProbeRequest" => check::<crate::addons::identity::ProbeRequest>(bytes),
         "identity.ProbeResponse" => check::<crate::addons::identity::ProbeResponse>(bytes),
-        "reclaimspace.ControllerReclaimSpaceRequest" => check::<crate::addons::reclaimspace::ControllerReclaimSpaceRequest>(bytes),
-        "reclaimspace.ControllerReclaimSpaceResponse" => check::<crate::addons::reclaimspace::ControllerReclaimSpaceResponse>(bytes),
-        "reclaimspace.StorageConsumption" => check::<crate::addons::reclaimspace::StorageConsumption>(bytes),
-        "reclaimspace.NodeReclaimSpaceRequest" => check::<crate::addons::reclaimspace::NodeReclaimSpaceRequest>(bytes),
-        "reclaimspace.NodeReclaimSpaceResponse" => check::<crate::addons::reclaimspace::NodeReclaimSpaceResponse>(bytes),
-        "replication.EnableVolumeReplicationRequest" => check::<crate::addons::replication::EnableVolumeReplicationRequest>(bytes),
-        "replication.EnableVolumeReplicationResponse" => check::<crate::addons::replication::EnableVolumeReplicationResponse>(bytes),
-        "replication.DisableVolumeReplicationRequest" => check::<crate::addons::replication::DisableVolumeReplicationRequest>(bytes),
-        "replication.DisableVolumeReplicationResponse" => check::<crate::addons::replication::DisableVolumeReplicationResponse>(bytes),
-        "replication.PromoteVolumeRequest" => check::<crate::addons::replication::PromoteVolumeRequest>(bytes),
-        "replication.PromoteVolumeResponse" => check::<crate::addons::replication::PromoteVolumeResponse>(bytes),
-        "replication.DemoteVolumeRequest" => check::<crate::addons::replication::DemoteVolumeRequest>(bytes),
-        "replication.DemoteVolumeResponse" => check::<crate::addons::replication::DemoteVolumeResponse>(bytes),
-        "replication.ResyncVolumeRequest" => check::<crate::addons::replication::ResyncVolumeRequest>(bytes),
-        "replication.ResyncVolumeResponse" => check::<crate::addons::replication::ResyncVolumeResponse>(bytes),
-        "replication.GetVolumeReplicationInfoRequest" => check::<crate::addons::replication::GetVolumeReplicationInfoRequest>(bytes),
-        "replication.GetVolumeReplicationInfoResponse" => check::<crate::addons::replication::GetVolumeReplicationInfoResponse>(bytes),
-        "replication.GetReplicationDestinationInfoRequest" => check::<crate::addons::replication::GetReplicationDestinationInfoRequest>(bytes),
-        "replication.GetReplicationDestinationInfoResponse" => check::<crate::addons::replication::GetReplicationDestinationInfoResponse>(bytes),
-        "replication.ReplicationDestination" => check::<crate::addons::replication::ReplicationDestination>(bytes),
-        "replication.ReplicationDestination.VolumeDestination" => check::<crate::addons::replication::replication_destination::VolumeDestination>(bytes),
-        "replication.ReplicationDestination.VolumeGroupDestination" => check::<crate::addons::replication::replication_destination::VolumeGroupDestination>(bytes),
-        "replication.ReplicationSource" => check::<crate::addons::replication::ReplicationSource>(bytes),
-        "replication.ReplicationSource.VolumeSource" => check::<crate::addons::replication::replication_source::VolumeSource>(bytes),
-        "replication.ReplicationSource.VolumeGroupSource" => check::<crate::addons::replication::replication_source::VolumeGroupSource>(bytes),
-        "volumegroup.CreateVolumeGroupRequest" => check::<crate::addons::volumegroup::CreateVolumeGroupRequest>(bytes),
-        "volumegroup.CreateVolumeGroupResponse" => check::<crate::addons::volumegroup::CreateVolumeGroupResponse>(bytes),
+        "reclaimspace.ControllerReclaimSpaceRequest" => {
+            check::<crate::addons::reclaimspace::ControllerReclaimSpaceRequest>(bytes)
+        }
+        "reclaimspace.ControllerReclaimSpaceResponse" => {
+            check::<crate::addons::reclaimspace::ControllerReclaimSpaceResponse>(bytes)
+        }
+        "reclaimspace.StorageConsumption" => {
+            check::<crate::addons::reclaimspace::StorageConsumption>(bytes)
+        }
+        "reclaimspace.NodeReclaimSpaceRequest" => {
+            check::<crate::addons::reclaimspace::NodeReclaimSpaceRequest>(bytes)
+        }
+        "reclaimspace.NodeReclaimSpaceResponse" => {
+            check::<crate::addons::reclaimspace::NodeReclaimSpaceResponse>(bytes)
+        }
+        "replication.EnableVolumeReplicationRequest" => {
+            check::<crate::addons::replication::EnableVolumeReplicationRequest>(bytes)
+        }
+        "replication.EnableVolumeReplicationResponse" => {
+            check::<crate::addons::replication::EnableVolumeReplicationResponse>(bytes)
+        }
+        "replication.DisableVolumeReplicationRequest" => {
+            check::<crate::addons::replication::DisableVolumeReplicationRequest>(bytes)
+        }
+        "replication.DisableVolumeReplicationResponse" => {
+            check::<crate::addons::replication::DisableVolumeReplicationResponse>(bytes)
+        }
+        "replication.PromoteVolumeRequest" => {
+            check::<crate::addons::replication::PromoteVolumeRequest>(bytes)
+        }
+        "replication.PromoteVolumeResponse" => {
+            check::<crate::addons::replication::PromoteVolumeResponse>(bytes)
+        }
+        "replication.DemoteVolumeRequest" => {
+            check::<crate::addons::replication::DemoteVolumeRequest>(bytes)
+        }
+        "replication.DemoteVolumeResponse" => {
+            check::<crate::addons::replication::DemoteVolumeResponse>(bytes)
+        }
+        "replication.ResyncVolumeRequest" => {
+            check::<crate::addons::replication::ResyncVolumeRequest>(bytes)
+        }
+        "replication.ResyncVolumeResponse" => {
+            check::<crate::addons::replication::ResyncVolumeResponse>(bytes)
+        }
+        "replication.GetVolumeReplicationInfoRequest" => {
+            check::<crate::addons::replication::GetVolumeReplicationInfoRequest>(bytes)
+        }
+        "replication.GetVolumeReplicationInfoResponse" => {
+            check::<crate::addons::replication::GetVolumeReplicationInfoResponse>(bytes)
+        }
+        "replication.GetReplicationDestinationInfoRequest" => {
+            check::<crate::addons::replication::GetReplicationDestinationInfoRequest>(bytes)
+        }
+        "replication.GetReplicationDestinationInfoResponse" => {
+            check::<crate::addons::replication::GetReplicationDestinationInfoResponse>(bytes)
+        }
+        "replication.ReplicationDestination" => {
+            check::<crate::addons::replication::ReplicationDestination>(bytes)
+        }
+        "replication.ReplicationDestination.VolumeDestination" => {
+            check::<crate::addons::replication::replication_destination::VolumeDestination>(bytes)
+        }
+        "replication.ReplicationDestination.VolumeGroupDestination" => check::<
+            crate::addons::replication::replication_destination::VolumeGroupDestination,
+        >(bytes),
+        "replication.ReplicationSource" => {
+            check::<crate::addons::replication::ReplicationSource>(bytes)
+        }
+        "replication.ReplicationSource.VolumeSource" => {
+            check::<crate::addons::replication::replication_source::VolumeSource>(bytes)
+        }
+        "replication.ReplicationSource.VolumeGroupSource" => {
+            check::<crate::addons::replication::replication_source::VolumeGroupSource>(bytes)
+        }
+        "volumegroup.CreateVolumeGroupRequest" => {
+            check::<crate::addons::volumegroup::CreateVolumeGroupRequest>(bytes)
+        }
+        "volumegroup.CreateVolumeGroupResponse" => {
+            check::<crate::addons::volumegroup::CreateVolumeGroupResponse>(bytes)
+        }
         "volumegroup.VolumeGroup" => check::<crate::addons::volumegroup::VolumeGroup>(bytes),
-        "volumegroup.DeleteVolumeGroupRequest" => check::<crate::addons::volumegroup::DeleteVolumeGroupRequest>(bytes),
-        "volumegroup.DeleteVolumeGroupResponse" => check::<crate::addons::volumegroup::DeleteVolumeGroupResponse>(bytes),
-        "volumegroup.ModifyVolumeGroupMembershipRequest" => check::<crate::addons::volumegroup::ModifyVolumeGroupMembershipRequest>(bytes),
-        "volumegroup.ModifyVolumeGroupMembershipResponse" => check::<crate::addons::volumegroup::ModifyVolumeGroupMembershipResponse>(bytes),
-        "volumegroup.ControllerGetVolumeGroupRequest" => check::<crate::addons::volumegroup::ControllerGetVolumeGroupRequest>(bytes),
-        "volumegroup.ControllerGetVolumeGroupResponse" => check::<crate::addons::volumegroup::ControllerGetVolumeGroupResponse>(bytes),
-        "volumegroup.ListVolumeGroupsRequest" => check::<crate::addons::volumegroup::ListVolumeGroupsRequest>(bytes),
-        "volumegroup.ListVolumeGroupsResponse" => check::<crate::addons::volumegroup::ListVolumeGroupsResponse>(bytes),
-        "volumegroup.ListVolumeGroupsResponse.Entry" => check::<crate::addons::volumegroup::list_volume_groups_response::Entry>(bytes),
+        "volumegroup.DeleteVolumeGroupRequest" => {
+            check::<crate::addons::volumegroup::DeleteVolumeGroupRequest>(bytes)
+        }
+        "volumegroup.DeleteVolumeGroupResponse" => {
+            check::<crate::addons::volumegroup::DeleteVolumeGroupResponse>(bytes)
+        }
+        "volumegroup.ModifyVolumeGroupMembershipRequest" => {
+            check::<crate::addons::volumegroup::ModifyVolumeGroupMembershipRequest>(bytes)
+        }
+        "volumegroup.ModifyVolumeGroupMembershipResponse" => {
+            check::<crate::addons::volumegroup::ModifyVolumeGroupMembershipResponse>(bytes)
+        }
+        "volumegroup.ControllerGetVolumeGroupRequest" => {
+            check::<crate::addons::volumegroup::ControllerGetVolumeGroupRequest>(bytes)
+        }
+        "volumegroup.ControllerGetVolumeGroupResponse" => {
+            check::<crate::addons::volumegroup::ControllerGetVolumeGroupResponse>(bytes)
+        }
+        "volumegroup.ListVolumeGroupsRequest" => {
+            check::<crate::addons::volumegroup::ListVolumeGroupsRequest>(bytes)
+        }
+        "volumegroup.ListVolumeGroupsResponse" => {
+            check::<crate::addons::volumegroup::ListVolumeGroupsResponse>(bytes)
+        }
+        "volumegroup.ListVolumeGroupsResponse.Entry" => {
+            check::<crate::addons::volumegroup::list_volume_groups_response::Entry>(bytes)
+        }
         _ => Err(ValidateEncodedError::UnknownType(full_name.to_owned())),
     }
 }

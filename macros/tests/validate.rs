@@ -1,15 +1,8 @@
-//! Behaviour of the expansion, run against the runtime that `csikit` ships
-//! (`codegen/runtime/validate.rs`, included here as a module).
+//! Behaviour of the expansion, run against the runtime that `csikit` ships (`csikit-runtime`).
 
 use std::collections::HashMap;
 
-#[allow(
-    dead_code,
-    unexpected_cfgs,
-    reason = "the runtime is included whole, tonic features and all; tests use part of it"
-)]
-#[path = "../../codegen/runtime/validate.rs"]
-mod rt;
+use csikit_runtime as rt;
 
 use csikit_macros::csi_validate;
 use rt::{RuleId, Validate, Violations};

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use csikit_codegen::{CrateOptions, Package};
+use csikit_codegen::{CrateOptions, Dependency, Package};
 use csikit_spec::{CSI_GO_IMPORT, ImportMap, LoadOptions, Loaded, SourceFile};
 
 /// The csi-addons specs bundled into `csikit::addons`.
@@ -145,12 +145,13 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
         (None, Some(d)) => format!("cargo xtask generate --spec-dir {}", d.display()),
         (Some(_), _) => format!("cargo xtask generate --spec-dir .../{release} --out DIR"),
     };
-    let macros_path =
-        args.out.is_some().then(|| workspace_root().join("macros").display().to_string());
+    let dependencies =
+        if args.out.is_some() { standalone_dependencies()? } else { BTreeMap::new() };
     let options =
-        CrateOptions { command: command.clone(), standalone: args.out.is_some(), macros_path };
+        CrateOptions { command: command.clone(), standalone: args.out.is_some(), dependencies };
     let files = csikit_codegen::generate_crate(&packages, &options)
         .context("generating the csikit crate")?;
+    let files = format_rust(files)?;
     let out = args.out.clone().unwrap_or_else(|| workspace_root().join("generated"));
 
     if args.check {
@@ -172,6 +173,89 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     write_tree(&out, &files)?;
     eprintln!("wrote {} files to '{}'", files.len(), out.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// How a standalone crate names its dependencies: the versions of the workspace manifest's
+/// `[workspace.dependencies]`, and this checkout's runtime and macros crates by path (with
+/// their version, so the crate also builds once they are published).
+fn standalone_dependencies() -> anyhow::Result<BTreeMap<String, Dependency>> {
+    let path = workspace_root().join("Cargo.toml");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading '{}'", path.display()))?;
+    let manifest: toml::Table =
+        text.parse().with_context(|| format!("parsing '{}'", path.display()))?;
+    let deps = manifest
+        .get("workspace")
+        .and_then(|w| w.get("dependencies"))
+        .and_then(toml::Value::as_table)
+        .with_context(|| format!("'{}' has no [workspace.dependencies]", path.display()))?;
+    let mut out = BTreeMap::new();
+    for name in [
+        "csikit-runtime",
+        "csikit-macros",
+        "prost",
+        "prost-types",
+        "prost-reflect",
+        "tonic",
+        "tonic-prost",
+    ] {
+        let spec = deps.get(name).with_context(|| {
+            format!("'{}' has no workspace dependency '{name}'", path.display())
+        })?;
+        let version = match spec {
+            toml::Value::String(v) => Some(v.clone()),
+            toml::Value::Table(t) => {
+                t.get("version").and_then(toml::Value::as_str).map(str::to_owned)
+            }
+            _ => None,
+        };
+        let local =
+            spec.get("path").and_then(toml::Value::as_str).map(|p| workspace_root().join(p));
+        let local = local.map(|p| p.canonicalize().unwrap_or(p).display().to_string());
+        out.insert(name.to_owned(), Dependency { version, path: local });
+    }
+    Ok(out)
+}
+
+/// Every generated `.rs` file through rustfmt with the workspace's `rustfmt.toml`, as
+/// rust-analyzer's codegen does, so `generated/` is what `cargo fmt` would leave.
+fn format_rust(files: BTreeMap<PathBuf, String>) -> anyhow::Result<BTreeMap<PathBuf, String>> {
+    use std::io::Write as _;
+    let config = workspace_root().join("rustfmt.toml");
+    let mut out = BTreeMap::new();
+    for (path, text) in files {
+        if path.extension().is_none_or(|e| e != "rs") {
+            out.insert(path, text);
+            continue;
+        }
+        let mut child = std::process::Command::new("rustfmt")
+            .args(["--edition", "2024", "--emit", "stdout", "--quiet", "--config-path"])
+            .arg(&config)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .context("running rustfmt (install it with `rustup component add rustfmt`)")?;
+        let mut stdin = child.stdin.take().context("rustfmt's stdin")?;
+        // Write from another thread so a large file cannot fill both pipes at once.
+        let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
+        let output = child.wait_with_output().context("waiting for rustfmt")?;
+        writer
+            .join()
+            .map_err(|_| anyhow::anyhow!("writing to rustfmt panicked"))?
+            .context("writing to rustfmt")?;
+        if !output.status.success() {
+            bail!(
+                "rustfmt refused the generated '{}' (a generator bug): {}",
+                path.display(),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let formatted =
+            String::from_utf8(output.stdout).context("rustfmt printed text that is not UTF-8")?;
+        out.insert(path, formatted);
+    }
+    Ok(out)
 }
 
 /// Every file on disk under `dir` (skipping `target/`), relative to `dir`.

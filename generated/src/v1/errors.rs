@@ -6,43 +6,128 @@ pub use crate::errors::{Code, ErrorInfo, Recovery};
 
 /// The general error table ("Error Scheme"), which applies to every RPC.
 pub const GENERAL: &[ErrorInfo] = &[
-    ErrorInfo { condition: "Missing required field", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a required field is missing from the request. More human-readable information MAY be provided in the `status.message` field.", recovery: "Caller MUST fix the request by adding the missing required field before retrying.", recovery_kind: Recovery::FixRequest, rpc: None, ja: Some(("必須項目欠如", "要求から必須項目がかけている事を示す。`status.message`でより人間が読みやすい情報が提供されても良い(MAY)。", "呼び出し元は、再試行前に不足している必須項目を追加して要求を修正しないといけない(MUST)。")) },
-    ErrorInfo { condition: "Invalid or unsupported field in the request", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that the one or more fields in this field is either not allowed by the Plugin or has an invalid value. More human-readable information MAY be provided in the gRPC `status.message` field.", recovery: "Caller MUST fix the field before retrying.", recovery_kind: Recovery::FixRequest, rpc: None, ja: Some(("要求中に不正あるいは未対応の項目", "本項目(訳注:おそらく本要求の間違い)中に１つ又は複数の項目がプラグインによって許可されていないか、不正な値があるかのどちらかである事を示す。`status.message`でより人間が読みやすい情報が提供されても良い(MAY)。", "呼び出し元は再試行前に項目を修正しなければならない(MUST)。")) },
-    ErrorInfo { condition: "Permission denied", code: Code::PermissionDenied, code_as_written: "7 PERMISSION_DENIED", description: "The Plugin is able to derive or otherwise infer an identity from the secrets present within an RPC, but that identity does not have permission to invoke the RPC.", recovery: "System administrator SHOULD ensure that requisite permissions are granted, after which point the caller MAY retry the attempted RPC.", recovery_kind: Recovery::RetryWithBackoff, rpc: None, ja: Some(("権限不足", "プラグインは 1 RPC 中に存在するシークレットからアイデンティティを得るあるいは推測できるが、アイデンティティがその RPC を実行する権限を持っていない。", "システム管理者は、必須の権限が付与されているか確認すべきであり(SHOULD)、その後呼び出し元は試行した RPC を再試行する事ができる(MAY)。")) },
-    ErrorInfo { condition: "Operation pending for volume", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that there is already an operation pending for the specified volume. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per volume at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same volume. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.", recovery: "Caller SHOULD ensure that there are no other calls pending for the specified volume, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: None, ja: Some(("ボリューム操作保留", "指定されたボリューム用の保留中の操作が既にある事を示す。一般に、クラスタオーケストレーター(CO)は与えられた時間で１ボリュームあたりの「飛行中の(in-flight)」が複数ない事を保証する責任があります。しかし、幾つかのケースで(例えば、COがクラッシュして再起動する際)、CO は状態を失うかもしれず(MAY)、同じボリュームに対して同時に複数のコールを発行するかもしれません(MAY)。プラグインは可能な限りこれを穏便に扱うべき(SHOULD)で、2つめのコールを拒否する為にエラーコードを返す事ができる(MAY)。", "呼び出し元は指定されたボリュームに対する保留された他のコールがない事を保証し、その後指数関数的後退でリトライするべきです(SHOULD)。")) },
-    ErrorInfo { condition: "Call not implemented", code: Code::Unimplemented, code_as_written: "12 UNIMPLEMENTED", description: "The invoked RPC is not implemented by the Plugin or disabled in the Plugin's current mode of operation.", recovery: "Caller MUST NOT retry. Caller MAY call `GetPluginCapabilities`, `ControllerGetCapabilities`, or `NodeGetCapabilities` to discover Plugin capabilities.", recovery_kind: Recovery::CallCapabilities, rpc: None, ja: Some(("コール未実装", "実行された RPC はプラグインで実装されていないか、操作中のプラグインの現在のモードで無効化されている。", "呼び出し元は再試行すべきではない(MUST NOT)。プラグインの機能を検出するため、呼び出し元は `GetPluginCapabilities`、`ControllerGetCapabilities`、`NodeGetCapabilities` を呼び出す事ができます(MAY)。")) },
-    ErrorInfo { condition: "Not authenticated", code: Code::Unauthenticated, code_as_written: "16 UNAUTHENTICATED", description: "The invoked RPC does not carry secrets that are valid for authentication.", recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.", recovery_kind: Recovery::FixRequest, rpc: None, ja: Some(("未認証", "実行された RPC が認証用の有効なシークレットを持っていない。", "呼び出し元は RPC で提供されたシークレットを修正するか、または試行された RPC に対し、プラグインによって認証が通過するようなシークレットを再取得して使用するかどちらかを行うべきである(SHOULD)。")) },
+    ErrorInfo {
+        condition: "Missing required field",
+        code: Code::InvalidArgument,
+        code_as_written: "3 INVALID_ARGUMENT",
+        description: "Indicates that a required field is missing from the request. More human-readable information MAY be provided in the `status.message` field.",
+        recovery: "Caller MUST fix the request by adding the missing required field before retrying.",
+        recovery_kind: Recovery::FixRequest,
+        rpc: None,
+        ja: Some((
+            "必須項目欠如",
+            "要求から必須項目がかけている事を示す。`status.message`でより人間が読みやすい情報が提供されても良い(MAY)。",
+            "呼び出し元は、再試行前に不足している必須項目を追加して要求を修正しないといけない(MUST)。",
+        )),
+    },
+    ErrorInfo {
+        condition: "Invalid or unsupported field in the request",
+        code: Code::InvalidArgument,
+        code_as_written: "3 INVALID_ARGUMENT",
+        description: "Indicates that the one or more fields in this field is either not allowed by the Plugin or has an invalid value. More human-readable information MAY be provided in the gRPC `status.message` field.",
+        recovery: "Caller MUST fix the field before retrying.",
+        recovery_kind: Recovery::FixRequest,
+        rpc: None,
+        ja: Some((
+            "要求中に不正あるいは未対応の項目",
+            "本項目(訳注:おそらく本要求の間違い)中に１つ又は複数の項目がプラグインによって許可されていないか、不正な値があるかのどちらかである事を示す。`status.message`でより人間が読みやすい情報が提供されても良い(MAY)。",
+            "呼び出し元は再試行前に項目を修正しなければならない(MUST)。",
+        )),
+    },
+    ErrorInfo {
+        condition: "Permission denied",
+        code: Code::PermissionDenied,
+        code_as_written: "7 PERMISSION_DENIED",
+        description: "The Plugin is able to derive or otherwise infer an identity from the secrets present within an RPC, but that identity does not have permission to invoke the RPC.",
+        recovery: "System administrator SHOULD ensure that requisite permissions are granted, after which point the caller MAY retry the attempted RPC.",
+        recovery_kind: Recovery::RetryWithBackoff,
+        rpc: None,
+        ja: Some((
+            "権限不足",
+            "プラグインは 1 RPC 中に存在するシークレットからアイデンティティを得るあるいは推測できるが、アイデンティティがその RPC を実行する権限を持っていない。",
+            "システム管理者は、必須の権限が付与されているか確認すべきであり(SHOULD)、その後呼び出し元は試行した RPC を再試行する事ができる(MAY)。",
+        )),
+    },
+    ErrorInfo {
+        condition: "Operation pending for volume",
+        code: Code::Aborted,
+        code_as_written: "10 ABORTED",
+        description: "Indicates that there is already an operation pending for the specified volume. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per volume at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same volume. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.",
+        recovery: "Caller SHOULD ensure that there are no other calls pending for the specified volume, and then retry with exponential back off.",
+        recovery_kind: Recovery::RetryWithBackoff,
+        rpc: None,
+        ja: Some((
+            "ボリューム操作保留",
+            "指定されたボリューム用の保留中の操作が既にある事を示す。一般に、クラスタオーケストレーター(CO)は与えられた時間で１ボリュームあたりの「飛行中の(in-flight)」が複数ない事を保証する責任があります。しかし、幾つかのケースで(例えば、COがクラッシュして再起動する際)、CO は状態を失うかもしれず(MAY)、同じボリュームに対して同時に複数のコールを発行するかもしれません(MAY)。プラグインは可能な限りこれを穏便に扱うべき(SHOULD)で、2つめのコールを拒否する為にエラーコードを返す事ができる(MAY)。",
+            "呼び出し元は指定されたボリュームに対する保留された他のコールがない事を保証し、その後指数関数的後退でリトライするべきです(SHOULD)。",
+        )),
+    },
+    ErrorInfo {
+        condition: "Call not implemented",
+        code: Code::Unimplemented,
+        code_as_written: "12 UNIMPLEMENTED",
+        description: "The invoked RPC is not implemented by the Plugin or disabled in the Plugin's current mode of operation.",
+        recovery: "Caller MUST NOT retry. Caller MAY call `GetPluginCapabilities`, `ControllerGetCapabilities`, or `NodeGetCapabilities` to discover Plugin capabilities.",
+        recovery_kind: Recovery::CallCapabilities,
+        rpc: None,
+        ja: Some((
+            "コール未実装",
+            "実行された RPC はプラグインで実装されていないか、操作中のプラグインの現在のモードで無効化されている。",
+            "呼び出し元は再試行すべきではない(MUST NOT)。プラグインの機能を検出するため、呼び出し元は `GetPluginCapabilities`、`ControllerGetCapabilities`、`NodeGetCapabilities` を呼び出す事ができます(MAY)。",
+        )),
+    },
+    ErrorInfo {
+        condition: "Not authenticated",
+        code: Code::Unauthenticated,
+        code_as_written: "16 UNAUTHENTICATED",
+        description: "The invoked RPC does not carry secrets that are valid for authentication.",
+        recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.",
+        recovery_kind: Recovery::FixRequest,
+        rpc: None,
+        ja: Some((
+            "未認証",
+            "実行された RPC が認証用の有効なシークレットを持っていない。",
+            "呼び出し元は RPC で提供されたシークレットを修正するか、または試行された RPC に対し、プラグインによって認証が通過するようなシークレットを再取得して使用するかどちらかを行うべきである(SHOULD)。",
+        )),
+    },
 ];
 
 /// The errors of `GetPluginInfo`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GetPluginInfoError {
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl GetPluginInfoError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
-
-    const INFO: &'static [ErrorInfo] = &[
-        GENERAL[0],
-        GENERAL[1],
-        GENERAL[2],
-        GENERAL[3],
-        GENERAL[4],
-        GENERAL[5],
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
     ];
+
+    const INFO: &'static [ErrorInfo] =
+        &[GENERAL[0], GENERAL[1], GENERAL[2], GENERAL[3], GENERAL[4], GENERAL[5]];
 
     /// The row: condition, code, description, recovery.
     pub const fn info(self) -> &'static ErrorInfo {
@@ -70,32 +155,39 @@ impl std::fmt::Display for GetPluginInfoError {
 /// The errors of `GetPluginCapabilities`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GetPluginCapabilitiesError {
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl GetPluginCapabilitiesError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
-
-    const INFO: &'static [ErrorInfo] = &[
-        GENERAL[0],
-        GENERAL[1],
-        GENERAL[2],
-        GENERAL[3],
-        GENERAL[4],
-        GENERAL[5],
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
     ];
+
+    const INFO: &'static [ErrorInfo] =
+        &[GENERAL[0], GENERAL[1], GENERAL[2], GENERAL[3], GENERAL[4], GENERAL[5]];
 
     /// The row: condition, code, description, recovery.
     pub const fn info(self) -> &'static ErrorInfo {
@@ -123,31 +215,74 @@ impl std::fmt::Display for GetPluginCapabilitiesError {
 /// The errors of `Probe`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProbeError {
-    /// Plugin not healthy — `9 FAILED_PRECONDITION`
+    /// Plugin not healthy
+    /// — `9 FAILED_PRECONDITION`
     PluginNotHealthy,
-    /// Missing required dependency — `9 FAILED_PRECONDITION`
+    /// Missing required dependency
+    /// — `9 FAILED_PRECONDITION`
     MissingRequiredDependency,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl ProbeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::PluginNotHealthy, Self::MissingRequiredDependency, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::PluginNotHealthy,
+        Self::MissingRequiredDependency,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Plugin not healthy", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the plugin is not in a healthy/ready state.", recovery: "Caller SHOULD assume the plugin is not healthy and that future RPCs MAY fail because of this condition.", recovery_kind: Recovery::Other, rpc: Some("Probe"), ja: Some(("プラグインが不健全", "プラグインが健全/準備完了状態にない事を示す。", "呼び出し元は、プラグインが健全でなく、それゆえ今後の RPC がこの状態の為に失敗するかもしれない(MAY)ことを想定すべきである(SHALL)。")) },
-        ErrorInfo { condition: "Missing required dependency", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the plugin is missing one or more required dependency.", recovery: "Caller MUST assume the plugin is not healthy.", recovery_kind: Recovery::Other, rpc: Some("Probe"), ja: Some(("必要な依存性が不足", "プラグインが１つ以上の必要な依存性を失っている事を示す。", "呼び出し元は、プラグインが不健全である事を想定しなければならない(MUST)。")) },
+        ErrorInfo {
+            condition: "Plugin not healthy",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the plugin is not in a healthy/ready state.",
+            recovery: "Caller SHOULD assume the plugin is not healthy and that future RPCs MAY fail because of this condition.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("Probe"),
+            ja: Some((
+                "プラグインが不健全",
+                "プラグインが健全/準備完了状態にない事を示す。",
+                "呼び出し元は、プラグインが健全でなく、それゆえ今後の RPC がこの状態の為に失敗するかもしれない(MAY)ことを想定すべきである(SHALL)。",
+            )),
+        },
+        ErrorInfo {
+            condition: "Missing required dependency",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the plugin is missing one or more required dependency.",
+            recovery: "Caller MUST assume the plugin is not healthy.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("Probe"),
+            ja: Some((
+                "必要な依存性が不足",
+                "プラグインが１つ以上の必要な依存性を失っている事を示す。",
+                "呼び出し元は、プラグインが不健全である事を想定しなければならない(MUST)。",
+            )),
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -182,40 +317,128 @@ impl std::fmt::Display for ProbeError {
 /// The errors of `CreateVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CreateVolumeError {
-    /// Source incompatible or not supported — `3 INVALID_ARGUMENT`
+    /// Source incompatible or not supported
+    /// — `3 INVALID_ARGUMENT`
     SourceIncompatibleOrNotSupported,
-    /// Source does not exist — `5 NOT_FOUND`
+    /// Source does not exist
+    /// — `5 NOT_FOUND`
     SourceDoesNotExist,
-    /// Volume already exists but is incompatible — `6 ALREADY_EXISTS`
+    /// Volume already exists but is incompatible
+    /// — `6 ALREADY_EXISTS`
     VolumeAlreadyExistsIncompatible,
-    /// Unable to provision in accessible_topology — `8 RESOURCE_EXHAUSTED`
+    /// Unable to provision in accessible_topology
+    /// — `8 RESOURCE_EXHAUSTED`
     UnableToProvisionInAccessibleTopology,
-    /// Unsupported capacity_range — `11 OUT_OF_RANGE`
+    /// Unsupported capacity_range
+    /// — `11 OUT_OF_RANGE`
     UnsupportedCapacityRange,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl CreateVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::SourceIncompatibleOrNotSupported, Self::SourceDoesNotExist, Self::VolumeAlreadyExistsIncompatible, Self::UnableToProvisionInAccessibleTopology, Self::UnsupportedCapacityRange, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::SourceIncompatibleOrNotSupported,
+        Self::SourceDoesNotExist,
+        Self::VolumeAlreadyExistsIncompatible,
+        Self::UnableToProvisionInAccessibleTopology,
+        Self::UnsupportedCapacityRange,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Source incompatible or not supported", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Besides the general cases, this code MUST also be used to indicate when plugin supporting CREATE_DELETE_VOLUME cannot create a volume from the requested source (`SnapshotSource` or `VolumeSource`). Failure MAY be caused by not supporting the source (CO SHOULD NOT have provided that source) or incompatibility between `parameters` from the source and the ones requested for the new volume. More human-readable information SHOULD be provided in the gRPC `status.message` field if the problem is the source.", recovery: "On source related issues, caller MUST use different parameters, a different source, or no source at all.", recovery_kind: Recovery::Other, rpc: Some("CreateVolume"), ja: Some(("ソースが非互換か未サポート", "一般的なケース以外にも、本コードは CREATE_DELETE_VOLUME をサポートするプラグインが要求されたソース(`SnapshotSource` 又は `VolumeSource`)からボリュームを作成できない場合を示す為に使用されなければならない(MUST)。障害はソースをサポートしていない(CO がそのソースを提供してこなかったべきでない(SHOULD NOT))、あるいはソースからの `parameters` と新しいボリューム用に要求されたパラメータの間に互換性がない事に起因する可能性がある(MAY)。より人間が読みやすい情報は、問題がソースなのであれば gRPC `status.message` フィールド内で提供されるべきである(SHOULD)。", "ソース関連の問題の場合、呼び出し元は異なるパラメータ、異なるソース、あるいはソースなしを使用しなければならない(MUST)。")) },
-        ErrorInfo { condition: "Source does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that the specified source does not exist.", recovery: "Caller MUST verify that the `volume_content_source` is correct, the source is accessible, and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("CreateVolume"), ja: Some(("ソースが存在しない", "指定されたソースが存在しない事を示す。", "呼び出し元は、急激に時間間隔を伸ばす再試行を行う前に、`volume_content_source` が正しい事、ソースがアクセス可能である事、ソースがまだ削除されていない事を確認しなければならない(MUST)。")) },
-        ErrorInfo { condition: "Volume already exists but is incompatible", code: Code::AlreadyExists, code_as_written: "6 ALREADY_EXISTS", description: "Indicates that a volume corresponding to the specified volume `name` already exists but is incompatible with the specified `capacity_range`, `volume_capabilities`, `parameters`, `accessibility_requirements` or `volume_content_source`.", recovery: "Caller MUST fix the arguments or use a different `name` before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("CreateVolume"), ja: Some(("ボリュームは既に存在するが非互換", "指定されたボリューム`name`に関連するボリュームが既に存在するが、指定された `capacity_range`、`volume_capabilities`、`parameters`、`accessibility_requirements`、`volume_content_source` と互換性がない事を示す。", "呼び出し元は再試行前に引数を修正するか、異なる`name`を使用しなければならない(MUST)。")) },
-        ErrorInfo { condition: "Unable to provision in `accessible_topology`", code: Code::ResourceExhausted, code_as_written: "8 RESOURCE_EXHAUSTED", description: "Indicates that although the `accessible_topology` field is valid, a new volume can not be provisioned with the specified topology constraints. More human-readable information MAY be provided in the gRPC `status.message` field.", recovery: "Caller MUST ensure that whatever is preventing volumes from being provisioned in the specified location (e.g. quota issues) is addressed before retrying with exponential backoff.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("CreateVolume"), ja: Some(("`accessible_topology` 中で用意できない", "`accessible_topology` フィールドが有効であるにも関わらず、指定されたトポロジ成約を用いて新しいボリュームを用意できない事を示す。gRPC `status.message` フィールド内でより人間が読みやすい情報が提供されても良い(MAY)。", "呼び出し元は、急激に時間間隔を伸ばす再試行を行う前に、指定された場所内でボリュームを阻害するあらゆるもの(例：クォータ問題)が対処されている事を確認しなければならない(MUST)。")) },
-        ErrorInfo { condition: "Unsupported `capacity_range`", code: Code::OutOfRange, code_as_written: "11 OUT_OF_RANGE", description: "Indicates that the capacity range is not allowed by the Plugin, for example when trying to create a volume smaller than the source snapshot or the Plugin does not support creating volumes larger than the source snapshot or source volume. More human-readable information MAY be provided in the gRPC `status.message` field.", recovery: "Caller MUST fix the capacity range before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("CreateVolume"), ja: Some(("`capacity_range` が未サポート", "容量範囲がプラグインで許可されていない事 (例：ソースのスナップショットより小さいボリューム作成を試みた際、又はプラグインがソースのスナップショットより大きいボリューム作成をサポートしない場合)を示す。gRPC `status.message` フィールド内でより人間が読みやすい情報が提供されても良い(MAY)。", "呼び出し元は再試行前に容量範囲を修正しなければならない(MUST)。")) },
+        ErrorInfo {
+            condition: "Source incompatible or not supported",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Besides the general cases, this code MUST also be used to indicate when plugin supporting CREATE_DELETE_VOLUME cannot create a volume from the requested source (`SnapshotSource` or `VolumeSource`). Failure MAY be caused by not supporting the source (CO SHOULD NOT have provided that source) or incompatibility between `parameters` from the source and the ones requested for the new volume. More human-readable information SHOULD be provided in the gRPC `status.message` field if the problem is the source.",
+            recovery: "On source related issues, caller MUST use different parameters, a different source, or no source at all.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("CreateVolume"),
+            ja: Some((
+                "ソースが非互換か未サポート",
+                "一般的なケース以外にも、本コードは CREATE_DELETE_VOLUME をサポートするプラグインが要求されたソース(`SnapshotSource` 又は `VolumeSource`)からボリュームを作成できない場合を示す為に使用されなければならない(MUST)。障害はソースをサポートしていない(CO がそのソースを提供してこなかったべきでない(SHOULD NOT))、あるいはソースからの `parameters` と新しいボリューム用に要求されたパラメータの間に互換性がない事に起因する可能性がある(MAY)。より人間が読みやすい情報は、問題がソースなのであれば gRPC `status.message` フィールド内で提供されるべきである(SHOULD)。",
+                "ソース関連の問題の場合、呼び出し元は異なるパラメータ、異なるソース、あるいはソースなしを使用しなければならない(MUST)。",
+            )),
+        },
+        ErrorInfo {
+            condition: "Source does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that the specified source does not exist.",
+            recovery: "Caller MUST verify that the `volume_content_source` is correct, the source is accessible, and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("CreateVolume"),
+            ja: Some((
+                "ソースが存在しない",
+                "指定されたソースが存在しない事を示す。",
+                "呼び出し元は、急激に時間間隔を伸ばす再試行を行う前に、`volume_content_source` が正しい事、ソースがアクセス可能である事、ソースがまだ削除されていない事を確認しなければならない(MUST)。",
+            )),
+        },
+        ErrorInfo {
+            condition: "Volume already exists but is incompatible",
+            code: Code::AlreadyExists,
+            code_as_written: "6 ALREADY_EXISTS",
+            description: "Indicates that a volume corresponding to the specified volume `name` already exists but is incompatible with the specified `capacity_range`, `volume_capabilities`, `parameters`, `accessibility_requirements` or `volume_content_source`.",
+            recovery: "Caller MUST fix the arguments or use a different `name` before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("CreateVolume"),
+            ja: Some((
+                "ボリュームは既に存在するが非互換",
+                "指定されたボリューム`name`に関連するボリュームが既に存在するが、指定された `capacity_range`、`volume_capabilities`、`parameters`、`accessibility_requirements`、`volume_content_source` と互換性がない事を示す。",
+                "呼び出し元は再試行前に引数を修正するか、異なる`name`を使用しなければならない(MUST)。",
+            )),
+        },
+        ErrorInfo {
+            condition: "Unable to provision in `accessible_topology`",
+            code: Code::ResourceExhausted,
+            code_as_written: "8 RESOURCE_EXHAUSTED",
+            description: "Indicates that although the `accessible_topology` field is valid, a new volume can not be provisioned with the specified topology constraints. More human-readable information MAY be provided in the gRPC `status.message` field.",
+            recovery: "Caller MUST ensure that whatever is preventing volumes from being provisioned in the specified location (e.g. quota issues) is addressed before retrying with exponential backoff.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("CreateVolume"),
+            ja: Some((
+                "`accessible_topology` 中で用意できない",
+                "`accessible_topology` フィールドが有効であるにも関わらず、指定されたトポロジ成約を用いて新しいボリュームを用意できない事を示す。gRPC `status.message` フィールド内でより人間が読みやすい情報が提供されても良い(MAY)。",
+                "呼び出し元は、急激に時間間隔を伸ばす再試行を行う前に、指定された場所内でボリュームを阻害するあらゆるもの(例：クォータ問題)が対処されている事を確認しなければならない(MUST)。",
+            )),
+        },
+        ErrorInfo {
+            condition: "Unsupported `capacity_range`",
+            code: Code::OutOfRange,
+            code_as_written: "11 OUT_OF_RANGE",
+            description: "Indicates that the capacity range is not allowed by the Plugin, for example when trying to create a volume smaller than the source snapshot or the Plugin does not support creating volumes larger than the source snapshot or source volume. More human-readable information MAY be provided in the gRPC `status.message` field.",
+            recovery: "Caller MUST fix the capacity range before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("CreateVolume"),
+            ja: Some((
+                "`capacity_range` が未サポート",
+                "容量範囲がプラグインで許可されていない事 (例：ソースのスナップショットより小さいボリューム作成を試みた際、又はプラグインがソースのスナップショットより大きいボリューム作成をサポートしない場合)を示す。gRPC `status.message` フィールド内でより人間が読みやすい情報が提供されても良い(MAY)。",
+                "呼び出し元は再試行前に容量範囲を修正しなければならない(MUST)。",
+            )),
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -250,28 +473,56 @@ impl std::fmt::Display for CreateVolumeError {
 /// The errors of `DeleteVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeleteVolumeError {
-    /// Volume in use — `9 FAILED_PRECONDITION`
+    /// Volume in use
+    /// — `9 FAILED_PRECONDITION`
     VolumeInUse,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl DeleteVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::VolumeInUse, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::VolumeInUse,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume in use", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the volume corresponding to the specified `volume_id` could not be deleted because it is in use by another resource or has snapshots and the plugin doesn't treat them as independent entities.", recovery: "Caller SHOULD ensure that there are no other resources using the volume and that it has no snapshots, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("DeleteVolume"), ja: Some(("ボリュームが使用中", "指定された `volume_id` に関連するボリュームが別のリソースで使用中か、スナップショットがありプラグインがボリュームとスナップショットを独立して扱わない為に、プラグインがそのボリュームを削除できない事を示す。", "呼び出し元は、ボリュームを使用している他のリソースがない事、スナップショットがない事を保証し、その後急激に時間間隔を伸ばす再試行を行うべきである(SHOULD)。")) },
+        ErrorInfo {
+            condition: "Volume in use",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the volume corresponding to the specified `volume_id` could not be deleted because it is in use by another resource or has snapshots and the plugin doesn't treat them as independent entities.",
+            recovery: "Caller SHOULD ensure that there are no other resources using the volume and that it has no snapshots, and then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("DeleteVolume"),
+            ja: Some((
+                "ボリュームが使用中",
+                "指定された `volume_id` に関連するボリュームが別のリソースで使用中か、スナップショットがありプラグインがボリュームとスナップショットを独立して扱わない為に、プラグインがそのボリュームを削除できない事を示す。",
+                "呼び出し元は、ボリュームを使用している他のリソースがない事、スナップショットがない事を保証し、その後急激に時間間隔を伸ばす再試行を行うべきである(SHOULD)。",
+            )),
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -306,40 +557,128 @@ impl std::fmt::Display for DeleteVolumeError {
 /// The errors of `ControllerPublishVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ControllerPublishVolumeError {
-    /// Volume does not exist — `5 NOT_FOUND`
+    /// Volume does not exist
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExist,
-    /// Node does not exist — `5 NOT_FOUND`
+    /// Node does not exist
+    /// — `5 NOT_FOUND`
     NodeDoesNotExist,
-    /// Volume published but is incompatible — `6 ALREADY_EXISTS`
+    /// Volume published but is incompatible
+    /// — `6 ALREADY_EXISTS`
     VolumePublishedIncompatible,
-    /// Volume published to another node — `9 FAILED_PRECONDITION`
+    /// Volume published to another node
+    /// — `9 FAILED_PRECONDITION`
     VolumePublishedToAnotherNode,
-    /// Max volumes attached — `8 RESOURCE_EXHAUSTED`
+    /// Max volumes attached
+    /// — `8 RESOURCE_EXHAUSTED`
     MaxVolumesAttached,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl ControllerPublishVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::VolumeDoesNotExist, Self::NodeDoesNotExist, Self::VolumePublishedIncompatible, Self::VolumePublishedToAnotherNode, Self::MaxVolumesAttached, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::VolumeDoesNotExist,
+        Self::NodeDoesNotExist,
+        Self::VolumePublishedIncompatible,
+        Self::VolumePublishedToAnotherNode,
+        Self::MaxVolumesAttached,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.", recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerPublishVolume"), ja: Some(("ボリュームが存在しない", "指定された `volume_id` に関連付けられたボリュームが存在しない事を示す。", "呼び出し元は、急激に時間間隔を伸ばす再試行を行う前に `volume_id` が正しい事、ボリュームがアクセス可能で、ボリュームが削除されていない事を確認しなければならない(MUST)。")) },
-        ErrorInfo { condition: "Node does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a node corresponding to the specified `node_id` does not exist.", recovery: "Caller MUST verify that the `node_id` is correct and that the node is available and has not been terminated or deleted before retrying with exponential backoff.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerPublishVolume"), ja: Some(("ノードが存在しない", "指定された `node_id` に関連付けられたノードが存在しない事を示す。", "呼び出し元は、急激に時間間隔を伸ばす再試行を行う前に、`node_id` が正しい事、ノードが利用可能で、ノードが停止又は削除されていない事を確認しなければならない(MUST)。")) },
-        ErrorInfo { condition: "Volume published but is incompatible", code: Code::AlreadyExists, code_as_written: "6 ALREADY_EXISTS", description: "Indicates that a volume corresponding to the specified `volume_id` has already been published at the node corresponding to the specified `node_id` but is incompatible with the specified `volume_capability` or `readonly` flag .", recovery: "Caller MUST fix the arguments before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("ControllerPublishVolume"), ja: Some(("ボリュームは公開されているが互換性がない", "指定された `volume_id` が関連付けられたボリュームが指定された `node_id` が関連付けられたノードに対し既に公開されている(published)が、指定された `volume_capability` あるいは `readonly` フラグと互換性がない事を示す。", "呼び出し元は再試行前に引数を修正しなければならない(MUST)。")) },
-        ErrorInfo { condition: "Volume published to another node", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that a volume corresponding to the specified `volume_id` has already been published at another node and does not have MULTI_NODE volume capability. If this error code is returned, the Plugin SHOULD specify the `node_id` of the node at which the volume is published as part of the gRPC `status.message`.", recovery: "Caller SHOULD ensure the specified volume is not published at any other node before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerPublishVolume"), ja: Some(("ボリュームは別ノードに公開されている", "指定された `volume_id` に関連付けられたボリュームが別ノードに対して既に公開されて(published)おり、ボリュームが MULTI_NODE ボリューム機能を持たない事を示す。本エラーコードが返却された場合、プラグインは gRPC `status.message` の一部として、ボリュームが公開されているノードの `node_id` を指定すべきである(SHOULD)。", "急激に時間間隔を伸ばす再試行を行う前に、呼び出し元は指定されたボリュームは他のどのノードに対しても公開されていない事を確認しなければならない(SHOULD)。")) },
-        ErrorInfo { condition: "Max volumes attached", code: Code::ResourceExhausted, code_as_written: "8 RESOURCE_EXHAUSTED", description: "Indicates that the maximum supported number of volumes that can be attached to the specified node are already attached. Therefore, this operation will fail until at least one of the existing attached volumes is detached from the node.", recovery: "Caller MUST ensure that the number of volumes already attached to the node is less then the maximum supported number of volumes before retrying with exponential backoff.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerPublishVolume"), ja: Some(("最大アタッチボリューム数", "特定ノードにアタッチ可能なボリューム最大数が既にアタッチ済みである事を示す。それゆえ、少なくとも１つの既存アタッチ済みボリュームがノードからデタッチされるまで本操作は失敗する。", "急激に時間間隔を伸ばす再試行を行う前に、呼び出し元はノードにアタッチ済みのボリューム数がボリューム最大数より少ない事を確認しなければならない(MUST)。")) },
+        ErrorInfo {
+            condition: "Volume does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.",
+            recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ControllerPublishVolume"),
+            ja: Some((
+                "ボリュームが存在しない",
+                "指定された `volume_id` に関連付けられたボリュームが存在しない事を示す。",
+                "呼び出し元は、急激に時間間隔を伸ばす再試行を行う前に `volume_id` が正しい事、ボリュームがアクセス可能で、ボリュームが削除されていない事を確認しなければならない(MUST)。",
+            )),
+        },
+        ErrorInfo {
+            condition: "Node does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a node corresponding to the specified `node_id` does not exist.",
+            recovery: "Caller MUST verify that the `node_id` is correct and that the node is available and has not been terminated or deleted before retrying with exponential backoff.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ControllerPublishVolume"),
+            ja: Some((
+                "ノードが存在しない",
+                "指定された `node_id` に関連付けられたノードが存在しない事を示す。",
+                "呼び出し元は、急激に時間間隔を伸ばす再試行を行う前に、`node_id` が正しい事、ノードが利用可能で、ノードが停止又は削除されていない事を確認しなければならない(MUST)。",
+            )),
+        },
+        ErrorInfo {
+            condition: "Volume published but is incompatible",
+            code: Code::AlreadyExists,
+            code_as_written: "6 ALREADY_EXISTS",
+            description: "Indicates that a volume corresponding to the specified `volume_id` has already been published at the node corresponding to the specified `node_id` but is incompatible with the specified `volume_capability` or `readonly` flag .",
+            recovery: "Caller MUST fix the arguments before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("ControllerPublishVolume"),
+            ja: Some((
+                "ボリュームは公開されているが互換性がない",
+                "指定された `volume_id` が関連付けられたボリュームが指定された `node_id` が関連付けられたノードに対し既に公開されている(published)が、指定された `volume_capability` あるいは `readonly` フラグと互換性がない事を示す。",
+                "呼び出し元は再試行前に引数を修正しなければならない(MUST)。",
+            )),
+        },
+        ErrorInfo {
+            condition: "Volume published to another node",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that a volume corresponding to the specified `volume_id` has already been published at another node and does not have MULTI_NODE volume capability. If this error code is returned, the Plugin SHOULD specify the `node_id` of the node at which the volume is published as part of the gRPC `status.message`.",
+            recovery: "Caller SHOULD ensure the specified volume is not published at any other node before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ControllerPublishVolume"),
+            ja: Some((
+                "ボリュームは別ノードに公開されている",
+                "指定された `volume_id` に関連付けられたボリュームが別ノードに対して既に公開されて(published)おり、ボリュームが MULTI_NODE ボリューム機能を持たない事を示す。本エラーコードが返却された場合、プラグインは gRPC `status.message` の一部として、ボリュームが公開されているノードの `node_id` を指定すべきである(SHOULD)。",
+                "急激に時間間隔を伸ばす再試行を行う前に、呼び出し元は指定されたボリュームは他のどのノードに対しても公開されていない事を確認しなければならない(SHOULD)。",
+            )),
+        },
+        ErrorInfo {
+            condition: "Max volumes attached",
+            code: Code::ResourceExhausted,
+            code_as_written: "8 RESOURCE_EXHAUSTED",
+            description: "Indicates that the maximum supported number of volumes that can be attached to the specified node are already attached. Therefore, this operation will fail until at least one of the existing attached volumes is detached from the node.",
+            recovery: "Caller MUST ensure that the number of volumes already attached to the node is less then the maximum supported number of volumes before retrying with exponential backoff.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ControllerPublishVolume"),
+            ja: Some((
+                "最大アタッチボリューム数",
+                "特定ノードにアタッチ可能なボリューム最大数が既にアタッチ済みである事を示す。それゆえ、少なくとも１つの既存アタッチ済みボリュームがノードからデタッチされるまで本操作は失敗する。",
+                "急激に時間間隔を伸ばす再試行を行う前に、呼び出し元はノードにアタッチ済みのボリューム数がボリューム最大数より少ない事を確認しなければならない(MUST)。",
+            )),
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -374,31 +713,74 @@ impl std::fmt::Display for ControllerPublishVolumeError {
 /// The errors of `ControllerUnpublishVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ControllerUnpublishVolumeError {
-    /// Volume does not exist and volume not assumed ControllerUnpublished from node — `5 NOT_FOUND`
+    /// Volume does not exist and volume not assumed ControllerUnpublished from node
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExistAndVolumeNotAssumedControllerunpublishedFromNode,
-    /// Node does not exist and volume not assumed ControllerUnpublished from node — `5 NOT_FOUND`
+    /// Node does not exist and volume not assumed ControllerUnpublished from node
+    /// — `5 NOT_FOUND`
     NodeDoesNotExistAndVolumeNotAssumedControllerunpublishedFromNode,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl ControllerUnpublishVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::VolumeDoesNotExistAndVolumeNotAssumedControllerunpublishedFromNode, Self::NodeDoesNotExistAndVolumeNotAssumedControllerunpublishedFromNode, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::VolumeDoesNotExistAndVolumeNotAssumedControllerunpublishedFromNode,
+        Self::NodeDoesNotExistAndVolumeNotAssumedControllerunpublishedFromNode,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume does not exist and volume not assumed ControllerUnpublished from node", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified `volume_id` does not exist and is not assumed to be ControllerUnpublished from node corresponding to the specified `node_id`.", recovery: "Caller SHOULD verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerUnpublishVolume"), ja: Some(("ボリュームが存在せず、ボリュームがノードから ControllerUnpublished されたと見なせない", "指定された `volume_id` に関連付けられたボリュームが存在せず、指定された `node_id` に関連付けられたノードから ControllerUnpublished されたとも見なせない事を示す。", "急激に時間間隔を伸ばす再試行を行う前に、呼び出し元は `volume_id` が正しく、当該ボリュームがアクセス可能で削除されていない事を検証すべきである(SHOULD)。")) },
-        ErrorInfo { condition: "Node does not exist and volume not assumed ControllerUnpublished from node", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a node corresponding to the specified `node_id` does not exist and the volume corresponding to the specified `volume_id` is not assumed to be ControllerUnpublished from node.", recovery: "Caller SHOULD verify that the `node_id` is correct and that the node is available and has not been terminated or deleted before retrying with exponential backoff.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerUnpublishVolume"), ja: Some(("ノードが存在せず、ボリュームがノードから ControllerUnpublished されたと見なせない", "指定された `node_id` に関連付けられたノードが存在せず、指定された `volume_id` に関連付けられたボリュームがノードから ControllerUnpublished されたとも見なせない事を示す。", "急激に時間間隔を伸ばす再試行を行う前に、呼び出し元は `node_id` が正しく、当該ノードが利用可能で停止・削除されていない事を検証すべきである(SHOULD)。")) },
+        ErrorInfo {
+            condition: "Volume does not exist and volume not assumed ControllerUnpublished from node",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified `volume_id` does not exist and is not assumed to be ControllerUnpublished from node corresponding to the specified `node_id`.",
+            recovery: "Caller SHOULD verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ControllerUnpublishVolume"),
+            ja: Some((
+                "ボリュームが存在せず、ボリュームがノードから ControllerUnpublished されたと見なせない",
+                "指定された `volume_id` に関連付けられたボリュームが存在せず、指定された `node_id` に関連付けられたノードから ControllerUnpublished されたとも見なせない事を示す。",
+                "急激に時間間隔を伸ばす再試行を行う前に、呼び出し元は `volume_id` が正しく、当該ボリュームがアクセス可能で削除されていない事を検証すべきである(SHOULD)。",
+            )),
+        },
+        ErrorInfo {
+            condition: "Node does not exist and volume not assumed ControllerUnpublished from node",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a node corresponding to the specified `node_id` does not exist and the volume corresponding to the specified `volume_id` is not assumed to be ControllerUnpublished from node.",
+            recovery: "Caller SHOULD verify that the `node_id` is correct and that the node is available and has not been terminated or deleted before retrying with exponential backoff.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ControllerUnpublishVolume"),
+            ja: Some((
+                "ノードが存在せず、ボリュームがノードから ControllerUnpublished されたと見なせない",
+                "指定された `node_id` に関連付けられたノードが存在せず、指定された `volume_id` に関連付けられたボリュームがノードから ControllerUnpublished されたとも見なせない事を示す。",
+                "急激に時間間隔を伸ばす再試行を行う前に、呼び出し元は `node_id` が正しく、当該ノードが利用可能で停止・削除されていない事を検証すべきである(SHOULD)。",
+            )),
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -433,28 +815,56 @@ impl std::fmt::Display for ControllerUnpublishVolumeError {
 /// The errors of `ValidateVolumeCapabilities`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ValidateVolumeCapabilitiesError {
-    /// Volume does not exist — `5 NOT_FOUND`
+    /// Volume does not exist
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExist,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl ValidateVolumeCapabilitiesError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::VolumeDoesNotExist, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::VolumeDoesNotExist,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.", recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ValidateVolumeCapabilities"), ja: Some(("ボリュームが存在しない", "指定された `volume_id` に関連付けられたボリュームが存在しない事を示す。", "急激に時間間隔を伸ばす再試行を行う前に、呼び出し元は `volume_id` が正しく、ボリュームがアクセス可能で削除されていない事を検証しなければならない(MUST)。")) },
+        ErrorInfo {
+            condition: "Volume does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.",
+            recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ValidateVolumeCapabilities"),
+            ja: Some((
+                "ボリュームが存在しない",
+                "指定された `volume_id` に関連付けられたボリュームが存在しない事を示す。",
+                "急激に時間間隔を伸ばす再試行を行う前に、呼び出し元は `volume_id` が正しく、ボリュームがアクセス可能で削除されていない事を検証しなければならない(MUST)。",
+            )),
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -489,28 +899,56 @@ impl std::fmt::Display for ValidateVolumeCapabilitiesError {
 /// The errors of `ListVolumes`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ListVolumesError {
-    /// Invalid starting_token — `10 ABORTED`
+    /// Invalid starting_token
+    /// — `10 ABORTED`
     InvalidStartingToken,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl ListVolumesError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::InvalidStartingToken, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::InvalidStartingToken,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Invalid `starting_token`", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that `starting_token` is not valid.", recovery: "Caller SHOULD start the `ListVolumes` operation again with an empty `starting_token`.", recovery_kind: Recovery::Other, rpc: Some("ListVolumes"), ja: Some(("`starting_token` 無効", "`starting_token` が有効でない事を示す。", "呼び出し元は空の `starting_token` を用いて `ListVolumes` 操作を再び実行すべきである(SHOULD)。")) },
+        ErrorInfo {
+            condition: "Invalid `starting_token`",
+            code: Code::Aborted,
+            code_as_written: "10 ABORTED",
+            description: "Indicates that `starting_token` is not valid.",
+            recovery: "Caller SHOULD start the `ListVolumes` operation again with an empty `starting_token`.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("ListVolumes"),
+            ja: Some((
+                "`starting_token` 無効",
+                "`starting_token` が有効でない事を示す。",
+                "呼び出し元は空の `starting_token` を用いて `ListVolumes` 操作を再び実行すべきである(SHOULD)。",
+            )),
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -545,32 +983,39 @@ impl std::fmt::Display for ListVolumesError {
 /// The errors of `GetCapacity`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GetCapacityError {
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl GetCapacityError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
-
-    const INFO: &'static [ErrorInfo] = &[
-        GENERAL[0],
-        GENERAL[1],
-        GENERAL[2],
-        GENERAL[3],
-        GENERAL[4],
-        GENERAL[5],
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
     ];
+
+    const INFO: &'static [ErrorInfo] =
+        &[GENERAL[0], GENERAL[1], GENERAL[2], GENERAL[3], GENERAL[4], GENERAL[5]];
 
     /// The row: condition, code, description, recovery.
     pub const fn info(self) -> &'static ErrorInfo {
@@ -598,32 +1043,39 @@ impl std::fmt::Display for GetCapacityError {
 /// The errors of `ControllerGetCapabilities`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ControllerGetCapabilitiesError {
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl ControllerGetCapabilitiesError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
-
-    const INFO: &'static [ErrorInfo] = &[
-        GENERAL[0],
-        GENERAL[1],
-        GENERAL[2],
-        GENERAL[3],
-        GENERAL[4],
-        GENERAL[5],
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
     ];
+
+    const INFO: &'static [ErrorInfo] =
+        &[GENERAL[0], GENERAL[1], GENERAL[2], GENERAL[3], GENERAL[4], GENERAL[5]];
 
     /// The row: condition, code, description, recovery.
     pub const fn info(self) -> &'static ErrorInfo {
@@ -651,36 +1103,94 @@ impl std::fmt::Display for ControllerGetCapabilitiesError {
 /// The errors of `CreateSnapshot`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CreateSnapshotError {
-    /// Snapshot already exists but is incompatible — `6 ALREADY_EXISTS`
+    /// Snapshot already exists but is incompatible
+    /// — `6 ALREADY_EXISTS`
     SnapshotAlreadyExistsIncompatible,
-    /// Operation pending for snapshot — `10 ABORTED`
+    /// Operation pending for snapshot
+    /// — `10 ABORTED`
     OperationPendingForSnapshot,
-    /// Not enough space to create snapshot — `13 RESOURCE_EXHAUSTED`
+    /// Not enough space to create snapshot
+    /// — `13 RESOURCE_EXHAUSTED`
     ///
     /// The spec writes `13 RESOURCE_EXHAUSTED`; the catalog uses the number the name implies.
     NotEnoughSpaceToCreateSnapshot,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl CreateSnapshotError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::SnapshotAlreadyExistsIncompatible, Self::OperationPendingForSnapshot, Self::NotEnoughSpaceToCreateSnapshot, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::SnapshotAlreadyExistsIncompatible,
+        Self::OperationPendingForSnapshot,
+        Self::NotEnoughSpaceToCreateSnapshot,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Snapshot already exists but is incompatible", code: Code::AlreadyExists, code_as_written: "6 ALREADY_EXISTS", description: "Indicates that a snapshot corresponding to the specified snapshot `name` already exists but is incompatible with the specified `volume_id`.", recovery: "Caller MUST fix the arguments or use a different `name` before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("CreateSnapshot"), ja: Some(("スナップショットは既に存在するが非互換である", "指定されたスナップショット `name` に関連付けられたスナップショット既に存在するが、指定された `volume_id` と一致しない。", "呼び出し元は再試行前に引数を修正するか異なる `name` を使用しなければならない(MUST)。")) },
-        ErrorInfo { condition: "Operation pending for snapshot", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that there is already an operation pending for the specified snapshot. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per snapshot at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same snapshot. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.", recovery: "Caller SHOULD ensure that there are no other calls pending for the specified snapshot, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("CreateSnapshot"), ja: Some(("スナップショットの操作が保留中", "指定されたスナップショットの保留中の操作が既にある事を示す。 一般に、CO はある瞬間にスナップショットに対して「実行中の」コールが複数ない事を保証する責任を持つ。 しかし、(例えば、CO がクラッシュして再起動した場合など) 状況によっては CO が状態を失う可能背があり(MAY)、同じスナップショットに対して同時に複数の呼び出しを発行する可能性がある(MAY)。 プラグイン は可能な限り穏便にこの問題を扱うべきであり(SHOULD)、2番目の呼び出しを拒否する為にこのエラーコードを返却する事ができる(MAY)。", "呼び出し元は特定のスナップショットに対して他の保留中の呼び出しがない事を保証し、その後指数バックオフで再試行すべきである(SHOULD)。")) },
-        ErrorInfo { condition: "Not enough space to create snapshot", code: Code::ResourceExhausted, code_as_written: "13 RESOURCE_EXHAUSTED", description: "There is not enough space on the storage system to handle the create snapshot request.", recovery: "Caller SHOULD fail this request. Future calls to CreateSnapshot MAY succeed if space is freed up.", recovery_kind: Recovery::DoNotRetry, rpc: Some("CreateSnapshot"), ja: Some(("スナップショット作成のための十分なスペースがない", "スナップショット作成要求を処理する為の、ストレージシステム上の十分なスペースがない。", "呼び出し元はこの要求を失敗とすべきである(SHOULD)。今後スペースが開放された場合、CreateSnapshot 呼び出しは成功する可能性がある(MAY)。")) },
+        ErrorInfo {
+            condition: "Snapshot already exists but is incompatible",
+            code: Code::AlreadyExists,
+            code_as_written: "6 ALREADY_EXISTS",
+            description: "Indicates that a snapshot corresponding to the specified snapshot `name` already exists but is incompatible with the specified `volume_id`.",
+            recovery: "Caller MUST fix the arguments or use a different `name` before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("CreateSnapshot"),
+            ja: Some((
+                "スナップショットは既に存在するが非互換である",
+                "指定されたスナップショット `name` に関連付けられたスナップショット既に存在するが、指定された `volume_id` と一致しない。",
+                "呼び出し元は再試行前に引数を修正するか異なる `name` を使用しなければならない(MUST)。",
+            )),
+        },
+        ErrorInfo {
+            condition: "Operation pending for snapshot",
+            code: Code::Aborted,
+            code_as_written: "10 ABORTED",
+            description: "Indicates that there is already an operation pending for the specified snapshot. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per snapshot at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same snapshot. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.",
+            recovery: "Caller SHOULD ensure that there are no other calls pending for the specified snapshot, and then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("CreateSnapshot"),
+            ja: Some((
+                "スナップショットの操作が保留中",
+                "指定されたスナップショットの保留中の操作が既にある事を示す。 一般に、CO はある瞬間にスナップショットに対して「実行中の」コールが複数ない事を保証する責任を持つ。 しかし、(例えば、CO がクラッシュして再起動した場合など) 状況によっては CO が状態を失う可能背があり(MAY)、同じスナップショットに対して同時に複数の呼び出しを発行する可能性がある(MAY)。 プラグイン は可能な限り穏便にこの問題を扱うべきであり(SHOULD)、2番目の呼び出しを拒否する為にこのエラーコードを返却する事ができる(MAY)。",
+                "呼び出し元は特定のスナップショットに対して他の保留中の呼び出しがない事を保証し、その後指数バックオフで再試行すべきである(SHOULD)。",
+            )),
+        },
+        ErrorInfo {
+            condition: "Not enough space to create snapshot",
+            code: Code::ResourceExhausted,
+            code_as_written: "13 RESOURCE_EXHAUSTED",
+            description: "There is not enough space on the storage system to handle the create snapshot request.",
+            recovery: "Caller SHOULD fail this request. Future calls to CreateSnapshot MAY succeed if space is freed up.",
+            recovery_kind: Recovery::DoNotRetry,
+            rpc: Some("CreateSnapshot"),
+            ja: Some((
+                "スナップショット作成のための十分なスペースがない",
+                "スナップショット作成要求を処理する為の、ストレージシステム上の十分なスペースがない。",
+                "呼び出し元はこの要求を失敗とすべきである(SHOULD)。今後スペースが開放された場合、CreateSnapshot 呼び出しは成功する可能性がある(MAY)。",
+            )),
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -715,34 +1225,80 @@ impl std::fmt::Display for CreateSnapshotError {
 /// The errors of `DeleteSnapshot`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeleteSnapshotError {
-    /// Snapshot is part of a group — `3 INVALID_ARGUMENT`
+    /// Snapshot is part of a group
+    /// — `3 INVALID_ARGUMENT`
     SnapshotPartOfGroup,
-    /// Snapshot in use — `9 FAILED_PRECONDITION`
+    /// Snapshot in use
+    /// — `9 FAILED_PRECONDITION`
     SnapshotInUse,
-    /// Operation pending for snapshot — `10 ABORTED`
+    /// Operation pending for snapshot
+    /// — `10 ABORTED`
     OperationPendingForSnapshot,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl DeleteSnapshotError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::SnapshotPartOfGroup, Self::SnapshotInUse, Self::OperationPendingForSnapshot, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::SnapshotPartOfGroup,
+        Self::SnapshotInUse,
+        Self::OperationPendingForSnapshot,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Snapshot is part of a group", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that the snapshot corresponding to the specified `snapshot_id` could not be deleted because it is part of a group snapshot and CAN NOT be deleted stand alone.", recovery: "Caller SHOULD stop calling DeleteSnapshot and call DeleteVolumeGroupSnapshot instead.", recovery_kind: Recovery::Other, rpc: Some("DeleteSnapshot"), ja: None },
-        ErrorInfo { condition: "Snapshot in use", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the snapshot corresponding to the specified `snapshot_id` could not be deleted because it is in use by another resource.", recovery: "Caller SHOULD ensure that there are no other resources using the snapshot, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("DeleteSnapshot"), ja: None },
-        ErrorInfo { condition: "Operation pending for snapshot", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that there is already an operation pending for the specified snapshot. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per snapshot at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same snapshot. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.", recovery: "Caller SHOULD ensure that there are no other calls pending for the specified snapshot, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("DeleteSnapshot"), ja: None },
+        ErrorInfo {
+            condition: "Snapshot is part of a group",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that the snapshot corresponding to the specified `snapshot_id` could not be deleted because it is part of a group snapshot and CAN NOT be deleted stand alone.",
+            recovery: "Caller SHOULD stop calling DeleteSnapshot and call DeleteVolumeGroupSnapshot instead.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("DeleteSnapshot"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Snapshot in use",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the snapshot corresponding to the specified `snapshot_id` could not be deleted because it is in use by another resource.",
+            recovery: "Caller SHOULD ensure that there are no other resources using the snapshot, and then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("DeleteSnapshot"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Operation pending for snapshot",
+            code: Code::Aborted,
+            code_as_written: "10 ABORTED",
+            description: "Indicates that there is already an operation pending for the specified snapshot. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per snapshot at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same snapshot. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.",
+            recovery: "Caller SHOULD ensure that there are no other calls pending for the specified snapshot, and then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("DeleteSnapshot"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -777,28 +1333,52 @@ impl std::fmt::Display for DeleteSnapshotError {
 /// The errors of `ListSnapshots`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ListSnapshotsError {
-    /// Invalid starting_token — `10 ABORTED`
+    /// Invalid starting_token
+    /// — `10 ABORTED`
     InvalidStartingToken,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl ListSnapshotsError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::InvalidStartingToken, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::InvalidStartingToken,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Invalid `starting_token`", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that `starting_token` is not valid.", recovery: "Caller SHOULD start the `ListSnapshots` operation again with an empty `starting_token`.", recovery_kind: Recovery::Other, rpc: Some("ListSnapshots"), ja: None },
+        ErrorInfo {
+            condition: "Invalid `starting_token`",
+            code: Code::Aborted,
+            code_as_written: "10 ABORTED",
+            description: "Indicates that `starting_token` is not valid.",
+            recovery: "Caller SHOULD start the `ListSnapshots` operation again with an empty `starting_token`.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("ListSnapshots"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -833,28 +1413,52 @@ impl std::fmt::Display for ListSnapshotsError {
 /// The errors of `GetSnapshot`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GetSnapshotError {
-    /// Snapshot does not exist — `5 NOT_FOUND`
+    /// Snapshot does not exist
+    /// — `5 NOT_FOUND`
     SnapshotDoesNotExist,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl GetSnapshotError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::SnapshotDoesNotExist, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::SnapshotDoesNotExist,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Snapshot does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a snapshot corresponding to the specified `snapshot_id` does not exist.", recovery: "Caller MUST verify that the `snapshot_id` is correct and that the snapshot is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("GetSnapshot"), ja: None },
+        ErrorInfo {
+            condition: "Snapshot does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a snapshot corresponding to the specified `snapshot_id` does not exist.",
+            recovery: "Caller MUST verify that the `snapshot_id` is correct and that the snapshot is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("GetSnapshot"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -889,37 +1493,94 @@ impl std::fmt::Display for GetSnapshotError {
 /// The errors of `ControllerExpandVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ControllerExpandVolumeError {
-    /// Exceeds capabilities — `3 INVALID_ARGUMENT`
+    /// Exceeds capabilities
+    /// — `3 INVALID_ARGUMENT`
     ExceedsCapabilities,
-    /// Volume does not exist — `5 NOT_FOUND`
+    /// Volume does not exist
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExist,
-    /// Volume in use — `9 FAILED_PRECONDITION`
+    /// Volume in use
+    /// — `9 FAILED_PRECONDITION`
     VolumeInUse,
-    /// Unsupported capacity_range — `11 OUT_OF_RANGE`
+    /// Unsupported capacity_range
+    /// — `11 OUT_OF_RANGE`
     UnsupportedCapacityRange,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl ControllerExpandVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::ExceedsCapabilities, Self::VolumeDoesNotExist, Self::VolumeInUse, Self::UnsupportedCapacityRange, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::ExceedsCapabilities,
+        Self::VolumeDoesNotExist,
+        Self::VolumeInUse,
+        Self::UnsupportedCapacityRange,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Exceeds capabilities", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that the CO has specified capabilities not supported by the volume.", recovery: "Caller MAY verify volume capabilities by calling ValidateVolumeCapabilities and retry with matching capabilities.", recovery_kind: Recovery::CallCapabilities, rpc: Some("ControllerExpandVolume"), ja: None },
-        ErrorInfo { condition: "Volume does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified volume_id does not exist.", recovery: "Caller MUST verify that the volume_id is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerExpandVolume"), ja: None },
-        ErrorInfo { condition: "Volume in use", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the volume corresponding to the specified `volume_id` could not be expanded because it is currently published on a node but the plugin does not have ONLINE expansion capability.", recovery: "Caller SHOULD ensure that volume is not published and retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerExpandVolume"), ja: None },
-        ErrorInfo { condition: "Unsupported `capacity_range`", code: Code::OutOfRange, code_as_written: "11 OUT_OF_RANGE", description: "Indicates that the capacity range is not allowed by the Plugin. More human-readable information MAY be provided in the gRPC `status.message` field.", recovery: "Caller MUST fix the capacity range before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("ControllerExpandVolume"), ja: None },
+        ErrorInfo {
+            condition: "Exceeds capabilities",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that the CO has specified capabilities not supported by the volume.",
+            recovery: "Caller MAY verify volume capabilities by calling ValidateVolumeCapabilities and retry with matching capabilities.",
+            recovery_kind: Recovery::CallCapabilities,
+            rpc: Some("ControllerExpandVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volume does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified volume_id does not exist.",
+            recovery: "Caller MUST verify that the volume_id is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ControllerExpandVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volume in use",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the volume corresponding to the specified `volume_id` could not be expanded because it is currently published on a node but the plugin does not have ONLINE expansion capability.",
+            recovery: "Caller SHOULD ensure that volume is not published and retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ControllerExpandVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Unsupported `capacity_range`",
+            code: Code::OutOfRange,
+            code_as_written: "11 OUT_OF_RANGE",
+            description: "Indicates that the capacity range is not allowed by the Plugin. More human-readable information MAY be provided in the gRPC `status.message` field.",
+            recovery: "Caller MUST fix the capacity range before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("ControllerExpandVolume"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -954,28 +1615,56 @@ impl std::fmt::Display for ControllerExpandVolumeError {
 /// The errors of `ControllerGetVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ControllerGetVolumeError {
-    /// Volume does not exist — `5 NOT_FOUND`
+    /// Volume does not exist
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExist,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl ControllerGetVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::VolumeDoesNotExist, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::VolumeDoesNotExist,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.", recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerGetVolume"), ja: Some(("ボリュームが存在しない", "指定された `volume_id` に関連付けられたボリュームが存在しない事を示す。", "急激に時間間隔を伸ばす再試行を行う前に、呼び出し元は `volume_id` が正しい事、ボリュームがアクセス可能で削除されていない事を検証しなければならない(MUST)。")) },
+        ErrorInfo {
+            condition: "Volume does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.",
+            recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ControllerGetVolume"),
+            ja: Some((
+                "ボリュームが存在しない",
+                "指定された `volume_id` に関連付けられたボリュームが存在しない事を示す。",
+                "急激に時間間隔を伸ばす再試行を行う前に、呼び出し元は `volume_id` が正しい事、ボリュームがアクセス可能で削除されていない事を検証しなければならない(MUST)。",
+            )),
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -1010,31 +1699,66 @@ impl std::fmt::Display for ControllerGetVolumeError {
 /// The errors of `ControllerModifyVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ControllerModifyVolumeError {
-    /// Parameters not supported — `3 INVALID_ARGUMENT`
+    /// Parameters not supported
+    /// — `3 INVALID_ARGUMENT`
     ParametersNotSupported,
-    /// Volume does not exist — `5 NOT_FOUND`
+    /// Volume does not exist
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExist,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl ControllerModifyVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::ParametersNotSupported, Self::VolumeDoesNotExist, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::ParametersNotSupported,
+        Self::VolumeDoesNotExist,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Parameters not supported", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that the CO has specified invalid mutable parameter keys or values, or the specified volume cannot support the specified parameters. The SP MUST NOT have applied any modification to the volume as part of this specific call.", recovery: "A caller may verify volume capabilities by calling ValidateVolumeCapabilities and then retry the request with valid mutable parameters.", recovery_kind: Recovery::CallCapabilities, rpc: Some("ControllerModifyVolume"), ja: None },
-        ErrorInfo { condition: "Volume does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified volume_id does not exist.", recovery: "Caller MUST verify that the volume_id is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerModifyVolume"), ja: None },
+        ErrorInfo {
+            condition: "Parameters not supported",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that the CO has specified invalid mutable parameter keys or values, or the specified volume cannot support the specified parameters. The SP MUST NOT have applied any modification to the volume as part of this specific call.",
+            recovery: "A caller may verify volume capabilities by calling ValidateVolumeCapabilities and then retry the request with valid mutable parameters.",
+            recovery_kind: Recovery::CallCapabilities,
+            rpc: Some("ControllerModifyVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volume does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified volume_id does not exist.",
+            recovery: "Caller MUST verify that the volume_id is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ControllerModifyVolume"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -1069,32 +1793,39 @@ impl std::fmt::Display for ControllerModifyVolumeError {
 /// The errors of `GroupControllerGetCapabilities`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GroupControllerGetCapabilitiesError {
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl GroupControllerGetCapabilitiesError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
-
-    const INFO: &'static [ErrorInfo] = &[
-        GENERAL[0],
-        GENERAL[1],
-        GENERAL[2],
-        GENERAL[3],
-        GENERAL[4],
-        GENERAL[5],
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
     ];
+
+    const INFO: &'static [ErrorInfo] =
+        &[GENERAL[0], GENERAL[1], GENERAL[2], GENERAL[3], GENERAL[4], GENERAL[5]];
 
     /// The row: condition, code, description, recovery.
     pub const fn info(self) -> &'static ErrorInfo {
@@ -1122,36 +1853,82 @@ impl std::fmt::Display for GroupControllerGetCapabilitiesError {
 /// The errors of `CreateVolumeGroupSnapshot`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CreateVolumeGroupSnapshotError {
-    /// Group snapshot already exists but is incompatible — `6 ALREADY_EXISTS`
+    /// Group snapshot already exists but is incompatible
+    /// — `6 ALREADY_EXISTS`
     GroupSnapshotAlreadyExistsIncompatible,
-    /// Cannot snapshot multiple volumes together — `9 FAILED_PRECONDITION`
+    /// Cannot snapshot multiple volumes together
+    /// — `9 FAILED_PRECONDITION`
     CannotSnapshotMultipleVolumesTogether,
-    /// Not enough space to create group snapshot — `13 RESOURCE_EXHAUSTED`
+    /// Not enough space to create group snapshot
+    /// — `13 RESOURCE_EXHAUSTED`
     ///
     /// The spec writes `13 RESOURCE_EXHAUSTED`; the catalog uses the number the name implies.
     NotEnoughSpaceToCreateGroupSnapshot,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl CreateVolumeGroupSnapshotError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::GroupSnapshotAlreadyExistsIncompatible, Self::CannotSnapshotMultipleVolumesTogether, Self::NotEnoughSpaceToCreateGroupSnapshot, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::GroupSnapshotAlreadyExistsIncompatible,
+        Self::CannotSnapshotMultipleVolumesTogether,
+        Self::NotEnoughSpaceToCreateGroupSnapshot,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Group snapshot already exists but is incompatible", code: Code::AlreadyExists, code_as_written: "6 ALREADY_EXISTS", description: "Indicates that a group snapshot corresponding to the specified group snapshot `name` already exists but is incompatible with the specified `source_volume_ids` or `parameters`.", recovery: "Caller MUST fix the arguments or use a different `name` before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("CreateVolumeGroupSnapshot"), ja: None },
-        ErrorInfo { condition: "Cannot snapshot multiple volumes together", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the specified volumes cannot be snapshotted together because the volumes are not configured properly based on requirements from the SP.", recovery: "Caller MUST fix the configuration of the volumes so that they meet the requirements for group snapshotting before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("CreateVolumeGroupSnapshot"), ja: None },
-        ErrorInfo { condition: "Not enough space to create group snapshot", code: Code::ResourceExhausted, code_as_written: "13 RESOURCE_EXHAUSTED", description: "There is not enough space on the storage system to handle the create group snapshot request.", recovery: "Future calls to CreateVolumeGroupSnapshot MAY succeed if space is freed up.", recovery_kind: Recovery::Other, rpc: Some("CreateVolumeGroupSnapshot"), ja: None },
+        ErrorInfo {
+            condition: "Group snapshot already exists but is incompatible",
+            code: Code::AlreadyExists,
+            code_as_written: "6 ALREADY_EXISTS",
+            description: "Indicates that a group snapshot corresponding to the specified group snapshot `name` already exists but is incompatible with the specified `source_volume_ids` or `parameters`.",
+            recovery: "Caller MUST fix the arguments or use a different `name` before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("CreateVolumeGroupSnapshot"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Cannot snapshot multiple volumes together",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the specified volumes cannot be snapshotted together because the volumes are not configured properly based on requirements from the SP.",
+            recovery: "Caller MUST fix the configuration of the volumes so that they meet the requirements for group snapshotting before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("CreateVolumeGroupSnapshot"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Not enough space to create group snapshot",
+            code: Code::ResourceExhausted,
+            code_as_written: "13 RESOURCE_EXHAUSTED",
+            description: "There is not enough space on the storage system to handle the create group snapshot request.",
+            recovery: "Future calls to CreateVolumeGroupSnapshot MAY succeed if space is freed up.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("CreateVolumeGroupSnapshot"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -1186,31 +1963,66 @@ impl std::fmt::Display for CreateVolumeGroupSnapshotError {
 /// The errors of `DeleteVolumeGroupSnapshot`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeleteVolumeGroupSnapshotError {
-    /// Snapshot list mismatch — `3 INVALID_ARGUMENT`
+    /// Snapshot list mismatch
+    /// — `3 INVALID_ARGUMENT`
     SnapshotListMismatch,
-    /// Volume group snapshot in use — `9 FAILED_PRECONDITION`
+    /// Volume group snapshot in use
+    /// — `9 FAILED_PRECONDITION`
     VolumeGroupSnapshotInUse,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl DeleteVolumeGroupSnapshotError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::SnapshotListMismatch, Self::VolumeGroupSnapshotInUse, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::SnapshotListMismatch,
+        Self::VolumeGroupSnapshotInUse,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Snapshot list mismatch", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Besides the general cases, this code SHOULD also be used to indicate when plugin supporting CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT detects a mismatch in the `snapshot_ids`.", recovery: "If a mismatch is detected in the `snapshot_ids`, caller SHOULD use different `snapshot_ids`.", recovery_kind: Recovery::Other, rpc: Some("DeleteVolumeGroupSnapshot"), ja: None },
-        ErrorInfo { condition: "Volume group snapshot in use", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the volume group snapshot corresponding to the specified `group_snapshot_id` could not be deleted because it is in use by another resource.", recovery: "Caller SHOULD ensure that there are no other resources using the volume group snapshot, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("DeleteVolumeGroupSnapshot"), ja: None },
+        ErrorInfo {
+            condition: "Snapshot list mismatch",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Besides the general cases, this code SHOULD also be used to indicate when plugin supporting CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT detects a mismatch in the `snapshot_ids`.",
+            recovery: "If a mismatch is detected in the `snapshot_ids`, caller SHOULD use different `snapshot_ids`.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("DeleteVolumeGroupSnapshot"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volume group snapshot in use",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the volume group snapshot corresponding to the specified `group_snapshot_id` could not be deleted because it is in use by another resource.",
+            recovery: "Caller SHOULD ensure that there are no other resources using the volume group snapshot, and then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("DeleteVolumeGroupSnapshot"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -1245,31 +2057,66 @@ impl std::fmt::Display for DeleteVolumeGroupSnapshotError {
 /// The errors of `GetVolumeGroupSnapshot`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GetVolumeGroupSnapshotError {
-    /// Snapshot list mismatch — `3 INVALID_ARGUMENT`
+    /// Snapshot list mismatch
+    /// — `3 INVALID_ARGUMENT`
     SnapshotListMismatch,
-    /// Volume group snapshot does not exist — `5 NOT_FOUND`
+    /// Volume group snapshot does not exist
+    /// — `5 NOT_FOUND`
     VolumeGroupSnapshotDoesNotExist,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl GetVolumeGroupSnapshotError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::SnapshotListMismatch, Self::VolumeGroupSnapshotDoesNotExist, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::SnapshotListMismatch,
+        Self::VolumeGroupSnapshotDoesNotExist,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Snapshot list mismatch", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Besides the general cases, this code SHOULD also be used to indicate when plugin supporting CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT detects a mismatch in the `snapshot_ids`.", recovery: "If a mismatch is detected in the `snapshot_ids`, caller SHOULD use different `snapshot_ids`.", recovery_kind: Recovery::Other, rpc: Some("GetVolumeGroupSnapshot"), ja: None },
-        ErrorInfo { condition: "Volume group snapshot does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume group snapshot corresponding to the specified `group_snapshot_id` does not exist.", recovery: "Caller MUST verify that the `group_snapshot_id` is correct and that the volume group snapshot is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("GetVolumeGroupSnapshot"), ja: None },
+        ErrorInfo {
+            condition: "Snapshot list mismatch",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Besides the general cases, this code SHOULD also be used to indicate when plugin supporting CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT detects a mismatch in the `snapshot_ids`.",
+            recovery: "If a mismatch is detected in the `snapshot_ids`, caller SHOULD use different `snapshot_ids`.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("GetVolumeGroupSnapshot"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volume group snapshot does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume group snapshot corresponding to the specified `group_snapshot_id` does not exist.",
+            recovery: "Caller MUST verify that the `group_snapshot_id` is correct and that the volume group snapshot is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("GetVolumeGroupSnapshot"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -1304,34 +2151,80 @@ impl std::fmt::Display for GetVolumeGroupSnapshotError {
 /// The errors of `GetMetadataAllocated`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GetMetadataAllocatedError {
-    /// Missing or otherwise invalid argument — `3 INVALID_ARGUMENT`
+    /// Missing or otherwise invalid argument
+    /// — `3 INVALID_ARGUMENT`
     MissingOrOtherwiseInvalidArgument,
-    /// Invalid snapshot_id — `5 NOT_FOUND`
+    /// Invalid snapshot_id
+    /// — `5 NOT_FOUND`
     InvalidSnapshotId,
-    /// Invalid starting_offset — `11 OUT_OF_RANGE`
+    /// Invalid starting_offset
+    /// — `11 OUT_OF_RANGE`
     InvalidStartingOffset,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl GetMetadataAllocatedError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingOrOtherwiseInvalidArgument, Self::InvalidSnapshotId, Self::InvalidStartingOffset, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::MissingOrOtherwiseInvalidArgument,
+        Self::InvalidSnapshotId,
+        Self::InvalidStartingOffset,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Missing or otherwise invalid argument", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a required argument field was not specified or an argument value is invalid.", recovery: "The caller should correct the error and resubmit the call.", recovery_kind: Recovery::FixRequest, rpc: Some("GetMetadataAllocated"), ja: None },
-        ErrorInfo { condition: "Invalid `snapshot_id`", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that the snapshot specified was not found.", recovery: "The caller should re-check that this object exists.", recovery_kind: Recovery::Other, rpc: Some("GetMetadataAllocated"), ja: None },
-        ErrorInfo { condition: "Invalid `starting_offset`", code: Code::OutOfRange, code_as_written: "11 OUT_OF_RANGE", description: "The starting offset is negative or exceeds the volume size.", recovery: "The caller should specify a valid offset.", recovery_kind: Recovery::Other, rpc: Some("GetMetadataAllocated"), ja: None },
+        ErrorInfo {
+            condition: "Missing or otherwise invalid argument",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that a required argument field was not specified or an argument value is invalid.",
+            recovery: "The caller should correct the error and resubmit the call.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("GetMetadataAllocated"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Invalid `snapshot_id`",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that the snapshot specified was not found.",
+            recovery: "The caller should re-check that this object exists.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("GetMetadataAllocated"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Invalid `starting_offset`",
+            code: Code::OutOfRange,
+            code_as_written: "11 OUT_OF_RANGE",
+            description: "The starting offset is negative or exceeds the volume size.",
+            recovery: "The caller should specify a valid offset.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("GetMetadataAllocated"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -1366,37 +2259,94 @@ impl std::fmt::Display for GetMetadataAllocatedError {
 /// The errors of `GetMetadataDelta`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GetMetadataDeltaError {
-    /// Missing or otherwise invalid argument — `3 INVALID_ARGUMENT`
+    /// Missing or otherwise invalid argument
+    /// — `3 INVALID_ARGUMENT`
     MissingOrOtherwiseInvalidArgument,
-    /// Invalid base_snapshot_id or target_snapshot_id — `5 NOT_FOUND`
+    /// Invalid base_snapshot_id or target_snapshot_id
+    /// — `5 NOT_FOUND`
     InvalidBaseSnapshotIdOrTargetSnapshotId,
-    /// Changed block tracking is not enabled — `9 FAILED_PRECONDITION`
+    /// Changed block tracking is not enabled
+    /// — `9 FAILED_PRECONDITION`
     ChangedBlockTrackingNotEnabled,
-    /// Invalid starting_offset — `11 OUT_OF_RANGE`
+    /// Invalid starting_offset
+    /// — `11 OUT_OF_RANGE`
     InvalidStartingOffset,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl GetMetadataDeltaError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingOrOtherwiseInvalidArgument, Self::InvalidBaseSnapshotIdOrTargetSnapshotId, Self::ChangedBlockTrackingNotEnabled, Self::InvalidStartingOffset, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::MissingOrOtherwiseInvalidArgument,
+        Self::InvalidBaseSnapshotIdOrTargetSnapshotId,
+        Self::ChangedBlockTrackingNotEnabled,
+        Self::InvalidStartingOffset,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Missing or otherwise invalid argument", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a required argument field was not specified or an argument value is invalid.", recovery: "The caller should correct the error and resubmit the call.", recovery_kind: Recovery::FixRequest, rpc: Some("GetMetadataDelta"), ja: None },
-        ErrorInfo { condition: "Invalid `base_snapshot_id` or `target_snapshot_id`", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that the snapshots specified were not found.", recovery: "The caller should re-check that these objects exist.", recovery_kind: Recovery::Other, rpc: Some("GetMetadataDelta"), ja: None },
-        ErrorInfo { condition: "Changed block tracking is not enabled", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Changed block tracking has not been enabled in the underlying storage subsystem.", recovery: "The caller should perform a full backup instead. The operation would proceed if changed block tracking was enabled in the storage subsystem, but how this is to be accomplished is beyond the scope of this specification.", recovery_kind: Recovery::Other, rpc: Some("GetMetadataDelta"), ja: None },
-        ErrorInfo { condition: "Invalid `starting_offset`", code: Code::OutOfRange, code_as_written: "11 OUT_OF_RANGE", description: "The starting offset is negative or exceeds the volume size.", recovery: "The caller should specify a valid offset.", recovery_kind: Recovery::Other, rpc: Some("GetMetadataDelta"), ja: None },
+        ErrorInfo {
+            condition: "Missing or otherwise invalid argument",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that a required argument field was not specified or an argument value is invalid.",
+            recovery: "The caller should correct the error and resubmit the call.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("GetMetadataDelta"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Invalid `base_snapshot_id` or `target_snapshot_id`",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that the snapshots specified were not found.",
+            recovery: "The caller should re-check that these objects exist.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("GetMetadataDelta"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Changed block tracking is not enabled",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Changed block tracking has not been enabled in the underlying storage subsystem.",
+            recovery: "The caller should perform a full backup instead. The operation would proceed if changed block tracking was enabled in the storage subsystem, but how this is to be accomplished is beyond the scope of this specification.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("GetMetadataDelta"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Invalid `starting_offset`",
+            code: Code::OutOfRange,
+            code_as_written: "11 OUT_OF_RANGE",
+            description: "The starting offset is negative or exceeds the volume size.",
+            recovery: "The caller should specify a valid offset.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("GetMetadataDelta"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -1431,34 +2381,80 @@ impl std::fmt::Display for GetMetadataDeltaError {
 /// The errors of `NodeStageVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodeStageVolumeError {
-    /// Volume does not exist — `5 NOT_FOUND`
+    /// Volume does not exist
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExist,
-    /// Volume published but is incompatible — `6 ALREADY_EXISTS`
+    /// Volume published but is incompatible
+    /// — `6 ALREADY_EXISTS`
     VolumePublishedIncompatible,
-    /// Exceeds capabilities — `9 FAILED_PRECONDITION`
+    /// Exceeds capabilities
+    /// — `9 FAILED_PRECONDITION`
     ExceedsCapabilities,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl NodeStageVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::VolumeDoesNotExist, Self::VolumePublishedIncompatible, Self::ExceedsCapabilities, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::VolumeDoesNotExist,
+        Self::VolumePublishedIncompatible,
+        Self::ExceedsCapabilities,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.", recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("NodeStageVolume"), ja: None },
-        ErrorInfo { condition: "Volume published but is incompatible", code: Code::AlreadyExists, code_as_written: "6 ALREADY_EXISTS", description: "Indicates that a volume corresponding to the specified `volume_id` has already been published at the specified `staging_target_path` but is incompatible with the specified `volume_capability` flag.", recovery: "Caller MUST fix the arguments before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("NodeStageVolume"), ja: None },
-        ErrorInfo { condition: "Exceeds capabilities", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the CO has specified capabilities not supported by the volume.", recovery: "Caller MAY choose to call `ValidateVolumeCapabilities` to validate the volume capabilities, or wait for the volume to be unpublished on the node.", recovery_kind: Recovery::CallCapabilities, rpc: Some("NodeStageVolume"), ja: None },
+        ErrorInfo {
+            condition: "Volume does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.",
+            recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("NodeStageVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volume published but is incompatible",
+            code: Code::AlreadyExists,
+            code_as_written: "6 ALREADY_EXISTS",
+            description: "Indicates that a volume corresponding to the specified `volume_id` has already been published at the specified `staging_target_path` but is incompatible with the specified `volume_capability` flag.",
+            recovery: "Caller MUST fix the arguments before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("NodeStageVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Exceeds capabilities",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the CO has specified capabilities not supported by the volume.",
+            recovery: "Caller MAY choose to call `ValidateVolumeCapabilities` to validate the volume capabilities, or wait for the volume to be unpublished on the node.",
+            recovery_kind: Recovery::CallCapabilities,
+            rpc: Some("NodeStageVolume"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -1493,28 +2489,52 @@ impl std::fmt::Display for NodeStageVolumeError {
 /// The errors of `NodeUnstageVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodeUnstageVolumeError {
-    /// Volume does not exist — `5 NOT_FOUND`
+    /// Volume does not exist
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExist,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl NodeUnstageVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::VolumeDoesNotExist, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::VolumeDoesNotExist,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.", recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("NodeUnstageVolume"), ja: None },
+        ErrorInfo {
+            condition: "Volume does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.",
+            recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("NodeUnstageVolume"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -1549,37 +2569,94 @@ impl std::fmt::Display for NodeUnstageVolumeError {
 /// The errors of `NodePublishVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodePublishVolumeError {
-    /// Volume does not exist — `5 NOT_FOUND`
+    /// Volume does not exist
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExist,
-    /// Volume published but is incompatible — `6 ALREADY_EXISTS`
+    /// Volume published but is incompatible
+    /// — `6 ALREADY_EXISTS`
     VolumePublishedIncompatible,
-    /// Exceeds capabilities — `9 FAILED_PRECONDITION`
+    /// Exceeds capabilities
+    /// — `9 FAILED_PRECONDITION`
     ExceedsCapabilities,
-    /// Staging target path not set — `9 FAILED_PRECONDITION`
+    /// Staging target path not set
+    /// — `9 FAILED_PRECONDITION`
     StagingTargetPathNotSet,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl NodePublishVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::VolumeDoesNotExist, Self::VolumePublishedIncompatible, Self::ExceedsCapabilities, Self::StagingTargetPathNotSet, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::VolumeDoesNotExist,
+        Self::VolumePublishedIncompatible,
+        Self::ExceedsCapabilities,
+        Self::StagingTargetPathNotSet,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.", recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("NodePublishVolume"), ja: None },
-        ErrorInfo { condition: "Volume published but is incompatible", code: Code::AlreadyExists, code_as_written: "6 ALREADY_EXISTS", description: "Indicates that a volume corresponding to the specified `volume_id` has already been published at the specified `target_path` but is incompatible with the specified `volume_capability` or `readonly` flag.", recovery: "Caller MUST fix the arguments before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("NodePublishVolume"), ja: None },
-        ErrorInfo { condition: "Exceeds capabilities", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the CO has specified capabilities not supported by the volume.", recovery: "Caller MAY choose to call `ValidateVolumeCapabilities` to validate the volume capabilities, or wait for the volume to be unpublished on the node.", recovery_kind: Recovery::CallCapabilities, rpc: Some("NodePublishVolume"), ja: None },
-        ErrorInfo { condition: "Staging target path not set", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that `STAGE_UNSTAGE_VOLUME` capability is set but no `staging_target_path` was set.", recovery: "Caller MUST make sure call to `NodeStageVolume` is made and returns success before retrying with valid `staging_target_path`.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("NodePublishVolume"), ja: None },
+        ErrorInfo {
+            condition: "Volume does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.",
+            recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("NodePublishVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volume published but is incompatible",
+            code: Code::AlreadyExists,
+            code_as_written: "6 ALREADY_EXISTS",
+            description: "Indicates that a volume corresponding to the specified `volume_id` has already been published at the specified `target_path` but is incompatible with the specified `volume_capability` or `readonly` flag.",
+            recovery: "Caller MUST fix the arguments before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("NodePublishVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Exceeds capabilities",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the CO has specified capabilities not supported by the volume.",
+            recovery: "Caller MAY choose to call `ValidateVolumeCapabilities` to validate the volume capabilities, or wait for the volume to be unpublished on the node.",
+            recovery_kind: Recovery::CallCapabilities,
+            rpc: Some("NodePublishVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Staging target path not set",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that `STAGE_UNSTAGE_VOLUME` capability is set but no `staging_target_path` was set.",
+            recovery: "Caller MUST make sure call to `NodeStageVolume` is made and returns success before retrying with valid `staging_target_path`.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("NodePublishVolume"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -1614,28 +2691,52 @@ impl std::fmt::Display for NodePublishVolumeError {
 /// The errors of `NodeUnpublishVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodeUnpublishVolumeError {
-    /// Volume does not exist — `5 NOT_FOUND`
+    /// Volume does not exist
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExist,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl NodeUnpublishVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::VolumeDoesNotExist, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::VolumeDoesNotExist,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.", recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("NodeUnpublishVolume"), ja: None },
+        ErrorInfo {
+            condition: "Volume does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.",
+            recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("NodeUnpublishVolume"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -1670,28 +2771,52 @@ impl std::fmt::Display for NodeUnpublishVolumeError {
 /// The errors of `NodeGetVolumeStats`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodeGetVolumeStatsError {
-    /// Volume does not exist — `5 NOT_FOUND`
+    /// Volume does not exist
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExist,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl NodeGetVolumeStatsError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::VolumeDoesNotExist, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::VolumeDoesNotExist,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified `volume_id` does not exist on specified `volume_path`.", recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible on specified `volume_path` and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("NodeGetVolumeStats"), ja: None },
+        ErrorInfo {
+            condition: "Volume does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified `volume_id` does not exist on specified `volume_path`.",
+            recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible on specified `volume_path` and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("NodeGetVolumeStats"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -1726,37 +2851,94 @@ impl std::fmt::Display for NodeGetVolumeStatsError {
 /// The errors of `NodeExpandVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodeExpandVolumeError {
-    /// Exceeds capabilities — `3 INVALID_ARGUMENT`
+    /// Exceeds capabilities
+    /// — `3 INVALID_ARGUMENT`
     ExceedsCapabilities,
-    /// Volume does not exist — `5 NOT_FOUND`
+    /// Volume does not exist
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExist,
-    /// Volume in use — `9 FAILED_PRECONDITION`
+    /// Volume in use
+    /// — `9 FAILED_PRECONDITION`
     VolumeInUse,
-    /// Unsupported capacity_range — `11 OUT_OF_RANGE`
+    /// Unsupported capacity_range
+    /// — `11 OUT_OF_RANGE`
     UnsupportedCapacityRange,
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl NodeExpandVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::ExceedsCapabilities, Self::VolumeDoesNotExist, Self::VolumeInUse, Self::UnsupportedCapacityRange, Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
+    pub const ALL: &'static [Self] = &[
+        Self::ExceedsCapabilities,
+        Self::VolumeDoesNotExist,
+        Self::VolumeInUse,
+        Self::UnsupportedCapacityRange,
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Exceeds capabilities", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that the CO has specified capabilities not supported by the volume.", recovery: "Caller MAY verify volume capabilities by calling ValidateVolumeCapabilities and retry with matching capabilities.", recovery_kind: Recovery::CallCapabilities, rpc: Some("NodeExpandVolume"), ja: None },
-        ErrorInfo { condition: "Volume does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified volume_id does not exist.", recovery: "Caller MUST verify that the volume_id is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("NodeExpandVolume"), ja: None },
-        ErrorInfo { condition: "Volume in use", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the volume corresponding to the specified `volume_id` could not be expanded because it is node-published or node-staged and the underlying filesystem does not support expansion of published or staged volumes.", recovery: "Caller MUST NOT retry.", recovery_kind: Recovery::DoNotRetry, rpc: Some("NodeExpandVolume"), ja: None },
-        ErrorInfo { condition: "Unsupported capacity_range", code: Code::OutOfRange, code_as_written: "11 OUT_OF_RANGE", description: "Indicates that the capacity range is not allowed by the Plugin. More human-readable information MAY be provided in the gRPC `status.message` field.", recovery: "Caller MUST fix the capacity range before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("NodeExpandVolume"), ja: None },
+        ErrorInfo {
+            condition: "Exceeds capabilities",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that the CO has specified capabilities not supported by the volume.",
+            recovery: "Caller MAY verify volume capabilities by calling ValidateVolumeCapabilities and retry with matching capabilities.",
+            recovery_kind: Recovery::CallCapabilities,
+            rpc: Some("NodeExpandVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volume does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified volume_id does not exist.",
+            recovery: "Caller MUST verify that the volume_id is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("NodeExpandVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volume in use",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the volume corresponding to the specified `volume_id` could not be expanded because it is node-published or node-staged and the underlying filesystem does not support expansion of published or staged volumes.",
+            recovery: "Caller MUST NOT retry.",
+            recovery_kind: Recovery::DoNotRetry,
+            rpc: Some("NodeExpandVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Unsupported capacity_range",
+            code: Code::OutOfRange,
+            code_as_written: "11 OUT_OF_RANGE",
+            description: "Indicates that the capacity range is not allowed by the Plugin. More human-readable information MAY be provided in the gRPC `status.message` field.",
+            recovery: "Caller MUST fix the capacity range before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("NodeExpandVolume"),
+            ja: None,
+        },
         GENERAL[0],
         GENERAL[1],
         GENERAL[2],
@@ -1791,32 +2973,39 @@ impl std::fmt::Display for NodeExpandVolumeError {
 /// The errors of `NodeGetCapabilities`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodeGetCapabilitiesError {
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl NodeGetCapabilitiesError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
-
-    const INFO: &'static [ErrorInfo] = &[
-        GENERAL[0],
-        GENERAL[1],
-        GENERAL[2],
-        GENERAL[3],
-        GENERAL[4],
-        GENERAL[5],
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
     ];
+
+    const INFO: &'static [ErrorInfo] =
+        &[GENERAL[0], GENERAL[1], GENERAL[2], GENERAL[3], GENERAL[4], GENERAL[5]];
 
     /// The row: condition, code, description, recovery.
     pub const fn info(self) -> &'static ErrorInfo {
@@ -1844,32 +3033,39 @@ impl std::fmt::Display for NodeGetCapabilitiesError {
 /// The errors of `NodeGetInfo`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodeGetInfoError {
-    /// Missing required field — `3 INVALID_ARGUMENT` (general)
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT` (general)
     MissingRequiredField,
-    /// Invalid or unsupported field in the request — `3 INVALID_ARGUMENT` (general)
+    /// Invalid or unsupported field in the request
+    /// — `3 INVALID_ARGUMENT` (general)
     InvalidOrUnsupportedFieldInRequest,
-    /// Permission denied — `7 PERMISSION_DENIED` (general)
+    /// Permission denied
+    /// — `7 PERMISSION_DENIED` (general)
     PermissionDenied,
-    /// Operation pending for volume — `10 ABORTED` (general)
+    /// Operation pending for volume
+    /// — `10 ABORTED` (general)
     OperationPendingForVolume,
-    /// Call not implemented — `12 UNIMPLEMENTED` (general)
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED` (general)
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED` (general)
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED` (general)
     NotAuthenticated,
 }
 
 impl NodeGetInfoError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::InvalidOrUnsupportedFieldInRequest, Self::PermissionDenied, Self::OperationPendingForVolume, Self::CallNotImplemented, Self::NotAuthenticated];
-
-    const INFO: &'static [ErrorInfo] = &[
-        GENERAL[0],
-        GENERAL[1],
-        GENERAL[2],
-        GENERAL[3],
-        GENERAL[4],
-        GENERAL[5],
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::InvalidOrUnsupportedFieldInRequest,
+        Self::PermissionDenied,
+        Self::OperationPendingForVolume,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
     ];
+
+    const INFO: &'static [ErrorInfo] =
+        &[GENERAL[0], GENERAL[1], GENERAL[2], GENERAL[3], GENERAL[4], GENERAL[5]];
 
     /// The row: condition, code, description, recovery.
     pub const fn info(self) -> &'static ErrorInfo {

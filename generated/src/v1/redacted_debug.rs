@@ -217,4 +217,3 @@ impl ::core::fmt::Debug for super::GetMetadataDeltaRequest {
         s.finish()
     }
 }
-

@@ -5,20 +5,17 @@
 pub use crate::errors::{Code, ErrorInfo, Recovery};
 
 /// The general error table ("Error Scheme"), which applies to every RPC.
-pub const GENERAL: &[ErrorInfo] = &[
-];
+pub const GENERAL: &[ErrorInfo] = &[];
 
 /// The errors of `GetIdentity`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GetIdentityError {
-}
+pub enum GetIdentityError {}
 
 impl GetIdentityError {
     /// Every row, in the spec's order.
     pub const ALL: &'static [Self] = &[];
 
-    const INFO: &'static [ErrorInfo] = &[
-    ];
+    const INFO: &'static [ErrorInfo] = &[];
 
     /// The row: condition, code, description, recovery.
     pub const fn info(self) -> &'static ErrorInfo {
@@ -45,15 +42,13 @@ impl std::fmt::Display for GetIdentityError {
 
 /// The errors of `GetCapabilities`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GetCapabilitiesError {
-}
+pub enum GetCapabilitiesError {}
 
 impl GetCapabilitiesError {
     /// Every row, in the spec's order.
     pub const ALL: &'static [Self] = &[];
 
-    const INFO: &'static [ErrorInfo] = &[
-    ];
+    const INFO: &'static [ErrorInfo] = &[];
 
     /// The row: condition, code, description, recovery.
     pub const fn info(self) -> &'static ErrorInfo {
@@ -81,9 +76,11 @@ impl std::fmt::Display for GetCapabilitiesError {
 /// The errors of `Probe`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProbeError {
-    /// CSI-driver not healthy — `9 FAILED_PRECONDITION`
+    /// CSI-driver not healthy
+    /// — `9 FAILED_PRECONDITION`
     CsiDriverNotHealthy,
-    /// Missing required dependency — `9 FAILED_PRECONDITION`
+    /// Missing required dependency
+    /// — `9 FAILED_PRECONDITION`
     MissingRequiredDependency,
 }
 
@@ -92,8 +89,26 @@ impl ProbeError {
     pub const ALL: &'static [Self] = &[Self::CsiDriverNotHealthy, Self::MissingRequiredDependency];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "CSI-driver not healthy", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the CSI-driver is not in a healthy/ready state.", recovery: "Caller SHOULD assume the CSI-driver is not healthy and that future RPCs MAY fail because of this condition.", recovery_kind: Recovery::Other, rpc: Some("Probe"), ja: None },
-        ErrorInfo { condition: "Missing required dependency", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the CSI-driver is missing one or more required dependency.", recovery: "Caller MUST assume the CSI-driver is not healthy.", recovery_kind: Recovery::Other, rpc: Some("Probe"), ja: None },
+        ErrorInfo {
+            condition: "CSI-driver not healthy",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the CSI-driver is not in a healthy/ready state.",
+            recovery: "Caller SHOULD assume the CSI-driver is not healthy and that future RPCs MAY fail because of this condition.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("Probe"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Missing required dependency",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the CSI-driver is missing one or more required dependency.",
+            recovery: "Caller MUST assume the CSI-driver is not healthy.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("Probe"),
+            ja: None,
+        },
     ];
 
     /// The row: condition, code, description, recovery.

@@ -5,37 +5,103 @@
 pub use crate::errors::{Code, ErrorInfo, Recovery};
 
 /// The general error table ("Error Scheme"), which applies to every RPC.
-pub const GENERAL: &[ErrorInfo] = &[
-];
+pub const GENERAL: &[ErrorInfo] = &[];
 
 /// The errors of `ControllerReclaimSpace`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ControllerReclaimSpaceError {
-    /// Missing required field — `3 INVALID_ARGUMENT`
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT`
     MissingRequiredField,
-    /// Volume does not exist — `5 NOT_FOUND`
+    /// Volume does not exist
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExist,
-    /// Operation pending for volume — `10 ABORTED`
+    /// Operation pending for volume
+    /// — `10 ABORTED`
     OperationPendingForVolume,
-    /// Operation not supported — `12 UNIMPLEMENTED`
+    /// Operation not supported
+    /// — `12 UNIMPLEMENTED`
     OperationNotSupported,
-    /// Not authenticated — `16 UNAUTHENTICATED`
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED`
     NotAuthenticated,
-    /// Error is Unknown — `2 UNKNOWN`
+    /// Error is Unknown
+    /// — `2 UNKNOWN`
     ErrorUnknown,
 }
 
 impl ControllerReclaimSpaceError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::VolumeDoesNotExist, Self::OperationPendingForVolume, Self::OperationNotSupported, Self::NotAuthenticated, Self::ErrorUnknown];
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::VolumeDoesNotExist,
+        Self::OperationPendingForVolume,
+        Self::OperationNotSupported,
+        Self::NotAuthenticated,
+        Self::ErrorUnknown,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Missing required field", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a required field is missing from the request.", recovery: "Caller MUST fix the request by adding the missing required field before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("ControllerReclaimSpace"), ja: None },
-        ErrorInfo { condition: "Volume does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.", recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerReclaimSpace"), ja: None },
-        ErrorInfo { condition: "Operation pending for volume", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that there is already an operation pending for the specified `volume_id`. In general the CSI-Addons CO plugin is responsible for ensuring that there is no more than one call \"in-flight\" per `volume_id` at a given time. However, in some circumstances, the CSI-Addons CO plugin MAY lose state (for example when the it crashes and restarts), and MAY issue multiple calls simultaneously for the same `volume_id`. The CSI-driver, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.", recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `volume_id`, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerReclaimSpace"), ja: None },
-        ErrorInfo { condition: "Operation not supported", code: Code::Unimplemented, code_as_written: "12 UNIMPLEMENTED", description: "Indicates that the operation is not supported. The filesystem may not support fstrim, or the block-device may lack support for DISCARD operations.", recovery: "Caller MUST NOT retry the request as the underlying storage does not support space reclamation.", recovery_kind: Recovery::DoNotRetry, rpc: Some("ControllerReclaimSpace"), ja: None },
-        ErrorInfo { condition: "Not authenticated", code: Code::Unauthenticated, code_as_written: "16 UNAUTHENTICATED", description: "The invoked RPC does not carry secrets that are valid for authentication.", recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.", recovery_kind: Recovery::FixRequest, rpc: Some("ControllerReclaimSpace"), ja: None },
-        ErrorInfo { condition: "Error is Unknown", code: Code::Unknown, code_as_written: "2 UNKNOWN", description: "Indicates that a unknown error is generated", recovery: "Caller MUST study the logs before retrying", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerReclaimSpace"), ja: None },
+        ErrorInfo {
+            condition: "Missing required field",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that a required field is missing from the request.",
+            recovery: "Caller MUST fix the request by adding the missing required field before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("ControllerReclaimSpace"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volume does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.",
+            recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ControllerReclaimSpace"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Operation pending for volume",
+            code: Code::Aborted,
+            code_as_written: "10 ABORTED",
+            description: "Indicates that there is already an operation pending for the specified `volume_id`. In general the CSI-Addons CO plugin is responsible for ensuring that there is no more than one call \"in-flight\" per `volume_id` at a given time. However, in some circumstances, the CSI-Addons CO plugin MAY lose state (for example when the it crashes and restarts), and MAY issue multiple calls simultaneously for the same `volume_id`. The CSI-driver, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.",
+            recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `volume_id`, and then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ControllerReclaimSpace"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Operation not supported",
+            code: Code::Unimplemented,
+            code_as_written: "12 UNIMPLEMENTED",
+            description: "Indicates that the operation is not supported. The filesystem may not support fstrim, or the block-device may lack support for DISCARD operations.",
+            recovery: "Caller MUST NOT retry the request as the underlying storage does not support space reclamation.",
+            recovery_kind: Recovery::DoNotRetry,
+            rpc: Some("ControllerReclaimSpace"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Not authenticated",
+            code: Code::Unauthenticated,
+            code_as_written: "16 UNAUTHENTICATED",
+            description: "The invoked RPC does not carry secrets that are valid for authentication.",
+            recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("ControllerReclaimSpace"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Error is Unknown",
+            code: Code::Unknown,
+            code_as_written: "2 UNKNOWN",
+            description: "Indicates that a unknown error is generated",
+            recovery: "Caller MUST study the logs before retrying",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ControllerReclaimSpace"),
+            ja: None,
+        },
     ];
 
     /// The row: condition, code, description, recovery.
@@ -64,31 +130,98 @@ impl std::fmt::Display for ControllerReclaimSpaceError {
 /// The errors of `NodeReclaimSpace`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NodeReclaimSpaceError {
-    /// Missing required field — `3 INVALID_ARGUMENT`
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT`
     MissingRequiredField,
-    /// Volume does not exist — `5 NOT_FOUND`
+    /// Volume does not exist
+    /// — `5 NOT_FOUND`
     VolumeDoesNotExist,
-    /// Operation pending for volume — `10 ABORTED`
+    /// Operation pending for volume
+    /// — `10 ABORTED`
     OperationPendingForVolume,
-    /// Operation not supported — `12 UNIMPLEMENTED`
+    /// Operation not supported
+    /// — `12 UNIMPLEMENTED`
     OperationNotSupported,
-    /// Not authenticated — `16 UNAUTHENTICATED`
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED`
     NotAuthenticated,
-    /// Error is Unknown — `2 UNKNOWN`
+    /// Error is Unknown
+    /// — `2 UNKNOWN`
     ErrorUnknown,
 }
 
 impl NodeReclaimSpaceError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::VolumeDoesNotExist, Self::OperationPendingForVolume, Self::OperationNotSupported, Self::NotAuthenticated, Self::ErrorUnknown];
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::VolumeDoesNotExist,
+        Self::OperationPendingForVolume,
+        Self::OperationNotSupported,
+        Self::NotAuthenticated,
+        Self::ErrorUnknown,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Missing required field", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a required field is missing from the request.", recovery: "Caller MUST fix the request by adding the missing required field before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("NodeReclaimSpace"), ja: None },
-        ErrorInfo { condition: "Volume does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.", recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("NodeReclaimSpace"), ja: None },
-        ErrorInfo { condition: "Operation pending for volume", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that there is already an operation pending for the specified `volume_id`. In general the CSI-Addons CO plugin is responsible for ensuring that there is no more than one call \"in-flight\" per `volume_id` at a given time. However, in some circumstances, the CSI-Addons CO plugin MAY lose state (for example when the it crashes and restarts), and MAY issue multiple calls simultaneously for the same `volume_id`. The CSI-driver, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.", recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `volume_id`, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("NodeReclaimSpace"), ja: None },
-        ErrorInfo { condition: "Operation not supported", code: Code::Unimplemented, code_as_written: "12 UNIMPLEMENTED", description: "Indicates that the operation is not supported. The filesystem may not support fstrim, or the block-device may lack support for DISCARD operations.", recovery: "Caller MUST NOT retry the request as the underlying storage does not support space reclamation.", recovery_kind: Recovery::DoNotRetry, rpc: Some("NodeReclaimSpace"), ja: None },
-        ErrorInfo { condition: "Not authenticated", code: Code::Unauthenticated, code_as_written: "16 UNAUTHENTICATED", description: "The invoked RPC does not carry secrets that are valid for authentication.", recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.", recovery_kind: Recovery::FixRequest, rpc: Some("NodeReclaimSpace"), ja: None },
-        ErrorInfo { condition: "Error is Unknown", code: Code::Unknown, code_as_written: "2 UNKNOWN", description: "Indicates that a unknown error is generated", recovery: "Caller MUST study the logs before retrying", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("NodeReclaimSpace"), ja: None },
+        ErrorInfo {
+            condition: "Missing required field",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that a required field is missing from the request.",
+            recovery: "Caller MUST fix the request by adding the missing required field before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("NodeReclaimSpace"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volume does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a volume corresponding to the specified `volume_id` does not exist.",
+            recovery: "Caller MUST verify that the `volume_id` is correct and that the volume is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("NodeReclaimSpace"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Operation pending for volume",
+            code: Code::Aborted,
+            code_as_written: "10 ABORTED",
+            description: "Indicates that there is already an operation pending for the specified `volume_id`. In general the CSI-Addons CO plugin is responsible for ensuring that there is no more than one call \"in-flight\" per `volume_id` at a given time. However, in some circumstances, the CSI-Addons CO plugin MAY lose state (for example when the it crashes and restarts), and MAY issue multiple calls simultaneously for the same `volume_id`. The CSI-driver, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.",
+            recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `volume_id`, and then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("NodeReclaimSpace"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Operation not supported",
+            code: Code::Unimplemented,
+            code_as_written: "12 UNIMPLEMENTED",
+            description: "Indicates that the operation is not supported. The filesystem may not support fstrim, or the block-device may lack support for DISCARD operations.",
+            recovery: "Caller MUST NOT retry the request as the underlying storage does not support space reclamation.",
+            recovery_kind: Recovery::DoNotRetry,
+            rpc: Some("NodeReclaimSpace"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Not authenticated",
+            code: Code::Unauthenticated,
+            code_as_written: "16 UNAUTHENTICATED",
+            description: "The invoked RPC does not carry secrets that are valid for authentication.",
+            recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("NodeReclaimSpace"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Error is Unknown",
+            code: Code::Unknown,
+            code_as_written: "2 UNKNOWN",
+            description: "Indicates that a unknown error is generated",
+            recovery: "Caller MUST study the logs before retrying",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("NodeReclaimSpace"),
+            ja: None,
+        },
     ];
 
     /// The row: condition, code, description, recovery.

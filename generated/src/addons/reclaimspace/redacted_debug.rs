@@ -22,4 +22,3 @@ impl ::core::fmt::Debug for super::NodeReclaimSpaceRequest {
         s.finish()
     }
 }
-

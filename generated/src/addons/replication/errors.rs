@@ -5,34 +5,89 @@
 pub use crate::errors::{Code, ErrorInfo, Recovery};
 
 /// The general error table ("Error Scheme"), which applies to every RPC.
-pub const GENERAL: &[ErrorInfo] = &[
-];
+pub const GENERAL: &[ErrorInfo] = &[];
 
 /// The errors of `EnableVolumeReplication`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EnableVolumeReplicationError {
-    /// Missing required field — `3 INVALID_ARGUMENT`
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT`
     MissingRequiredField,
-    /// Replication Source does not exist — `5 NOT_FOUND`
+    /// Replication Source does not exist
+    /// — `5 NOT_FOUND`
     ReplicationSourceDoesNotExist,
-    /// Operation pending for Replication Source — `10 ABORTED`
+    /// Operation pending for Replication Source
+    /// — `10 ABORTED`
     OperationPendingForReplicationSource,
-    /// Not authenticated — `16 UNAUTHENTICATED`
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED`
     NotAuthenticated,
-    /// Error is Unknown — `2 UNKNOWN`
+    /// Error is Unknown
+    /// — `2 UNKNOWN`
     ErrorUnknown,
 }
 
 impl EnableVolumeReplicationError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::ReplicationSourceDoesNotExist, Self::OperationPendingForReplicationSource, Self::NotAuthenticated, Self::ErrorUnknown];
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::ReplicationSourceDoesNotExist,
+        Self::OperationPendingForReplicationSource,
+        Self::NotAuthenticated,
+        Self::ErrorUnknown,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Missing required field", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a required field is missing from the request.", recovery: "Caller MUST fix the request by adding the missing required field before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("EnableVolumeReplication"), ja: None },
-        ErrorInfo { condition: "Replication Source does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that the specified source does not exist.", recovery: "Caller MUST verify that the `replication_source` is correct, the source is accessible, and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("EnableVolumeReplication"), ja: None },
-        ErrorInfo { condition: "Operation pending for Replication Source", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that there is already an operation pending for the specified `replication_source`. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per `replication_source` at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same `replication_source`. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.", recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `replication_source`, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("EnableVolumeReplication"), ja: None },
-        ErrorInfo { condition: "Not authenticated", code: Code::Unauthenticated, code_as_written: "16 UNAUTHENTICATED", description: "The invoked RPC does not carry secrets that are valid for authentication.", recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.", recovery_kind: Recovery::FixRequest, rpc: Some("EnableVolumeReplication"), ja: None },
-        ErrorInfo { condition: "Error is Unknown", code: Code::Unknown, code_as_written: "2 UNKNOWN", description: "Indicates that a unknown error is generated", recovery: "Caller MUST study the logs before retrying", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("EnableVolumeReplication"), ja: None },
+        ErrorInfo {
+            condition: "Missing required field",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that a required field is missing from the request.",
+            recovery: "Caller MUST fix the request by adding the missing required field before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("EnableVolumeReplication"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Replication Source does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that the specified source does not exist.",
+            recovery: "Caller MUST verify that the `replication_source` is correct, the source is accessible, and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("EnableVolumeReplication"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Operation pending for Replication Source",
+            code: Code::Aborted,
+            code_as_written: "10 ABORTED",
+            description: "Indicates that there is already an operation pending for the specified `replication_source`. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per `replication_source` at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same `replication_source`. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.",
+            recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `replication_source`, and then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("EnableVolumeReplication"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Not authenticated",
+            code: Code::Unauthenticated,
+            code_as_written: "16 UNAUTHENTICATED",
+            description: "The invoked RPC does not carry secrets that are valid for authentication.",
+            recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("EnableVolumeReplication"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Error is Unknown",
+            code: Code::Unknown,
+            code_as_written: "2 UNKNOWN",
+            description: "Indicates that a unknown error is generated",
+            recovery: "Caller MUST study the logs before retrying",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("EnableVolumeReplication"),
+            ja: None,
+        },
     ];
 
     /// The row: condition, code, description, recovery.
@@ -61,28 +116,84 @@ impl std::fmt::Display for EnableVolumeReplicationError {
 /// The errors of `DisableVolumeReplication`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DisableVolumeReplicationError {
-    /// Missing required field — `3 INVALID_ARGUMENT`
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT`
     MissingRequiredField,
-    /// Replication Source does not exist — `5 NOT_FOUND`
+    /// Replication Source does not exist
+    /// — `5 NOT_FOUND`
     ReplicationSourceDoesNotExist,
-    /// Operation pending for Replication Source — `10 ABORTED`
+    /// Operation pending for Replication Source
+    /// — `10 ABORTED`
     OperationPendingForReplicationSource,
-    /// Not authenticated — `16 UNAUTHENTICATED`
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED`
     NotAuthenticated,
-    /// Error is Unknown — `2 UNKNOWN`
+    /// Error is Unknown
+    /// — `2 UNKNOWN`
     ErrorUnknown,
 }
 
 impl DisableVolumeReplicationError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::ReplicationSourceDoesNotExist, Self::OperationPendingForReplicationSource, Self::NotAuthenticated, Self::ErrorUnknown];
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::ReplicationSourceDoesNotExist,
+        Self::OperationPendingForReplicationSource,
+        Self::NotAuthenticated,
+        Self::ErrorUnknown,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Missing required field", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a required field is missing from the request.", recovery: "Caller MUST fix the request by adding the missing required field before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("DisableVolumeReplication"), ja: None },
-        ErrorInfo { condition: "Replication Source does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that the specified source does not exist.", recovery: "Caller MUST verify that the `replication_source` is correct, the source is accessible, and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("DisableVolumeReplication"), ja: None },
-        ErrorInfo { condition: "Operation pending for Replication Source", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that there is already an operation pending for the specified `replication_source`. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per `replication_source` at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same `replication_source`. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.", recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `replication_source`, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("DisableVolumeReplication"), ja: None },
-        ErrorInfo { condition: "Not authenticated", code: Code::Unauthenticated, code_as_written: "16 UNAUTHENTICATED", description: "The invoked RPC does not carry secrets that are valid for authentication.", recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.", recovery_kind: Recovery::FixRequest, rpc: Some("DisableVolumeReplication"), ja: None },
-        ErrorInfo { condition: "Error is Unknown", code: Code::Unknown, code_as_written: "2 UNKNOWN", description: "Indicates that a unknown error is generated", recovery: "Caller MUST study the logs before retrying", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("DisableVolumeReplication"), ja: None },
+        ErrorInfo {
+            condition: "Missing required field",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that a required field is missing from the request.",
+            recovery: "Caller MUST fix the request by adding the missing required field before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("DisableVolumeReplication"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Replication Source does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that the specified source does not exist.",
+            recovery: "Caller MUST verify that the `replication_source` is correct, the source is accessible, and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("DisableVolumeReplication"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Operation pending for Replication Source",
+            code: Code::Aborted,
+            code_as_written: "10 ABORTED",
+            description: "Indicates that there is already an operation pending for the specified `replication_source`. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per `replication_source` at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same `replication_source`. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.",
+            recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `replication_source`, and then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("DisableVolumeReplication"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Not authenticated",
+            code: Code::Unauthenticated,
+            code_as_written: "16 UNAUTHENTICATED",
+            description: "The invoked RPC does not carry secrets that are valid for authentication.",
+            recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("DisableVolumeReplication"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Error is Unknown",
+            code: Code::Unknown,
+            code_as_written: "2 UNKNOWN",
+            description: "Indicates that a unknown error is generated",
+            recovery: "Caller MUST study the logs before retrying",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("DisableVolumeReplication"),
+            ja: None,
+        },
     ];
 
     /// The row: condition, code, description, recovery.
@@ -111,34 +222,112 @@ impl std::fmt::Display for DisableVolumeReplicationError {
 /// The errors of `PromoteVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PromoteVolumeError {
-    /// Missing required field — `3 INVALID_ARGUMENT`
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT`
     MissingRequiredField,
-    /// Replication Source does not exist — `5 NOT_FOUND`
+    /// Replication Source does not exist
+    /// — `5 NOT_FOUND`
     ReplicationSourceDoesNotExist,
-    /// Replication Source is not replicated — `9 FAILED_PRECONDITION`
+    /// Replication Source is not replicated
+    /// — `9 FAILED_PRECONDITION`
     ReplicationSourceNotReplicated,
-    /// Operation pending for Replication Source — `10 ABORTED`
+    /// Operation pending for Replication Source
+    /// — `10 ABORTED`
     OperationPendingForReplicationSource,
-    /// Call not implemented — `12 UNIMPLEMENTED`
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED`
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED`
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED`
     NotAuthenticated,
-    /// Error is Unknown — `2 UNKNOWN`
+    /// Error is Unknown
+    /// — `2 UNKNOWN`
     ErrorUnknown,
 }
 
 impl PromoteVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::ReplicationSourceDoesNotExist, Self::ReplicationSourceNotReplicated, Self::OperationPendingForReplicationSource, Self::CallNotImplemented, Self::NotAuthenticated, Self::ErrorUnknown];
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::ReplicationSourceDoesNotExist,
+        Self::ReplicationSourceNotReplicated,
+        Self::OperationPendingForReplicationSource,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+        Self::ErrorUnknown,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Missing required field", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a required field is missing from the request.", recovery: "Caller MUST fix the request by adding the missing required field before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("PromoteVolume"), ja: None },
-        ErrorInfo { condition: "Replication Source does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that the specified source does not exist.", recovery: "Caller MUST verify that the `replication_source` is correct, the source is accessible, and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("PromoteVolume"), ja: None },
-        ErrorInfo { condition: "Replication Source is not replicated", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the Source corresponding to the specified `replication_source` could not be promoted due to failed precondition (for example replication is not enabled or Source cannot be promoted without force option).", recovery: "Caller SHOULD ensure that replication is enabled.", recovery_kind: Recovery::Other, rpc: Some("PromoteVolume"), ja: None },
-        ErrorInfo { condition: "Operation pending for Replication Source", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that there is already an operation pending for the specified `replication_source`. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per `replication_source` at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same `replication_source`. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.", recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `replication_source`, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("PromoteVolume"), ja: None },
-        ErrorInfo { condition: "Call not implemented", code: Code::Unimplemented, code_as_written: "12 UNIMPLEMENTED", description: "The invoked RPC is not implemented by the Plugin or disabled in the Plugin's current mode of operation.", recovery: "Caller MUST NOT retry.", recovery_kind: Recovery::DoNotRetry, rpc: Some("PromoteVolume"), ja: None },
-        ErrorInfo { condition: "Not authenticated", code: Code::Unauthenticated, code_as_written: "16 UNAUTHENTICATED", description: "The invoked RPC does not carry secrets that are valid for authentication.", recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.", recovery_kind: Recovery::FixRequest, rpc: Some("PromoteVolume"), ja: None },
-        ErrorInfo { condition: "Error is Unknown", code: Code::Unknown, code_as_written: "2 UNKNOWN", description: "Indicates that a unknown error is generated", recovery: "Caller MUST study the logs before retrying", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("PromoteVolume"), ja: None },
+        ErrorInfo {
+            condition: "Missing required field",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that a required field is missing from the request.",
+            recovery: "Caller MUST fix the request by adding the missing required field before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("PromoteVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Replication Source does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that the specified source does not exist.",
+            recovery: "Caller MUST verify that the `replication_source` is correct, the source is accessible, and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("PromoteVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Replication Source is not replicated",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the Source corresponding to the specified `replication_source` could not be promoted due to failed precondition (for example replication is not enabled or Source cannot be promoted without force option).",
+            recovery: "Caller SHOULD ensure that replication is enabled.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("PromoteVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Operation pending for Replication Source",
+            code: Code::Aborted,
+            code_as_written: "10 ABORTED",
+            description: "Indicates that there is already an operation pending for the specified `replication_source`. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per `replication_source` at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same `replication_source`. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.",
+            recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `replication_source`, and then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("PromoteVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Call not implemented",
+            code: Code::Unimplemented,
+            code_as_written: "12 UNIMPLEMENTED",
+            description: "The invoked RPC is not implemented by the Plugin or disabled in the Plugin's current mode of operation.",
+            recovery: "Caller MUST NOT retry.",
+            recovery_kind: Recovery::DoNotRetry,
+            rpc: Some("PromoteVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Not authenticated",
+            code: Code::Unauthenticated,
+            code_as_written: "16 UNAUTHENTICATED",
+            description: "The invoked RPC does not carry secrets that are valid for authentication.",
+            recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("PromoteVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Error is Unknown",
+            code: Code::Unknown,
+            code_as_written: "2 UNKNOWN",
+            description: "Indicates that a unknown error is generated",
+            recovery: "Caller MUST study the logs before retrying",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("PromoteVolume"),
+            ja: None,
+        },
     ];
 
     /// The row: condition, code, description, recovery.
@@ -167,34 +356,112 @@ impl std::fmt::Display for PromoteVolumeError {
 /// The errors of `DemoteVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DemoteVolumeError {
-    /// Missing required field — `3 INVALID_ARGUMENT`
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT`
     MissingRequiredField,
-    /// Replication Source does not exist — `5 NOT_FOUND`
+    /// Replication Source does not exist
+    /// — `5 NOT_FOUND`
     ReplicationSourceDoesNotExist,
-    /// Replication Source in not replicated — `9 FAILED_PRECONDITION`
+    /// Replication Source in not replicated
+    /// — `9 FAILED_PRECONDITION`
     ReplicationSourceInNotReplicated,
-    /// Operation pending for Replication Source — `10 ABORTED`
+    /// Operation pending for Replication Source
+    /// — `10 ABORTED`
     OperationPendingForReplicationSource,
-    /// Call not implemented — `12 UNIMPLEMENTED`
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED`
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED`
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED`
     NotAuthenticated,
-    /// Error is Unknown — `2 UNKNOWN`
+    /// Error is Unknown
+    /// — `2 UNKNOWN`
     ErrorUnknown,
 }
 
 impl DemoteVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::ReplicationSourceDoesNotExist, Self::ReplicationSourceInNotReplicated, Self::OperationPendingForReplicationSource, Self::CallNotImplemented, Self::NotAuthenticated, Self::ErrorUnknown];
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::ReplicationSourceDoesNotExist,
+        Self::ReplicationSourceInNotReplicated,
+        Self::OperationPendingForReplicationSource,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+        Self::ErrorUnknown,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Missing required field", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a required field is missing from the request.", recovery: "Caller MUST fix the request by adding the missing required field before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("DemoteVolume"), ja: None },
-        ErrorInfo { condition: "Replication Source does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that the specified source does not exist.", recovery: "Caller MUST verify that the `replication_source` is correct, the source is accessible, and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("DemoteVolume"), ja: None },
-        ErrorInfo { condition: "Replication Source in not replicated", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the Replication Source corresponding to the specified `replication_source` could not be demoted due to failed precondition (for example replication is not enabled).", recovery: "Caller SHOULD ensure that replication is enabled.", recovery_kind: Recovery::Other, rpc: Some("DemoteVolume"), ja: None },
-        ErrorInfo { condition: "Operation pending for Replication Source", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that there is already an operation pending for the specified `replication_source`. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per `replication_source` at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same `replication_source`. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.", recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `replication_source`, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("DemoteVolume"), ja: None },
-        ErrorInfo { condition: "Call not implemented", code: Code::Unimplemented, code_as_written: "12 UNIMPLEMENTED", description: "The invoked RPC is not implemented by the Plugin or disabled in the Plugin's current mode of operation.", recovery: "Caller MUST NOT retry.", recovery_kind: Recovery::DoNotRetry, rpc: Some("DemoteVolume"), ja: None },
-        ErrorInfo { condition: "Not authenticated", code: Code::Unauthenticated, code_as_written: "16 UNAUTHENTICATED", description: "The invoked RPC does not carry secrets that are valid for authentication.", recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.", recovery_kind: Recovery::FixRequest, rpc: Some("DemoteVolume"), ja: None },
-        ErrorInfo { condition: "Error is Unknown", code: Code::Unknown, code_as_written: "2 UNKNOWN", description: "Indicates that a unknown error is generated", recovery: "Caller MUST study the logs before retrying", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("DemoteVolume"), ja: None },
+        ErrorInfo {
+            condition: "Missing required field",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that a required field is missing from the request.",
+            recovery: "Caller MUST fix the request by adding the missing required field before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("DemoteVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Replication Source does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that the specified source does not exist.",
+            recovery: "Caller MUST verify that the `replication_source` is correct, the source is accessible, and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("DemoteVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Replication Source in not replicated",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the Replication Source corresponding to the specified `replication_source` could not be demoted due to failed precondition (for example replication is not enabled).",
+            recovery: "Caller SHOULD ensure that replication is enabled.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("DemoteVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Operation pending for Replication Source",
+            code: Code::Aborted,
+            code_as_written: "10 ABORTED",
+            description: "Indicates that there is already an operation pending for the specified `replication_source`. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per `replication_source` at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same `replication_source`. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.",
+            recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `replication_source`, and then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("DemoteVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Call not implemented",
+            code: Code::Unimplemented,
+            code_as_written: "12 UNIMPLEMENTED",
+            description: "The invoked RPC is not implemented by the Plugin or disabled in the Plugin's current mode of operation.",
+            recovery: "Caller MUST NOT retry.",
+            recovery_kind: Recovery::DoNotRetry,
+            rpc: Some("DemoteVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Not authenticated",
+            code: Code::Unauthenticated,
+            code_as_written: "16 UNAUTHENTICATED",
+            description: "The invoked RPC does not carry secrets that are valid for authentication.",
+            recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("DemoteVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Error is Unknown",
+            code: Code::Unknown,
+            code_as_written: "2 UNKNOWN",
+            description: "Indicates that a unknown error is generated",
+            recovery: "Caller MUST study the logs before retrying",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("DemoteVolume"),
+            ja: None,
+        },
     ];
 
     /// The row: condition, code, description, recovery.
@@ -223,34 +490,112 @@ impl std::fmt::Display for DemoteVolumeError {
 /// The errors of `ResyncVolume`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ResyncVolumeError {
-    /// Missing required field — `3 INVALID_ARGUMENT`
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT`
     MissingRequiredField,
-    /// Replication Source does not exist — `5 NOT_FOUND`
+    /// Replication Source does not exist
+    /// — `5 NOT_FOUND`
     ReplicationSourceDoesNotExist,
-    /// Replication Source is not replicated or Replication Source is not demoted — `9 FAILED_PRECONDITION`
+    /// Replication Source is not replicated or Replication Source is not demoted
+    /// — `9 FAILED_PRECONDITION`
     ReplicationSourceNotReplicatedOrReplicationSourceNotDemoted,
-    /// Operation pending for Replication Source — `10 ABORTED`
+    /// Operation pending for Replication Source
+    /// — `10 ABORTED`
     OperationPendingForReplicationSource,
-    /// Call not implemented — `12 UNIMPLEMENTED`
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED`
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED`
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED`
     NotAuthenticated,
-    /// Error is Unknown — `2 UNKNOWN`
+    /// Error is Unknown
+    /// — `2 UNKNOWN`
     ErrorUnknown,
 }
 
 impl ResyncVolumeError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::ReplicationSourceDoesNotExist, Self::ReplicationSourceNotReplicatedOrReplicationSourceNotDemoted, Self::OperationPendingForReplicationSource, Self::CallNotImplemented, Self::NotAuthenticated, Self::ErrorUnknown];
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::ReplicationSourceDoesNotExist,
+        Self::ReplicationSourceNotReplicatedOrReplicationSourceNotDemoted,
+        Self::OperationPendingForReplicationSource,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+        Self::ErrorUnknown,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Missing required field", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a required field is missing from the request.", recovery: "Caller MUST fix the request by adding the missing required field before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("ResyncVolume"), ja: None },
-        ErrorInfo { condition: "Replication Source does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that the specified source does not exist.", recovery: "Caller MUST verify that the `replication_source` is correct, the source is accessible, and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ResyncVolume"), ja: None },
-        ErrorInfo { condition: "Replication Source is not replicated or Replication Source is not demoted", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the `replication_source` could not be resynced due to failed precondition (for example replication is not enabled on `replication_source` or the`replication_source` is not in the demoted state).", recovery: "Caller SHOULD ensure that Replication is enabled and the Replication Source is demoted.", recovery_kind: Recovery::Other, rpc: Some("ResyncVolume"), ja: None },
-        ErrorInfo { condition: "Operation pending for Replication Source", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that there is already an operation pending for the specified `replication_source`. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per `replication_source` at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same `replication_source`. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.", recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `replication_source`, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ResyncVolume"), ja: None },
-        ErrorInfo { condition: "Call not implemented", code: Code::Unimplemented, code_as_written: "12 UNIMPLEMENTED", description: "The invoked RPC is not implemented by the Plugin or disabled in the Plugin's current mode of operation.", recovery: "Caller MUST NOT retry.", recovery_kind: Recovery::DoNotRetry, rpc: Some("ResyncVolume"), ja: None },
-        ErrorInfo { condition: "Not authenticated", code: Code::Unauthenticated, code_as_written: "16 UNAUTHENTICATED", description: "The invoked RPC does not carry secrets that are valid for authentication.", recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.", recovery_kind: Recovery::FixRequest, rpc: Some("ResyncVolume"), ja: None },
-        ErrorInfo { condition: "Error is Unknown", code: Code::Unknown, code_as_written: "2 UNKNOWN", description: "Indicates that a unknown error is generated", recovery: "Caller MUST study the logs before retrying", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ResyncVolume"), ja: None },
+        ErrorInfo {
+            condition: "Missing required field",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that a required field is missing from the request.",
+            recovery: "Caller MUST fix the request by adding the missing required field before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("ResyncVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Replication Source does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that the specified source does not exist.",
+            recovery: "Caller MUST verify that the `replication_source` is correct, the source is accessible, and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ResyncVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Replication Source is not replicated or Replication Source is not demoted",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the `replication_source` could not be resynced due to failed precondition (for example replication is not enabled on `replication_source` or the`replication_source` is not in the demoted state).",
+            recovery: "Caller SHOULD ensure that Replication is enabled and the Replication Source is demoted.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("ResyncVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Operation pending for Replication Source",
+            code: Code::Aborted,
+            code_as_written: "10 ABORTED",
+            description: "Indicates that there is already an operation pending for the specified `replication_source`. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per `replication_source` at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same `replication_source`. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.",
+            recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `replication_source`, and then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ResyncVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Call not implemented",
+            code: Code::Unimplemented,
+            code_as_written: "12 UNIMPLEMENTED",
+            description: "The invoked RPC is not implemented by the Plugin or disabled in the Plugin's current mode of operation.",
+            recovery: "Caller MUST NOT retry.",
+            recovery_kind: Recovery::DoNotRetry,
+            rpc: Some("ResyncVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Not authenticated",
+            code: Code::Unauthenticated,
+            code_as_written: "16 UNAUTHENTICATED",
+            description: "The invoked RPC does not carry secrets that are valid for authentication.",
+            recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("ResyncVolume"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Error is Unknown",
+            code: Code::Unknown,
+            code_as_written: "2 UNKNOWN",
+            description: "Indicates that a unknown error is generated",
+            recovery: "Caller MUST study the logs before retrying",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ResyncVolume"),
+            ja: None,
+        },
     ];
 
     /// The row: condition, code, description, recovery.
@@ -279,34 +624,112 @@ impl std::fmt::Display for ResyncVolumeError {
 /// The errors of `GetVolumeReplicationInfo`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GetVolumeReplicationInfoError {
-    /// Missing required field — `3 INVALID_ARGUMENT`
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT`
     MissingRequiredField,
-    /// Replication Source does not exist or details not found — `5 NOT_FOUND`
+    /// Replication Source does not exist or details not found
+    /// — `5 NOT_FOUND`
     ReplicationSourceDoesNotExistOrDetailsNotFound,
-    /// Replication Source is not replicated or not promoted — `9 FAILED_PRECONDITION`
+    /// Replication Source is not replicated or not promoted
+    /// — `9 FAILED_PRECONDITION`
     ReplicationSourceNotReplicatedOrNotPromoted,
-    /// Operation pending for Replication Source — `10 ABORTED`
+    /// Operation pending for Replication Source
+    /// — `10 ABORTED`
     OperationPendingForReplicationSource,
-    /// Call not implemented — `12 UNIMPLEMENTED`
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED`
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED`
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED`
     NotAuthenticated,
-    /// Error is Unknown — `2 UNKNOWN`
+    /// Error is Unknown
+    /// — `2 UNKNOWN`
     ErrorUnknown,
 }
 
 impl GetVolumeReplicationInfoError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::ReplicationSourceDoesNotExistOrDetailsNotFound, Self::ReplicationSourceNotReplicatedOrNotPromoted, Self::OperationPendingForReplicationSource, Self::CallNotImplemented, Self::NotAuthenticated, Self::ErrorUnknown];
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::ReplicationSourceDoesNotExistOrDetailsNotFound,
+        Self::ReplicationSourceNotReplicatedOrNotPromoted,
+        Self::OperationPendingForReplicationSource,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+        Self::ErrorUnknown,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Missing required field", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a required field is missing from the request.", recovery: "Caller MUST fix the request by adding the missing required field before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("GetVolumeReplicationInfo"), ja: None },
-        ErrorInfo { condition: "Replication Source does not exist or details not found", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a Replication Source does not exist or details of `replication_source` are not avaiable at the moment.", recovery: "Caller MUST verify that the `replication_source` is correct and that the `replication_source` is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("GetVolumeReplicationInfo"), ja: None },
-        ErrorInfo { condition: "Replication Source is not replicated or not promoted", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the replication information corresponding to the specified `replication_source` could not retrived due to failed precondition (for example replication is not enabled or not in the primary state).", recovery: "Caller SHOULD ensure that replication is enabled on the `replication_source` and it is promoted.", recovery_kind: Recovery::Other, rpc: Some("GetVolumeReplicationInfo"), ja: None },
-        ErrorInfo { condition: "Operation pending for Replication Source", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that there is already an operation pending for the specified `replication_source`. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per `replication_source` at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same `replication_source`. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.", recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `replication_source`, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("GetVolumeReplicationInfo"), ja: None },
-        ErrorInfo { condition: "Call not implemented", code: Code::Unimplemented, code_as_written: "12 UNIMPLEMENTED", description: "The invoked RPC is not implemented by the Plugin or disabled in the Plugin's current mode of operation.", recovery: "Caller MUST NOT retry.", recovery_kind: Recovery::DoNotRetry, rpc: Some("GetVolumeReplicationInfo"), ja: None },
-        ErrorInfo { condition: "Not authenticated", code: Code::Unauthenticated, code_as_written: "16 UNAUTHENTICATED", description: "The invoked RPC does not carry secrets that are valid for authentication.", recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.", recovery_kind: Recovery::FixRequest, rpc: Some("GetVolumeReplicationInfo"), ja: None },
-        ErrorInfo { condition: "Error is Unknown", code: Code::Unknown, code_as_written: "2 UNKNOWN", description: "Indicates that a unknown error is generated", recovery: "Caller MUST study the logs before retrying", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("GetVolumeReplicationInfo"), ja: None },
+        ErrorInfo {
+            condition: "Missing required field",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that a required field is missing from the request.",
+            recovery: "Caller MUST fix the request by adding the missing required field before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("GetVolumeReplicationInfo"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Replication Source does not exist or details not found",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that a Replication Source does not exist or details of `replication_source` are not avaiable at the moment.",
+            recovery: "Caller MUST verify that the `replication_source` is correct and that the `replication_source` is accessible and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("GetVolumeReplicationInfo"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Replication Source is not replicated or not promoted",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Indicates that the replication information corresponding to the specified `replication_source` could not retrived due to failed precondition (for example replication is not enabled or not in the primary state).",
+            recovery: "Caller SHOULD ensure that replication is enabled on the `replication_source` and it is promoted.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("GetVolumeReplicationInfo"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Operation pending for Replication Source",
+            code: Code::Aborted,
+            code_as_written: "10 ABORTED",
+            description: "Indicates that there is already an operation pending for the specified `replication_source`. In general the Cluster Orchestrator (CO) is responsible for ensuring that there is no more than one call \"in-flight\" per `replication_source` at a given time. However, in some circumstances, the CO MAY lose state (for example when the CO crashes and restarts), and MAY issue multiple calls simultaneously for the same `replication_source`. The Plugin, SHOULD handle this as gracefully as possible, and MAY return this error code to reject secondary calls.",
+            recovery: "Caller SHOULD ensure that there are no other calls pending for the specified `replication_source`, and then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("GetVolumeReplicationInfo"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Call not implemented",
+            code: Code::Unimplemented,
+            code_as_written: "12 UNIMPLEMENTED",
+            description: "The invoked RPC is not implemented by the Plugin or disabled in the Plugin's current mode of operation.",
+            recovery: "Caller MUST NOT retry.",
+            recovery_kind: Recovery::DoNotRetry,
+            rpc: Some("GetVolumeReplicationInfo"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Not authenticated",
+            code: Code::Unauthenticated,
+            code_as_written: "16 UNAUTHENTICATED",
+            description: "The invoked RPC does not carry secrets that are valid for authentication.",
+            recovery: "Caller SHALL either fix the secrets provided in the RPC, or otherwise regalvanize said secrets such that they will pass authentication by the Plugin for the attempted RPC, after which point the caller MAY retry the attempted RPC.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("GetVolumeReplicationInfo"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Error is Unknown",
+            code: Code::Unknown,
+            code_as_written: "2 UNKNOWN",
+            description: "Indicates that a unknown error is generated",
+            recovery: "Caller MUST study the logs before retrying",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("GetVolumeReplicationInfo"),
+            ja: None,
+        },
     ];
 
     /// The row: condition, code, description, recovery.
@@ -335,37 +758,126 @@ impl std::fmt::Display for GetVolumeReplicationInfoError {
 /// The errors of `GetReplicationDestinationInfo`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GetReplicationDestinationInfoError {
-    /// Missing required field — `3 INVALID_ARGUMENT`
+    /// Missing required field
+    /// — `3 INVALID_ARGUMENT`
     MissingRequiredField,
-    /// Replication Source does not exist — `5 NOT_FOUND`
+    /// Replication Source does not exist
+    /// — `5 NOT_FOUND`
     ReplicationSourceDoesNotExist,
-    /// Replication Source is not replicated — `9 FAILED_PRECONDITION`
+    /// Replication Source is not replicated
+    /// — `9 FAILED_PRECONDITION`
     ReplicationSourceNotReplicated,
-    /// Destination info not yet available — `14 UNAVAILABLE`
+    /// Destination info not yet available
+    /// — `14 UNAVAILABLE`
     DestinationInfoNotYetAvailable,
-    /// Operation pending for Replication Source — `10 ABORTED`
+    /// Operation pending for Replication Source
+    /// — `10 ABORTED`
     OperationPendingForReplicationSource,
-    /// Call not implemented — `12 UNIMPLEMENTED`
+    /// Call not implemented
+    /// — `12 UNIMPLEMENTED`
     CallNotImplemented,
-    /// Not authenticated — `16 UNAUTHENTICATED`
+    /// Not authenticated
+    /// — `16 UNAUTHENTICATED`
     NotAuthenticated,
-    /// Error is Unknown — `2 UNKNOWN`
+    /// Error is Unknown
+    /// — `2 UNKNOWN`
     ErrorUnknown,
 }
 
 impl GetReplicationDestinationInfoError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::MissingRequiredField, Self::ReplicationSourceDoesNotExist, Self::ReplicationSourceNotReplicated, Self::DestinationInfoNotYetAvailable, Self::OperationPendingForReplicationSource, Self::CallNotImplemented, Self::NotAuthenticated, Self::ErrorUnknown];
+    pub const ALL: &'static [Self] = &[
+        Self::MissingRequiredField,
+        Self::ReplicationSourceDoesNotExist,
+        Self::ReplicationSourceNotReplicated,
+        Self::DestinationInfoNotYetAvailable,
+        Self::OperationPendingForReplicationSource,
+        Self::CallNotImplemented,
+        Self::NotAuthenticated,
+        Self::ErrorUnknown,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Missing required field", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "A required field is missing from the request.", recovery: "Caller MUST fix the request by adding the missing required field before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("GetReplicationDestinationInfo"), ja: None },
-        ErrorInfo { condition: "Replication Source does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "The specified source does not exist.", recovery: "Caller MUST verify that the `replication_source` is correct and accessible before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("GetReplicationDestinationInfo"), ja: None },
-        ErrorInfo { condition: "Replication Source is not replicated", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Destination information could not be retrieved because replication is not enabled.", recovery: "Caller SHOULD ensure that replication is enabled on the `replication_source`.", recovery_kind: Recovery::Other, rpc: Some("GetReplicationDestinationInfo"), ja: None },
-        ErrorInfo { condition: "Destination info not yet available", code: Code::Unavailable, code_as_written: "14 UNAVAILABLE", description: "Destination details are not yet available. The SP needs time after replication.", recovery: "Caller SHOULD retry with exponential back off. This is transient and resolves once replication is fully established.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("GetReplicationDestinationInfo"), ja: None },
-        ErrorInfo { condition: "Operation pending for Replication Source", code: Code::Aborted, code_as_written: "10 ABORTED", description: "There is already an operation pending for the specified `replication_source`.", recovery: "Caller SHOULD ensure no other calls are pending for the `replication_source`, then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("GetReplicationDestinationInfo"), ja: None },
-        ErrorInfo { condition: "Call not implemented", code: Code::Unimplemented, code_as_written: "12 UNIMPLEMENTED", description: "The invoked RPC is not implemented by the Plugin.", recovery: "Caller MUST NOT retry.", recovery_kind: Recovery::DoNotRetry, rpc: Some("GetReplicationDestinationInfo"), ja: None },
-        ErrorInfo { condition: "Not authenticated", code: Code::Unauthenticated, code_as_written: "16 UNAUTHENTICATED", description: "The invoked RPC does not carry valid secrets for authentication.", recovery: "Caller SHALL fix or regenerate the secrets, then retry.", recovery_kind: Recovery::FixRequest, rpc: Some("GetReplicationDestinationInfo"), ja: None },
-        ErrorInfo { condition: "Error is Unknown", code: Code::Unknown, code_as_written: "2 UNKNOWN", description: "An unknown error occurred.", recovery: "Caller MUST study the logs before retrying.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("GetReplicationDestinationInfo"), ja: None },
+        ErrorInfo {
+            condition: "Missing required field",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "A required field is missing from the request.",
+            recovery: "Caller MUST fix the request by adding the missing required field before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("GetReplicationDestinationInfo"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Replication Source does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "The specified source does not exist.",
+            recovery: "Caller MUST verify that the `replication_source` is correct and accessible before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("GetReplicationDestinationInfo"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Replication Source is not replicated",
+            code: Code::FailedPrecondition,
+            code_as_written: "9 FAILED_PRECONDITION",
+            description: "Destination information could not be retrieved because replication is not enabled.",
+            recovery: "Caller SHOULD ensure that replication is enabled on the `replication_source`.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("GetReplicationDestinationInfo"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Destination info not yet available",
+            code: Code::Unavailable,
+            code_as_written: "14 UNAVAILABLE",
+            description: "Destination details are not yet available. The SP needs time after replication.",
+            recovery: "Caller SHOULD retry with exponential back off. This is transient and resolves once replication is fully established.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("GetReplicationDestinationInfo"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Operation pending for Replication Source",
+            code: Code::Aborted,
+            code_as_written: "10 ABORTED",
+            description: "There is already an operation pending for the specified `replication_source`.",
+            recovery: "Caller SHOULD ensure no other calls are pending for the `replication_source`, then retry with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("GetReplicationDestinationInfo"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Call not implemented",
+            code: Code::Unimplemented,
+            code_as_written: "12 UNIMPLEMENTED",
+            description: "The invoked RPC is not implemented by the Plugin.",
+            recovery: "Caller MUST NOT retry.",
+            recovery_kind: Recovery::DoNotRetry,
+            rpc: Some("GetReplicationDestinationInfo"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Not authenticated",
+            code: Code::Unauthenticated,
+            code_as_written: "16 UNAUTHENTICATED",
+            description: "The invoked RPC does not carry valid secrets for authentication.",
+            recovery: "Caller SHALL fix or regenerate the secrets, then retry.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("GetReplicationDestinationInfo"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Error is Unknown",
+            code: Code::Unknown,
+            code_as_written: "2 UNKNOWN",
+            description: "An unknown error occurred.",
+            recovery: "Caller MUST study the logs before retrying.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("GetReplicationDestinationInfo"),
+            ja: None,
+        },
     ];
 
     /// The row: condition, code, description, recovery.

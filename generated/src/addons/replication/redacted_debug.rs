@@ -77,4 +77,3 @@ impl ::core::fmt::Debug for super::GetReplicationDestinationInfoRequest {
         s.finish()
     }
 }
-

@@ -5,17 +5,19 @@
 pub use crate::errors::{Code, ErrorInfo, Recovery};
 
 /// The general error table ("Error Scheme"), which applies to every RPC.
-pub const GENERAL: &[ErrorInfo] = &[
-];
+pub const GENERAL: &[ErrorInfo] = &[];
 
 /// The errors of `CreateVolumeGroup`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CreateVolumeGroupError {
-    /// Not supported — `3 INVALID_ARGUMENT`
+    /// Not supported
+    /// — `3 INVALID_ARGUMENT`
     NotSupported,
-    /// Volume group already exists but is incompatible — `6 ALREADY_EXISTS`
+    /// Volume group already exists but is incompatible
+    /// — `6 ALREADY_EXISTS`
     VolumeGroupAlreadyExistsIncompatible,
-    /// Volumes cannot be grouped together — `7 FAILED_PRECONDITION`
+    /// Volumes cannot be grouped together
+    /// — `7 FAILED_PRECONDITION`
     ///
     /// The spec writes `7 FAILED_PRECONDITION`; the catalog uses the number the name implies.
     VolumesCannotGroupedTogether,
@@ -23,12 +25,43 @@ pub enum CreateVolumeGroupError {
 
 impl CreateVolumeGroupError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::NotSupported, Self::VolumeGroupAlreadyExistsIncompatible, Self::VolumesCannotGroupedTogether];
+    pub const ALL: &'static [Self] = &[
+        Self::NotSupported,
+        Self::VolumeGroupAlreadyExistsIncompatible,
+        Self::VolumesCannotGroupedTogether,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Not supported", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Indicates that a new volume group can not be provisioned with the specified parameters because it is not supported. More human-readable information SHOULD be provided in the gRPC `status.message` field.", recovery: "Caller MUST use different parameters.", recovery_kind: Recovery::Other, rpc: Some("CreateVolumeGroup"), ja: None },
-        ErrorInfo { condition: "Volume group already exists but is incompatible", code: Code::AlreadyExists, code_as_written: "6 ALREADY_EXISTS", description: "Indicates that a volume group corresponding to the specified volume group `name` already exists but is incompatible with the specified `parameters`.", recovery: "Caller MUST fix the arguments or use a different `name` before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("CreateVolumeGroup"), ja: None },
-        ErrorInfo { condition: "Volumes cannot be grouped together", code: Code::FailedPrecondition, code_as_written: "7 FAILED_PRECONDITION", description: "Indicates that a volumes cannot be grouped together because volumes are not configured properly based on requirements from the SP.", recovery: "Caller MUST fix the configuration of the volumes so that they meet the requirements for grouping before retrying.", recovery_kind: Recovery::FixRequest, rpc: Some("CreateVolumeGroup"), ja: None },
+        ErrorInfo {
+            condition: "Not supported",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Indicates that a new volume group can not be provisioned with the specified parameters because it is not supported. More human-readable information SHOULD be provided in the gRPC `status.message` field.",
+            recovery: "Caller MUST use different parameters.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("CreateVolumeGroup"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volume group already exists but is incompatible",
+            code: Code::AlreadyExists,
+            code_as_written: "6 ALREADY_EXISTS",
+            description: "Indicates that a volume group corresponding to the specified volume group `name` already exists but is incompatible with the specified `parameters`.",
+            recovery: "Caller MUST fix the arguments or use a different `name` before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("CreateVolumeGroup"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volumes cannot be grouped together",
+            code: Code::FailedPrecondition,
+            code_as_written: "7 FAILED_PRECONDITION",
+            description: "Indicates that a volumes cannot be grouped together because volumes are not configured properly based on requirements from the SP.",
+            recovery: "Caller MUST fix the configuration of the volumes so that they meet the requirements for grouping before retrying.",
+            recovery_kind: Recovery::FixRequest,
+            rpc: Some("CreateVolumeGroup"),
+            ja: None,
+        },
     ];
 
     /// The row: condition, code, description, recovery.
@@ -57,22 +90,56 @@ impl std::fmt::Display for CreateVolumeGroupError {
 /// The errors of `ModifyVolumeGroupMembership`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ModifyVolumeGroupMembershipError {
-    /// Volumes incompatible or not supported — `3 INVALID_ARGUMENT`
+    /// Volumes incompatible or not supported
+    /// — `3 INVALID_ARGUMENT`
     VolumesIncompatibleOrNotSupported,
-    /// Volume id or volume group does not exist — `5 NOT_FOUND`
+    /// Volume id or volume group does not exist
+    /// — `5 NOT_FOUND`
     VolumeIdOrVolumeGroupDoesNotExist,
-    /// Unable to add volumes because the maximum is reached — `8 RESOURCE_EXHAUSTED`
+    /// Unable to add volumes because the maximum is reached
+    /// — `8 RESOURCE_EXHAUSTED`
     UnableToAddVolumesBecauseMaximumReached,
 }
 
 impl ModifyVolumeGroupMembershipError {
     /// Every row, in the spec's order.
-    pub const ALL: &'static [Self] = &[Self::VolumesIncompatibleOrNotSupported, Self::VolumeIdOrVolumeGroupDoesNotExist, Self::UnableToAddVolumesBecauseMaximumReached];
+    pub const ALL: &'static [Self] = &[
+        Self::VolumesIncompatibleOrNotSupported,
+        Self::VolumeIdOrVolumeGroupDoesNotExist,
+        Self::UnableToAddVolumesBecauseMaximumReached,
+    ];
 
     const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volumes incompatible or not supported", code: Code::InvalidArgument, code_as_written: "3 INVALID_ARGUMENT", description: "Besides the general cases, this code MUST also be used to indicate when plugin supporting MODIFY_VOLUME_GROUP cannot modify a volume group because a volume to be added is incompatible with other volumes in the group. More human-readable information SHOULD be provided in the gRPC `status.message` field.", recovery: "On volumes incompatibility related issues, caller MUST use different volume ids as the input parameter.", recovery_kind: Recovery::Other, rpc: Some("ModifyVolumeGroupMembership"), ja: None },
-        ErrorInfo { condition: "Volume id or volume group does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that one of the specified volume ids or the volume group itself does not exist.", recovery: "Caller MUST verify that the `volume_ids` is correct and the volume group exists, and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ModifyVolumeGroupMembership"), ja: None },
-        ErrorInfo { condition: "Unable to add volumes because the maximum is reached", code: Code::ResourceExhausted, code_as_written: "8 RESOURCE_EXHAUSTED", description: "Indicates that group can not add more volumes because the maximum limit is reached. More human-readable information MAY be provided in the gRPC `status.message` field.", recovery: "Caller MUST ensure that whatever is preventing volume group from being modified is addressed before retrying with exponential backoff.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ModifyVolumeGroupMembership"), ja: None },
+        ErrorInfo {
+            condition: "Volumes incompatible or not supported",
+            code: Code::InvalidArgument,
+            code_as_written: "3 INVALID_ARGUMENT",
+            description: "Besides the general cases, this code MUST also be used to indicate when plugin supporting MODIFY_VOLUME_GROUP cannot modify a volume group because a volume to be added is incompatible with other volumes in the group. More human-readable information SHOULD be provided in the gRPC `status.message` field.",
+            recovery: "On volumes incompatibility related issues, caller MUST use different volume ids as the input parameter.",
+            recovery_kind: Recovery::Other,
+            rpc: Some("ModifyVolumeGroupMembership"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Volume id or volume group does not exist",
+            code: Code::NotFound,
+            code_as_written: "5 NOT_FOUND",
+            description: "Indicates that one of the specified volume ids or the volume group itself does not exist.",
+            recovery: "Caller MUST verify that the `volume_ids` is correct and the volume group exists, and has not been deleted before retrying with exponential back off.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ModifyVolumeGroupMembership"),
+            ja: None,
+        },
+        ErrorInfo {
+            condition: "Unable to add volumes because the maximum is reached",
+            code: Code::ResourceExhausted,
+            code_as_written: "8 RESOURCE_EXHAUSTED",
+            description: "Indicates that group can not add more volumes because the maximum limit is reached. More human-readable information MAY be provided in the gRPC `status.message` field.",
+            recovery: "Caller MUST ensure that whatever is preventing volume group from being modified is addressed before retrying with exponential backoff.",
+            recovery_kind: Recovery::RetryWithBackoff,
+            rpc: Some("ModifyVolumeGroupMembership"),
+            ja: None,
+        },
     ];
 
     /// The row: condition, code, description, recovery.
@@ -101,7 +168,8 @@ impl std::fmt::Display for ModifyVolumeGroupMembershipError {
 /// The errors of `DeleteVolumeGroup`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DeleteVolumeGroupError {
-    /// Volume group in use — `9 FAILED_PRECONDITION`
+    /// Volume group in use
+    /// — `9 FAILED_PRECONDITION`
     VolumeGroupInUse,
 }
 
@@ -109,9 +177,16 @@ impl DeleteVolumeGroupError {
     /// Every row, in the spec's order.
     pub const ALL: &'static [Self] = &[Self::VolumeGroupInUse];
 
-    const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume group in use", code: Code::FailedPrecondition, code_as_written: "9 FAILED_PRECONDITION", description: "Indicates that the volume group corresponding to the specified `volume_group_id` could not be deleted because it is in use by another resource or has snapshots and the plugin doesn't treat them as independent entities.", recovery: "Caller SHOULD ensure that there are no other resources using the volume group and that it has no snapshots, and then retry with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("DeleteVolumeGroup"), ja: None },
-    ];
+    const INFO: &'static [ErrorInfo] = &[ErrorInfo {
+        condition: "Volume group in use",
+        code: Code::FailedPrecondition,
+        code_as_written: "9 FAILED_PRECONDITION",
+        description: "Indicates that the volume group corresponding to the specified `volume_group_id` could not be deleted because it is in use by another resource or has snapshots and the plugin doesn't treat them as independent entities.",
+        recovery: "Caller SHOULD ensure that there are no other resources using the volume group and that it has no snapshots, and then retry with exponential back off.",
+        recovery_kind: Recovery::RetryWithBackoff,
+        rpc: Some("DeleteVolumeGroup"),
+        ja: None,
+    }];
 
     /// The row: condition, code, description, recovery.
     pub const fn info(self) -> &'static ErrorInfo {
@@ -139,7 +214,8 @@ impl std::fmt::Display for DeleteVolumeGroupError {
 /// The errors of `ListVolumeGroups`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ListVolumeGroupsError {
-    /// Invalid starting_token — `10 ABORTED`
+    /// Invalid starting_token
+    /// — `10 ABORTED`
     InvalidStartingToken,
 }
 
@@ -147,9 +223,16 @@ impl ListVolumeGroupsError {
     /// Every row, in the spec's order.
     pub const ALL: &'static [Self] = &[Self::InvalidStartingToken];
 
-    const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Invalid `starting_token`", code: Code::Aborted, code_as_written: "10 ABORTED", description: "Indicates that `starting_token` is not valid.", recovery: "Caller SHOULD start the `ListVolumeGroups` operation again with an empty `starting_token`.", recovery_kind: Recovery::Other, rpc: Some("ListVolumeGroups"), ja: None },
-    ];
+    const INFO: &'static [ErrorInfo] = &[ErrorInfo {
+        condition: "Invalid `starting_token`",
+        code: Code::Aborted,
+        code_as_written: "10 ABORTED",
+        description: "Indicates that `starting_token` is not valid.",
+        recovery: "Caller SHOULD start the `ListVolumeGroups` operation again with an empty `starting_token`.",
+        recovery_kind: Recovery::Other,
+        rpc: Some("ListVolumeGroups"),
+        ja: None,
+    }];
 
     /// The row: condition, code, description, recovery.
     pub const fn info(self) -> &'static ErrorInfo {
@@ -177,7 +260,8 @@ impl std::fmt::Display for ListVolumeGroupsError {
 /// The errors of `ControllerGetVolumeGroup`: its own table, then the general one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ControllerGetVolumeGroupError {
-    /// Volume group does not exist — `5 NOT_FOUND`
+    /// Volume group does not exist
+    /// — `5 NOT_FOUND`
     VolumeGroupDoesNotExist,
 }
 
@@ -185,9 +269,16 @@ impl ControllerGetVolumeGroupError {
     /// Every row, in the spec's order.
     pub const ALL: &'static [Self] = &[Self::VolumeGroupDoesNotExist];
 
-    const INFO: &'static [ErrorInfo] = &[
-        ErrorInfo { condition: "Volume group does not exist", code: Code::NotFound, code_as_written: "5 NOT_FOUND", description: "Indicates that a volume group corresponding to the specified `volume_group_id` does not exist.", recovery: "Caller MUST verify that the `volume_group_id` is correct and that the volume group is accessible and has not been deleted before retrying with exponential back off.", recovery_kind: Recovery::RetryWithBackoff, rpc: Some("ControllerGetVolumeGroup"), ja: None },
-    ];
+    const INFO: &'static [ErrorInfo] = &[ErrorInfo {
+        condition: "Volume group does not exist",
+        code: Code::NotFound,
+        code_as_written: "5 NOT_FOUND",
+        description: "Indicates that a volume group corresponding to the specified `volume_group_id` does not exist.",
+        recovery: "Caller MUST verify that the `volume_group_id` is correct and that the volume group is accessible and has not been deleted before retrying with exponential back off.",
+        recovery_kind: Recovery::RetryWithBackoff,
+        rpc: Some("ControllerGetVolumeGroup"),
+        ja: None,
+    }];
 
     /// The row: condition, code, description, recovery.
     pub const fn info(self) -> &'static ErrorInfo {

@@ -50,4 +50,3 @@ impl ::core::fmt::Debug for super::ListVolumeGroupsRequest {
         s.finish()
     }
 }
-

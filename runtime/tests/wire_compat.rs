@@ -2,7 +2,7 @@
 //! grpcio-tools from the corpus `csi.proto` fill random messages of every v1.12.0 type (unknown
 //! fields included); Rust decodes and re-encodes each; Python decodes the result and compares.
 
-mod support;
+use csikit::registry as support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,17 +30,24 @@ fn run(cmd: &mut Command) -> String {
 fn rust_round_trip_matches_python_protobuf() {
     let proto = csikit_spec::corpus_dir().join("csi-spec").join(RELEASE).join("csi.proto");
     if !proto.is_file() {
-        return csikit_spec::skip_missing(&format!("corpus file '{}' is missing; set CSIKIT_CORPUS", proto.display()));
+        return csikit_spec::skip_missing(&format!(
+            "corpus file '{}' is missing; set CSIKIT_CORPUS",
+            proto.display()
+        ));
     }
     let probe = python().args(["-c", "import grpc_tools.protoc, google.protobuf"]).output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        return csikit_spec::skip_missing("python3 with grpcio-tools and protobuf is missing; pip install -r .ci/requirements.txt");
+        return csikit_spec::skip_missing(
+            "python3 with grpcio-tools and protobuf is missing; pip install -r .ci/requirements.txt",
+        );
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/wire_compat.py");
-    let dir: PathBuf = std::env::temp_dir().join(format!("csikit-wire-compat-{}", std::process::id()));
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("csikit-wire-compat-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
 
-    let gen_out = run(python().arg(&script).arg("generate").arg(&proto).arg(&dir).arg(MESSAGES.to_string()));
+    let gen_out =
+        run(python().arg(&script).arg("generate").arg(&proto).arg(&dir).arg(MESSAGES.to_string()));
     eprint!("{gen_out}");
     let input = std::fs::read_to_string(dir.join("input.txt")).expect("python wrote input.txt");
     let mut output = String::new();

@@ -45,7 +45,7 @@ impl fmt::Display for AlphaRefusal {
 
 impl std::error::Error for AlphaRefusal {}
 
-#[cfg(any(feature = "client", feature = "server"))]
+#[cfg(feature = "tonic")]
 impl From<AlphaRefusal> for tonic::Status {
     fn from(r: AlphaRefusal) -> Self {
         if r.rpc {

@@ -3,11 +3,10 @@
 //! serving on a unix socket (stale socket, drain on shutdown). Calls go through real tonic
 //! clients over a unix socket where the transport matters, and straight into the adapters
 //! where only the layers do.
-#![cfg(all(feature = "server", feature = "client", feature = "reflect"))]
 #![allow(clippy::unwrap_used, reason = "a test: a panic is the failure report")]
 
 mod fill;
-mod support;
+use csikit::registry as support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,7 +26,10 @@ struct Driver;
 
 #[csikit::csi_service]
 impl Controller for Driver {
-    async fn create_volume(&self, request: Request<CreateVolumeRequest>) -> Result<Response<CreateVolumeResponse>, Status> {
+    async fn create_volume(
+        &self,
+        request: Request<CreateVolumeRequest>,
+    ) -> Result<Response<CreateVolumeResponse>, Status> {
         let r = request.into_inner();
         if let Some(ms) = r.parameters.get("sleep-ms") {
             tokio::time::sleep(Duration::from_millis(ms.parse().unwrap_or(0))).await;
@@ -36,11 +38,20 @@ impl Controller for Driver {
             let values: Vec<&String> = r.secrets.values().collect();
             return Err(Status::permission_denied(format!("credentials {values:?} rejected")));
         }
-        let volume_id = if r.parameters.contains_key("bad-response") { String::new() } else { format!("id-{}", r.name) };
-        Ok(Response::new(CreateVolumeResponse { volume: Some(Volume { volume_id, capacity_bytes: 1, ..Default::default() }) }))
+        let volume_id = if r.parameters.contains_key("bad-response") {
+            String::new()
+        } else {
+            format!("id-{}", r.name)
+        };
+        Ok(Response::new(CreateVolumeResponse {
+            volume: Some(Volume { volume_id, capacity_bytes: 1, ..Default::default() }),
+        }))
     }
 
-    async fn delete_volume(&self, _request: Request<DeleteVolumeRequest>) -> Result<Response<DeleteVolumeResponse>, Status> {
+    async fn delete_volume(
+        &self,
+        _request: Request<DeleteVolumeRequest>,
+    ) -> Result<Response<DeleteVolumeResponse>, Status> {
         Ok(Response::new(DeleteVolumeResponse {}))
     }
 }
@@ -50,11 +61,17 @@ struct HalfNode;
 
 #[csikit::csi_service]
 impl Node for HalfNode {
-    async fn node_stage_volume(&self, _request: Request<NodeStageVolumeRequest>) -> Result<Response<NodeStageVolumeResponse>, Status> {
+    async fn node_stage_volume(
+        &self,
+        _request: Request<NodeStageVolumeRequest>,
+    ) -> Result<Response<NodeStageVolumeResponse>, Status> {
         Ok(Response::new(NodeStageVolumeResponse {}))
     }
 
-    async fn node_get_info(&self, _request: Request<NodeGetInfoRequest>) -> Result<Response<NodeGetInfoResponse>, Status> {
+    async fn node_get_info(
+        &self,
+        _request: Request<NodeGetInfoRequest>,
+    ) -> Result<Response<NodeGetInfoResponse>, Status> {
         Ok(Response::new(NodeGetInfoResponse { node_id: "n1".into(), ..Default::default() }))
     }
 }
@@ -65,17 +82,28 @@ struct Liar;
 
 #[csikit::csi_service]
 impl Controller for Liar {
-    async fn create_volume(&self, _request: Request<CreateVolumeRequest>) -> Result<Response<CreateVolumeResponse>, Status> {
+    async fn create_volume(
+        &self,
+        _request: Request<CreateVolumeRequest>,
+    ) -> Result<Response<CreateVolumeResponse>, Status> {
         Err(Status::internal("unused"))
     }
 
-    async fn delete_volume(&self, _request: Request<DeleteVolumeRequest>) -> Result<Response<DeleteVolumeResponse>, Status> {
+    async fn delete_volume(
+        &self,
+        _request: Request<DeleteVolumeRequest>,
+    ) -> Result<Response<DeleteVolumeResponse>, Status> {
         Err(Status::internal("unused"))
     }
 
-    async fn controller_get_capabilities(&self, _request: Request<ControllerGetCapabilitiesRequest>) -> Result<Response<ControllerGetCapabilitiesResponse>, Status> {
+    async fn controller_get_capabilities(
+        &self,
+        _request: Request<ControllerGetCapabilitiesRequest>,
+    ) -> Result<Response<ControllerGetCapabilitiesResponse>, Status> {
         use controller_service_capability::{Rpc, Type, rpc};
-        let cap = ControllerServiceCapability { r#type: Some(Type::Rpc(Rpc { r#type: rpc::Type::ListVolumes as i32 })) };
+        let cap = ControllerServiceCapability {
+            r#type: Some(Type::Rpc(Rpc { r#type: rpc::Type::ListVolumes as i32 })),
+        };
         Ok(Response::new(ControllerGetCapabilitiesResponse { capabilities: vec![cap] }))
     }
 }
@@ -96,8 +124,12 @@ fn create(name: &str, params: &[(&str, &str)]) -> Request<CreateVolumeRequest> {
 
 fn mount_rw() -> VolumeCapability {
     VolumeCapability {
-        access_type: Some(volume_capability::AccessType::Mount(volume_capability::MountVolume::default())),
-        access_mode: Some(volume_capability::AccessMode { mode: volume_capability::access_mode::Mode::SingleNodeWriter as i32 }),
+        access_type: Some(volume_capability::AccessType::Mount(
+            volume_capability::MountVolume::default(),
+        )),
+        access_mode: Some(volume_capability::AccessMode {
+            mode: volume_capability::access_mode::Mode::SingleNodeWriter as i32,
+        }),
     }
 }
 
@@ -111,7 +143,10 @@ fn csi_service_lists_the_defined_methods() {
 #[tokio::test]
 async fn rpcs_left_out_answer_unimplemented() {
     let a = adapter(Layers::default());
-    let err = a.controller_publish_volume(Request::new(ControllerPublishVolumeRequest::default())).await.unwrap_err();
+    let err = a
+        .controller_publish_volume(Request::new(ControllerPublishVolumeRequest::default()))
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), Code::Unimplemented, "{err:?}");
     assert!(err.message().contains("ControllerPublishVolume"), "{}", err.message());
 }
@@ -144,7 +179,11 @@ async fn overlapping_calls_on_one_volume_are_aborted() {
     // Released when done.
     assert!(a.create_volume(create("pv-1", &[])).await.is_ok());
     // Released when the caller goes away mid-call, too.
-    let cancelled = tokio::time::timeout(Duration::from_millis(30), a.create_volume(create("pv-3", &[("sleep-ms", "5000")]))).await;
+    let cancelled = tokio::time::timeout(
+        Duration::from_millis(30),
+        a.create_volume(create("pv-3", &[("sleep-ms", "5000")])),
+    )
+    .await;
     assert!(cancelled.is_err(), "timed out");
     assert!(a.create_volume(create("pv-3", &[])).await.is_ok());
     // With serialisation off, overlap is the driver's business.
@@ -164,13 +203,17 @@ async fn serialisation_spans_services() {
     struct SlowNode;
     #[csikit::csi_service]
     impl Node for SlowNode {
-        async fn node_stage_volume(&self, _request: Request<NodeStageVolumeRequest>) -> Result<Response<NodeStageVolumeResponse>, Status> {
+        async fn node_stage_volume(
+            &self,
+            _request: Request<NodeStageVolumeRequest>,
+        ) -> Result<Response<NodeStageVolumeResponse>, Status> {
             tokio::time::sleep(Duration::from_millis(300)).await;
             Ok(Response::new(NodeStageVolumeResponse {}))
         }
     }
     let pipeline = Arc::new(Pipeline::new(Layers::default()));
-    let controller = ControllerService::new(Arc::new(Driver), Arc::clone(&pipeline), Arc::default());
+    let controller =
+        ControllerService::new(Arc::new(Driver), Arc::clone(&pipeline), Arc::default());
     let node = csikit::v1::server::NodeService::new(Arc::new(SlowNode), pipeline, Arc::default());
     let stage = NodeStageVolumeRequest {
         volume_id: "vol-9".into(),
@@ -178,9 +221,17 @@ async fn serialisation_spans_services() {
         volume_capability: Some(mount_rw()),
         ..Default::default()
     };
-    let slow = tokio::spawn(async move { csikit::v1::node_server::Node::node_stage_volume(&node, Request::new(stage)).await });
+    let slow = tokio::spawn(async move {
+        csikit::v1::node_server::Node::node_stage_volume(&node, Request::new(stage)).await
+    });
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let err = controller.delete_volume(Request::new(DeleteVolumeRequest { volume_id: "vol-9".into(), ..Default::default() })).await.unwrap_err();
+    let err = controller
+        .delete_volume(Request::new(DeleteVolumeRequest {
+            volume_id: "vol-9".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), Code::Aborted, "{err:?}");
     assert!(slow.await.unwrap().is_ok());
 }
@@ -193,8 +244,13 @@ async fn secret_values_are_scrubbed_from_error_messages() {
     assert!(!err.message().contains(SECRET), "{}", err.message());
     assert!(err.message().contains(csikit::redact::REDACTED), "{}", err.message());
     // Scrubbing is not a switchable layer: with every layer off it still happens.
-    let raw = adapter(Layers::NONE).create_volume(create("pv-1", &[("leak", "")])).await.unwrap_err();
-    assert!(!raw.message().contains(SECRET) && raw.message().contains(csikit::redact::REDACTED), "{}", raw.message());
+    let raw =
+        adapter(Layers::NONE).create_volume(create("pv-1", &[("leak", "")])).await.unwrap_err();
+    assert!(
+        !raw.message().contains(SECRET) && raw.message().contains(csikit::redact::REDACTED),
+        "{}",
+        raw.message()
+    );
 }
 
 #[tokio::test]
@@ -211,15 +267,24 @@ struct AlphaUser;
 
 #[csikit::csi_service]
 impl Controller for AlphaUser {
-    async fn controller_get_volume(&self, request: Request<ControllerGetVolumeRequest>) -> Result<Response<ControllerGetVolumeResponse>, Status> {
+    async fn controller_get_volume(
+        &self,
+        request: Request<ControllerGetVolumeRequest>,
+    ) -> Result<Response<ControllerGetVolumeResponse>, Status> {
         let volume = Volume { volume_id: request.into_inner().volume_id, ..Default::default() };
-        Ok(Response::new(ControllerGetVolumeResponse { volume: Some(volume), status: Some(controller_get_volume_response::VolumeStatus::default()) }))
+        Ok(Response::new(ControllerGetVolumeResponse {
+            volume: Some(volume),
+            status: Some(controller_get_volume_response::VolumeStatus::default()),
+        }))
     }
 }
 
 #[csikit::csi_service]
 impl Node for AlphaUser {
-    async fn node_expand_volume(&self, _request: Request<NodeExpandVolumeRequest>) -> Result<Response<NodeExpandVolumeResponse>, Status> {
+    async fn node_expand_volume(
+        &self,
+        _request: Request<NodeExpandVolumeRequest>,
+    ) -> Result<Response<NodeExpandVolumeResponse>, Status> {
         Ok(Response::new(NodeExpandVolumeResponse { capacity_bytes: 1 }))
     }
 }
@@ -229,14 +294,27 @@ async fn alpha_refuse_turns_away_alpha_rpcs_and_fields() {
     use csikit::alpha::AlphaPolicy;
     // The facts say which elements are alpha in v1.12.0; the test relies on two of them.
     let facts = &csikit::v1::facts::FACTS;
-    assert!(facts.method_by_path("/csi.v1.Controller/ControllerGetVolume").is_some_and(|m| m.alpha));
-    assert!(facts.message("csi.v1.NodeExpandVolumeRequest").and_then(|m| m.field("secrets")).is_some_and(|f| f.alpha));
+    assert!(
+        facts.method_by_path("/csi.v1.Controller/ControllerGetVolume").is_some_and(|m| m.alpha)
+    );
+    assert!(
+        facts
+            .message("csi.v1.NodeExpandVolumeRequest")
+            .and_then(|m| m.field("secrets"))
+            .is_some_and(|f| f.alpha)
+    );
 
     for (policy, refused) in [(AlphaPolicy::Refuse, true), (AlphaPolicy::Allow, false)] {
         let pipeline = Arc::new(Pipeline::new(Layers { alpha: policy, ..Layers::default() }));
-        let controller = ControllerService::new(Arc::new(AlphaUser), Arc::clone(&pipeline), Arc::default());
-        let node = csikit::v1::server::NodeService::new(Arc::new(AlphaUser), pipeline, Arc::default());
-        let got = controller.controller_get_volume(Request::new(ControllerGetVolumeRequest { volume_id: "v".into() })).await;
+        let controller =
+            ControllerService::new(Arc::new(AlphaUser), Arc::clone(&pipeline), Arc::default());
+        let node =
+            csikit::v1::server::NodeService::new(Arc::new(AlphaUser), pipeline, Arc::default());
+        let got = controller
+            .controller_get_volume(Request::new(ControllerGetVolumeRequest {
+                volume_id: "v".into(),
+            }))
+            .await;
         match got {
             Err(e) if refused => assert_eq!(e.code(), Code::Unimplemented, "{e:?}"),
             other => assert!(other.is_ok(), "{policy:?}: {other:?}"),
@@ -247,7 +325,8 @@ async fn alpha_refuse_turns_away_alpha_rpcs_and_fields() {
             secrets: [("k".to_owned(), "s3cr3t".to_owned())].into(),
             ..Default::default()
         };
-        let got = csikit::v1::node_server::Node::node_expand_volume(&node, Request::new(expand)).await;
+        let got =
+            csikit::v1::node_server::Node::node_expand_volume(&node, Request::new(expand)).await;
         match got {
             Err(e) if refused => {
                 assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
@@ -263,7 +342,10 @@ async fn alpha_refuse_turns_away_alpha_rpcs_and_fields() {
 #[test]
 fn secret_values_cover_every_secret() {
     let is_secret = |message: &str, field: &str| {
-        support::packages().iter().filter_map(|(facts, _)| facts.message(message)).any(|m| m.field(field).is_some_and(|f| f.secret))
+        support::packages()
+            .iter()
+            .filter_map(|(facts, _)| facts.message(message))
+            .any(|m| m.field(field).is_some_and(|f| f.secret))
     };
     for (facts, pool) in support::packages() {
         for &name in support::SECRET_HOLDERS.iter().filter(|n| facts.message(n).is_some()) {
@@ -272,11 +354,17 @@ fn secret_values_cover_every_secret() {
             let found = support::secret_values_of(name, &bytes).expect("known").expect("decodes");
             assert!(!found.is_empty(), "{name}: no secret values found");
             for value in &found {
-                assert!(value.contains(fill::SECRET_MARK), "{name}: {value:?} is not a secret value");
+                assert!(
+                    value.contains(fill::SECRET_MARK),
+                    "{name}: {value:?} is not a secret value"
+                );
                 bytes = replace(&bytes, value.as_bytes());
             }
             let mark = fill::SECRET_MARK.as_bytes();
-            assert!(!bytes.windows(mark.len()).any(|w| w == mark), "{name}: a secret value was not reported");
+            assert!(
+                !bytes.windows(mark.len()).any(|w| w == mark),
+                "{name}: a secret value was not reported"
+            );
         }
     }
 }
@@ -315,7 +403,11 @@ async fn channel(path: &Path) -> tonic::transport::Channel {
     tonic::transport::Endpoint::from_static("http://plugin")
         .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
             let path = path.clone();
-            async move { Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(tokio::net::UnixStream::connect(path).await?)) }
+            async move {
+                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
+                    tokio::net::UnixStream::connect(path).await?,
+                ))
+            }
         }))
         .await
         .expect("connects")
@@ -333,13 +425,16 @@ async fn derived_identity_and_capabilities_over_a_socket() {
         .await
         .expect("builds");
     assert!(
-        server.problems().iter().any(|p| p.contains("node_stage_volume") && p.contains("node_unstage_volume") && p.contains("STAGE_UNSTAGE_VOLUME")),
+        server.problems().iter().any(|p| p.contains("node_stage_volume")
+            && p.contains("node_unstage_volume")
+            && p.contains("STAGE_UNSTAGE_VOLUME")),
         "{:?}",
         server.problems()
     );
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let endpoint = Endpoint::Unix(sock.clone());
-    let serving = tokio::spawn(async move { server.serve(&endpoint, async { drop(stopped.await) }).await });
+    let serving =
+        tokio::spawn(async move { server.serve(&endpoint, async { drop(stopped.await) }).await });
     let ch = channel(&sock).await;
 
     let mut identity = identity_client::IdentityClient::new(ch.clone());
@@ -347,7 +442,11 @@ async fn derived_identity_and_capabilities_over_a_socket() {
     assert_eq!((info.name.as_str(), info.vendor_version.as_str()), ("test.csikit.dev", "1.2.3"));
     let probe = identity.probe(ProbeRequest {}).await.expect("probe").into_inner();
     assert_eq!(probe.ready, Some(true));
-    let caps = identity.get_plugin_capabilities(GetPluginCapabilitiesRequest {}).await.expect("caps").into_inner();
+    let caps = identity
+        .get_plugin_capabilities(GetPluginCapabilitiesRequest {})
+        .await
+        .expect("caps")
+        .into_inner();
     let services: Vec<i32> = caps
         .capabilities
         .iter()
@@ -359,11 +458,17 @@ async fn derived_identity_and_capabilities_over_a_socket() {
     assert_eq!(services, [plugin_capability::service::Type::ControllerService as i32]);
 
     let mut controller = controller_client::ControllerClient::new(ch.clone());
-    let caps = controller.controller_get_capabilities(ControllerGetCapabilitiesRequest {}).await.expect("caps").into_inner();
+    let caps = controller
+        .controller_get_capabilities(ControllerGetCapabilitiesRequest {})
+        .await
+        .expect("caps")
+        .into_inner();
     let mut types: Vec<i32> = caps
         .capabilities
         .iter()
-        .filter_map(|c| c.r#type.as_ref().map(|controller_service_capability::Type::Rpc(r)| r.r#type))
+        .filter_map(|c| {
+            c.r#type.as_ref().map(|controller_service_capability::Type::Rpc(r)| r.r#type)
+        })
         .collect();
     types.sort_unstable();
     use controller_service_capability::rpc::Type as C;
@@ -374,12 +479,19 @@ async fn derived_identity_and_capabilities_over_a_socket() {
     assert_eq!(err.code(), Code::InvalidArgument);
 
     let mut node = node_client::NodeClient::new(ch.clone());
-    let caps = node.node_get_capabilities(NodeGetCapabilitiesRequest {}).await.expect("caps").into_inner();
-    assert!(caps.capabilities.is_empty(), "half of STAGE_UNSTAGE_VOLUME is not advertised: {caps:?}");
+    let caps =
+        node.node_get_capabilities(NodeGetCapabilitiesRequest {}).await.expect("caps").into_inner();
+    assert!(
+        caps.capabilities.is_empty(),
+        "half of STAGE_UNSTAGE_VOLUME is not advertised: {caps:?}"
+    );
 
     // A service nobody registered.
     let mut group = group_controller_client::GroupControllerClient::new(ch);
-    let err = group.group_controller_get_capabilities(GroupControllerGetCapabilitiesRequest {}).await.unwrap_err();
+    let err = group
+        .group_controller_get_capabilities(GroupControllerGetCapabilitiesRequest {})
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), Code::Unimplemented);
 
     stop.send(()).expect("server running");
@@ -390,14 +502,31 @@ async fn derived_identity_and_capabilities_over_a_socket() {
 
 #[tokio::test]
 async fn advertised_capabilities_are_checked_at_start_up() {
-    let server = Builder::new("test.csikit.dev", "1").controller(Liar).build().await.expect("not strict: builds");
+    let server = Builder::new("test.csikit.dev", "1")
+        .controller(Liar)
+        .build()
+        .await
+        .expect("not strict: builds");
     let problems = server.problems().join("\n");
     assert!(problems.contains("advertises LIST_VOLUMES"), "{problems}");
-    assert!(problems.contains("implements CREATE_DELETE_VOLUME but does not advertise it"), "{problems}");
-    let err = Builder::new("test.csikit.dev", "1").controller(Liar).strict(true).build().await.unwrap_err();
+    assert!(
+        problems.contains("implements CREATE_DELETE_VOLUME but does not advertise it"),
+        "{problems}"
+    );
+    let err = Builder::new("test.csikit.dev", "1")
+        .controller(Liar)
+        .strict(true)
+        .build()
+        .await
+        .unwrap_err();
     assert!(matches!(err, ServeError::Capabilities(ref p) if p.len() == 2), "{err}");
     // An honest driver passes.
-    let server = Builder::new("test.csikit.dev", "1").controller(Driver).strict(true).build().await.expect("consistent");
+    let server = Builder::new("test.csikit.dev", "1")
+        .controller(Driver)
+        .strict(true)
+        .build()
+        .await
+        .expect("consistent");
     assert!(server.problems().is_empty(), "{:?}", server.problems());
 }
 
@@ -420,7 +549,8 @@ async fn stale_sockets_are_replaced_and_live_ones_kept() {
     let built = Builder::new("test.csikit.dev", "1").build().await.expect("builds");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let ep = endpoint.clone();
-    let serving = tokio::spawn(async move { built.serve(&ep, async { drop(stopped.await) }).await });
+    let serving =
+        tokio::spawn(async move { built.serve(&ep, async { drop(stopped.await) }).await });
     let mut identity = identity_client::IdentityClient::new(channel(&sock).await);
     assert!(identity.probe(ProbeRequest {}).await.is_ok());
     stop.send(()).expect("running");
@@ -440,15 +570,20 @@ async fn stale_sockets_are_replaced_and_live_ones_kept() {
 async fn shutdown_lets_in_flight_calls_finish() {
     let dir = socket_dir("drain");
     let sock = dir.join("csi.sock");
-    let built = Builder::new("test.csikit.dev", "1").controller(Driver).build().await.expect("builds");
+    let built =
+        Builder::new("test.csikit.dev", "1").controller(Driver).build().await.expect("builds");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let endpoint = Endpoint::Unix(sock.clone());
-    let serving = tokio::spawn(async move { built.serve(&endpoint, async { drop(stopped.await) }).await });
+    let serving =
+        tokio::spawn(async move { built.serve(&endpoint, async { drop(stopped.await) }).await });
     let mut controller = controller_client::ControllerClient::new(channel(&sock).await);
-    let call = tokio::spawn(async move { controller.create_volume(create("pv-drain", &[("sleep-ms", "400")]).into_inner()).await });
+    let call = tokio::spawn(async move {
+        controller.create_volume(create("pv-drain", &[("sleep-ms", "400")]).into_inner()).await
+    });
     tokio::time::sleep(Duration::from_millis(100)).await;
     stop.send(()).expect("running");
-    let response = call.await.expect("joins").expect("the in-flight call completes after the shutdown signal");
+    let response =
+        call.await.expect("joins").expect("the in-flight call completes after the shutdown signal");
     assert_eq!(response.into_inner().volume.map(|v| v.volume_id).as_deref(), Some("id-pv-drain"));
     serving.await.expect("joins").expect("stops cleanly");
     assert!(!sock.exists());
@@ -459,17 +594,27 @@ async fn shutdown_lets_in_flight_calls_finish() {
 async fn the_drain_has_a_deadline() {
     let dir = socket_dir("deadline");
     let sock = dir.join("csi.sock");
-    let built = Builder::new("test.csikit.dev", "1").controller(Driver).drain_timeout(Duration::from_millis(300)).build().await.expect("builds");
+    let built = Builder::new("test.csikit.dev", "1")
+        .controller(Driver)
+        .drain_timeout(Duration::from_millis(300))
+        .build()
+        .await
+        .expect("builds");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let endpoint = Endpoint::Unix(sock.clone());
-    let serving = tokio::spawn(async move { built.serve(&endpoint, async { drop(stopped.await) }).await });
+    let serving =
+        tokio::spawn(async move { built.serve(&endpoint, async { drop(stopped.await) }).await });
     let mut controller = controller_client::ControllerClient::new(channel(&sock).await);
     // A call that would outlive any reasonable drain.
-    let _call = tokio::spawn(async move { controller.create_volume(create("pv-stuck", &[("sleep-ms", "60000")]).into_inner()).await });
+    let _call = tokio::spawn(async move {
+        controller.create_volume(create("pv-stuck", &[("sleep-ms", "60000")]).into_inner()).await
+    });
     tokio::time::sleep(Duration::from_millis(100)).await;
     let signalled = std::time::Instant::now();
     stop.send(()).expect("running");
-    let served = tokio::time::timeout(Duration::from_secs(10), serving).await.expect("stops within the deadline, not after the call");
+    let served = tokio::time::timeout(Duration::from_secs(10), serving)
+        .await
+        .expect("stops within the deadline, not after the call");
     served.expect("joins").expect("stops cleanly");
     let waited = signalled.elapsed();
     assert!(waited >= Duration::from_millis(300), "waited the drain timeout first: {waited:?}");

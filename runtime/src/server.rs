@@ -1,9 +1,9 @@
 //! Server skeleton: what every CSI plugin needs around its own RPC code.
 //!
 //! A driver implements the traits of a package's `server` module (`csikit::v1::server::Controller`,
-//! `Node`, ...) for the RPCs it supports, marks each `impl` block with
-//! [`#[csi_service]`](crate::csi_service), and hands them to a builder
-//! (`csikit::v1::server::Builder`, re-exported here). Every call then passes through the
+//! `Node`, ...) for the RPCs it supports, marks each `impl` block with `#[csikit::csi_service]`,
+//! and hands them to a [`Builder`] (`csikit::server::Builder` is the one of `csi.v1`). Every call
+//! then passes through the
 //! [`Pipeline`], whose layers are each on by default and each switchable through [`Layers`]:
 //!
 //! 1. **Unimplemented**: an RPC the driver does not define answers `UNIMPLEMENTED` (a service
@@ -39,9 +39,19 @@ use std::time::{Duration, Instant};
 use tonic::{Request, Response, Status};
 use tracing::Instrument as _;
 
+mod builder;
+
+pub use builder::{
+    Builder, Capability, CapabilityTable, Plan, PluginService, PluginSpec, Register, Registration,
+    Server, service,
+};
+
 pub use crate::alpha::AlphaPolicy;
 use crate::facts::PackageFacts;
 use crate::validate::Validate;
+
+/// What an RPC of a generated server trait returns: tonic's signature, named once.
+pub type RpcResult<T> = Result<Response<T>, Status>;
 
 /// The response stream of a server-streaming RPC.
 pub type BoxStream<T> =
@@ -532,7 +542,10 @@ fn remove_stale_socket(path: &Path) -> Result<(), ServeError> {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(source) => {
-            return Err(ServeError::Io { action: format!("inspecting {}", path.display()), source });
+            return Err(ServeError::Io {
+                action: format!("inspecting {}", path.display()),
+                source,
+            });
         }
     };
     if !meta.file_type().is_socket() {

@@ -658,7 +658,7 @@ pub mod check {
     }
 }
 
-/// Why [`validate_encoded`](crate::validate_encoded) refused a message.
+/// Why `csikit::validate_encoded` refused a message.
 #[derive(Debug)]
 pub enum ValidateEncodedError {
     /// No message type has that full name.
@@ -685,7 +685,7 @@ impl std::error::Error for ValidateEncodedError {}
 
 /// A request that breaks the spec's rules is the caller's error: INVALID_ARGUMENT, with every
 /// violation's path and rule in the message (never a value).
-#[cfg(any(feature = "client", feature = "server"))]
+#[cfg(feature = "tonic")]
 impl From<Violations> for tonic::Status {
     fn from(v: Violations) -> Self {
         tonic::Status::invalid_argument(v.to_string())

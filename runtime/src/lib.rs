@@ -1,0 +1,36 @@
+//! The runtime that csikit's generated CSI bindings stand on, as `prost` is for prost-build's
+//! output: everything that does not depend on a particular spec release.
+//!
+//! Users depend on [`csikit`](https://docs.rs/csikit), which re-exports this crate; its generated
+//! code (and `#[csi_validate]` expansions) name these items through `::csikit`.
+//!
+//! * [`validate`]: the [`Validate`] trait that `#[csi_validate]` implements, field paths, the
+//!   violations it reports (never a value) and the checks it calls. Validating a valid message
+//!   allocates nothing.
+//! * [`facts`]: the shapes of the spec-facts tables a generated package holds (`FACTS`).
+//! * [`redact`]: the pieces redacted `Debug` impls print secrets with.
+//! * [`alpha`]: the alpha policy, a run-time choice read against the facts.
+//! * [`errors`]: the shapes of the per-RPC error catalogs.
+//! * `server` (feature `server`): the server skeleton: layers, the pipeline every call passes,
+//!   the generic plugin builder fed by a package's `const` tables, `CSI_ENDPOINT` serving.
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `tonic` | `tonic::Status` conversions for violations and alpha refusals |
+//! | `server` | the server skeleton (tonic's server transport, tokio, tracing) |
+
+pub mod alpha;
+pub mod errors;
+pub mod facts;
+pub mod redact;
+#[cfg(feature = "server")]
+pub mod server;
+pub mod validate;
+
+pub use validate::{
+    FieldPath, RuleId, Validate, ValidateEncodedError, Violation, Violations, check,
+};
+
+/// The csikit version this runtime belongs to: generated code is built against the runtime of
+/// its own csikit release.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

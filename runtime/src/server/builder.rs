@@ -1,0 +1,536 @@
+//! The plugin builder: the services a driver registers, the capabilities that cannot be derived,
+//! then one server with Identity and the `*GetCapabilities` answers derived from what was
+//! registered.
+//!
+//! The builder is generic over a [`PluginSpec`], which a CSI package's generated `server` module
+//! implements with `const` tables (each capability with the RPCs that make it, the plugin
+//! capabilities that registered services make) and the few functions that turn numbers into
+//! that release's response messages. Nothing here names a message of a particular release, so
+//! one builder serves every release the generator reads.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use tonic::Status;
+use tonic::service::Routes;
+
+use super::{Layers, Pipeline, ServeError};
+
+/// Markers naming the CSI services a [`Register`] implementation adds.
+pub mod service {
+    /// The Identity service.
+    #[derive(Debug)]
+    pub struct Identity;
+    /// The Controller service.
+    #[derive(Debug)]
+    pub struct Controller;
+    /// The Node service.
+    #[derive(Debug)]
+    pub struct Node;
+    /// The GroupController service.
+    #[derive(Debug)]
+    pub struct GroupController;
+    /// The SnapshotMetadata service.
+    #[derive(Debug)]
+    pub struct SnapshotMetadata;
+}
+
+/// A capability the builder derives: it is advertised when every one of its RPCs is implemented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capability {
+    /// The enum value's name, e.g. `CREATE_DELETE_VOLUME`.
+    pub name: &'static str,
+    /// The enum value's number.
+    pub number: i32,
+    /// The RPC methods (snake_case) that make it, e.g. `["create_volume", "delete_volume"]`.
+    pub rpcs: &'static [&'static str],
+}
+
+/// The derivable capabilities of one service's `*GetCapabilities` RPC.
+#[derive(Debug, Clone, Copy)]
+pub struct CapabilityTable {
+    /// The service, e.g. `Controller`.
+    pub service: &'static str,
+    /// Its capabilities that RPCs imply; the others are declared by the driver.
+    pub derivable: &'static [Capability],
+}
+
+/// A plugin capability that a registered service makes (`CONTROLLER_SERVICE` for Controller).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PluginService {
+    /// The enum value's name, e.g. `CONTROLLER_SERVICE`.
+    pub name: &'static str,
+    /// The enum value's number.
+    pub number: i32,
+    /// The service whose registration makes it, e.g. `Controller`.
+    pub service: &'static str,
+}
+
+/// What a CSI package tells the builder: its capability tables and how to turn the derived
+/// numbers into that release's answers. Implemented by the generated `server::Spec` of a
+/// package with Identity and capability RPCs (`csi.v1`).
+pub trait PluginSpec: Sized + Send + 'static {
+    /// The derived answers the generated adapters serve (GetPluginInfo, the capabilities).
+    type Derived: Send + Sync + 'static;
+    /// A plugin capability as the package writes it (in `csi.v1`, `plugin_capability::Type`).
+    type PluginCapability: Send + 'static;
+    /// A controller capability (in `csi.v1`, `controller_service_capability::rpc::Type`).
+    type ControllerCapability: Into<i32> + Send + 'static;
+    /// A node capability (in `csi.v1`, `node_service_capability::rpc::Type`).
+    type NodeCapability: Into<i32> + Send + 'static;
+
+    /// The derivable capabilities, per service with a `*GetCapabilities` RPC.
+    const CAPABILITIES: &'static [CapabilityTable];
+    /// The plugin capabilities that registered services make.
+    const PLUGIN_SERVICES: &'static [PluginService];
+
+    /// Builds the derived answers from `plan`; what is wrong with them (a plugin name the spec
+    /// does not allow, say) goes into `problems`.
+    fn derive(plan: Plan<Self>, problems: &mut Vec<String>) -> Self::Derived;
+
+    /// The Identity service the skeleton serves when the driver registers none.
+    fn derived_identity() -> Registration<Self>;
+}
+
+/// What the builder settled on, handed to [`PluginSpec::derive`].
+#[derive(Debug)]
+pub struct Plan<S: PluginSpec> {
+    /// `GetPluginInfo.name`.
+    pub name: String,
+    /// `GetPluginInfo.vendor_version`.
+    pub vendor_version: String,
+    /// `GetPluginInfo.manifest`.
+    pub manifest: HashMap<String, String>,
+    /// The plugin service capabilities (enum numbers) of the registered services.
+    pub plugin_services: Vec<i32>,
+    /// Plugin capabilities the driver declared.
+    pub plugin_extra: Vec<S::PluginCapability>,
+    /// Per service, the capability numbers to advertise (derived ones first, then declared ones).
+    pub capabilities: Vec<(&'static str, Vec<i32>)>,
+}
+
+impl<S: PluginSpec> Plan<S> {
+    /// The capability numbers to advertise for `service`.
+    pub fn capabilities(&self, service: &str) -> &[i32] {
+        self.capabilities.iter().find(|(s, _)| *s == service).map_or(&[], |(_, c)| c.as_slice())
+    }
+}
+
+type Advertised =
+    Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = Result<Vec<i32>, Status>> + Send>> + Send>;
+type AddService<D> = Box<dyn FnOnce(Routes, &Arc<Pipeline>, &Arc<D>) -> Routes + Send>;
+
+/// One service a driver registers: what it implements, how it joins the routes, and (when the
+/// driver answers its capabilities RPC itself) how to ask it what it advertises.
+pub struct Registration<S: PluginSpec> {
+    service: &'static str,
+    implemented: &'static [&'static str],
+    advertised: Option<Advertised>,
+    add: AddService<S::Derived>,
+}
+
+impl<S: PluginSpec> std::fmt::Debug for Registration<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("service", &self.service)
+            .field("implemented", &self.implemented)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: PluginSpec> Registration<S> {
+    /// `service` (e.g. `Controller`), whose driver defines the RPC methods `implemented`, joins
+    /// the routes through `add`.
+    pub fn new(
+        service: &'static str,
+        implemented: &'static [&'static str],
+        add: impl FnOnce(Routes, &Arc<Pipeline>, &Arc<S::Derived>) -> Routes + Send + 'static,
+    ) -> Self {
+        Self { service, implemented, advertised: None, add: Box::new(add) }
+    }
+
+    /// The driver answers the service's capabilities RPC itself: `probe` asks it, at start-up,
+    /// which capability numbers it advertises, to compare them with what it implements.
+    pub fn advertising<F>(mut self, probe: impl FnOnce() -> F + Send + 'static) -> Self
+    where
+        F: Future<Output = Result<Vec<i32>, Status>> + Send + 'static,
+    {
+        self.advertised = Some(Box::new(move || Box::pin(probe())));
+        self
+    }
+}
+
+/// Adds a driver's implementation `T` of the service `Service` to a [`Builder`]; the generated
+/// `server` module implements it for each service of its package.
+pub trait Register<Service, T>: PluginSpec {
+    /// The registration of `service`.
+    fn registration(service: T) -> Registration<Self>;
+}
+
+/// Assembles a CSI plugin: the services the driver implements, the layers, the capabilities
+/// that cannot be derived; then [`serve_from_env`](Builder::serve_from_env).
+///
+/// Identity is answered by the skeleton unless the driver registers its own (and then only the
+/// RPCs the driver leaves out): `GetPluginInfo` from [`Builder::new`], `GetPluginCapabilities`
+/// from the registered services, `Probe` ready. `ControllerGetCapabilities`,
+/// `NodeGetCapabilities` and `GroupControllerGetCapabilities` likewise, from the implemented RPCs
+/// plus the capabilities declared here. Where a driver answers those itself, start-up compares
+/// what it advertises with what it implements and reports each disagreement (a warning, or an
+/// error with [`Builder::strict`]).
+pub struct Builder<S: PluginSpec> {
+    name: String,
+    vendor_version: String,
+    manifest: HashMap<String, String>,
+    layers: Layers,
+    strict: bool,
+    drain_timeout: std::time::Duration,
+    plugin_extra: Vec<S::PluginCapability>,
+    declared: Vec<(&'static str, i32)>,
+    registrations: Vec<Registration<S>>,
+}
+
+impl<S: PluginSpec> std::fmt::Debug for Builder<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builder")
+            .field("name", &self.name)
+            .field("vendor_version", &self.vendor_version)
+            .field("layers", &self.layers)
+            .field("registrations", &self.registrations)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: PluginSpec> Builder<S> {
+    /// A plugin named `name` (domain-name notation, at most 63 characters) at `vendor_version`.
+    pub fn new(name: impl Into<String>, vendor_version: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            vendor_version: vendor_version.into(),
+            manifest: HashMap::new(),
+            layers: Layers::default(),
+            strict: false,
+            drain_timeout: super::DEFAULT_DRAIN_TIMEOUT,
+            plugin_extra: Vec::new(),
+            declared: Vec::new(),
+            registrations: Vec::new(),
+        }
+    }
+
+    /// Adds an entry to `GetPluginInfo`'s manifest.
+    pub fn manifest(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.manifest.insert(key.into(), value.into());
+        self
+    }
+
+    /// Chooses the layers (default: all on, response validation in debug builds).
+    pub fn layers(mut self, layers: Layers) -> Self {
+        self.layers = layers;
+        self
+    }
+
+    /// Makes a disagreement between advertised capabilities and implemented RPCs a start-up
+    /// error rather than a warning.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// How long in-flight calls get to finish after SIGTERM/SIGINT (default
+    /// [`DEFAULT_DRAIN_TIMEOUT`](super::DEFAULT_DRAIN_TIMEOUT)).
+    pub fn drain_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.drain_timeout = timeout;
+        self
+    }
+
+    /// Advertises a plugin capability that no registered service implies
+    /// (`VOLUME_ACCESSIBILITY_CONSTRAINTS`, online or offline volume expansion).
+    pub fn plugin_capability(mut self, capability: S::PluginCapability) -> Self {
+        self.plugin_extra.push(capability);
+        self
+    }
+
+    /// Advertises a controller capability that no RPC implies (`CLONE_VOLUME`,
+    /// `PUBLISH_READONLY`, `LIST_VOLUMES_PUBLISHED_NODES`, `VOLUME_CONDITION`, ...).
+    pub fn controller_capability(mut self, capability: S::ControllerCapability) -> Self {
+        self.declared.push(("Controller", capability.into()));
+        self
+    }
+
+    /// Advertises a node capability that no RPC implies (`VOLUME_CONDITION`,
+    /// `SINGLE_NODE_MULTI_WRITER`, `VOLUME_MOUNT_GROUP`).
+    pub fn node_capability(mut self, capability: S::NodeCapability) -> Self {
+        self.declared.push(("Node", capability.into()));
+        self
+    }
+
+    /// Registers the driver's own Identity service; the RPCs it leaves out are still derived.
+    pub fn identity<T>(self, service: T) -> Self
+    where
+        S: Register<service::Identity, T>,
+    {
+        self.register(S::registration(service))
+    }
+
+    /// Registers the driver's Controller service.
+    pub fn controller<T>(self, service: T) -> Self
+    where
+        S: Register<service::Controller, T>,
+    {
+        self.register(S::registration(service))
+    }
+
+    /// Registers the driver's Node service.
+    pub fn node<T>(self, service: T) -> Self
+    where
+        S: Register<service::Node, T>,
+    {
+        self.register(S::registration(service))
+    }
+
+    /// Registers the driver's GroupController service (releases from v1.9.0 on).
+    pub fn group_controller<T>(self, service: T) -> Self
+    where
+        S: Register<service::GroupController, T>,
+    {
+        self.register(S::registration(service))
+    }
+
+    /// Registers the driver's SnapshotMetadata service (releases from v1.10.0 on).
+    pub fn snapshot_metadata<T>(self, service: T) -> Self
+    where
+        S: Register<service::SnapshotMetadata, T>,
+    {
+        self.register(S::registration(service))
+    }
+
+    /// Registers a service through its [`Registration`].
+    pub fn register(mut self, registration: Registration<S>) -> Self {
+        self.registrations.push(registration);
+        self
+    }
+
+    /// Adds other services (csi-addons adapters, say) that share this server's pipeline, so
+    /// serialisation spans them too: `|routes, pipeline| routes.add_service(
+    /// csikit::addons::replication::server::ControllerService::new(Arc::new(driver), pipeline).into_server())`.
+    pub fn routes_with(
+        self,
+        add: impl FnOnce(Routes, Arc<Pipeline>) -> Routes + Send + 'static,
+    ) -> Self {
+        self.register(Registration::new("", &[], move |routes, pipeline, _| {
+            add(routes, Arc::clone(pipeline))
+        }))
+    }
+
+    /// The RPC methods registered for `service`.
+    fn methods(&self, service: &str) -> Vec<&'static str> {
+        self.registrations
+            .iter()
+            .filter(|r| r.service == service)
+            .flat_map(|r| r.implemented.iter().copied())
+            .collect()
+    }
+
+    /// Derives Identity and the capabilities, runs the start-up check and assembles the routes.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Capabilities`] with [`Builder::strict`] when the check finds a problem.
+    pub async fn build(mut self) -> Result<Server, ServeError> {
+        let mut problems = Vec::new();
+        if !self.registrations.iter().any(|r| r.service == "Identity") {
+            self.registrations.insert(0, S::derived_identity());
+        }
+        // Computed in a block: nothing borrowed from `self` may live across the awaits below,
+        // or the future would not be `Send`.
+        let (capabilities, plugin_services) = {
+            let mut capabilities = Vec::new();
+            for table in S::CAPABILITIES {
+                let methods = self.methods(table.service);
+                let mut numbers = derive(table, &methods, &mut problems);
+                numbers
+                    .extend(self.declared.iter().filter(|(s, _)| *s == table.service).map(|d| d.1));
+                capabilities.push((table.service, numbers));
+            }
+            let registered =
+                |service: &str| self.registrations.iter().any(|r| r.service == service);
+            let plugin_services: Vec<i32> = S::PLUGIN_SERVICES
+                .iter()
+                .filter(|p| registered(p.service))
+                .map(|p| p.number)
+                .collect();
+            (capabilities, plugin_services)
+        };
+
+        // What the driver advertises itself, against what it implements: only the capabilities
+        // the builder can derive are compared (the others are the driver's word).
+        let mut registrations = Vec::with_capacity(self.registrations.len());
+        for mut registration in std::mem::take(&mut self.registrations) {
+            let service = registration.service;
+            if let Some(advertised) = registration.advertised.take() {
+                let advertised = match advertised().await {
+                    Ok(numbers) => numbers,
+                    Err(status) => {
+                        problems.push(format!(
+                            "{service}: its capabilities RPC failed at start-up: {}",
+                            status.message()
+                        ));
+                        registrations.push(registration);
+                        continue;
+                    }
+                };
+                let (derivable, derived): (Vec<(&str, i32)>, &[i32]) = if service == "Identity" {
+                    let rows = S::PLUGIN_SERVICES.iter().map(|p| (p.name, p.number)).collect();
+                    (rows, &plugin_services)
+                } else {
+                    let rows = S::CAPABILITIES
+                        .iter()
+                        .filter(|t| t.service == service)
+                        .flat_map(|t| t.derivable.iter().map(|c| (c.name, c.number)))
+                        .collect();
+                    let derived = capabilities
+                        .iter()
+                        .find(|(s, _)| *s == service)
+                        .map_or(&[][..], |(_, n)| n.as_slice());
+                    (rows, derived)
+                };
+                for (name, number) in derivable {
+                    let says = advertised.contains(&number);
+                    let does = derived.contains(&number);
+                    if says && !does {
+                        problems.push(format!(
+                            "{service} advertises {name} but the plugin does not implement what it needs"
+                        ));
+                    } else if does && !says {
+                        problems.push(format!(
+                            "{service} implements {name} but does not advertise it, so COs will not use it"
+                        ));
+                    }
+                }
+            }
+            registrations.push(registration);
+        }
+
+        let plan = Plan::<S> {
+            name: self.name,
+            vendor_version: self.vendor_version,
+            manifest: self.manifest,
+            plugin_services,
+            plugin_extra: self.plugin_extra,
+            capabilities,
+        };
+        let derived = Arc::new(S::derive(plan, &mut problems));
+        for problem in &problems {
+            tracing::warn!(problem = problem.as_str(), "capabilities");
+        }
+        if self.strict && !problems.is_empty() {
+            return Err(ServeError::Capabilities(problems));
+        }
+
+        let pipeline = Arc::new(Pipeline::new(self.layers));
+        let mut routes = Routes::default();
+        for registration in registrations {
+            routes = (registration.add)(routes, &pipeline, &derived);
+        }
+        Ok(Server { routes, problems, drain_timeout: self.drain_timeout })
+    }
+
+    /// Builds and serves on `CSI_ENDPOINT` until SIGTERM or SIGINT, then drains in-flight calls.
+    ///
+    /// # Errors
+    ///
+    /// When `CSI_ENDPOINT` is missing or bad, the start-up check fails with
+    /// [`Builder::strict`], or serving fails.
+    pub async fn serve_from_env(self) -> Result<(), ServeError> {
+        let endpoint = super::Endpoint::from_env()?;
+        self.build().await?.serve(&endpoint, super::shutdown_signal()).await
+    }
+}
+
+/// A built plugin server: its routes and what the start-up check found.
+#[derive(Debug)]
+pub struct Server {
+    routes: Routes,
+    problems: Vec<String>,
+    drain_timeout: std::time::Duration,
+}
+
+impl Server {
+    /// Disagreements between advertised capabilities and implemented RPCs (logged as warnings).
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+
+    /// The routes, for a tonic server of the caller's own.
+    pub fn into_routes(self) -> Routes {
+        self.routes
+    }
+
+    /// Serves on `endpoint` until `shutdown` resolves, then drains in-flight calls (for at most
+    /// the drain timeout).
+    ///
+    /// # Errors
+    ///
+    /// When the endpoint cannot be bound or serving fails.
+    pub async fn serve(
+        self,
+        endpoint: &super::Endpoint,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), ServeError> {
+        super::serve_routes(self.routes, endpoint, shutdown, self.drain_timeout).await
+    }
+}
+
+/// The capabilities of `table` that `methods` make; a capability with only some of its RPCs
+/// implemented is left out and reported.
+fn derive(table: &CapabilityTable, methods: &[&str], problems: &mut Vec<String>) -> Vec<i32> {
+    let mut out = Vec::new();
+    for capability in table.derivable {
+        let (have, missing): (Vec<&str>, Vec<&str>) =
+            capability.rpcs.iter().partition(|r| methods.contains(r));
+        if missing.is_empty() {
+            out.push(capability.number);
+        } else if !have.is_empty() {
+            problems.push(format!(
+                "{} implements {} but not {}, so {} is not advertised",
+                table.service,
+                have.join(", "),
+                missing.join(", "),
+                capability.name
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TABLE: CapabilityTable = CapabilityTable {
+        service: "Controller",
+        derivable: &[
+            Capability {
+                name: "CREATE_DELETE_VOLUME",
+                number: 1,
+                rpcs: &["create_volume", "delete_volume"],
+            },
+            Capability { name: "LIST_VOLUMES", number: 3, rpcs: &["list_volumes"] },
+        ],
+    };
+
+    #[test]
+    fn derive_takes_whole_capabilities_and_reports_halves() {
+        let mut problems = Vec::new();
+        assert_eq!(derive(&TABLE, &["create_volume", "delete_volume"], &mut problems), vec![1]);
+        assert!(problems.is_empty());
+        assert_eq!(derive(&TABLE, &["create_volume", "list_volumes"], &mut problems), vec![3]);
+        assert_eq!(
+            problems,
+            [
+                "Controller implements create_volume but not delete_volume, so CREATE_DELETE_VOLUME is not advertised"
+            ]
+        );
+    }
+}
