@@ -30,9 +30,9 @@ use prose::{HeadingOut, LinkIndex, Prose, Rendered, escape, href, ref_page, rpc_
 use translation::{Pairing, Unit, split_units};
 
 /// The stylesheet of the site.
-const SITE_CSS: &str = include_str!("../../templates/docs/assets/site.css");
+const SITE_CSS: &str = include_str!("../templates/docs/assets/site.css");
 /// The script of the site: language switcher and search.
-const SITE_JS: &str = include_str!("../../templates/docs/assets/site.js");
+const SITE_JS: &str = include_str!("../templates/docs/assets/site.js");
 
 /// A translation of the spec to render beside the English site.
 #[derive(Debug, Clone)]
