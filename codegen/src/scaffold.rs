@@ -13,8 +13,17 @@ pub struct DriverOptions {
     pub name: String,
     /// The name `GetPluginInfo` reports, checked by [`check_plugin_name`].
     pub plugin_name: String,
-    /// The folder of the `csikit` crate the driver depends on by path.
-    pub csikit_path: String,
+    /// Where the driver gets the `csikit` crate.
+    pub csikit: CsikitSource,
+}
+
+/// How a driver crate names its `csikit` dependency.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CsikitSource {
+    /// A version requirement on the published crate, e.g. `0.1`.
+    Version(String),
+    /// A local folder holding the `csikit` crate (a checkout's `generated/`).
+    Path(String),
 }
 
 /// Why a driver crate cannot be written.
@@ -149,7 +158,8 @@ pub fn default_plugin_name(crate_name: &str) -> String {
 #[template(path = "new-driver/Cargo.toml.in", escape = "none")]
 struct CargoToml<'a> {
     name: &'a str,
-    csikit_path_toml: &'a str,
+    /// `version = "0.1"` or `path = "..."`.
+    csikit_source: &'a str,
 }
 
 #[derive(Template)]
@@ -164,7 +174,8 @@ struct MainRs<'a> {
 struct Readme<'a> {
     name: &'a str,
     plugin_name: &'a str,
-    csikit_path: &'a str,
+    /// How the manifest takes csikit, in words.
+    csikit_from: &'a str,
 }
 
 #[derive(Template)]
@@ -205,11 +216,18 @@ pub fn generate_driver(
             template.dyn_render().map_err(|source| ScaffoldError::Render { file, source })?;
         Ok((PathBuf::from(file), text + "\n"))
     };
-    let csikit_path_toml = toml_string(&options.csikit_path);
+    let (csikit_source, csikit_from) = match &options.csikit {
+        CsikitSource::Version(v) => {
+            (format!("version = {}", toml_string(v)), format!("csikit {v} from crates.io"))
+        }
+        CsikitSource::Path(p) => {
+            (format!("path = {}", toml_string(p)), format!("csikit by path from `{p}`"))
+        }
+    };
     Ok(BTreeMap::from([
-        render("Cargo.toml", &CargoToml { name, csikit_path_toml: &csikit_path_toml })?,
+        render("Cargo.toml", &CargoToml { name, csikit_source: &csikit_source })?,
         render("src/main.rs", &MainRs { name, plugin_name })?,
-        render("README.md", &Readme { name, plugin_name, csikit_path: &options.csikit_path })?,
+        render("README.md", &Readme { name, plugin_name, csikit_from: &csikit_from })?,
         render(".gitignore", &GitIgnore)?,
     ]))
 }
@@ -278,7 +296,7 @@ mod tests {
         let options = DriverOptions {
             name: "demo-driver".into(),
             plugin_name: "demo.csi.example.com".into(),
-            csikit_path: "/src/csi\"kit/generated".into(),
+            csikit: CsikitSource::Path("/src/csi\"kit/generated".into()),
         };
         let files = generate_driver(&options).expect("renders");
         let paths: Vec<_> = files.keys().map(|p| p.display().to_string()).collect();
@@ -298,6 +316,12 @@ mod tests {
         assert!(files[&PathBuf::from("README.md")].starts_with("# demo-driver\n"));
         // Same input, same bytes.
         assert_eq!(files, generate_driver(&options).expect("renders"));
+        let published = DriverOptions { csikit: CsikitSource::Version("0.1".into()), ..options };
+        let cargo = &generate_driver(&published).expect("renders")[&PathBuf::from("Cargo.toml")];
+        assert!(
+            cargo.contains(r#"csikit = { version = "0.1", features = ["server"] }"#),
+            "{cargo}"
+        );
         // Bad names are refused before anything renders.
         let bad = DriverOptions { name: "9".into(), ..options };
         assert!(matches!(generate_driver(&bad), Err(ScaffoldError::CrateName { .. })));

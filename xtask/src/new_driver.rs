@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use csikit_codegen::scaffold::{self, DriverOptions};
+use csikit_codegen::scaffold::{self, CsikitSource, DriverOptions};
 
 /// Flags of `cargo xtask new-driver`.
 #[derive(clap::Args)]
@@ -20,7 +20,8 @@ pub struct NewDriverArgs {
     /// default NAME.csi.example.com.
     #[arg(long)]
     plugin_name: Option<String>,
-    /// The folder of the csikit crate to depend on by path; default this checkout's generated/.
+    /// Depend on the csikit crate in this folder by path (e.g. this checkout's generated/)
+    /// instead of the published csikit of this release.
     #[arg(long)]
     csikit_path: Option<PathBuf>,
     /// Write into a non-empty --out: the scaffold's files are replaced, other files are kept.
@@ -28,9 +29,14 @@ pub struct NewDriverArgs {
     force: bool,
 }
 
-/// This checkout's `generated/` folder, the `csikit` crate.
-fn default_csikit_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated")
+/// The version requirement a driver puts on csikit by default: this release's `MAJOR.MINOR`.
+fn csikit_requirement() -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    let mut parts = version.split('.');
+    match (parts.next(), parts.next()) {
+        (Some(major), Some(minor)) => format!("{major}.{minor}"),
+        _ => version.to_owned(),
+    }
 }
 
 /// Runs `cargo xtask new-driver`.
@@ -62,11 +68,11 @@ pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
         problems.push(problem);
         String::new()
     });
-    let csikit_path = match csikit_dir(args.csikit_path.unwrap_or_else(default_csikit_path)) {
+    let csikit_path = match args.csikit_path.map(csikit_dir).transpose() {
         Ok(path) => path,
         Err(problem) => {
             problems.push(problem);
-            PathBuf::new()
+            None
         }
     };
     if let Err(problem) = check_out_dir(&args.out, args.force) {
@@ -78,9 +84,14 @@ pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::from(2));
     }
-    let csikit_path = csikit_path.to_str().context("the csikit path is not UTF-8")?.to_owned();
+    let csikit = match csikit_path {
+        Some(path) => {
+            CsikitSource::Path(path.to_str().context("the csikit path is not UTF-8")?.to_owned())
+        }
+        None => CsikitSource::Version(csikit_requirement()),
+    };
     let options =
-        DriverOptions { name: args.name.clone(), plugin_name: plugin_name.clone(), csikit_path };
+        DriverOptions { name: args.name.clone(), plugin_name: plugin_name.clone(), csikit };
     let files = scaffold::generate_driver(&options).context("rendering the driver crate")?;
     write_scaffold(&args.out, &files)?;
     eprintln!(

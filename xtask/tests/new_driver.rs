@@ -105,6 +105,11 @@ fn bad_command_lines_exit_2_and_write_nothing() {
     let written = xtask(&["new-driver", "ok", "--out", empty.to_str().expect("utf-8")]);
     assert_eq!(written.status.code(), Some(0), "{}", String::from_utf8_lossy(&written.stderr));
     assert_eq!(listing(&empty), [".gitignore", "Cargo.toml", "README.md", "src"]);
+    // Without --csikit-path the driver asks for the published csikit of this release.
+    let manifest = std::fs::read_to_string(empty.join("Cargo.toml")).expect("manifest");
+    let version = env!("CARGO_PKG_VERSION").rsplit_once('.').expect("x.y.z").0.to_owned();
+    let wanted = format!(r#"csikit = {{ version = "{version}", features = ["server"] }}"#);
+    assert!(manifest.contains(&wanted), "{manifest}");
 }
 
 /// Polls until `path` accepts a connection, failing early if the driver exits.
@@ -224,10 +229,19 @@ async fn talk_to(socket: PathBuf) -> tonic::transport::Channel {
 fn scaffolded_driver_builds_serves_and_stops_on_sigterm() {
     let root = scratch("new-driver-demo");
     let crate_dir = root.join("demo-driver");
-    let out = xtask(&["new-driver", "demo-driver", "--out", crate_dir.to_str().expect("utf-8")]);
+    // Nothing is published from here, so the scaffold takes this checkout's csikit by path.
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let generated = workspace.join("generated");
+    let out = xtask(&[
+        "new-driver",
+        "demo-driver",
+        "--out",
+        crate_dir.to_str().expect("utf-8"),
+        "--csikit-path",
+        generated.to_str().expect("utf-8"),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     std::fs::copy(workspace.join("Cargo.lock"), crate_dir.join("Cargo.lock"))
         .expect("copy Cargo.lock");
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("new-driver-target");
