@@ -5,10 +5,12 @@
 //! the spec by `cargo xtask generate` and never edited by hand.
 //!
 //! * `csikit::v1`: every CSI message and enum (prost), tonic clients and server traits,
-//!   `FILE_DESCRIPTOR_SET` and `descriptor_pool()`, and `facts::FACTS`, the spec facts of every field.
+//!   `FILE_DESCRIPTOR_SET` and `descriptor_pool()`, and `facts::FACTS`, the spec facts of every
+//!   field.
 //! * `csikit::addons::{identity, reclaimspace, replication, volumegroup}`: the same for csi-addons;
 //!   their `csi.v1` references are `csikit::v1` types, not copies.
-//! * `csikit::facts`: the shapes of the facts tables (presence, secret, alpha, size limit per field).
+//! * `csikit::facts`: the shapes of the facts tables (presence, secret, alpha, size limit per
+//!   field).
 //! * `csikit::redact`: messages holding `csi_secret` fields (and messages holding those) print
 //!   redacted in `Debug`: map keys show, values never.
 //! * `csikit::alpha`: alpha is a runtime choice. A driver that wants no alpha surface uses
@@ -19,16 +21,20 @@
 //!   `csikit::v1::server::{Controller, Node, ...}` for the RPCs it supports (`async fn`, tonic's
 //!   signatures) in `impl` blocks marked `#[csikit::csi_service]`, and hands them to
 //!   `csikit::server::Builder`: RPCs left out answer UNIMPLEMENTED; Identity and the
-//!   `*GetCapabilities` RPCs are derived from what was registered (a disagreement with what the driver
+//!   `*GetCapabilities` RPCs are derived from what was registered (a disagreement with what the
+//!   driver
 //!   advertises itself is reported at start-up); requests are validated, calls on one volume are
 //!   serialised (ABORTED "operation pending"), responses are validated in debug builds, every call
 //!   is traced without secret values, error messages are scrubbed of the request's secrets; each
 //!   layer switchable through `Layers`. `serve_from_env()` listens on `CSI_ENDPOINT`
 //!   (`unix:///path.sock`, or `tcp://host:port`), replaces a stale socket, drains on SIGTERM/SIGINT
-//!   (for at most `Builder::drain_timeout`). One interop limit comes from the HTTP/2 layer (h2) under
+//!   (for at most `Builder::drain_timeout`). One interop limit comes from the HTTP/2 layer (h2)
+//!   under
 //!   tonic: it refuses a request whose `:authority` is not a host name, which is what some clients
-//!   send over a unix socket (grpcio for Python/C++ since 1.57 sends the %-encoded socket path, older
-//!   grpc-go tools such as gocsi's `csc` the path itself). grpc-go as kubelet and the sidecars use it
+//!   send over a unix socket (grpcio for Python/C++ since 1.57 sends the %-encoded socket path,
+//!   older
+//!   grpc-go tools such as gocsi's `csc` the path itself). grpc-go as kubelet and the sidecars use
+//!   it
 //!   sends `localhost` and is unaffected; other clients set their authority to `localhost` (grpcio:
 //!   the channel option `grpc.default_authority`).
 //! * `csikit::Validate`: every message validates against the spec's rules (REQUIRED fields, size
@@ -48,7 +54,8 @@
 //! use csikit::Validate;
 //! use csikit::v1::{NodeUnpublishVolumeRequest};
 //!
-//! let request = NodeUnpublishVolumeRequest { volume_id: "vol-1".into(), target_path: String::new() };
+//! let request =
+//!     NodeUnpublishVolumeRequest { volume_id: "vol-1".into(), target_path: String::new() };
 //! let violations = request.validate().unwrap_err();
 //! assert_eq!(violations.to_string(), "target_path: is REQUIRED (required)");
 //! ```
@@ -78,7 +85,8 @@
 //!     replicas: -1,
 //!     credentials: HashMap::from([("api key".to_owned(), "hunter2".to_owned())]),
 //! };
-//! let found: Vec<String> = params.validate().unwrap_err().iter().map(|v| v.path.clone()).collect();
+//! let violations = params.validate().unwrap_err();
+//! let found: Vec<String> = violations.iter().map(|v| v.path.clone()).collect();
 //! assert_eq!(found, ["pool", "replicas", "credentials[\"api key\"]"]);
 //! ```
 //!
@@ -91,13 +99,15 @@
 //!
 //! | feature | default | adds |
 //! |---|---|---|
-//! | `client` | off | tonic clients (tonic `codegen` only: no hyper, no tokio; pass any `GrpcService`, e.g. a tonic `Channel`) |
-//! | `server` | off | the server skeleton `csikit::server` (driver traits, layers, `Builder`, `CSI_ENDPOINT` serving; tonic's server transport, tokio, tracing) |
+//! | `client` | off | tonic clients (no transport stack: pass any `GrpcService`, e.g. a `Channel`) |
+//! | `server` | off | the server skeleton `csikit::server` (tonic's server transport, tokio, tracing) |
 //! | `reflect` | off | `descriptor_pool()` accessors through prost-reflect |
 //!
 //! No feature is on by default: the crate is then the prost types, validators (`Validate`,
-//! `validate_encoded`), descriptors, facts, redaction and alpha policy, with no tonic and no transport stack.
-//! A driver adds `features = ["server"]`, a CO or sidecar `features = ["client"]`, a tool `["reflect"]`.
+//! `validate_encoded`), descriptors, facts, redaction and alpha policy, with no tonic and no
+//! transport stack.
+//! A driver adds `features = ["server"]`, a CO or sidecar `features = ["client"]`, a tool
+//! `["reflect"]`.
 //! The crate's own tests that need descriptors run with `cargo test -p csikit --all-features`.
 
 // `#[csi_validate]` expansions and generated code name `::csikit`, inside this crate too.
