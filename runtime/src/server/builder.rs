@@ -520,14 +520,12 @@ mod tests {
     #[test]
     fn derive_takes_whole_capabilities_and_reports_halves() {
         let mut problems = Vec::new();
-        assert_eq!(derive(&TABLE, &["create_volume", "delete_volume"], &mut problems), vec![1]);
+        assert_eq!(derive(&TABLE, &["save", "load"], &mut problems), vec![7]);
         assert!(problems.is_empty());
-        assert_eq!(derive(&TABLE, &["create_volume", "list_volumes"], &mut problems), vec![3]);
+        assert_eq!(derive(&TABLE, &["save", "list"], &mut problems), vec![9]);
         assert_eq!(
             problems,
-            [
-                "Controller implements create_volume but not delete_volume, so CREATE_DELETE_VOLUME is not advertised"
-            ]
+            ["Backup implements save but not load, so SAVE_LOAD is not advertised"]
         );
     }
 }
