@@ -216,18 +216,25 @@ fn lib_rs(packages: &[Package<'_>]) -> String {
          /// tonic, as the generated clients and servers use it.\n\
          #[cfg(any(feature = \"client\", feature = \"server\"))]\npub use tonic;\n\n",
     );
-    if let Some(csi) = packages.iter().find(|p| crate::server::is_csi(p.model)) {
+    let csi = packages.iter().find(|p| crate::server::is_csi(p.model));
+    if let Some(csi) = csi {
         let release = csi.source.rsplit(' ').next().unwrap_or(&csi.source);
         let _ = writeln!(
             out,
-            "/// The CSI spec release `{module}` was generated from.\npub const SPEC_RELEASE: &str = {release:?};\n\n\
-             /// The server skeleton (see [`runtime::server`]); [`Builder`](server::Builder) is the \
-             plugin\n/// builder of `{package}`.\n#[cfg(feature = \"server\")]\npub mod server {{\n    \
-             pub use crate::{module}::server::Builder;\n    pub use csikit_runtime::server::*;\n}}\n",
-            module = csi.module,
-            package = csi.model.package,
+            "/// The CSI spec release `{}` was generated from.\npub const SPEC_RELEASE: &str = {release:?};\n",
+            csi.module
         );
     }
+    let builder = match csi {
+        Some(csi) => format!(
+            "; [`Builder`](server::Builder) is the plugin\n/// builder of `{}`.\n#[cfg(feature = \"server\")]\n\
+             pub mod server {{\n    pub use crate::{}::server::Builder;\n    pub use csikit_runtime::server::*;\n}}\n",
+            csi.model.package, csi.module
+        ),
+        None => ".\n#[cfg(feature = \"server\")]\npub mod server {\n    pub use csikit_runtime::server::*;\n}\n"
+            .to_owned(),
+    };
+    let _ = writeln!(out, "/// The server skeleton (see [`runtime::server`]){builder}");
     out.push_str("pub mod registry;\nmod validate_encoded;\n\n");
     let mut tops: Vec<&str> =
         packages.iter().map(|p| p.module.split("::").next().unwrap_or(&p.module)).collect();
