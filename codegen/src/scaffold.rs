@@ -316,7 +316,8 @@ mod tests {
         assert!(files[&PathBuf::from("README.md")].starts_with("# demo-driver\n"));
         // Same input, same bytes.
         assert_eq!(files, generate_driver(&options).expect("renders"));
-        let published = DriverOptions { csikit: CsikitSource::Version("0.1".into()), ..options };
+        let published =
+            DriverOptions { csikit: CsikitSource::Version("0.1".into()), ..options.clone() };
         let cargo = &generate_driver(&published).expect("renders")[&PathBuf::from("Cargo.toml")];
         assert!(
             cargo.contains(r#"csikit = { version = "0.1", features = ["server"] }"#),
