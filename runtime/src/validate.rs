@@ -31,16 +31,19 @@ impl<'a> FieldPath<'a> {
     pub const ROOT: FieldPath<'static> = FieldPath { parent: None, segment: PathSegment::Root };
 
     /// The path of a field of this value.
+    #[inline]
     pub fn field(&'a self, name: &'static str) -> FieldPath<'a> {
         FieldPath { parent: Some(self), segment: PathSegment::Field(name) }
     }
 
     /// The path of an element of this repeated value.
+    #[inline]
     pub fn index(&'a self, i: usize) -> FieldPath<'a> {
         FieldPath { parent: Some(self), segment: PathSegment::Index(i) }
     }
 
     /// The path of a value of this map.
+    #[inline]
     pub fn key(&'a self, key: &'a str) -> FieldPath<'a> {
         FieldPath { parent: Some(self), segment: PathSegment::Key(key) }
     }
@@ -143,6 +146,7 @@ impl Violations {
     }
 
     /// True when nothing was recorded.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -158,6 +162,7 @@ impl Violations {
     }
 
     /// `Ok(())` when empty, else `Err(self)`.
+    #[inline]
     pub fn into_result(self) -> Result<(), Violations> {
         if self.0.is_empty() { Ok(()) } else { Err(self) }
     }
@@ -215,6 +220,7 @@ pub mod check {
 
     /// The characters the spec bans in names: U+0000-U+0008, U+000B, U+000C, U+000E-U+001F,
     /// U+007F-U+009F.
+    #[inline]
     pub fn is_banned_control(c: char) -> bool {
         matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
     }
@@ -397,6 +403,7 @@ pub mod check {
     }
 
     /// Records a missing REQUIRED field.
+    #[inline]
     pub fn required(path: &FieldPath<'_>, out: &mut Violations) {
         out.push(path, RuleId::Required, "is REQUIRED");
     }
