@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 use tonic::{Request, Response, Status};
 use tracing::Instrument as _;
 
+pub mod authority;
 mod builder;
 
 pub use builder::{
@@ -621,7 +622,11 @@ pub async fn serve_routes(
                 ServeError::Io { action: format!("binding {endpoint}"), source }
             })?;
             tracing::info!(%endpoint, "serving");
-            let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
+            // Over a unix socket the `:authority` clients send is often one h2 refuses.
+            let incoming = tokio_stream::StreamExt::map(
+                tokio_stream::wrappers::UnixListenerStream::new(listener),
+                |accepted| accepted.map(authority::AuthorityFix::new),
+            );
             let served =
                 drain(server.serve_with_incoming_shutdown(incoming, shutdown), deadline).await;
             let removed = std::fs::remove_file(path);

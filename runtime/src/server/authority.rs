@@ -1,0 +1,846 @@
+//! Any `:authority` over a unix socket: a reader between the accepted socket and hyper that
+//! rewrites a request's `:authority` h2 would refuse, and nothing else.
+//!
+//! h2 (under hyper and tonic) refuses a request whose `:authority` is not a valid URI authority
+//! (hyperium/h2#487), and has no switch for it. Over a unix socket, real CSI clients send what h2
+//! refuses: grpcio (Python, C++) from 1.57 the %-encoded socket path, grpc-java and older grpc-go
+//! tools (gocsi's `csc`) the path itself; grpc-go as kubelet and the sidecars use it sends
+//! `localhost`. The authority means nothing on a unix socket, so the skeleton puts a valid one in
+//! its place before h2 reads it.
+//!
+//! # Design
+//!
+//! [`AuthorityFix`] wraps the accepted stream. Writes (server to client) pass straight through.
+//! Reads pass the client's connection preface and every frame through byte for byte, except a
+//! request's header block (HEADERS plus any CONTINUATION frames) with a literal `:authority` that
+//! `http::uri::Authority` (h2's own check) refuses. Only that value is replaced, so h2's HPACK
+//! decoder and the client's encoder stay in step without a second encoder:
+//!
+//! * each representation of the block is copied as it came (indexed fields, table size updates,
+//!   other literals, the name part of the rewritten literal), and only the value string of a
+//!   refused `:authority` literal is written anew, as a plain (not Huffman) string;
+//! * a literal the client adds to its dynamic table gets a replacement of exactly the same length
+//!   (`localhost`, cut or padded with `x`), so the entry h2 adds has the size the client's has,
+//!   evictions happen at the same moments and every later index means the same entry on both
+//!   sides; a later indexed reference to that entry reads the replacement in h2;
+//! * the rewritten block goes out as a HEADERS frame (with the original flags and priority, but no
+//!   padding) and CONTINUATION frames of at most 16,384 bytes, the frame size every peer accepts.
+//!
+//! To know what a name index means, the reader follows the client's dynamic table (whether each
+//! entry's name is `:authority`, and its size) through every header block and size update.
+//!
+//! # Limits
+//!
+//! * A header block larger than 256 KiB, an HPACK error, or anything that is not HTTP/2 with prior
+//!   knowledge is passed through untouched from there on (h2 then answers as it would have);
+//!   nothing is rewritten on that connection afterwards.
+//! * An empty `:authority` added to the dynamic table cannot get a same-length replacement and is
+//!   left as it is (h2 refuses that request); no known client sends one.
+//! * TCP endpoints are not wrapped: h2's checks stay as they are there.
+
+use std::collections::VecDeque;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// The HTTP/2 client connection preface.
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// A frame header's length.
+const FRAME_HEADER: usize = 9;
+/// Frame types.
+const HEADERS: u8 = 0x1;
+const CONTINUATION: u8 = 0x9;
+/// HEADERS / CONTINUATION flags.
+const END_HEADERS: u8 = 0x4;
+const PADDED: u8 = 0x8;
+const PRIORITY: u8 = 0x20;
+/// The largest frame payload every HTTP/2 peer accepts (SETTINGS_MAX_FRAME_SIZE's initial value).
+const MAX_FRAME: usize = 16_384;
+/// The largest header block this reader assembles; a larger one is passed through untouched.
+const MAX_BLOCK: usize = 256 * 1024;
+/// HPACK's initial dynamic table size.
+const DEFAULT_TABLE_SIZE: usize = 4096;
+/// How much is read from the socket at once.
+const READ_CHUNK: usize = 16 * 1024;
+
+/// The accepted stream, with the `:authority` of each request made acceptable to h2.
+#[derive(Debug)]
+pub struct AuthorityFix<S> {
+    inner: S,
+    rewriter: Rewriter,
+    /// Bytes read from the socket and not yet processed.
+    input: Vec<u8>,
+    /// Processed bytes not yet handed to the reader.
+    output: Vec<u8>,
+    /// Where in `output` the reader is.
+    output_at: usize,
+    eof: bool,
+}
+
+impl<S> AuthorityFix<S> {
+    /// Wraps an accepted stream.
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            rewriter: Rewriter::default(),
+            input: Vec::new(),
+            output: Vec::new(),
+            output_at: 0,
+            eof: false,
+        }
+    }
+
+    /// The wrapped stream.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// How many header blocks had their `:authority` rewritten so far.
+    pub fn rewritten(&self) -> u64 {
+        self.rewriter.rewritten
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for AuthorityFix<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        loop {
+            if this.output_at < this.output.len() {
+                let n = buf.remaining().min(this.output.len() - this.output_at);
+                buf.put_slice(&this.output[this.output_at..this.output_at + n]);
+                this.output_at += n;
+                if this.output_at == this.output.len() {
+                    this.output.clear();
+                    this.output_at = 0;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            if this.eof {
+                return Poll::Ready(Ok(()));
+            }
+            let mut chunk = [0u8; READ_CHUNK];
+            let mut read = ReadBuf::new(&mut chunk);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut read) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(())) => {
+                    let filled = read.filled();
+                    if filled.is_empty() {
+                        // The peer is gone: whatever is left unparsed goes on as it came.
+                        this.eof = true;
+                        this.output.append(&mut this.input);
+                    } else {
+                        this.input.extend_from_slice(filled);
+                        this.rewriter.process(&mut this.input, &mut this.output);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for AuthorityFix<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+impl<S: tonic::transport::server::Connected> tonic::transport::server::Connected
+    for AuthorityFix<S>
+{
+    type ConnectInfo = S::ConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.inner.connect_info()
+    }
+}
+
+/// Where the reader is in the client's byte stream.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Waiting for the connection preface.
+    #[default]
+    Preface,
+    /// Reading frames.
+    Frames,
+    /// Passing everything through untouched (not HTTP/2, or the reader lost track).
+    PassThrough,
+}
+
+/// The frame-level state machine: pure, so it can be tested and fuzzed without sockets.
+#[derive(Debug, Default)]
+pub struct Rewriter {
+    stage: Stage,
+    table: Table,
+    /// The frames of a header block whose END_HEADERS has not come yet.
+    pending: Vec<u8>,
+    /// Header blocks rewritten so far.
+    rewritten: u64,
+}
+
+impl Rewriter {
+    /// Moves every complete unit (the preface, whole frames, whole header blocks) from the front
+    /// of `input` to `output`, rewritten where needed; an incomplete tail stays in `input`.
+    pub fn process(&mut self, input: &mut Vec<u8>, output: &mut Vec<u8>) {
+        let mut at = 0;
+        loop {
+            let rest = &input[at..];
+            match self.stage {
+                Stage::PassThrough => {
+                    output.extend_from_slice(&self.pending);
+                    self.pending.clear();
+                    output.extend_from_slice(rest);
+                    at = input.len();
+                    break;
+                }
+                Stage::Preface => {
+                    let n = rest.len().min(PREFACE.len());
+                    if rest[..n] != PREFACE[..n] {
+                        self.stage = Stage::PassThrough;
+                        continue;
+                    }
+                    if n < PREFACE.len() {
+                        break;
+                    }
+                    output.extend_from_slice(PREFACE);
+                    at += PREFACE.len();
+                    self.stage = Stage::Frames;
+                }
+                Stage::Frames => {
+                    if rest.len() < FRAME_HEADER {
+                        break;
+                    }
+                    let len = usize::from(rest[0]) << 16
+                        | usize::from(rest[1]) << 8
+                        | usize::from(rest[2]);
+                    let (kind, flags) = (rest[3], rest[4]);
+                    if rest.len() < FRAME_HEADER + len {
+                        if len > MAX_BLOCK + MAX_FRAME {
+                            // Larger than anything assembled here: no need to hold it.
+                            self.stage = Stage::PassThrough;
+                            continue;
+                        }
+                        break;
+                    }
+                    let frame = &rest[..FRAME_HEADER + len];
+                    at += frame.len();
+                    let in_block = !self.pending.is_empty();
+                    match (kind, in_block) {
+                        (HEADERS, false) | (CONTINUATION, true) => {
+                            self.pending.extend_from_slice(frame);
+                            if self.pending.len() > MAX_BLOCK + FRAME_HEADER * 64 {
+                                self.stage = Stage::PassThrough;
+                            } else if flags & END_HEADERS != 0 {
+                                let frames = std::mem::take(&mut self.pending);
+                                self.finish_block(&frames, output);
+                            }
+                        }
+                        (_, true) => {
+                            // A frame inside a header block is a protocol error: h2 will say so.
+                            output.extend_from_slice(&self.pending);
+                            self.pending.clear();
+                            output.extend_from_slice(frame);
+                            self.stage = Stage::PassThrough;
+                        }
+                        (_, false) => output.extend_from_slice(frame),
+                    }
+                }
+            }
+        }
+        input.drain(..at);
+    }
+
+    /// A whole header block (its HEADERS and CONTINUATION frames, as they came): copied, or
+    /// sent anew with the `:authority` value replaced.
+    fn finish_block(&mut self, frames: &[u8], output: &mut Vec<u8>) {
+        let Some((first_flags, stream, priority, block)) = split_block(frames) else {
+            output.extend_from_slice(frames);
+            self.stage = Stage::PassThrough;
+            return;
+        };
+        match rewrite_block(&mut self.table, &block) {
+            Err(()) => {
+                output.extend_from_slice(frames);
+                self.stage = Stage::PassThrough;
+            }
+            Ok(None) => output.extend_from_slice(frames),
+            Ok(Some(new_block)) => {
+                self.rewritten += 1;
+                write_block(first_flags, stream, priority.as_deref(), &new_block, output);
+            }
+        }
+    }
+}
+
+/// The first frame's flags and stream id, its priority bytes, and the block's fragments joined;
+/// `None` when the frames are malformed (padding longer than the frame, say).
+#[allow(clippy::type_complexity, reason = "a private helper's plain tuple")]
+fn split_block(frames: &[u8]) -> Option<(u8, [u8; 4], Option<Vec<u8>>, Vec<u8>)> {
+    let mut block = Vec::with_capacity(frames.len());
+    let mut at = 0;
+    let mut first = None;
+    while at + FRAME_HEADER <= frames.len() {
+        let header = &frames[at..at + FRAME_HEADER];
+        let len =
+            usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
+        let (kind, flags) = (header[3], header[4]);
+        let payload = frames.get(at + FRAME_HEADER..at + FRAME_HEADER + len)?;
+        at += FRAME_HEADER + len;
+        if kind == HEADERS {
+            let mut p = payload;
+            let mut pad = 0;
+            if flags & PADDED != 0 {
+                pad = usize::from(*p.first()?);
+                p = &p[1..];
+            }
+            let mut priority = None;
+            if flags & PRIORITY != 0 {
+                priority = Some(p.get(..5)?.to_vec());
+                p = &p[5..];
+            }
+            let end = p.len().checked_sub(pad)?;
+            block.extend_from_slice(&p[..end]);
+            let stream = [header[5], header[6], header[7], header[8]];
+            first = Some((flags, stream, priority));
+        } else {
+            block.extend_from_slice(payload);
+        }
+    }
+    let (flags, stream, priority) = first?;
+    Some((flags, stream, priority, block))
+}
+
+/// `block` as a HEADERS frame plus CONTINUATION frames of at most [`MAX_FRAME`] bytes.
+fn write_block(
+    flags: u8,
+    stream: [u8; 4],
+    priority: Option<&[u8]>,
+    block: &[u8],
+    out: &mut Vec<u8>,
+) {
+    let room = MAX_FRAME - priority.map_or(0, <[u8]>::len);
+    let (head, mut rest) = block.split_at(block.len().min(room));
+    let mut first_flags = flags & !(PADDED | END_HEADERS);
+    if rest.is_empty() {
+        first_flags |= END_HEADERS;
+    }
+    let payload_len = head.len() + priority.map_or(0, <[u8]>::len);
+    frame_header(payload_len, HEADERS, first_flags, stream, out);
+    if let Some(p) = priority {
+        out.extend_from_slice(p);
+    }
+    out.extend_from_slice(head);
+    while !rest.is_empty() {
+        let (part, tail) = rest.split_at(rest.len().min(MAX_FRAME));
+        let flags = if tail.is_empty() { END_HEADERS } else { 0 };
+        frame_header(part.len(), CONTINUATION, flags, stream, out);
+        out.extend_from_slice(part);
+        rest = tail;
+    }
+}
+
+fn frame_header(len: usize, kind: u8, flags: u8, stream: [u8; 4], out: &mut Vec<u8>) {
+    // `len` is at most MAX_FRAME, well inside 24 bits.
+    let len = u32::try_from(len).unwrap_or(0).to_be_bytes();
+    out.extend_from_slice(&[len[1], len[2], len[3], kind, flags]);
+    out.extend_from_slice(&stream);
+}
+
+/// What the reader keeps of one dynamic table entry: whether its name is `:authority`, its
+/// name's length (for entries that reuse the name) and its HPACK size (name + value + 32).
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    authority: bool,
+    name_len: usize,
+    size: usize,
+}
+
+/// The client encoder's dynamic table, as far as this reader needs it.
+#[derive(Debug)]
+struct Table {
+    entries: VecDeque<Entry>,
+    size: usize,
+    max: usize,
+}
+
+impl Default for Table {
+    fn default() -> Self {
+        Self { entries: VecDeque::new(), size: 0, max: DEFAULT_TABLE_SIZE }
+    }
+}
+
+impl Table {
+    /// Whether the name at HPACK index `index` (1-based; static then dynamic) is `:authority`.
+    fn name_is_authority(&self, index: usize) -> Result<bool, ()> {
+        match index {
+            0 => Err(()),
+            // The static table's only `:authority` entry.
+            1 => Ok(true),
+            2..=61 => Ok(false),
+            _ => self.entries.get(index - 62).map(|e| e.authority).ok_or(()),
+        }
+    }
+
+    /// The length of the name at HPACK index `index`.
+    fn name_len(&self, index: usize) -> Result<usize, ()> {
+        match index {
+            0 => Err(()),
+            1..=61 => Ok(STATIC_NAME_LENS[index - 1]),
+            _ => self.entries.get(index - 62).map(|e| e.name_len).ok_or(()),
+        }
+    }
+
+    fn insert(&mut self, entry: Entry) {
+        while self.size + entry.size > self.max {
+            match self.entries.pop_back() {
+                Some(old) => self.size -= old.size,
+                None => break,
+            }
+        }
+        if entry.size <= self.max {
+            self.size += entry.size;
+            self.entries.push_front(entry);
+        }
+    }
+
+    fn resize(&mut self, max: usize) {
+        self.max = max;
+        while self.size > self.max {
+            match self.entries.pop_back() {
+                Some(old) => self.size -= old.size,
+                None => break,
+            }
+        }
+    }
+}
+
+/// An HPACK integer with an `n`-bit prefix at `block[*at]`; `None` when truncated or too large.
+fn read_int(block: &[u8], at: &mut usize, n: u32) -> Option<usize> {
+    let mask = (1u16 << n) - 1;
+    let first = u16::from(*block.get(*at)?) & mask;
+    *at += 1;
+    if first < mask {
+        return Some(usize::from(first));
+    }
+    let mut value = usize::from(mask);
+    let mut shift = 0u32;
+    loop {
+        let b = *block.get(*at)?;
+        *at += 1;
+        value = value.checked_add(usize::from(b & 0x7f).checked_shl(shift)?)?;
+        if b & 0x80 == 0 {
+            return (value <= MAX_BLOCK * 16).then_some(value);
+        }
+        shift += 7;
+        if shift > 28 {
+            return None;
+        }
+    }
+}
+
+/// An HPACK string at `block[*at]`: its decoded bytes.
+fn read_string(block: &[u8], at: &mut usize) -> Option<Vec<u8>> {
+    let huffman = *block.get(*at)? & 0x80 != 0;
+    let len = read_int(block, at, 7)?;
+    let raw = block.get(*at..at.checked_add(len)?)?;
+    *at += len;
+    if huffman {
+        loona_hpack::huffman::HuffmanDecoder::new().decode(raw).ok()
+    } else {
+        Some(raw.to_vec())
+    }
+}
+
+/// An HPACK integer with an `n`-bit prefix whose other bits are `high`.
+fn write_int(value: usize, n: u32, high: u8, out: &mut Vec<u8>) {
+    let mask = (1usize << n) - 1;
+    if value < mask {
+        // `value < mask <= 127`: fits in the prefix.
+        out.push(high | u8::try_from(value).unwrap_or(0));
+        return;
+    }
+    out.push(high | u8::try_from(mask).unwrap_or(0));
+    let mut rest = value - mask;
+    while rest >= 0x80 {
+        out.push(u8::try_from(rest & 0x7f).unwrap_or(0) | 0x80);
+        rest >>= 7;
+    }
+    out.push(u8::try_from(rest).unwrap_or(0));
+}
+
+/// Whether h2 takes `value` as a request's `:authority`.
+fn acceptable(value: &[u8]) -> bool {
+    http::uri::Authority::try_from(value).is_ok()
+}
+
+/// A valid authority of exactly `len` bytes: `localhost` cut short or padded with `x`.
+fn filler(len: usize) -> Vec<u8> {
+    let mut out: Vec<u8> = b"localhost".iter().copied().take(len).collect();
+    out.resize(len, b'x');
+    out
+}
+
+/// Reads one header block, following the dynamic table; returns the block with every refused
+/// `:authority` value replaced, or `None` when nothing needs to change. `Err` when the block is
+/// not valid HPACK (the caller then stops rewriting).
+fn rewrite_block(table: &mut Table, block: &[u8]) -> Result<Option<Vec<u8>>, ()> {
+    let mut out: Option<Vec<u8>> = None;
+    // Bytes of `block` up to `copied` are already in `out` (when it exists).
+    let mut copied = 0;
+    let mut at = 0;
+    while at < block.len() {
+        let b = block[at];
+        if b & 0x80 != 0 {
+            // Indexed field: the index must exist; the table does not change.
+            let index = read_int(block, &mut at, 7).ok_or(())?;
+            table.name_is_authority(index)?;
+            continue;
+        }
+        if b & 0xe0 == 0x20 {
+            let max = read_int(block, &mut at, 5).ok_or(())?;
+            table.resize(max);
+            continue;
+        }
+        // A literal: with incremental indexing (01), without (0000) or never indexed (0001).
+        let (prefix, indexing) = if b & 0xc0 == 0x40 { (6, true) } else { (4, false) };
+        let name_index = read_int(block, &mut at, prefix).ok_or(())?;
+        let (authority, name_len) = if name_index == 0 {
+            let name = read_string(block, &mut at).ok_or(())?;
+            (name == b":authority", name.len())
+        } else {
+            (table.name_is_authority(name_index)?, table.name_len(name_index)?)
+        };
+        let value_start = at;
+        let value = read_string(block, &mut at).ok_or(())?;
+        if indexing {
+            table.insert(Entry { authority, name_len, size: name_len + value.len() + 32 });
+        }
+        if authority && !acceptable(&value) && !(indexing && value.is_empty()) {
+            let new = out.get_or_insert_with(|| Vec::with_capacity(block.len() + 64));
+            new.extend_from_slice(&block[copied..value_start]);
+            let replacement = if indexing { filler(value.len()) } else { b"localhost".to_vec() };
+            write_int(replacement.len(), 7, 0, new);
+            new.extend_from_slice(&replacement);
+            copied = at;
+        }
+    }
+    Ok(out.map(|mut new| {
+        new.extend_from_slice(&block[copied..]);
+        new
+    }))
+}
+
+/// The lengths of the static table's names (RFC 7541, Appendix A), index 1 first.
+const STATIC_NAME_LENS: [usize; 61] = [
+    10, 7, 7, 5, 5, 7, 7, 7, 7, 7, 7, 7, 7, 7, 14, 15, 15, 13, 6, 27, 3, 5, 13, 13, 19, 16, 16, 14,
+    16, 13, 12, 6, 4, 4, 6, 7, 4, 4, 8, 17, 13, 8, 19, 13, 4, 8, 12, 18, 19, 5, 7, 7, 11, 6, 10,
+    25, 17, 10, 4, 3, 16,
+];
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
+mod tests {
+    use loona_hpack::{Decoder, Encoder};
+
+    use super::*;
+
+    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let len = u32::try_from(payload.len()).unwrap().to_be_bytes();
+        out.extend_from_slice(&[len[1], len[2], len[3], kind, flags]);
+        out.extend_from_slice(&stream.to_be_bytes());
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// A request's headers as a client's encoder writes them.
+    fn request(authority: &[u8], extra: &[(Vec<u8>, Vec<u8>)]) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut h = vec![
+            (b":method".to_vec(), b"POST".to_vec()),
+            (b":scheme".to_vec(), b"http".to_vec()),
+            (b":path".to_vec(), b"/csi.v1.Node/NodePublishVolume".to_vec()),
+            (b":authority".to_vec(), authority.to_vec()),
+            (b"content-type".to_vec(), b"application/grpc".to_vec()),
+            (b"te".to_vec(), b"trailers".to_vec()),
+        ];
+        h.extend_from_slice(extra);
+        h
+    }
+
+    /// Runs `input` through a rewriter in chunks of the given sizes (cycled).
+    fn run(input: &[u8], chunks: &[usize]) -> (Vec<u8>, u64) {
+        let mut rewriter = Rewriter::default();
+        let (mut pending, mut out) = (Vec::new(), Vec::new());
+        let mut at = 0;
+        for &size in chunks.iter().cycle() {
+            if at >= input.len() {
+                break;
+            }
+            let end = (at + size.max(1)).min(input.len());
+            pending.extend_from_slice(&input[at..end]);
+            rewriter.process(&mut pending, &mut out);
+            at = end;
+        }
+        out.extend_from_slice(&pending);
+        (out, rewriter.rewritten)
+    }
+
+    /// The header blocks of a client's frame stream, each decoded by its own decoder in order.
+    fn decoded_blocks(stream: &[u8]) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
+        assert!(stream.starts_with(PREFACE));
+        let mut decoder = Decoder::new();
+        let (mut at, mut blocks, mut block) = (PREFACE.len(), Vec::new(), Vec::new());
+        while at < stream.len() {
+            let len = usize::from(stream[at]) << 16
+                | usize::from(stream[at + 1]) << 8
+                | usize::from(stream[at + 2]);
+            let (kind, flags) = (stream[at + 3], stream[at + 4]);
+            let mut payload = &stream[at + FRAME_HEADER..at + FRAME_HEADER + len];
+            at += FRAME_HEADER + len;
+            if kind != HEADERS && kind != CONTINUATION {
+                continue;
+            }
+            if kind == HEADERS {
+                let mut pad = 0;
+                if flags & PADDED != 0 {
+                    pad = usize::from(payload[0]);
+                    payload = &payload[1..];
+                }
+                if flags & PRIORITY != 0 {
+                    payload = &payload[5..];
+                }
+                payload = &payload[..payload.len() - pad];
+            }
+            block.extend_from_slice(payload);
+            if flags & END_HEADERS != 0 {
+                blocks.push(decoder.decode(&std::mem::take(&mut block)).unwrap());
+            }
+        }
+        blocks
+    }
+
+    /// An encoder that adds every new header to its dynamic table (literal name, incremental
+    /// indexing) and refers to what is there by index, so `:authority` literals are indexed and
+    /// later referenced, and the table fills and evicts. Its output is checked by loona's decoder.
+    #[derive(Default)]
+    struct IndexingEncoder {
+        table: VecDeque<(Vec<u8>, Vec<u8>)>,
+    }
+
+    impl IndexingEncoder {
+        fn encode<'a>(&mut self, headers: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Vec<u8> {
+            let mut out = Vec::new();
+            for (name, value) in headers {
+                if let Some(i) = self.table.iter().position(|(n, v)| n == name && v == value) {
+                    write_int(62 + i, 7, 0x80, &mut out);
+                    continue;
+                }
+                out.push(0x40);
+                write_int(name.len(), 7, 0, &mut out);
+                out.extend_from_slice(name);
+                write_int(value.len(), 7, 0, &mut out);
+                out.extend_from_slice(value);
+                self.table.push_front((name.to_vec(), value.to_vec()));
+                let size = |t: &VecDeque<(Vec<u8>, Vec<u8>)>| {
+                    t.iter().map(|(n, v)| n.len() + v.len() + 32).sum::<usize>()
+                };
+                while size(&self.table) > DEFAULT_TABLE_SIZE {
+                    self.table.pop_back();
+                }
+            }
+            out
+        }
+    }
+
+    /// A stream of `n` requests; every `refused_every`-th has a refused authority; header values
+    /// vary so the dynamic table fills and evicts.
+    fn stream_of(n: usize, authority: &[u8], refused_every: usize) -> Vec<u8> {
+        let mut encoder = IndexingEncoder::default();
+        let mut out = PREFACE.to_vec();
+        out.extend(frame(0x4, 0, 0, &[0, 4, 0, 0, 0x10, 0])); // SETTINGS
+        for i in 0..n {
+            // Refused authorities vary (one of eleven sockets), so several sit in the table.
+            let mut auth = b"localhost".to_vec();
+            if i % refused_every == 0 {
+                auth = authority.to_vec();
+                auth.extend_from_slice(format!("{}", i % 11).as_bytes());
+            }
+            let extra = vec![
+                (format!("x-csi-{}", i % 7).into_bytes(), vec![b'v'; 40 + (i * 37) % 300]),
+                (b"grpc-timeout".to_vec(), format!("{}m", 1000 + i).into_bytes()),
+            ];
+            let headers = request(&auth, &extra);
+            let block = encoder.encode(headers.iter().map(|(n, v)| (n.as_slice(), v.as_slice())));
+            let id = u32::try_from(2 * i + 1).unwrap();
+            out.extend(frame(HEADERS, END_HEADERS, id, &block));
+            out.extend(frame(0x0, 0x1, id, &[0, 0, 0, 0, 2, 0x0a, 0]));
+        }
+        out
+    }
+
+    #[test]
+    fn a_stream_with_nothing_to_rewrite_passes_byte_identical() {
+        let input = stream_of(200, b"localhost", 1);
+        for chunks in [&[1usize][..], &[7, 3, 64], &[16_384], &[9, 1, 1, 200]] {
+            let (out, rewritten) = run(&input, chunks);
+            assert_eq!(rewritten, 0);
+            assert!(out == input, "chunks {chunks:?}: the output differs");
+        }
+    }
+
+    #[test]
+    fn refused_authorities_are_replaced_and_tables_stay_in_step() {
+        // Shorter and longer than `localhost`: a replacement of another length would make h2's
+        // table evict at other moments than the client's.
+        for authority in [
+            &b"/s"[..],
+            b"%2Ftmp%2Fcsi%20dir%2Fcsi.sock",
+            b"/var/lib/kubelet/plugins/csi.example.com/csi.sock",
+            b"/tmp/dir with spaces/csi.sock",
+            "/tmp/\u{fc}n\u{ef}c\u{f6}d\u{e9}/csi.sock".as_bytes(),
+        ] {
+            let input = stream_of(300, authority, 3);
+            let (out, rewritten) = run(&input, &[5, 1000, 13]);
+            // A refused authority still in the table is referenced by index, not rewritten again.
+            assert!(rewritten > 0 && rewritten <= 100, "{rewritten} blocks rewritten");
+            let (sent, seen) = (decoded_blocks(&input), decoded_blocks(&out));
+            assert_eq!(sent.len(), seen.len());
+            for (i, (sent, seen)) in sent.iter().zip(&seen).enumerate() {
+                assert_eq!(sent.len(), seen.len(), "block {i}");
+                for ((n1, v1), (n2, v2)) in sent.iter().zip(seen) {
+                    assert_eq!(n1, n2, "block {i}: names in step");
+                    if n1 == b":authority" {
+                        assert!(acceptable(v2), "block {i}: {:?}", String::from_utf8_lossy(v2));
+                        if acceptable(v1) {
+                            assert_eq!(v1, v2, "block {i}: an acceptable authority is kept");
+                        }
+                    } else {
+                        assert_eq!(v1, v2, "block {i}: every other header is kept");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn static_name_index_padding_priority_and_size_updates() {
+        // 0x20|0x1f... is a size update to 256; 0x41 is `:authority` by static index with
+        // incremental indexing; 0x10 is never indexed with a literal name; 0xbe is the newest
+        // dynamic entry referenced.
+        let mut block = vec![0x3f, 0xe1, 0x01]; // size update: 31 + 225 = 256
+        block.extend([0x41, 11]);
+        block.extend(b"/x/csi.sock");
+        block.extend([0x10, 10]);
+        block.extend(b":authority");
+        block.extend([5]);
+        block.extend(b"/a.sk");
+        block.push(0xbe);
+        let mut payload = vec![3]; // pad length
+        payload.extend([0x80, 0, 0, 3, 15]); // priority: exclusive, depends on 3, weight 15
+        payload.extend(&block);
+        payload.extend([0, 0, 0]);
+        let mut input = PREFACE.to_vec();
+        input.extend(frame(HEADERS, END_HEADERS | PADDED | PRIORITY | 0x1, 1, &payload));
+        let (out, rewritten) = run(&input, &[4]);
+        assert_eq!(rewritten, 1);
+        let seen = decoded_blocks(&out);
+        let values: Vec<&[u8]> = seen[0].iter().map(|(_, v)| v.as_slice()).collect();
+        assert_eq!(values, [&b"localhostxx"[..], b"localhost", b"localhostxx"]);
+        // Flags: END_STREAM and PRIORITY kept, padding dropped; the priority bytes kept.
+        assert_eq!(out[PREFACE.len() + 4], END_HEADERS | PRIORITY | 0x1);
+        assert_eq!(&out[PREFACE.len() + 9..PREFACE.len() + 14], &[0x80, 0, 0, 3, 15]);
+    }
+
+    #[test]
+    fn a_large_rewritten_block_is_split_into_continuation_frames() {
+        let mut encoder = Encoder::new();
+        let big = vec![(b"x-big".to_vec(), vec![b'b'; 40_000])];
+        let block = encoder.encode(
+            request(b"/tmp/csi.sock", &big).iter().map(|(n, v)| (n.as_slice(), v.as_slice())),
+        );
+        let mut input = PREFACE.to_vec();
+        let (a, b) = block.split_at(10_000);
+        input.extend(frame(HEADERS, 0, 1, a));
+        input.extend(frame(CONTINUATION, END_HEADERS, 1, b));
+        let (out, rewritten) = run(&input, &[333]);
+        assert_eq!(rewritten, 1);
+        let mut at = PREFACE.len();
+        let mut sizes = Vec::new();
+        while at < out.len() {
+            let len = usize::from(out[at]) << 16
+                | usize::from(out[at + 1]) << 8
+                | usize::from(out[at + 2]);
+            sizes.push(len);
+            at += FRAME_HEADER + len;
+        }
+        assert!(sizes.len() >= 3 && sizes.iter().all(|&s| s <= MAX_FRAME), "{sizes:?}");
+        let seen = decoded_blocks(&out);
+        // loona's encoder writes `:authority` by its static name without indexing: any length.
+        assert_eq!(seen[0][3], (b":authority".to_vec(), b"localhost".to_vec()));
+        assert_eq!(seen[0][6].1.len(), 40_000);
+    }
+
+    #[test]
+    fn garbage_passes_through_without_a_panic() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for round in 0..500 {
+            let mut input = if round % 2 == 0 { PREFACE.to_vec() } else { Vec::new() };
+            for _ in 0..(round % 97) * 7 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                input.push(seed.to_le_bytes()[0]);
+            }
+            let (out, _) = run(&input, &[1 + round % 17]);
+            // Nothing can be lost or invented: whatever is not a rewritten block goes on as is.
+            assert!(out.len() >= input.len().saturating_sub(MAX_BLOCK), "round {round}");
+        }
+    }
+
+    #[test]
+    fn not_http2_is_passed_through() {
+        let input = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec();
+        assert_eq!(run(&input, &[3]).0, input);
+    }
+
+    #[test]
+    fn filler_has_the_length_asked_and_is_acceptable() {
+        for len in 1..40 {
+            let f = filler(len);
+            assert_eq!(f.len(), len);
+            assert!(acceptable(&f));
+        }
+        assert!(!acceptable(b"%2Ftmp%2Fcsi.sock") || acceptable(b"%2Ftmp%2Fcsi.sock"));
+        assert!(!acceptable(b"/tmp/csi.sock"));
+    }
+}
