@@ -39,10 +39,9 @@ GIB = 1 << 30
 DELAY_KEY = "memdriver.csikit.dev/delay-ms"
 OK = grpc.StatusCode.OK
 
-# grpcio >= 1.57 sends the %-encoded socket path as :authority over unix sockets, which the h2
-# crate under tonic rejects as malformed (RST_STREAM PROTOCOL_ERROR; grpc/grpc#38142,
-# hyperium/h2#487). grpc-go, which kubelet and the CSI sidecars use, sends "localhost"; do the same.
-channel = grpc.insecure_channel("unix://" + SOCKET, options=[("grpc.default_authority", "localhost")])
+# A channel with grpcio's defaults, as a user's client makes it: grpcio >= 1.57 sends the
+# %-encoded socket path as :authority, which the skeleton accepts (h2 alone would not).
+channel = grpc.insecure_channel("unix://" + SOCKET)
 grpc.channel_ready_future(channel).result(timeout=10)
 identity = rpc.IdentityStub(channel)
 controller = rpc.ControllerStub(channel)

@@ -8,7 +8,7 @@ mod support;
 
 use std::fs::File;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -52,22 +52,20 @@ fn required_fields_json() -> String {
     serde_json::Value::Object(out).to_string()
 }
 
-#[test]
-fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
-    let Some(corpus) = csikit_spec::corpus_or_skip() else {
-        return;
-    };
+/// Python stubs built by grpcio-tools from the corpus proto in `dir/stubs`; `None` (after a loud
+/// skip) when the corpus or the Python packages are missing.
+fn grpcio_stubs(dir: &Path) -> Option<PathBuf> {
+    let corpus = csikit_spec::corpus_or_skip()?;
     let probe = python().args(["-c", "import grpc, grpc_tools.protoc, google.protobuf"]).output();
     if !probe.is_ok_and(|o| o.status.success()) {
-        return csikit_spec::skip_missing(
+        csikit_spec::skip_missing(
             "python3 with grpcio, grpcio-tools and protobuf is missing; pip install -r .ci/requirements.txt",
         );
+        return None;
     }
     let proto_dir = corpus.join("csi-spec/v1.12.0");
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let stubs = tmp.path().join("stubs");
+    let stubs = dir.join("stubs");
     std::fs::create_dir_all(&stubs).expect("stubs dir");
-
     // Stubs straight from the corpus proto; grpc_tools adds its bundled well-known types.
     let out = python()
         .args(["-m", "grpc_tools.protoc"])
@@ -82,6 +80,44 @@ fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
         "grpc_tools.protoc failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    Some(stubs)
+}
+
+/// grpcio channels with every `:authority` style real clients send over a unix socket (the
+/// %-encoded path by default, the raw path, localhost, host:port, spaces, non-ASCII bytes), each
+/// with no other option, against memdriver on a socket whose own path has spaces and non-ASCII
+/// bytes. h2 alone answers two of these styles; the skeleton must answer all.
+#[test]
+fn every_authority_style_from_grpcio() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let Some(stubs) = grpcio_stubs(tmp.path()) else {
+        return;
+    };
+    let dir = tmp.path().join("sock dir \u{fc}");
+    std::fs::create_dir_all(&dir).expect("socket dir");
+    let mut server = Server::start(&dir, &[("RUST_LOG", "info")]);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/authority.py");
+    let out =
+        python().arg(&script).arg(&stubs).arg(&server.socket).output().expect("run authority.py");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "authority.py failed:\n{stdout}\n{}\n--- memdriver log (tail) ---\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        tail(&plugin_lines(&server.log_text()), 40),
+    );
+    assert_eq!(stdout.lines().count(), 6, "one line per style:\n{stdout}");
+    eprintln!("{}", stdout.trim());
+    let status = server.terminate(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0), "memdriver exit status after SIGTERM");
+}
+
+#[test]
+fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let Some(stubs) = grpcio_stubs(tmp.path()) else {
+        return;
+    };
 
     let required = tmp.path().join("required.json");
     std::fs::write(&required, required_fields_json()).expect("write required.json");
