@@ -153,13 +153,36 @@ struct Variant {
     name: &'static str,
     skeleton: bool,
     subscriber: bool,
+    /// Served as `serve_routes` serves a unix socket, through the `:authority` rewriter.
+    rewriter: bool,
 }
 
-const VARIANTS: [Variant; 4] = [
-    Variant { name: "skeleton, no subscriber", skeleton: true, subscriber: false },
-    Variant { name: "bare tonic, no subscriber", skeleton: false, subscriber: false },
-    Variant { name: "skeleton, fmt subscriber at INFO", skeleton: true, subscriber: true },
-    Variant { name: "bare tonic, fmt subscriber at INFO", skeleton: false, subscriber: true },
+const VARIANTS: [Variant; 5] = [
+    Variant { name: "skeleton, no subscriber", skeleton: true, subscriber: false, rewriter: true },
+    Variant {
+        name: "bare tonic, no subscriber",
+        skeleton: false,
+        subscriber: false,
+        rewriter: false,
+    },
+    Variant {
+        name: "skeleton, fmt subscriber at INFO",
+        skeleton: true,
+        subscriber: true,
+        rewriter: true,
+    },
+    Variant {
+        name: "bare tonic, fmt subscriber at INFO",
+        skeleton: false,
+        subscriber: true,
+        rewriter: false,
+    },
+    Variant {
+        name: "skeleton, no subscriber, no :authority rewriter",
+        skeleton: true,
+        subscriber: false,
+        rewriter: false,
+    },
 ];
 
 /// What one child measured.
@@ -190,7 +213,8 @@ fn parent() {
     let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
     println!("NodePublishVolume over a unix socket, request {size} bytes, {cores} cores");
     println!(
-        "{ROUNDS} rounds x 4 variants, each a child process: {WARM_UP} warm-up calls, {SEQUENTIAL} sequential calls, {} calls with {IN_FLIGHT} in flight",
+        "{ROUNDS} rounds x {} variants, each a child process: {WARM_UP} warm-up calls, {SEQUENTIAL} sequential calls, {} calls with {IN_FLIGHT} in flight",
+        VARIANTS.len(),
         IN_FLIGHT * PER_TASK
     );
     let exe = std::env::current_exe().expect("own path");
@@ -205,7 +229,7 @@ fn parent() {
         })
         .collect();
     // Per round, each variant's p50, for the spread of the overhead between rounds.
-    let mut round_p50 = vec![[0u64; 4]; ROUNDS];
+    let mut round_p50 = vec![[0u64; VARIANTS.len()]; ROUNDS];
     for (round, p50s) in round_p50.iter_mut().enumerate() {
         for k in 0..VARIANTS.len() {
             let index = (round + k) % VARIANTS.len();
@@ -226,7 +250,7 @@ fn parent() {
         "| server | p50 | p99 | sequential calls/s | {IN_FLIGHT} in flight calls/s | no transport: time per call |"
     );
     println!("|---|---:|---:|---:|---:|---:|");
-    let mut p50 = [0u64; 4];
+    let mut p50 = [0u64; VARIANTS.len()];
     for (i, (variant, m)) in VARIANTS.iter().zip(&mut pooled).enumerate() {
         let total: u64 = m.latencies.iter().sum();
         let sequential = m.latencies.len() as f64 / (total as f64 / 1e9);
@@ -242,7 +266,11 @@ fn parent() {
         );
     }
     println!();
-    for (skeleton, bare, what) in [(0, 1, "no subscriber"), (2, 3, "fmt subscriber at INFO")] {
+    for (skeleton, bare, what) in [
+        (0, 1, "no subscriber"),
+        (2, 3, "fmt subscriber at INFO"),
+        (0, 4, "the :authority rewriter (skeleton with it against without it)"),
+    ] {
         let pooled_overhead = overhead(p50[skeleton], p50[bare]);
         let mut per_round: Vec<f64> =
             round_p50.iter().map(|r| overhead(r[skeleton], r[bare])).collect();
@@ -333,7 +361,26 @@ fn child(variant: Variant) {
     let shutdown = async {
         let _ = stopped.await;
     };
-    let serving = if variant.skeleton {
+    let serving = if variant.skeleton && !variant.rewriter {
+        // The skeleton's routes on a plain listener: everything but the rewriter.
+        let socket = socket.clone();
+        server_runtime.spawn(async move {
+            let layers = Layers { validate_responses: true, ..Layers::default() };
+            let server = csikit::server::Builder::new("bench.csikit.dev", "1")
+                .layers(layers)
+                .node(SkeletonNode)
+                .build()
+                .await
+                .expect("builds");
+            let listener = tokio::net::UnixListener::bind(&socket).expect("binds");
+            let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
+            tonic::transport::Server::builder()
+                .add_routes(server.into_routes())
+                .serve_with_incoming_shutdown(incoming, shutdown)
+                .await
+                .expect("serves");
+        })
+    } else if variant.skeleton {
         let endpoint = Endpoint::Unix(socket.clone());
         server_runtime.spawn(async move {
             let layers = Layers { validate_responses: true, ..Layers::default() };

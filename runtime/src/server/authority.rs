@@ -99,7 +99,7 @@ impl<S> AuthorityFix<S> {
 
     /// How many header blocks had their `:authority` rewritten so far.
     pub fn rewritten(&self) -> u64 {
-        self.rewriter.rewritten
+        self.rewriter.rewritten()
     }
 }
 
@@ -209,6 +209,11 @@ pub struct Rewriter {
 }
 
 impl Rewriter {
+    /// How many header blocks had their `:authority` rewritten so far.
+    pub fn rewritten(&self) -> u64 {
+        self.rewritten
+    }
+
     /// Moves every complete unit (the preface, whole frames, whole header blocks) from the front
     /// of `input` to `output`, rewritten where needed; an incomplete tail stays in `input`.
     pub fn process(&mut self, input: &mut Vec<u8>, output: &mut Vec<u8>) {
