@@ -95,7 +95,7 @@ pub fn detect_format(data: &[u8]) -> InputFormat {
                 hex = false;
             }
         }
-        if base64_value(b).is_none() && b != b'=' {
+        if !is_base64_symbol(b) && b != b'=' {
             b64 = false;
         }
         // Raw protobuf almost always has a byte that is neither (a tag or a length), early.
@@ -112,75 +112,86 @@ pub fn detect_format(data: &[u8]) -> InputFormat {
     InputFormat::Raw
 }
 
-fn decode_hex(data: &[u8]) -> Result<Vec<u8>, InputError> {
-    let mut out = Vec::with_capacity(data.len() / 2);
-    let mut high: Option<(u8, usize)> = None;
-    let skip = {
-        let first = data.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(0);
-        if data[first..].starts_with(b"0x") { first + 2 } else { 0 }
-    };
-    for (i, &b) in data.iter().enumerate().skip(skip) {
-        if b.is_ascii_whitespace() {
-            continue;
-        }
-        let v = match b {
-            b'0'..=b'9' => b - b'0',
-            b'a'..=b'f' => b - b'a' + 10,
-            b'A'..=b'F' => b - b'A' + 10,
-            _ => return Err(err(i, format!("invalid hex digit {}", show_byte(b)))),
-        };
-        match high.take() {
-            None => high = Some((v, i)),
-            Some((h, _)) => out.push(h << 4 | v),
-        }
-    }
-    if let Some((_, i)) = high {
-        return Err(err(i, "odd number of hex digits"));
-    }
-    Ok(out)
+/// Whitespace that may stand anywhere in hex or base64 input (line breaks, indentation).
+const WHITESPACE: &str = " \t\r\n\x0b\x0c";
+
+/// The codecs, from `data-encoding`: hex in either case, and base64 in the standard and the
+/// URL-safe alphabet, padded or not, all ignoring whitespace.
+struct Codecs {
+    hex: data_encoding::Encoding,
+    base64: [data_encoding::Encoding; 4],
 }
 
-fn base64_value(b: u8) -> Option<u8> {
-    Some(match b {
-        b'A'..=b'Z' => b - b'A',
-        b'a'..=b'z' => b - b'a' + 26,
-        b'0'..=b'9' => b - b'0' + 52,
-        b'+' | b'-' => 62,
-        b'/' | b'_' => 63,
-        _ => return None,
+static CODECS: std::sync::LazyLock<Codecs> = std::sync::LazyLock::new(|| {
+    let spec = |symbols: &str, padding: bool| {
+        let mut spec = data_encoding::Specification::new();
+        spec.symbols.push_str(symbols);
+        spec.padding = padding.then_some('=');
+        spec.ignore.push_str(WHITESPACE);
+        if symbols.len() == 16 {
+            spec.translate.from.push_str("ABCDEF");
+            spec.translate.to.push_str("abcdef");
+        }
+        spec.check_trailing_bits = false;
+        spec.encoding()
+    };
+    const STANDARD: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const URL_SAFE: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    // The specifications are constants that data-encoding accepts; a failure is a bug here.
+    #[allow(clippy::expect_used, reason = "constant specifications, checked by the tests")]
+    let codecs = Codecs {
+        hex: spec("0123456789abcdef", false).expect("hex specification"),
+        base64: [
+            spec(STANDARD, true).expect("base64 specification"),
+            spec(STANDARD, false).expect("base64 specification"),
+            spec(URL_SAFE, true).expect("base64url specification"),
+            spec(URL_SAFE, false).expect("base64url specification"),
+        ],
+    };
+    codecs
+});
+
+/// A symbol of base64, in the standard or the URL-safe alphabet.
+fn is_base64_symbol(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
+}
+
+fn decode_hex(data: &[u8]) -> Result<Vec<u8>, InputError> {
+    let first = data.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(0);
+    let skip = if data[first..].starts_with(b"0x") { first + 2 } else { 0 };
+    CODECS.hex.decode(&data[skip..]).map_err(|e| {
+        let at = skip + e.position;
+        match e.kind {
+            data_encoding::DecodeKind::Length => err(at, "odd number of hex digits"),
+            _ => err(
+                at,
+                format!(
+                    "invalid hex digit {}",
+                    data.get(at).map_or_else(String::new, |b| show_byte(*b))
+                ),
+            ),
+        }
     })
 }
 
 fn decode_base64(data: &[u8]) -> Result<Vec<u8>, InputError> {
-    let mut out = Vec::with_capacity(data.len() * 3 / 4);
-    let mut acc: u32 = 0;
-    let mut bits = 0;
-    let mut padding_at: Option<usize> = None;
-    for (i, &b) in data.iter().enumerate() {
-        if b.is_ascii_whitespace() {
-            continue;
+    let url_safe = data.iter().any(|b| matches!(b, b'-' | b'_'));
+    let padded = data.contains(&b'=');
+    let codec = &CODECS.base64[usize::from(url_safe) * 2 + usize::from(!padded)];
+    codec.decode(data).map_err(|e| {
+        let at = e.position;
+        match e.kind {
+            data_encoding::DecodeKind::Symbol => err(
+                at,
+                format!(
+                    "invalid base64 character {}",
+                    data.get(at).map_or_else(String::new, |b| show_byte(*b))
+                ),
+            ),
+            data_encoding::DecodeKind::Padding => err(at, "base64 padding before the end"),
+            kind => err(at, format!("invalid base64: {kind}")),
         }
-        if b == b'=' {
-            padding_at.get_or_insert(i);
-            continue;
-        }
-        if let Some(p) = padding_at {
-            return Err(err(p, "base64 padding before the end"));
-        }
-        let v = base64_value(b)
-            .ok_or_else(|| err(i, format!("invalid base64 character {}", show_byte(b))))?;
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    if bits >= 6 {
-        return Err(err(data.len(), "truncated base64 (a single character in the last group)"));
-    }
-    Ok(out)
+    })
 }
 
 fn show_byte(b: u8) -> String {
@@ -255,31 +266,12 @@ pub fn grpc_frame(bytes: &[u8]) -> Result<Vec<u8>, InputError> {
 
 /// Writes bytes as lowercase hex.
 pub fn to_hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-        s.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
-    }
-    s
+    data_encoding::HEXLOWER.encode(bytes)
 }
 
 /// Writes bytes as padded standard base64.
 pub fn to_base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = (u32::from(chunk[0]) << 16)
-            | (u32::from(chunk.get(1).copied().unwrap_or(0)) << 8)
-            | u32::from(chunk.get(2).copied().unwrap_or(0));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                s.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                s.push('=');
-            }
-        }
-    }
-    s
+    data_encoding::BASE64.encode(bytes)
 }
 
 #[cfg(test)]
@@ -309,6 +301,16 @@ mod tests {
             assert_eq!(decode_base64(to_base64(data).as_bytes()).unwrap(), data);
             assert_eq!(decode_hex(to_hex(data).as_bytes()).unwrap(), data);
         }
+    }
+
+    #[test]
+    fn whitespace_case_and_alphabets() {
+        assert_eq!(decode_hex(b" 0x0A 03\n61 62\t63 ").unwrap(), b"\x0a\x03abc");
+        assert_eq!(decode_base64(b"Cg Nh\nYmM=\n").unwrap(), b"\x0a\x03abc");
+        assert_eq!(decode_base64(b"_-8").unwrap(), [0xff, 0xef]);
+        assert_eq!(decode_base64(b"/+8=").unwrap(), [0xff, 0xef]);
+        let e = decode_base64(b"Cg*hYmM=").unwrap_err();
+        assert_eq!((e.0.offset, e.0.message.as_str()), (2, "invalid base64 character '*'"));
     }
 
     #[test]
