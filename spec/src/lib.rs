@@ -12,6 +12,7 @@ pub mod comment;
 pub mod compile;
 pub mod diagnostic;
 pub mod extract;
+pub mod fs;
 pub mod lower;
 pub mod markdown;
 pub mod model;

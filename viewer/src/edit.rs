@@ -3,7 +3,6 @@
 //! `FILE.bak`). Nothing is written when the editor fails, the text is unchanged, the text does
 //! not encode, or the result breaks a rule (unless forced).
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -197,8 +196,8 @@ fn scratch_path(path: &Path) -> PathBuf {
     std::env::temp_dir().join(format!("csi-view-{}-{name}.txtpb", std::process::id()))
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, after
-/// copying the original to `path.bak`; returns the backup's path.
+/// Keeps the original as `path.bak`, then writes `bytes` to `path` atomically
+/// ([`csikit_spec::fs::write_atomic`]); returns the backup's path.
 ///
 /// # Errors
 ///
@@ -206,24 +205,9 @@ fn scratch_path(path: &Path) -> PathBuf {
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.csi-view-{}.tmp", std::process::id()));
     let backup = dir.join(format!("{name}.bak"));
-    let result = (|| -> Result<()> {
-        let mut f = std::fs::File::create(&tmp)
-            .with_context(|| format!("cannot create '{}'", tmp.display()))?;
-        f.write_all(bytes).with_context(|| format!("cannot write '{}'", tmp.display()))?;
-        f.sync_all().with_context(|| format!("cannot sync '{}'", tmp.display()))?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            let _ = std::fs::set_permissions(&tmp, meta.permissions());
-        }
-        std::fs::copy(path, &backup)
-            .with_context(|| format!("cannot keep the original as '{}'", backup.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("cannot replace '{}'", path.display()))?;
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map(|()| backup)
+    std::fs::copy(path, &backup)
+        .with_context(|| format!("cannot keep the original as '{}'", backup.display()))?;
+    csikit_spec::fs::write_atomic(path, bytes)?;
+    Ok(backup)
 }

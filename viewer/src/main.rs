@@ -508,15 +508,9 @@ fn encode(a: EncodeArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// Writes a file through a temporary file and a rename, so a failure leaves no half file.
+/// Writes a file atomically, so a failure leaves no half file.
 fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".csi-view-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write '{}'", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        anyhow!("cannot write '{}': {e}", path.display())
-    })
+    Ok(csikit_spec::fs::write_atomic(path, bytes)?)
 }
 
 fn decode_dynamic(schema: &Schema, ty: Option<&str>, m: &Message) -> Result<DynamicMessage> {

@@ -21,7 +21,7 @@ pub fn stage(out: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<Pa
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("creating '{}'", dir.display()))?;
         }
-        std::fs::write(&dest, text).with_context(|| format!("writing '{}'", dest.display()))?;
+        csikit_spec::fs::write_atomic(&dest, text.as_bytes())?;
     }
     Ok(tmp)
 }
