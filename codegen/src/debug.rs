@@ -8,14 +8,6 @@ use csikit_spec::{Label, Message, Model};
 
 use crate::names::{camel, relative_type_path, snake};
 
-/// The value type of a field: the declared type, or the value of a `map<K, V>`.
-pub fn value_type(ty: &str) -> &str {
-    match ty.strip_prefix("map<").and_then(|t| t.strip_suffix('>')) {
-        Some(kv) => kv.split_once(',').map_or(kv, |(_, v)| v.trim()),
-        None => ty,
-    }
-}
-
 /// Messages with a secret field, and messages holding those, transitively.
 pub fn secret_holders(model: &Model) -> BTreeSet<&str> {
     let mut holders: BTreeSet<&str> = model
@@ -27,7 +19,7 @@ pub fn secret_holders(model: &Model) -> BTreeSet<&str> {
     loop {
         let before = holders.len();
         for m in &model.messages {
-            if m.fields.iter().any(|f| holders.contains(value_type(&f.ty))) {
+            if m.fields.iter().any(|f| holders.contains(f.ty.value_name())) {
                 holders.insert(&m.full_name);
             }
         }
@@ -95,7 +87,7 @@ fn message_debug(model: &Model, m: &Message, path: &str, out: &mut String) {
                 Label::Singular => "&crate::redact::Redacted".to_owned(),
             }
         } else {
-            match (model.enum_type(&field.ty), field.label, field.proto3_optional) {
+            match (model.enum_type(field.ty.value_name()), field.label, field.proto3_optional) {
                 (Some(e), Label::Singular, false) => {
                     match relative_type_path(&model.package, &e.full_name) {
                         Some(epath) => format!(

@@ -50,7 +50,7 @@ pub fn generate_facts(model: &Model, release: &str) -> String {
                 "            FieldFacts {{ name: {:?}, number: {}, type_name: {:?}, label: Label::{label}, oneof: {:?}, presence: Presence::{presence}, secret: {}, alpha: {}, size_limit: SizeLimit::{size}, non_negative: {}, no_control_chars: {} }},",
                 f.name,
                 f.number,
-                f.ty,
+                f.ty.to_string(),
                 f.oneof,
                 f.secret,
                 f.alpha,

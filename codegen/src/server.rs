@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use csikit_spec::{Label, Method, Model, Presence, Service};
 
-use crate::debug::{secret_holders, value_type};
+use crate::debug::secret_holders;
 use crate::layout::Package;
 use crate::names::{camel, relative_type_path, snake};
 
@@ -46,7 +46,10 @@ pub fn serialisation_key(model: &Model, method: &Method) -> Option<(String, Stri
     let input = model.message(&method.input)?;
     let string = |name: &str| {
         input.fields.iter().find(|f| {
-            f.name == name && f.ty == "string" && f.label == Label::Singular && f.oneof.is_none()
+            f.name == name
+                && f.ty.is_scalar("string")
+                && f.label == Label::Singular
+                && f.oneof.is_none()
         })
     };
     if let (Some(object), Some(f)) = (method.name.strip_prefix("Create"), string("name")) {
@@ -57,7 +60,7 @@ pub fn serialisation_key(model: &Model, method: &Method) -> Option<(String, Stri
         .iter()
         .find(|f| {
             f.presence == Presence::Required
-                && f.ty == "string"
+                && f.ty.is_scalar("string")
                 && f.label == Label::Singular
                 && f.oneof.is_none()
                 && f.name.ends_with("_id")
@@ -346,7 +349,7 @@ fn secret_values(p: &Package<'_>, out: &mut String) {
         );
         let mut oneofs = BTreeSet::new();
         for f in &m.fields {
-            let value = value_type(&f.ty);
+            let value = f.ty.value_name();
             let nested = holders.contains(value);
             if !f.secret && !nested {
                 continue;

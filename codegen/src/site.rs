@@ -17,7 +17,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use askama::Template;
-use csikit_spec::{ErrorRow, Label, Model, Presence, SizeLimit, SourceFile};
+use csikit_spec::{ErrorRow, FieldType, Label, Model, Presence, SizeLimit, SourceFile};
 
 pub use i18n::Catalog;
 pub use translation::{Status, is_cjk, prose_status};
@@ -173,14 +173,6 @@ fn bytes_text(n: u32) -> String {
     if n >= 1024 && n.is_multiple_of(1024) { format!("{} KiB", n / 1024) } else { format!("{n} B") }
 }
 
-/// The value type of a field type (`map<K, V>` gives `V`).
-fn value_type(ty: &str) -> &str {
-    ty.strip_prefix("map<")
-        .and_then(|r| r.strip_suffix('>'))
-        .and_then(|r| r.split_once(','))
-        .map_or(ty, |(_, v)| v.trim())
-}
-
 impl<'a> Site<'a> {
     fn new(model: &'a Model, options: &'a SiteOptions) -> Site<'a> {
         static EMPTY: std::sync::OnceLock<SourceFile> = std::sync::OnceLock::new();
@@ -235,7 +227,7 @@ impl<'a> Site<'a> {
         for m in &model.messages {
             for f in &m.fields {
                 used_in
-                    .entry(value_type(&f.ty).to_owned())
+                    .entry(f.ty.value_name().to_owned())
                     .or_default()
                     .push(Use::Field(m.full_name.clone(), f.name.clone()));
             }
@@ -601,7 +593,7 @@ impl<'a> Site<'a> {
             );
             if let Some(msg) = self.model.message(full) {
                 for f in &msg.fields {
-                    let ty = value_type(&f.ty);
+                    let ty = f.ty.value_name();
                     if self.model.message(ty).is_some() && !context.iter().any(|c| c == ty) {
                         context.push(ty.to_owned());
                     }
@@ -611,7 +603,7 @@ impl<'a> Site<'a> {
         (inline, context)
     }
 
-    fn type_html(&self, ty: &str, page: &str) -> String {
+    fn type_html(&self, ty: &FieldType, page: &str) -> String {
         let link = |full: &str| {
             if self.index.is_type(full) {
                 format!(
@@ -623,22 +615,18 @@ impl<'a> Site<'a> {
                 format!("<code>{}</code>", escape(full))
             }
         };
-        match ty
-            .strip_prefix("map<")
-            .and_then(|r| r.strip_suffix('>'))
-            .and_then(|r| r.split_once(','))
-        {
-            Some((k, v)) if self.index.is_type(v.trim()) => {
+        match ty {
+            FieldType::Map { key, value } if self.index.is_type(value.value_name()) => {
                 format!(
                     "<code>map&lt;{}, </code>{}<code>&gt;</code>",
-                    escape(k.trim()),
-                    link(v.trim())
+                    escape(key),
+                    link(value.value_name())
                 )
             }
-            Some((k, v)) => {
-                format!("<code>map&lt;{}, {}&gt;</code>", escape(k.trim()), escape(v.trim()))
+            FieldType::Map { key, value } => {
+                format!("<code>map&lt;{}, {}&gt;</code>", escape(key), escape(value.value_name()))
             }
-            None => link(ty),
+            other => link(other.value_name()),
         }
     }
 

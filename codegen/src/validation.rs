@@ -4,9 +4,7 @@
 //! a REQUIRED bool or number other than an enum is indistinguishable from its zero value in
 //! proto3, so it gets no `required`.
 
-use std::collections::BTreeSet;
-
-use csikit_spec::{Label, Model, Presence, SizeLimit};
+use csikit_spec::{FieldType, Label, Model, Presence, SizeLimit};
 
 /// Attributes to apply through prost-build, keyed by proto path (leading dot).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -19,11 +17,6 @@ pub struct ValidationAttributes {
     /// `(path, attribute)` for fields, oneof fields and oneof variants: `#[csi(...)]`.
     pub fields: Vec<(String, String)>,
 }
-
-const SCALARS: [&str; 15] = [
-    "double", "float", "int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32",
-    "fixed64", "sfixed32", "sfixed64", "bool", "string", "bytes",
-];
 
 fn is_signed(ty: &str) -> bool {
     matches!(
@@ -38,7 +31,6 @@ pub fn validation_attributes(
     model: &Model,
     validated: &dyn Fn(&str) -> bool,
 ) -> ValidationAttributes {
-    let enums: BTreeSet<&str> = model.enums.iter().map(|e| e.full_name.as_str()).collect();
     let mut out = ValidationAttributes::default();
     out.messages.push((format!(".{}", model.package), "#[::csikit::csi_validate]".to_owned()));
     for m in &model.messages {
@@ -52,21 +44,18 @@ pub fn validation_attributes(
         }
         for f in &m.fields {
             let mut rules: Vec<String> = Vec::new();
-            let is_message = !SCALARS.contains(&f.ty.as_str())
-                && !enums.contains(f.ty.as_str())
-                && f.label != Label::Map;
-            let map_value =
-                f.ty.strip_prefix("map<")
-                    .and_then(|s| s.strip_suffix('>'))
-                    .and_then(|s| s.split_once(", "))
-                    .map(|(_, v)| v);
+            let is_message = matches!(f.ty, FieldType::Message(_));
+            let map_value = match &f.ty {
+                FieldType::Map { value, .. } => Some(value.value_name()),
+                _ => None,
+            };
             let in_oneof = f.oneof.is_some();
             if f.presence == Presence::Required && !in_oneof {
                 let checkable = f.label != Label::Singular
-                    || f.ty == "string"
-                    || f.ty == "bytes"
+                    || f.ty.is_scalar("string")
+                    || f.ty.is_scalar("bytes")
                     || is_message
-                    || enums.contains(f.ty.as_str());
+                    || matches!(f.ty, FieldType::Enum(_));
                 if checkable {
                     rules.push("required".into());
                 }
@@ -76,7 +65,7 @@ pub fn validation_attributes(
                     rules.push(format!("max_total_bytes = {bytes}"));
                 }
                 (SizeLimit::General { bytes } | SizeLimit::Max { bytes }, _)
-                    if f.ty == "string" =>
+                    if f.ty.is_scalar("string") =>
                 {
                     rules.push(format!("max_bytes = {bytes}"));
                 }
@@ -85,10 +74,10 @@ pub fn validation_attributes(
                 }
                 _ => {}
             }
-            if f.non_negative && is_signed(&f.ty) {
+            if f.non_negative && is_signed(f.ty.value_name()) {
                 rules.push("non_negative".into());
             }
-            if f.no_control_chars && f.ty == "string" {
+            if f.no_control_chars && f.ty.is_scalar("string") {
                 rules.push("no_control_chars".into());
             }
             if f.secret && f.label == Label::Map {
@@ -97,7 +86,7 @@ pub fn validation_attributes(
             let nested_type = if f.label == Label::Map {
                 map_value
             } else if is_message {
-                Some(f.ty.as_str())
+                Some(f.ty.value_name())
             } else {
                 None
             };

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use csikit::{RuleId, ValidateEncodedError};
-use csikit_spec::{Label, LoadOptions, Model, Presence, SizeLimit};
+use csikit_spec::{FieldType, Label, LoadOptions, Model, Presence, SizeLimit};
 use prost::Message as _;
 use prost_reflect::{
     DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor, ReflectMessage as _, Value,
@@ -180,7 +180,6 @@ fn filled_requests_are_valid() {
 fn each_missing_required_field_is_exactly_one_violation() {
     let Some(model) = corpus_model() else { return };
     let pool = csikit::v1::descriptor_pool();
-    let enums: Vec<&str> = model.enums.iter().map(|e| e.full_name.as_str()).collect();
     let mut checked = std::collections::BTreeSet::new();
     for (m, choice) in requests(&model).into_iter().flat_map(|m| (0..CHOICES).map(move |c| (m, c)))
     {
@@ -192,10 +191,7 @@ fn each_missing_required_field_is_exactly_one_violation() {
             // proto3 cannot tell a zero bool or number from an unset one; the spec says so too
             // ("Scalar fields, even REQUIRED ones, will be defaulted").
             let scalar_number = f.label == Label::Singular
-                && !matches!(f.ty.as_str(), "string" | "bytes")
-                && !enums.contains(&f.ty.as_str())
-                && model.message(&f.ty).is_none()
-                && !f.ty.starts_with("google.");
+                && matches!(&f.ty, FieldType::Scalar(s) if s != "string" && s != "bytes");
             if f.presence != Presence::Required || f.oneof.is_some() || scalar_number {
                 continue;
             }
@@ -267,8 +263,8 @@ fn size_limits_hold_at_the_boundary() {
                 };
                 target.set_field_by_name(&f.name, value);
             };
-            let is_string_map = f.ty == "map<string, string>";
-            if f.ty != "string" && !is_string_map {
+            let is_string_map = f.ty.is_string_map();
+            if !f.ty.is_scalar("string") && !is_string_map {
                 continue;
             }
             match f.size_limit {

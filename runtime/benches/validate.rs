@@ -25,7 +25,7 @@ use csikit::v1::{
     VolumeCapability,
     volume_capability::{AccessMode, AccessType, MountVolume, access_mode::Mode},
 };
-use csikit_spec::{Label, LoadOptions, Model, Presence, SizeLimit};
+use csikit_spec::{FieldType, Label, LoadOptions, Model, Presence, SizeLimit};
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, ReflectMessage as _, Value};
 
@@ -180,17 +180,10 @@ impl std::fmt::Display for Path<'_> {
     }
 }
 
-const SCALARS: [&str; 15] = [
-    "double", "float", "int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32",
-    "fixed64", "sfixed32", "sfixed64", "bool", "string", "bytes",
-];
-
 impl Reflective {
     fn new(model: &Model, pool: &prost_reflect::DescriptorPool) -> Self {
         let by_name: HashMap<String, usize> =
             model.messages.iter().enumerate().map(|(i, m)| (m.full_name.clone(), i)).collect();
-        let enums: std::collections::HashSet<&str> =
-            model.enums.iter().map(|e| e.full_name.as_str()).collect();
         let messages = model
             .messages
             .iter()
@@ -203,15 +196,13 @@ impl Reflective {
                     .iter()
                     .filter_map(|f| {
                         let fd = desc.get_field_by_name(&f.name)?;
-                        let is_string = f.ty == "string";
-                        let is_message = !SCALARS.contains(&f.ty.as_str())
-                            && !enums.contains(f.ty.as_str())
-                            && f.label != Label::Map;
+                        let is_string = f.ty.is_scalar("string");
+                        let is_message = matches!(f.ty, FieldType::Message(_));
                         let checkable = f.label != Label::Singular
                             || is_string
-                            || f.ty == "bytes"
+                            || f.ty.is_scalar("bytes")
                             || is_message
-                            || enums.contains(f.ty.as_str());
+                            || matches!(f.ty, FieldType::Enum(_));
                         let (max_bytes, max_total) = match (f.size_limit, f.label) {
                             (
                                 SizeLimit::General { bytes } | SizeLimit::Max { bytes },
@@ -248,7 +239,7 @@ impl Reflective {
                             max_total,
                             non_negative: f.non_negative
                                 && matches!(
-                                    f.ty.as_str(),
+                                    f.ty.value_name(),
                                     "int32"
                                         | "int64"
                                         | "sint32"

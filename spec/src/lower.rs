@@ -184,15 +184,14 @@ fn propagate_node_id_limit(model: &mut Model) {
         .find(|m| m.full_name.ends_with(".NodeGetInfoResponse"))
         .and_then(|m| m.fields.iter().find(|f| f.name == "node_id"))
         .map(|f| f.size_limit);
-    let Some(limit @ SizeLimit::Max { bytes }) = source else { return };
+    let Some(limit @ SizeLimit::Max { .. }) = source else { return };
     for m in &mut model.messages {
         for f in &mut m.fields {
             if matches!(f.name.as_str(), "node_id" | "published_node_ids")
-                && f.ty == "string"
+                && f.ty.is_scalar("string")
                 && matches!(f.size_limit, SizeLimit::General { .. })
             {
                 f.size_limit = limit;
-                f.max_bytes = Some(bytes);
             }
         }
     }
@@ -325,14 +324,13 @@ impl Lower<'_, '_> {
         Field {
             name: f.name().to_owned(),
             number: f.number(),
-            ty: type_name(f),
+            ty: field_type(f),
             label,
             oneof: f.containing_oneof().filter(|o| !o.is_synthetic()).map(|o| o.name().to_owned()),
             proto3_optional: f.field_descriptor_proto().proto3_optional(),
             presence,
             secret: has_flag(&options, |n| n.ends_with("_secret")),
             alpha: has_flag(&options, is_alpha_option),
-            max_bytes: size_limit.max_bytes(),
             size_limit,
             non_negative: comment::non_negative(&text),
             no_control_chars: comment::no_control_chars(&text),
@@ -378,37 +376,38 @@ fn has_flag(options: &DynamicMessage, pred: impl Fn(&str) -> bool) -> bool {
     options.extensions().any(|(ext, value)| pred(ext.name()) && matches!(value, Value::Bool(true)))
 }
 
-fn kind_name(kind: &Kind) -> String {
+fn kind_type(kind: &Kind) -> FieldType {
+    let scalar = |name: &str| FieldType::Scalar(name.to_owned());
     match kind {
-        Kind::Double => "double".into(),
-        Kind::Float => "float".into(),
-        Kind::Int32 => "int32".into(),
-        Kind::Int64 => "int64".into(),
-        Kind::Uint32 => "uint32".into(),
-        Kind::Uint64 => "uint64".into(),
-        Kind::Sint32 => "sint32".into(),
-        Kind::Sint64 => "sint64".into(),
-        Kind::Fixed32 => "fixed32".into(),
-        Kind::Fixed64 => "fixed64".into(),
-        Kind::Sfixed32 => "sfixed32".into(),
-        Kind::Sfixed64 => "sfixed64".into(),
-        Kind::Bool => "bool".into(),
-        Kind::String => "string".into(),
-        Kind::Bytes => "bytes".into(),
-        Kind::Message(m) => m.full_name().to_owned(),
-        Kind::Enum(e) => e.full_name().to_owned(),
+        Kind::Double => scalar("double"),
+        Kind::Float => scalar("float"),
+        Kind::Int32 => scalar("int32"),
+        Kind::Int64 => scalar("int64"),
+        Kind::Uint32 => scalar("uint32"),
+        Kind::Uint64 => scalar("uint64"),
+        Kind::Sint32 => scalar("sint32"),
+        Kind::Sint64 => scalar("sint64"),
+        Kind::Fixed32 => scalar("fixed32"),
+        Kind::Fixed64 => scalar("fixed64"),
+        Kind::Sfixed32 => scalar("sfixed32"),
+        Kind::Sfixed64 => scalar("sfixed64"),
+        Kind::Bool => scalar("bool"),
+        Kind::String => scalar("string"),
+        Kind::Bytes => scalar("bytes"),
+        Kind::Message(m) => FieldType::Message(m.full_name().to_owned()),
+        Kind::Enum(e) => FieldType::Enum(e.full_name().to_owned()),
     }
 }
 
-fn type_name(f: &FieldDescriptor) -> String {
+fn field_type(f: &FieldDescriptor) -> FieldType {
     if f.is_map()
         && let Kind::Message(entry) = f.kind()
     {
-        let key = entry.map_entry_key_field();
-        let value = entry.map_entry_value_field();
-        return format!("map<{}, {}>", kind_name(&key.kind()), kind_name(&value.kind()));
+        let key = kind_type(&entry.map_entry_key_field().kind()).to_string();
+        let value = kind_type(&entry.map_entry_value_field().kind());
+        return FieldType::Map { key, value: Box::new(value) };
     }
-    kind_name(&f.kind())
+    kind_type(&f.kind())
 }
 
 /// Gives every string and string map without an override the general limit.
@@ -421,14 +420,15 @@ fn apply_general_limits(model: &mut Model) {
             {
                 continue;
             }
-            let general = match (f.label, f.ty.as_str()) {
-                (Label::Map, "map<string, string>") => Some(limits.map),
-                (Label::Singular | Label::Repeated, "string") => Some(limits.string),
+            let general = match f.label {
+                Label::Map if f.ty.is_string_map() => Some(limits.map),
+                Label::Singular | Label::Repeated if f.ty.is_scalar("string") => {
+                    Some(limits.string)
+                }
                 _ => None,
             };
             if let Some(bytes) = general {
                 f.size_limit = SizeLimit::General { bytes };
-                f.max_bytes = Some(bytes);
             }
         }
     }

@@ -181,17 +181,88 @@ impl SizeLimit {
     }
 }
 
+/// A field's type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FieldType {
+    /// A scalar, by its proto name: `string`, `bytes`, `bool`, `int64`, ...
+    Scalar(String),
+    /// A message, by full name without a leading dot.
+    Message(String),
+    /// An enum, by full name without a leading dot.
+    Enum(String),
+    /// `map<K, V>`: a scalar key type and the value's type (never itself a map).
+    Map {
+        /// The key's scalar type.
+        key: String,
+        /// The value's type.
+        value: Box<FieldType>,
+    },
+}
+
+impl FieldType {
+    /// The type of one value: a map's value type, otherwise the type itself.
+    pub fn value_type(&self) -> &FieldType {
+        match self {
+            FieldType::Map { value, .. } => value,
+            other => other,
+        }
+    }
+
+    /// The name of one value's type: a scalar's proto name or a message's or enum's full name
+    /// (a map's value's).
+    pub fn value_name(&self) -> &str {
+        match self.value_type() {
+            FieldType::Scalar(n) | FieldType::Message(n) | FieldType::Enum(n) => n,
+            // A map's value is never a map (the proto grammar has no nested maps).
+            FieldType::Map { key, .. } => key,
+        }
+    }
+
+    /// Whether this is the scalar `name` (`string`, `bytes`, ...).
+    pub fn is_scalar(&self, name: &str) -> bool {
+        matches!(self, FieldType::Scalar(s) if s == name)
+    }
+
+    /// The full name of the message or enum this names (a map's value's, for a map).
+    pub fn full_name(&self) -> Option<&str> {
+        match self.value_type() {
+            FieldType::Message(n) | FieldType::Enum(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Whether this is `map<string, string>`.
+    pub fn is_string_map(&self) -> bool {
+        matches!(self, FieldType::Map { key, value } if key == "string" && value.is_scalar("string"))
+    }
+}
+
+/// As the proto writes it: `string`, `csi.v1.VolumeCapability`, `map<string, string>`.
+impl std::fmt::Display for FieldType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FieldType::Scalar(n) | FieldType::Message(n) | FieldType::Enum(n) => f.write_str(n),
+            FieldType::Map { key, value } => write!(f, "map<{key}, {value}>"),
+        }
+    }
+}
+
+/// The JSON contract's `type` string (see `Display`).
+impl Serialize for FieldType {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 /// A field of a message.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Field {
     /// Field name.
     pub name: String,
     /// Field number.
     pub number: u32,
-    /// Scalar type name (`string`, `int64`, ...), the full name of a message or enum type,
-    /// or `map<K, V>` for maps.
-    #[serde(rename = "type")]
-    pub ty: String,
+    /// Its type (JSON: the proto spelling, e.g. `map<string, string>`).
+    pub ty: FieldType,
     /// How it is repeated.
     pub label: Label,
     /// The oneof it belongs to, if any (synthetic proto3 `optional` oneofs are not named).
@@ -204,8 +275,6 @@ pub struct Field {
     pub secret: bool,
     /// Marked with an `alpha_*` option.
     pub alpha: bool,
-    /// The largest size the spec allows (strings: per value; maps: keys plus values).
-    pub max_bytes: Option<u32>,
     /// The size rule and where it comes from.
     pub size_limit: SizeLimit,
     /// The comment says the value MUST NOT be negative.
@@ -214,9 +283,39 @@ pub struct Field {
     pub no_control_chars: bool,
     /// The leading comment, with the trailing comment appended.
     pub comment: String,
-    #[serde(skip)]
     /// Where it is declared.
     pub span: Span,
+}
+
+impl Field {
+    /// The largest size the spec allows (strings: per value; maps: keys plus values), derived
+    /// from [`Field::size_limit`].
+    pub fn max_bytes(&self) -> Option<u32> {
+        self.size_limit.max_bytes()
+    }
+}
+
+/// The JSON contract's keys, in order; `max_bytes` is derived from the size limit.
+impl Serialize for Field {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut s = serializer.serialize_struct("Field", 13)?;
+        s.serialize_field("name", &self.name)?;
+        s.serialize_field("number", &self.number)?;
+        s.serialize_field("type", &self.ty)?;
+        s.serialize_field("label", &self.label)?;
+        s.serialize_field("oneof", &self.oneof)?;
+        s.serialize_field("proto3_optional", &self.proto3_optional)?;
+        s.serialize_field("presence", &self.presence)?;
+        s.serialize_field("secret", &self.secret)?;
+        s.serialize_field("alpha", &self.alpha)?;
+        s.serialize_field("max_bytes", &self.max_bytes())?;
+        s.serialize_field("size_limit", &self.size_limit)?;
+        s.serialize_field("non_negative", &self.non_negative)?;
+        s.serialize_field("no_control_chars", &self.no_control_chars)?;
+        s.serialize_field("comment", &self.comment)?;
+        s.end()
+    }
 }
 
 /// An enum type.

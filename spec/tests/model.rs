@@ -60,14 +60,17 @@ fn v1_12_0_field_facts() {
     let secrets = field(&m, "csi.v1.CreateVolumeRequest", "secrets");
     assert!(secrets.secret);
     assert_eq!(secrets.presence, Presence::Optional);
-    assert_eq!(secrets.max_bytes, Some(4096));
+    assert_eq!(secrets.max_bytes(), Some(4096));
     let node_id = field(&m, "csi.v1.NodeGetInfoResponse", "node_id");
     assert_eq!(node_id.size_limit, SizeLimit::Max { bytes: 256 });
     // Node IDs elsewhere carry NodeGetInfo's limit.
-    assert_eq!(field(&m, "csi.v1.ControllerPublishVolumeRequest", "node_id").max_bytes, Some(256));
+    assert_eq!(
+        field(&m, "csi.v1.ControllerPublishVolumeRequest", "node_id").max_bytes(),
+        Some(256)
+    );
     let staging = field(&m, "csi.v1.NodeStageVolumeRequest", "staging_target_path");
     assert_eq!(staging.size_limit, SizeLimit::AtLeast { bytes: 128 });
-    assert_eq!(staging.max_bytes, None);
+    assert_eq!(staging.max_bytes(), None);
     let flags = field(&m, "csi.v1.VolumeCapability.MountVolume", "mount_flags");
     assert_eq!(flags.size_limit, SizeLimit::MaxTotal { bytes: 4096 });
     assert!(field(&m, "csi.v1.CapacityRange", "required_bytes").non_negative);
