@@ -4,28 +4,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use csikit_spec::Model;
-
+use crate::package::Package;
 use crate::{Error, debug, descriptor, facts, names, rust};
-
-/// One proto package to turn into a module of the crate.
-#[derive(Debug, Clone)]
-pub struct Package<'a> {
-    /// The package's model.
-    pub model: &'a Model,
-    /// The encoded `FileDescriptorSet` the model was lowered from (imports included).
-    pub descriptor_set: &'a [u8],
-    /// The import name of the package's own file in `descriptor_set`, e.g. `csi.proto`.
-    pub proto_file: &'a str,
-    /// The Rust module path inside the crate, e.g. `v1` or `addons::replication`.
-    pub module: String,
-    /// The input, for headers and docs, e.g. `csi-spec v1.12.0`.
-    pub source: String,
-    /// Proto paths served by other modules: (`.csi.v1`, `crate::v1`).
-    pub extern_paths: Vec<(String, String)>,
-    /// The same spec read with a translation's error tables (Japanese), for the error catalog.
-    pub translation: Option<&'a Model>,
-}
 
 /// How to lay out the crate.
 #[derive(Debug, Clone)]

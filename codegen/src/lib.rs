@@ -16,6 +16,7 @@ mod errors;
 mod facts;
 mod layout;
 mod names;
+mod package;
 mod rust;
 pub mod scaffold;
 mod server;
@@ -27,7 +28,8 @@ use std::path::PathBuf;
 
 use csikit_spec::Model;
 
-pub use layout::{CrateOptions, Dependency, Package};
+pub use layout::{CrateOptions, Dependency};
+pub use package::Package;
 
 /// Why generation failed.
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,7 @@ use prost_build::{Config, Module};
 use prost_types::FileDescriptorSet;
 
 use crate::docs::{ALPHA_NOTE, doc_attribute, field_marker};
-use crate::layout::Package;
+use crate::package::Package;
 use crate::{Error, debug};
 
 /// The prost and tonic output for `package`, doc comments already re-tagged.
