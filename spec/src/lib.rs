@@ -27,13 +27,20 @@ pub use model::*;
 /// The environment variable that points at the corpus of real inputs.
 pub const CORPUS_ENV: &str = "CSIKIT_CORPUS";
 
-/// Where the corpus of real inputs is: `$CSIKIT_CORPUS`, else `../shared/corpus` beside the
-/// workspace.
+/// Where the corpus of real inputs is, decided at run time: `$CSIKIT_CORPUS`, else the first
+/// `shared/corpus` found beside the current directory or one of its ancestors (a checkout's
+/// `../shared/corpus`, whichever crate folder cargo runs a test or bench in), else
+/// `../shared/corpus` (which then does not exist, and callers say so).
 pub fn corpus_dir() -> PathBuf {
-    match std::env::var_os(CORPUS_ENV) {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
+    if let Some(dir) = std::env::var_os(CORPUS_ENV) {
+        return PathBuf::from(dir);
     }
+    let fallback = Path::new("..").join("shared").join("corpus");
+    let Ok(cwd) = std::env::current_dir() else { return fallback };
+    cwd.ancestors()
+        .map(|dir| dir.join("shared").join("corpus"))
+        .find(|candidate| candidate.is_dir())
+        .unwrap_or(fallback)
 }
 
 /// The environment variable that turns a missing test input into a failure (`.ci/run` sets it).
