@@ -760,8 +760,10 @@ impl Driver {
         Ok(NodeUnstageVolumeResponse {})
     }
 
-    /// `NodePublishVolume`: records the target path, following the spec's table for a second
-    /// publication on the same node.
+    /// `NodePublishVolume`: creates `target_path` (the spec makes that the plugin's job: a
+    /// directory for mount access, a file for block access; nothing is mounted on it) and
+    /// records the publication, following the spec's table for a second publication on the
+    /// same node.
     ///
     /// # Errors
     ///
@@ -819,11 +821,14 @@ impl Driver {
                 volume.id
             )));
         }
+        let block = matches!(publication.capability.access_type, Some(AccessType::Block(_)));
+        create_target(&request.target_path, block)?;
         volume.published.insert(request.target_path, publication);
         Ok(NodePublishVolumeResponse {})
     }
 
-    /// `NodeUnpublishVolume`: a path that is not published is unpublished already.
+    /// `NodeUnpublishVolume`: removes what NodePublishVolume created at `target_path`; a path
+    /// that is not published is unpublished already.
     ///
     /// # Errors
     ///
@@ -837,7 +842,9 @@ impl Driver {
             NodeUnpublishVolumeError::VolumeDoesNotExist
                 .status(format!("volume '{}' does not exist", request.volume_id))
         })?;
-        volume.published.remove(&request.target_path);
+        if volume.published.remove(&request.target_path).is_some() {
+            remove_target(&request.target_path)?;
+        }
         Ok(NodeUnpublishVolumeResponse {})
     }
 
@@ -1078,6 +1085,38 @@ fn multi_writer_on_node(capability: &VolumeCapability) -> bool {
     multi_node(capability) || mode(capability) == Mode::SingleNodeMultiWriter
 }
 
+/// Creates a publication's `target_path`: a directory (mount access) or an empty file (block
+/// access); one that is already there as such is fine. The parent is the CO's to create.
+fn create_target(path: &str, block: bool) -> Result<(), Status> {
+    let target = std::path::Path::new(path);
+    let made = if block {
+        std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(target).map(drop)
+    } else {
+        match std::fs::create_dir(target) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && target.is_dir() => Ok(()),
+            other => other,
+        }
+    };
+    made.map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Status::failed_precondition(format!(
+            "cannot create target_path '{path}': its parent directory does not exist (the CO creates it)"
+        )),
+        _ => Status::internal(format!("cannot create target_path '{path}': {e}")),
+    })
+}
+
+/// Removes what [`create_target`] made at `path`; nothing there is fine.
+fn remove_target(path: &str) -> Result<(), Status> {
+    let target = std::path::Path::new(path);
+    let removed = match std::fs::symlink_metadata(target) {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir(target),
+        Ok(_) => std::fs::remove_file(target),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    };
+    removed.map_err(|e| Status::internal(format!("cannot remove target_path '{path}': {e}")))
+}
+
 fn has_mount(capabilities: &[VolumeCapability]) -> bool {
     capabilities.iter().any(|c| matches!(c.access_type, Some(AccessType::Mount(_))))
 }
@@ -1233,6 +1272,49 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn publish_creates_the_target_path_and_unpublish_removes_it() {
+        let driver = Driver::default();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let id = create(&driver, "paths", GIB, Mode::SingleNodeWriter).await.expect("create");
+        let stage = NodeStageVolumeRequest {
+            volume_id: id.clone(),
+            staging_target_path: "/staging".into(),
+            volume_capability: Some(capability(Mode::SingleNodeWriter)),
+            ..Default::default()
+        };
+        driver.node_stage_volume(stage).await.expect("stage");
+        let target = dir.path().join("mount");
+        let publish = |target: &std::path::Path| NodePublishVolumeRequest {
+            volume_id: id.clone(),
+            staging_target_path: "/staging".into(),
+            target_path: target.to_str().expect("utf-8").to_owned(),
+            volume_capability: Some(capability(Mode::SingleNodeWriter)),
+            ..Default::default()
+        };
+        driver.node_publish_volume(publish(&target)).await.expect("publish");
+        assert!(target.is_dir(), "a mount publication is a directory");
+        driver.node_publish_volume(publish(&target)).await.expect("publish again: idempotent");
+        let unpublish = NodeUnpublishVolumeRequest {
+            volume_id: id.clone(),
+            target_path: target.to_str().expect("utf-8").to_owned(),
+        };
+        driver.node_unpublish_volume(unpublish.clone()).expect("unpublish");
+        assert!(!target.exists(), "unpublish removes it");
+        driver.node_unpublish_volume(unpublish).expect("unpublish again: idempotent");
+        let orphan = dir.path().join("no-parent/mount");
+        assert_eq!(
+            code(driver.node_publish_volume(publish(&orphan)).await),
+            Code::FailedPrecondition
+        );
+        // Block access: a file.
+        let block = dir.path().join("block");
+        create_target(block.to_str().expect("utf-8"), true).expect("create");
+        assert!(block.is_file());
+        remove_target(block.to_str().expect("utf-8")).expect("remove");
+        assert!(!block.exists());
+    }
+
+    #[tokio::test]
     async fn a_second_target_path_needs_a_multi_writer_mode() {
         let driver = Driver::default();
         for (mode, second) in [
@@ -1255,8 +1337,11 @@ mod tests {
                 volume_capability: Some(capability(mode)),
                 ..Default::default()
             };
-            driver.node_publish_volume(publish("/t1")).await.expect("first publish");
-            assert_eq!(code(driver.node_publish_volume(publish("/t2")).await), second, "{mode:?}");
+            let dir = tempfile::tempdir().expect("temp dir");
+            let (t1, t2) = (dir.path().join("t1"), dir.path().join("t2"));
+            let (t1, t2) = (t1.to_str().expect("utf-8"), t2.to_str().expect("utf-8"));
+            driver.node_publish_volume(publish(t1)).await.expect("first publish");
+            assert_eq!(code(driver.node_publish_volume(publish(t2)).await), second, "{mode:?}");
             let unstage = NodeUnstageVolumeRequest {
                 volume_id: id.clone(),
                 staging_target_path: format!("/staging/{id}"),

@@ -512,7 +512,9 @@ async fn survives_malformed_frames_and_disconnects() {
         })
         .await
         .expect("NodeStageVolume");
-        volumes.push(Volume { id, staging, target: format!("/target/fault-{c}") });
+        // The plugin creates target_path inside a parent the CO (here, the test) provides.
+        let target = tmp.path().join(format!("target-fault-{c}"));
+        volumes.push(Volume { id, staging, target: target.to_str().expect("utf-8").to_owned() });
     }
     let capacity = controller
         .get_capacity(GetCapacityRequest::default())

@@ -182,8 +182,13 @@ check(entry and list(entry[0].status.published_node_ids) == [NODE_ID], f"ListVol
 call(controller.DeleteVolume, csi.DeleteVolumeRequest(volume_id=vol.volume_id, secrets=SECRETS),
      expect=grpc.StatusCode.FAILED_PRECONDITION)
 
-staging = "/var/lib/kubelet/plugins/memdriver/staging/pvc-lifecycle"
-target = "/var/lib/kubelet/pods/p1/volumes/memdriver/pvc-lifecycle"
+# Paths as kubelet lays them out, under a temporary root: the CO creates the parents (and the
+# staging directory), the plugin creates target_path itself and removes it on unpublish.
+KUBELET = os.environ["MEMDRIVER_TEST_DIR"]
+staging = KUBELET + "/plugins/memdriver/staging/pvc-lifecycle"
+target = KUBELET + "/pods/p1/volumes/memdriver/pvc-lifecycle"
+os.makedirs(os.path.dirname(target), exist_ok=True)
+os.makedirs(staging, exist_ok=True)
 publish_node = csi.NodePublishVolumeRequest(
     volume_id=vol.volume_id, publish_context=published.publish_context, staging_target_path=staging,
     target_path=target, volume_capability=mount_cap(), secrets=SECRETS, volume_context=vol.volume_context)
@@ -197,6 +202,7 @@ call(node.NodeStageVolume, csi.NodeStageVolumeRequest(
     mode=csi.VolumeCapability.AccessMode.SINGLE_NODE_READER_ONLY), secrets=SECRETS),
     expect=grpc.StatusCode.FAILED_PRECONDITION)
 twice(node.NodePublishVolume, publish_node)
+check(os.path.isdir(target), f"NodePublishVolume created no directory at {target}")
 changed = csi.NodePublishVolumeRequest()
 changed.CopyFrom(publish_node)
 changed.readonly = True
@@ -227,6 +233,7 @@ call(controller.ControllerExpandVolume, csi.ControllerExpandVolumeRequest(
     expect=grpc.StatusCode.OUT_OF_RANGE)
 
 twice(node.NodeUnpublishVolume, csi.NodeUnpublishVolumeRequest(volume_id=vol.volume_id, target_path=target))
+check(not os.path.exists(target), f"NodeUnpublishVolume left {target} behind")
 twice(node.NodeUnstageVolume, csi.NodeUnstageVolumeRequest(volume_id=vol.volume_id, staging_target_path=staging))
 twice(controller.ControllerUnpublishVolume, csi.ControllerUnpublishVolumeRequest(
     volume_id=vol.volume_id, node_id=NODE_ID, secrets=SECRETS))

@@ -147,6 +147,7 @@ fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
         .env("MEMDRIVER_TEST_SECRET_KEY", secret_key)
         .env("MEMDRIVER_TEST_SECRET_VALUE", &secret_value)
         .env("MEMDRIVER_TEST_EXTRA_SECRET", &extra_secret)
+        .env("MEMDRIVER_TEST_DIR", tmp.path().join("kubelet"))
         .output()
         .expect("run interop.py");
     let stdout = String::from_utf8_lossy(&out.stdout);
