@@ -16,6 +16,7 @@ pub mod fs;
 pub mod lower;
 pub mod markdown;
 pub mod model;
+pub mod obligation;
 
 use std::path::{Path, PathBuf};
 

@@ -109,6 +109,7 @@ pub fn lower_model(input: LowerInput<'_>, diags: &mut Vec<Diagnostic>) -> Model 
                     comment: cx.comment(m.path()),
                     errors: Vec::new(),
                     section: None,
+                    obligation: None,
                     span: cx.span(m.path()),
                 })
                 .collect();
@@ -135,6 +136,7 @@ pub fn lower_model(input: LowerInput<'_>, diags: &mut Vec<Diagnostic>) -> Model 
         files: input.files.clone(),
     };
     let en = attach_prose(&mut model, input.doc, input.doc_file, "en", diags);
+    crate::obligation::attach_obligations(&mut model, input.doc, input.doc_file, diags);
     if let Some((lang, doc, idx)) = input.translation {
         let tr = attach_prose(&mut model, doc, idx, lang, diags);
         for service in &mut model.services {

@@ -79,9 +79,31 @@ pub struct Method {
     pub errors: Vec<ErrorRow>,
     /// Anchor of the prose section that documents this RPC, if any.
     pub section: Option<String>,
+    /// What the section says a plugin MUST implement ("A Controller Plugin MUST implement this
+    /// RPC call [if it has `X` capability]"); `None` where it says nothing.
+    pub obligation: Option<Obligation>,
     #[serde(skip)]
     /// Where it is declared.
     pub span: Span,
+}
+
+/// Who MUST implement an RPC, and when, as its section says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Obligation {
+    /// The plugin the sentence names: `Controller`, `Node`, `GroupController`, or `Plugin`
+    /// ("A Plugin MUST implement", every plugin).
+    pub plugin: String,
+    /// The capabilities any one of which obliges it; empty: always.
+    pub if_any: Vec<CapabilityRef>,
+}
+
+/// A capability of one service, by the value's name in its `*ServiceCapability` enum.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CapabilityRef {
+    /// `Controller`, `Node` or `GroupController`.
+    pub service: String,
+    /// The value's name, e.g. `CREATE_DELETE_VOLUME`.
+    pub name: String,
 }
 
 /// A message type.

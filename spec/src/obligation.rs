@@ -1,0 +1,211 @@
+//! What each RPC's section obliges a plugin to implement: the sentence "A Controller Plugin
+//! MUST implement this RPC call [if it has `X` controller capability]" (and its variants across
+//! releases) read into [`Obligation`]s, with a diagnostic for such a sentence that cannot be read.
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::markdown::Doc;
+use crate::model::{CapabilityRef, Model, Obligation};
+
+/// The phrase every obligation sentence holds.
+const PHRASE: &str = "MUST implement this RPC call";
+
+/// Reads the obligation sentence of every RPC that has a section in `doc` (file `file` of the
+/// model).
+pub fn attach_obligations(model: &mut Model, doc: &Doc, file: usize, diags: &mut Vec<Diagnostic>) {
+    let text = model.files[file].text().to_owned();
+    let capabilities = capability_names(model);
+    let mut found = Vec::new();
+    for (si, service) in model.services.iter().enumerate() {
+        for (mi, method) in service.methods.iter().enumerate() {
+            let Some(anchor) = &method.section else { continue };
+            let Some(hi) = doc.headings.iter().position(|h| &h.anchor == anchor) else { continue };
+            let heading = &doc.headings[hi];
+            let end = doc.headings[hi + 1..]
+                .iter()
+                .find(|h| h.level <= heading.level)
+                .map_or(text.len(), |h| h.span.start);
+            let body = &text[heading.span.end..end];
+            let Some(at) = body.find(PHRASE) else { continue };
+            let offset = heading.span.end + at;
+            let sentence = sentence_around(&text, offset);
+            match read_sentence(sentence, &service.name, &capabilities) {
+                Ok(obligation) => found.push((si, mi, obligation)),
+                Err(why) => diags.push(
+                    Diagnostic::at(
+                        Severity::Warning,
+                        &model.files[file],
+                        (offset, PHRASE.len()),
+                        format!("cannot read what rpc '{}' obliges: {why}", method.name),
+                        "this obligation sentence",
+                    )
+                    .with_help(
+                        "expected \"A <Controller|Node|Group Controller> Plugin MUST implement this \
+                         RPC call [if it has `CAPABILITY` <controller|node> capability]\"",
+                    ),
+                ),
+            }
+        }
+    }
+    for (si, mi, obligation) in found {
+        model.services[si].methods[mi].obligation = Some(obligation);
+    }
+}
+
+/// The capability enums' value names, per service: `(service, names)`.
+fn capability_names(model: &Model) -> Vec<(&'static str, Vec<String>)> {
+    [
+        ("Controller", "ControllerServiceCapability.RPC.Type"),
+        ("Node", "NodeServiceCapability.RPC.Type"),
+        ("GroupController", "GroupControllerServiceCapability.RPC.Type"),
+    ]
+    .into_iter()
+    .map(|(service, suffix)| {
+        let names = model
+            .enums
+            .iter()
+            .find(|e| e.full_name.ends_with(suffix))
+            .map(|e| e.values.iter().map(|v| v.name.clone()).collect())
+            .unwrap_or_default();
+        (service, names)
+    })
+    .collect()
+}
+
+/// The sentence of `text` that holds byte `offset`: from the previous sentence end or blank line
+/// to the next period.
+fn sentence_around(text: &str, offset: usize) -> &str {
+    let start = text[..offset]
+        .rfind(". ")
+        .map(|i| i + 2)
+        .max(text[..offset].rfind("\n\n").map(|i| i + 2))
+        .unwrap_or(0);
+    let end = text[offset..].find('.').map_or(text.len(), |i| offset + i);
+    &text[start..end]
+}
+
+/// Reads one obligation sentence of an RPC of `service` (the proto service it is declared in).
+fn read_sentence(
+    sentence: &str,
+    service: &str,
+    capabilities: &[(&'static str, Vec<String>)],
+) -> Result<Obligation, String> {
+    let sentence = sentence.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (subject, rest) = sentence.split_once(PHRASE).ok_or("no obligation phrase")?;
+    let subject = subject.trim().trim_start_matches("A ").trim_start_matches("An ").trim();
+    let plugin = match subject.to_ascii_lowercase().as_str() {
+        "controller plugin" => "Controller",
+        "node plugin" => "Node",
+        "group controller plugin" | "plugin that implements groupcontroller" => "GroupController",
+        "plugin" => "Plugin",
+        other => return Err(format!("unknown plugin '{other}'")),
+    };
+    let condition = rest.trim();
+    if condition.is_empty() {
+        return Ok(Obligation { plugin: plugin.to_owned(), if_any: Vec::new() });
+    }
+    let condition =
+        condition.strip_prefix("if ").ok_or("a condition that does not start with 'if'")?;
+    let mut if_any = Vec::new();
+    for alternative in condition.split(" or ") {
+        let words: Vec<&str> = alternative.split(' ').map(|w| w.trim_matches('`')).collect();
+        let Some(i) = words.iter().position(|w| is_capability_word(w)) else {
+            return Err(format!("no capability named in '{alternative}'"));
+        };
+        let name = words[i];
+        // The capability's service: said after the name ("controller capability"), else the
+        // service the RPC is declared in (a GroupController RPC's "controller capability" is
+        // the group controller's own).
+        let said = words.get(i + 1).map(|w| w.to_ascii_lowercase());
+        let own = if service == "GroupController" { "GroupController" } else { service };
+        let cap_service = match said.as_deref() {
+            Some("controller") if service == "GroupController" => "GroupController",
+            Some("controller") => "Controller",
+            Some("node") => "Node",
+            _ => own,
+        };
+        let known = capabilities
+            .iter()
+            .any(|(s, names)| *s == cap_service && names.iter().any(|n| n == name));
+        if !known {
+            return Err(format!("'{name}' is not a {cap_service} capability of this release"));
+        }
+        if_any.push(CapabilityRef { service: cap_service.to_owned(), name: name.to_owned() });
+    }
+    Ok(Obligation { plugin: plugin.to_owned(), if_any })
+}
+
+/// `CREATE_DELETE_VOLUME`-shaped: capitals, digits and underscores, with a capital first.
+fn is_capability_word(word: &str) -> bool {
+    word.len() > 2
+        && word.starts_with(|c: char| c.is_ascii_uppercase())
+        && word.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        && word.contains('_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caps() -> Vec<(&'static str, Vec<String>)> {
+        vec![
+            ("Controller", vec!["CREATE_DELETE_VOLUME".into(), "PUBLISH_UNPUBLISH_VOLUME".into()]),
+            ("Node", vec!["GET_VOLUME_STATS".into(), "VOLUME_CONDITION".into()]),
+            ("GroupController", vec!["CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT".into()]),
+        ]
+    }
+
+    #[test]
+    fn the_sentences_of_every_release() {
+        let read = |s: &str, service: &str| read_sentence(s, service, &caps());
+        let always = read("A Controller Plugin MUST implement this RPC call", "Controller");
+        assert_eq!(always, Ok(Obligation { plugin: "Controller".into(), if_any: vec![] }));
+        let o = read(
+            "A Node plugin MUST implement this RPC call if it has GET_VOLUME_STATS node capability or VOLUME_CONDITION node capability",
+            "Node",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            o.if_any.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+            ["GET_VOLUME_STATS", "VOLUME_CONDITION"]
+        );
+        let o = read(
+            "A Node Plugin MUST implement this RPC call if the plugin has `PUBLISH_UNPUBLISH_VOLUME` controller capability",
+            "Node",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            o.if_any,
+            [CapabilityRef {
+                service: "Controller".into(),
+                name: "PUBLISH_UNPUBLISH_VOLUME".into()
+            }]
+        );
+        let o = read(
+            "A Group Controller Plugin MUST implement this RPC call if it has `CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT` controller capability",
+            "GroupController",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.if_any[0].service, "GroupController");
+        assert!(read("A Plugin MUST implement this RPC call", "Identity").is_ok());
+        let o = read(
+            "A Plugin that implements GroupController MUST implement this RPC call",
+            "GroupController",
+        );
+        assert_eq!(o.map(|o| o.plugin), Ok("GroupController".to_owned()));
+        assert!(read("A Storage Plugin MUST implement this RPC call", "Controller").is_err());
+        assert!(
+            read(
+                "A Controller Plugin MUST implement this RPC call if it has `NO_SUCH` capability",
+                "Controller"
+            )
+            .is_err()
+        );
+        assert!(
+            read(
+                "A Controller Plugin MUST implement this RPC call when it feels like it",
+                "Controller"
+            )
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,121 @@
+//! What each release obliges a plugin to implement, read from the RPC sections' prose: every
+//! obligation sentence of every release is read (no diagnostic), and facts checked by hand
+//! against the text hold.
+
+mod common;
+
+use csikit_spec::{CapabilityRef, LoadOptions, Model, Obligation};
+
+fn obligation(model: &Model, rpc: &str) -> Option<Obligation> {
+    model.method(rpc).and_then(|(_, m)| m.obligation.clone())
+}
+
+fn cap(service: &str, name: &str) -> CapabilityRef {
+    CapabilityRef { service: service.into(), name: name.into() }
+}
+
+#[test]
+fn every_release_states_its_obligations_readably() {
+    let Some(corpus) = common::corpus() else { return };
+    for (tag, dir) in common::releases(&corpus) {
+        let loaded = csikit_spec::load_dir(&dir, &LoadOptions::default());
+        let unread: Vec<String> = loaded
+            .diagnostics
+            .0
+            .iter()
+            .filter(|d| d.message.contains("obliges"))
+            .map(|d| d.message.clone())
+            .collect();
+        assert!(unread.is_empty(), "{tag}: {unread:?}");
+        let model = loaded.model.unwrap_or_else(|| panic!("{tag} loads"));
+        let stated = model
+            .services
+            .iter()
+            .flat_map(|s| &s.methods)
+            .filter(|m| m.obligation.is_some())
+            .count();
+        // Every release states it for its core Controller and Node RPCs at least.
+        assert!(stated >= 10, "{tag}: only {stated} RPCs state an obligation");
+        // CreateVolume: with CREATE_DELETE_VOLUME, in every release.
+        assert_eq!(
+            obligation(&model, "CreateVolume"),
+            Some(Obligation {
+                plugin: "Controller".into(),
+                if_any: vec![cap("Controller", "CREATE_DELETE_VOLUME")]
+            }),
+            "{tag}"
+        );
+        // ValidateVolumeCapabilities and ControllerGetCapabilities: always.
+        for rpc in ["ValidateVolumeCapabilities", "ControllerGetCapabilities"] {
+            assert_eq!(
+                obligation(&model, rpc),
+                Some(Obligation { plugin: "Controller".into(), if_any: vec![] }),
+                "{tag}: {rpc}"
+            );
+        }
+        // NodeUnpublishVolume and NodeGetCapabilities: always, for a Node plugin. (No release
+        // says it of NodePublishVolume: its section states no obligation.)
+        assert_eq!(obligation(&model, "NodePublishVolume"), None, "{tag}");
+        for rpc in ["NodeUnpublishVolume", "NodeGetCapabilities"] {
+            assert_eq!(
+                obligation(&model, rpc),
+                Some(Obligation { plugin: "Node".into(), if_any: vec![] }),
+                "{tag}: {rpc}"
+            );
+        }
+    }
+}
+
+#[test]
+fn hand_checked_facts_of_v1_releases() {
+    let Some(corpus) = common::corpus() else { return };
+    let load = |tag: &str| {
+        csikit_spec::load_dir(&corpus.join("csi-spec").join(tag), &LoadOptions::default())
+            .model
+            .unwrap_or_else(|| panic!("{tag} loads"))
+    };
+    let v15 = load("v1.5.0");
+    // "A Node plugin MUST implement this RPC call if it has GET_VOLUME_STATS node capability or
+    // VOLUME_CONDITION node capability."
+    assert_eq!(
+        obligation(&v15, "NodeGetVolumeStats"),
+        Some(Obligation {
+            plugin: "Node".into(),
+            if_any: vec![cap("Node", "GET_VOLUME_STATS"), cap("Node", "VOLUME_CONDITION")]
+        })
+    );
+    let v112 = load("v1.12.0");
+    assert_eq!(
+        obligation(&v112, "NodeStageVolume"),
+        Some(Obligation {
+            plugin: "Node".into(),
+            if_any: vec![cap("Node", "STAGE_UNSTAGE_VOLUME")]
+        })
+    );
+    assert_eq!(
+        obligation(&v112, "ControllerUnpublishVolume"),
+        Some(Obligation {
+            plugin: "Controller".into(),
+            if_any: vec![cap("Controller", "PUBLISH_UNPUBLISH_VOLUME")]
+        })
+    );
+    // Identity: only Probe's section says it ("A Plugin MUST implement this RPC call").
+    assert_eq!(
+        obligation(&v112, "Probe"),
+        Some(Obligation { plugin: "Plugin".into(), if_any: vec![] })
+    );
+    assert_eq!(obligation(&v112, "GetPluginInfo"), None);
+    assert_eq!(
+        obligation(&v112, "GroupControllerGetCapabilities"),
+        Some(Obligation { plugin: "GroupController".into(), if_any: vec![] })
+    );
+    assert_eq!(
+        obligation(&v112, "ControllerModifyVolume"),
+        Some(Obligation {
+            plugin: "Controller".into(),
+            if_any: vec![cap("Controller", "MODIFY_VOLUME")]
+        })
+    );
+    let group = obligation(&v112, "CreateVolumeGroupSnapshot").expect("stated");
+    assert_eq!(group.if_any, [cap("GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT")]);
+}
