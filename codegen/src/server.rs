@@ -403,30 +403,18 @@ fn path_module(path: &str) -> String {
     }
 }
 
-/// The capabilities the builder derives: enum value name -> the RPC methods that make it.
-/// These pairings are the spec's prose (each capability's comment names its RPCs); values
-/// without RPCs of their own (CLONE_VOLUME, PUBLISH_READONLY, ...) are declared by the driver.
-const CONTROLLER_CAPS: &[(&str, &[&str])] = &[
-    ("CREATE_DELETE_VOLUME", &["CreateVolume", "DeleteVolume"]),
-    ("PUBLISH_UNPUBLISH_VOLUME", &["ControllerPublishVolume", "ControllerUnpublishVolume"]),
-    ("LIST_VOLUMES", &["ListVolumes"]),
-    ("GET_CAPACITY", &["GetCapacity"]),
-    ("CREATE_DELETE_SNAPSHOT", &["CreateSnapshot", "DeleteSnapshot"]),
-    ("LIST_SNAPSHOTS", &["ListSnapshots"]),
-    ("EXPAND_VOLUME", &["ControllerExpandVolume"]),
-    ("GET_VOLUME", &["ControllerGetVolume"]),
-    ("MODIFY_VOLUME", &["ControllerModifyVolume"]),
-    ("GET_SNAPSHOT", &["GetSnapshot"]),
-];
-const NODE_CAPS: &[(&str, &[&str])] = &[
-    ("STAGE_UNSTAGE_VOLUME", &["NodeStageVolume", "NodeUnstageVolume"]),
-    ("GET_VOLUME_STATS", &["NodeGetVolumeStats"]),
-    ("EXPAND_VOLUME", &["NodeExpandVolume"]),
-];
-const GROUP_CAPS: &[(&str, &[&str])] = &[(
-    "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT",
-    &["CreateVolumeGroupSnapshot", "DeleteVolumeGroupSnapshot", "GetVolumeGroupSnapshot"],
-)];
+/// The capability <-> RPC pairings the prose does not state, by service: the builder takes every
+/// other pairing from the Model's obligations ("A Controller Plugin MUST implement this RPC call
+/// if it has `CREATE_DELETE_VOLUME` controller capability" pairs CreateVolume with it). These
+/// RPCs' sections state no capability (as of v1.12.0: ControllerGetVolume, GetSnapshot,
+/// GetVolumeGroupSnapshot), or since v1.5.0 name two ("GET_VOLUME_STATS ... or
+/// VOLUME_CONDITION", of which only GET_VOLUME_STATS is made by the RPC alone). Values without
+/// RPCs of their own (CLONE_VOLUME, PUBLISH_READONLY, ...) are declared by the driver.
+const CONTROLLER_CAPS: &[(&str, &[&str])] =
+    &[("GET_VOLUME", &["ControllerGetVolume"]), ("GET_SNAPSHOT", &["GetSnapshot"])];
+const NODE_CAPS: &[(&str, &[&str])] = &[("GET_VOLUME_STATS", &["NodeGetVolumeStats"])];
+const GROUP_CAPS: &[(&str, &[&str])] =
+    &[("CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", &["GetVolumeGroupSnapshot"])];
 /// Plugin capabilities that a registered service makes.
 const PLUGIN_SERVICES: &[(&str, &str)] = &[
     ("CONTROLLER_SERVICE", "Controller"),
@@ -436,23 +424,79 @@ const PLUGIN_SERVICES: &[(&str, &str)] = &[
 
 /// The derivable capabilities of one service, keeping the values and RPCs this release has:
 /// `CapabilityTable { service, derivable: &[Capability { name, number, rpcs }, ..] }`.
-fn cap_table(model: &Model, service: &str, enum_name: &str, table: &[(&str, &[&str])]) -> String {
+fn cap_table(model: &Model, service: &str, enum_name: &str, hand: &[(&str, &[&str])]) -> String {
     let Some(e) = model.enum_type(enum_name) else { return String::new() };
+    let Some(svc) = model.services.iter().find(|s| s.name == service) else {
+        return String::new();
+    };
     let mut rows = Vec::new();
-    for (value, rpcs) in table {
-        let Some(v) = e.values.iter().find(|v| v.name == *value) else { continue };
-        if !rpcs.iter().all(|r| model.method(r).is_some()) {
+    for v in &e.values {
+        // The service's RPCs whose section makes this capability, alone, their condition; then
+        // the hand table's; in declaration order.
+        let from_prose = |m: &csikit_spec::Method| {
+            m.obligation.as_ref().is_some_and(
+                |o| matches!(o.if_any.as_slice(), [c] if c.service == service && c.name == v.name),
+            )
+        };
+        let from_hand = |m: &csikit_spec::Method| {
+            hand.iter().any(|(value, rpcs)| *value == v.name && rpcs.contains(&m.name.as_str()))
+        };
+        let rpcs: Vec<String> = svc
+            .methods
+            .iter()
+            .filter(|m| from_prose(m) || from_hand(m))
+            .map(|m| format!("{:?}", snake(&m.name)))
+            .collect();
+        if rpcs.is_empty() {
             continue;
         }
-        let methods: Vec<String> = rpcs.iter().map(|r| format!("{:?}", snake(r))).collect();
         rows.push(format!(
             "Capability {{ name: {:?}, number: {}, rpcs: &[{}] }}",
             v.name,
             v.number,
-            methods.join(", ")
+            rpcs.join(", ")
         ));
     }
     format!("CapabilityTable {{ service: {service:?}, derivable: &[{}] }},\n", rows.join(",\n"))
+}
+
+/// One `Obligation { service, rpc, method, if_any }` per RPC whose section states what obliges
+/// a plugin to implement it (the capabilities with their enum numbers).
+fn obligation_rows(model: &Model) -> Vec<String> {
+    let number = |service: &str, name: &str| {
+        let module = match service {
+            "Controller" => "ControllerServiceCapability",
+            "Node" => "NodeServiceCapability",
+            _ => "GroupControllerServiceCapability",
+        };
+        model
+            .enum_type(&format!("{}.{module}.RPC.Type", model.package))
+            .and_then(|e| e.values.iter().find(|v| v.name == name))
+            .map(|v| v.number)
+    };
+    let mut rows = Vec::new();
+    for s in &model.services {
+        for m in &s.methods {
+            let Some(o) = &m.obligation else { continue };
+            let caps: Option<Vec<String>> = o
+                .if_any
+                .iter()
+                .map(|c| {
+                    number(&c.service, &c.name)
+                        .map(|n| format!("({:?}, {:?}, {n})", c.service, c.name))
+                })
+                .collect();
+            let Some(caps) = caps else { continue };
+            rows.push(format!(
+                "Obligation {{ service: {:?}, rpc: {:?}, method: {:?}, if_any: &[{}] }}",
+                s.name,
+                m.name,
+                snake(&m.name),
+                caps.join(", ")
+            ));
+        }
+    }
+    rows
 }
 
 /// The `Spec` of `csi.v1` for the runtime's generic plugin builder: the capability tables of
@@ -481,8 +525,8 @@ fn builder(p: &Package<'_>, out: &mut String) {
     }
 
     out.push_str(
-        "use crate::runtime::server::{Capability, CapabilityTable, Plan, PluginService, \
-         Registration};\n\n",
+        "use crate::runtime::server::{Capability, CapabilityTable, Obligation, Plan, \
+         PluginService, Registration};\n\n",
     );
     out.push_str(
         "/// The answers of Identity and the `*GetCapabilities` RPCs a driver leaves out, derived \
@@ -540,8 +584,19 @@ fn builder(p: &Package<'_>, out: &mut String) {
          type ControllerCapability = super::controller_service_capability::rpc::Type;\n    \
          type NodeCapability = super::node_service_capability::rpc::Type;\n\n    \
          const CAPABILITIES: &'static [CapabilityTable] = &[\n{tables}];\n    \
-         const PLUGIN_SERVICES: &'static [PluginService] = &[{}];\n",
-        plugin_rows.join(", ")
+         const PLUGIN_SERVICES: &'static [PluginService] = &[{}];\n    \
+         const OBLIGATIONS: &'static [Obligation] = &[{}];\n    \
+         const ANSWERED: &'static [&'static str] = &[{}];\n",
+        plugin_rows.join(", "),
+        obligation_rows(model).join(",\n"),
+        model
+            .services
+            .iter()
+            .flat_map(|s| &s.methods)
+            .filter(|m| derived_rpc(model, &m.name))
+            .map(|m| format!("{:?}", snake(&m.name)))
+            .collect::<Vec<_>>()
+            .join(", "),
     );
     out.push_str(
         "    fn derive(plan: Plan<Self>, problems: &mut Vec<String>) -> Derived {\n        \

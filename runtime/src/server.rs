@@ -43,8 +43,8 @@ pub mod authority;
 mod builder;
 
 pub use builder::{
-    Builder, Capability, CapabilityTable, Plan, PluginService, PluginSpec, Register, Registration,
-    Server, service,
+    Builder, Capability, CapabilityTable, Obligation, Plan, PluginService, PluginSpec, Register,
+    Registration, Server, service,
 };
 
 pub use crate::alpha::AlphaPolicy;

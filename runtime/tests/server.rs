@@ -54,6 +54,14 @@ impl Controller for Driver {
     ) -> Result<Response<DeleteVolumeResponse>, Status> {
         Ok(Response::new(DeleteVolumeResponse {}))
     }
+
+    // The spec obliges every Controller plugin to implement it.
+    async fn validate_volume_capabilities(
+        &self,
+        _request: Request<ValidateVolumeCapabilitiesRequest>,
+    ) -> Result<Response<ValidateVolumeCapabilitiesResponse>, Status> {
+        Ok(Response::new(ValidateVolumeCapabilitiesResponse::default()))
+    }
 }
 
 /// Implements only half of STAGE_UNSTAGE_VOLUME.
@@ -135,7 +143,10 @@ fn mount_rw() -> VolumeCapability {
 
 #[test]
 fn csi_service_lists_the_defined_methods() {
-    assert_eq!(Driver.implemented(), ["create_volume", "delete_volume"]);
+    assert_eq!(
+        Driver.implemented(),
+        ["create_volume", "delete_volume", "validate_volume_capabilities"]
+    );
     let a = adapter(Layers::default());
     assert!(a.implements("create_volume") && !a.implements("list_volumes"));
 }
@@ -519,7 +530,14 @@ async fn advertised_capabilities_are_checked_at_start_up() {
         .build()
         .await
         .unwrap_err();
-    assert!(matches!(err, ServeError::Capabilities(ref p) if p.len() == 2), "{err}");
+    // The two disagreements, and ValidateVolumeCapabilities, which Liar leaves out although the
+    // spec obliges every Controller plugin to implement it.
+    assert!(matches!(err, ServeError::Capabilities(ref p) if p.len() == 3), "{err}");
+    assert!(
+        err.to_string()
+            .contains("ValidateVolumeCapabilities: the spec obliges a Controller plugin"),
+        "{err}"
+    );
     // An honest driver passes.
     let server = Builder::new("test.csikit.dev", "1")
         .controller(Driver)
@@ -528,6 +546,39 @@ async fn advertised_capabilities_are_checked_at_start_up() {
         .await
         .expect("consistent");
     assert!(server.problems().is_empty(), "{:?}", server.problems());
+}
+
+#[tokio::test]
+async fn obliged_rpcs_left_unimplemented_are_reported() {
+    // HalfNode leaves out NodeUnpublishVolume (always obliged for a Node plugin) and, with
+    // PUBLISH_UNPUBLISH_VOLUME declared for the controller, nothing else: NodeGetInfo is written.
+    let server = Builder::new("test.csikit.dev", "1")
+        .controller(Driver)
+        .node(HalfNode)
+        .build()
+        .await
+        .expect("not strict: builds");
+    let problems = server.problems().join("\n");
+    assert!(
+        problems.contains("NodeUnpublishVolume: the spec obliges a Node plugin to implement it"),
+        "{problems}"
+    );
+    assert!(!problems.contains("ValidateVolumeCapabilities"), "Driver implements it: {problems}");
+    // A capability declared without the RPCs it obliges: GET_CAPACITY without GetCapacity.
+    let err = Builder::new("test.csikit.dev", "1")
+        .controller(Driver)
+        .controller_capability(controller_service_capability::rpc::Type::GetCapacity)
+        .strict(true)
+        .build()
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("GetCapacity: the spec obliges a Controller plugin with GET_CAPACITY"),
+        "{err}"
+    );
+    // Without a Node service, no Node obligation applies.
+    Builder::new("test.csikit.dev", "1").controller(Driver).strict(true).build().await.expect("ok");
 }
 
 #[tokio::test]

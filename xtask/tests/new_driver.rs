@@ -208,6 +208,17 @@ async fn talk_to(socket: PathBuf) -> tonic::transport::Channel {
     assert_eq!(err.code(), Code::Unimplemented, "{err:?}");
 
     let mut controller = ControllerClient::new(ch.clone());
+    // The RPC the spec obliges every Controller plugin to implement.
+    let validated = controller
+        .validate_volume_capabilities(csikit::v1::ValidateVolumeCapabilitiesRequest {
+            volume_id: "vol-1".into(),
+            volume_capabilities: mount().into_iter().collect(),
+            ..Default::default()
+        })
+        .await
+        .expect("ValidateVolumeCapabilities is written")
+        .into_inner();
+    assert!(validated.confirmed.is_some(), "{validated:?}");
     let caps = controller
         .controller_get_capabilities(csikit::v1::ControllerGetCapabilitiesRequest {})
         .await

@@ -1834,7 +1834,9 @@ impl SecretValues for super::GetMetadataDeltaResponse {
     fn secret_values<'a>(&'a self, _found: &mut dyn FnMut(&'a str)) {}
 }
 
-use crate::runtime::server::{Capability, CapabilityTable, Plan, PluginService, Registration};
+use crate::runtime::server::{
+    Capability, CapabilityTable, Obligation, Plan, PluginService, Registration,
+};
 
 /// The answers of Identity and the `*GetCapabilities` RPCs a driver leaves out, derived from
 /// what it registered.
@@ -1942,6 +1944,155 @@ impl crate::runtime::server::PluginSpec for Spec {
         PluginService { name: "CONTROLLER_SERVICE", number: 1, service: "Controller" },
         PluginService { name: "GROUP_CONTROLLER_SERVICE", number: 3, service: "GroupController" },
         PluginService { name: "SNAPSHOT_METADATA_SERVICE", number: 4, service: "SnapshotMetadata" },
+    ];
+    const OBLIGATIONS: &'static [Obligation] = &[
+        Obligation { service: "Identity", rpc: "Probe", method: "probe", if_any: &[] },
+        Obligation {
+            service: "Controller",
+            rpc: "CreateVolume",
+            method: "create_volume",
+            if_any: &[("Controller", "CREATE_DELETE_VOLUME", 1)],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "DeleteVolume",
+            method: "delete_volume",
+            if_any: &[("Controller", "CREATE_DELETE_VOLUME", 1)],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "ControllerPublishVolume",
+            method: "controller_publish_volume",
+            if_any: &[("Controller", "PUBLISH_UNPUBLISH_VOLUME", 2)],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "ControllerUnpublishVolume",
+            method: "controller_unpublish_volume",
+            if_any: &[("Controller", "PUBLISH_UNPUBLISH_VOLUME", 2)],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "ValidateVolumeCapabilities",
+            method: "validate_volume_capabilities",
+            if_any: &[],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "ListVolumes",
+            method: "list_volumes",
+            if_any: &[("Controller", "LIST_VOLUMES", 3)],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "GetCapacity",
+            method: "get_capacity",
+            if_any: &[("Controller", "GET_CAPACITY", 4)],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "ControllerGetCapabilities",
+            method: "controller_get_capabilities",
+            if_any: &[],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "CreateSnapshot",
+            method: "create_snapshot",
+            if_any: &[("Controller", "CREATE_DELETE_SNAPSHOT", 5)],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "DeleteSnapshot",
+            method: "delete_snapshot",
+            if_any: &[("Controller", "CREATE_DELETE_SNAPSHOT", 5)],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "ListSnapshots",
+            method: "list_snapshots",
+            if_any: &[("Controller", "LIST_SNAPSHOTS", 6)],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "ControllerExpandVolume",
+            method: "controller_expand_volume",
+            if_any: &[("Controller", "EXPAND_VOLUME", 9)],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "ControllerModifyVolume",
+            method: "controller_modify_volume",
+            if_any: &[("Controller", "MODIFY_VOLUME", 14)],
+        },
+        Obligation {
+            service: "GroupController",
+            rpc: "GroupControllerGetCapabilities",
+            method: "group_controller_get_capabilities",
+            if_any: &[],
+        },
+        Obligation {
+            service: "GroupController",
+            rpc: "CreateVolumeGroupSnapshot",
+            method: "create_volume_group_snapshot",
+            if_any: &[("GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", 1)],
+        },
+        Obligation {
+            service: "GroupController",
+            rpc: "DeleteVolumeGroupSnapshot",
+            method: "delete_volume_group_snapshot",
+            if_any: &[("GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", 1)],
+        },
+        Obligation {
+            service: "Node",
+            rpc: "NodeStageVolume",
+            method: "node_stage_volume",
+            if_any: &[("Node", "STAGE_UNSTAGE_VOLUME", 1)],
+        },
+        Obligation {
+            service: "Node",
+            rpc: "NodeUnstageVolume",
+            method: "node_unstage_volume",
+            if_any: &[("Node", "STAGE_UNSTAGE_VOLUME", 1)],
+        },
+        Obligation {
+            service: "Node",
+            rpc: "NodeUnpublishVolume",
+            method: "node_unpublish_volume",
+            if_any: &[],
+        },
+        Obligation {
+            service: "Node",
+            rpc: "NodeGetVolumeStats",
+            method: "node_get_volume_stats",
+            if_any: &[("Node", "GET_VOLUME_STATS", 2), ("Node", "VOLUME_CONDITION", 4)],
+        },
+        Obligation {
+            service: "Node",
+            rpc: "NodeExpandVolume",
+            method: "node_expand_volume",
+            if_any: &[("Node", "EXPAND_VOLUME", 3)],
+        },
+        Obligation {
+            service: "Node",
+            rpc: "NodeGetCapabilities",
+            method: "node_get_capabilities",
+            if_any: &[],
+        },
+        Obligation {
+            service: "Node",
+            rpc: "NodeGetInfo",
+            method: "node_get_info",
+            if_any: &[("Controller", "PUBLISH_UNPUBLISH_VOLUME", 2)],
+        },
+    ];
+    const ANSWERED: &'static [&'static str] = &[
+        "get_plugin_info",
+        "get_plugin_capabilities",
+        "probe",
+        "controller_get_capabilities",
+        "group_controller_get_capabilities",
+        "node_get_capabilities",
     ];
 
     fn derive(plan: Plan<Self>, problems: &mut Vec<String>) -> Derived {

@@ -68,6 +68,22 @@ pub struct PluginService {
     pub service: &'static str,
 }
 
+/// An RPC the spec obliges a plugin to implement, and when (the RPC's section: "A Controller
+/// Plugin MUST implement this RPC call if it has `CREATE_DELETE_VOLUME` controller capability").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Obligation {
+    /// The service the RPC belongs to, e.g. `Controller`; the obligation applies to a plugin
+    /// that registers it (Identity: every plugin).
+    pub service: &'static str,
+    /// The RPC, e.g. `CreateVolume`.
+    pub rpc: &'static str,
+    /// Its method, e.g. `create_volume`.
+    pub method: &'static str,
+    /// The capabilities (service, value name, number) any one of which, advertised, obliges it;
+    /// empty: always.
+    pub if_any: &'static [(&'static str, &'static str, i32)],
+}
+
 /// What a CSI package tells the builder: its capability tables and how to turn the derived
 /// numbers into that release's answers. Implemented by the generated `server::Spec` of a
 /// package with Identity and capability RPCs (`csi.v1`).
@@ -85,6 +101,11 @@ pub trait PluginSpec: Sized + Send + 'static {
     const CAPABILITIES: &'static [CapabilityTable];
     /// The plugin capabilities that registered services make.
     const PLUGIN_SERVICES: &'static [PluginService];
+    /// What the spec obliges a plugin to implement.
+    const OBLIGATIONS: &'static [Obligation];
+    /// The RPC methods the skeleton answers itself when a driver leaves them out (Identity, the
+    /// `*GetCapabilities` RPCs).
+    const ANSWERED: &'static [&'static str];
 
     /// Builds the derived answers from `plan`; what is wrong with them (a plugin name the spec
     /// does not allow, say) goes into `problems`.
@@ -323,6 +344,11 @@ impl<S: PluginSpec> Builder<S> {
         }))
     }
 
+    /// Whether the driver registered `service`.
+    fn methods_registered(&self, service: &str) -> bool {
+        self.registrations.iter().any(|r| r.service == service)
+    }
+
     /// The RPC methods registered for `service`.
     fn methods(&self, service: &str) -> Vec<&'static str> {
         self.registrations
@@ -362,6 +388,31 @@ impl<S: PluginSpec> Builder<S> {
                 .collect();
             (capabilities, plugin_services)
         };
+
+        // What the spec obliges, given the registered services and the capabilities advertised.
+        for o in S::OBLIGATIONS {
+            let registered = o.service == "Identity" || self.methods_registered(o.service);
+            let obliged = o.if_any.is_empty()
+                || o.if_any.iter().any(|(service, _, number)| {
+                    capabilities.iter().any(|(s, n)| s == service && n.contains(number))
+                });
+            let answered =
+                S::ANSWERED.contains(&o.method) || self.methods(o.service).contains(&o.method);
+            if registered && obliged && !answered {
+                let when = match o.if_any {
+                    [] => String::new(),
+                    caps => {
+                        let names: Vec<&str> = caps.iter().map(|c| c.1).collect();
+                        format!(" with {}", names.join(" or "))
+                    }
+                };
+                problems.push(format!(
+                    "{}: the spec obliges a {} plugin{when} to implement it, and it answers \
+                     UNIMPLEMENTED",
+                    o.rpc, o.service
+                ));
+            }
+        }
 
         // What the driver advertises itself, against what it implements: only the capabilities
         // the builder can derive are compared (the others are the driver's word).
