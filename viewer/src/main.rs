@@ -419,6 +419,7 @@ fn raw(a: RawArgs) -> Result<u8> {
             writeln!(out, "# frame {} at byte {}, {} bytes", i + 1, m.offset, m.bytes.len())?;
         }
         if m.bytes.is_empty() {
+            writeln!(out, "(0 bytes: an empty message, every field unset)")?;
             continue;
         }
         // Bad bytes are reported before anything else is said about them.
@@ -459,6 +460,11 @@ fn detect_cmd(a: DetectArgs) -> Result<u8> {
     let msgs = read_messages(a.file.as_deref(), &a.input)?;
     let mut out = stdout();
     for m in &msgs {
+        if m.bytes.is_empty() {
+            // The wire form of a message with no field set: every type reads it exactly.
+            writeln!(out, "empty: 0 bytes, which every message type reads (every field unset)")?;
+            continue;
+        }
         let ranking = detect::rank(&schema, &m.bytes).map_err(|e| shift(e, m.offset))?;
         match ranking.best() {
             Some(c) if ranking.is_exact() => writeln!(out, "best: {}", c.desc.full_name())?,

@@ -137,9 +137,23 @@ fn bad_input_is_one_line_with_offset_and_exit_2() {
         );
     }
     // Empty input, from a file and from stdin.
+    // Zero bytes is a message (every field unset), not bad input.
     let f = env.write("empty.bin", b"");
-    assert_bad_input(&env.run(&["raw", f.to_str().unwrap_or_default()], None), 0, "empty input");
-    assert_bad_input(&env.demo(&["decode", "--type", "Req"], Some(b"")), 0, "empty input");
+    let raw = env.run(&["raw", f.to_str().unwrap_or_default()], None);
+    assert_eq!(raw.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&raw.stdout).contains("0 bytes: an empty message"));
+    let empty = f.to_str().unwrap_or_default();
+    let decoded = env.run(&["decode", "--type", "csi.v1.GetPluginInfoRequest", empty], None);
+    assert_eq!(decoded.status.code(), Some(0), "{}", String::from_utf8_lossy(&decoded.stderr));
+    let validated = env.run(&["validate", "--type", "csi.v1.CreateVolumeRequest", empty], None);
+    let text = String::from_utf8_lossy(&validated.stdout);
+    assert_eq!(validated.status.code(), Some(1), "REQUIRED fields are missing: {text}");
+    assert!(
+        text.contains("name: is REQUIRED") && text.contains("volume_capabilities: is REQUIRED")
+    );
+    let detected = env.run(&["detect", empty], None);
+    assert_eq!(detected.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&detected.stdout).starts_with("empty: 0 bytes"));
     // Invalid UTF-8 in a string field: the offset of the bad byte.
     let f = env.write("utf8.bin", b"\x0a\x03a\xffb");
     assert_bad_input(

@@ -657,7 +657,11 @@ def detect(args, samples, stats, failures):
         valid = exact[name][0]
         stats["spec_valid"] += valid
         kind, _, said = line.partition(": ")
-        tied = set(said.split(", ")) if kind == "ambiguous" else {said}
+        if kind == "empty":
+            # csi-view says every type reads zero bytes (every field unset): a tie of them all.
+            kind, tied = "ambiguous", {t.full_name for t, _, _ in READERS}
+        else:
+            tied = set(said.split(", ")) if kind == "ambiguous" else {said}
         right = kind == "best" and said == name
         wrong = kind != "ambiguous" and said != name
         stats["detect_right"] += right
