@@ -24,21 +24,16 @@
 //!   signatures) in `impl` blocks marked `#[csikit::csi_service]`, and hands them to
 //!   `csikit::server::Builder`: RPCs left out answer UNIMPLEMENTED; Identity and the
 //!   `*GetCapabilities` RPCs are derived from what was registered (a disagreement with what the
-//!   driver
-//!   advertises itself is reported at start-up); requests are validated, calls on one volume are
-//!   serialised (ABORTED "operation pending"), responses are validated in debug builds, every call
-//!   is traced without secret values, error messages are scrubbed of the request's secrets; each
-//!   layer switchable through `Layers`. `serve_from_env()` listens on `CSI_ENDPOINT`
-//!   (`unix:///path.sock`, or `tcp://host:port`), replaces a stale socket, drains on SIGTERM/SIGINT
-//!   (for at most `Builder::drain_timeout`). One interop limit comes from the HTTP/2 layer (h2)
-//!   under
-//!   tonic: it refuses a request whose `:authority` is not a host name, which is what some clients
-//!   send over a unix socket (grpcio for Python/C++ since 1.57 sends the %-encoded socket path,
-//!   older
-//!   grpc-go tools such as gocsi's `csc` the path itself). grpc-go as kubelet and the sidecars use
-//!   it
-//!   sends `localhost` and is unaffected; other clients set their authority to `localhost` (grpcio:
-//!   the channel option `grpc.default_authority`).
+//!   driver advertises itself, or an RPC the spec obliges it to implement and it leaves out, is
+//!   reported at start-up); requests are validated, calls on one volume are serialised (ABORTED
+//!   "operation pending"), responses are validated in debug builds, every call is traced without
+//!   secret values, error messages are scrubbed of the request's secrets; each layer switchable
+//!   through `Layers`. `serve_from_env()` listens on `CSI_ENDPOINT` (`unix:///path.sock`, or
+//!   `tcp://host:port`), replaces a stale socket, drains on SIGTERM/SIGINT (for at most
+//!   `Builder::drain_timeout`). Over a unix socket every client is answered whatever `:authority`
+//!   it sends (grpcio's %-encoded socket path, the raw path of grpc-java and gocsi's `csc`, ...):
+//!   h2 under tonic refuses those, so `server::authority` rewrites a refused one before h2 reads
+//!   it, and passes every other byte through unchanged.
 //! * `csikit::Validate`: every message validates against the spec's rules (REQUIRED fields, size
 //!   limits, non-negative numbers, banned control characters, secret key charset), reporting every
 //!   violation with its field path (`volume_capabilities[1].access_mode.mode`) and never a value.
