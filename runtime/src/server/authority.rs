@@ -76,6 +76,8 @@ pub struct AuthorityFix<S> {
     output: Vec<u8>,
     /// Where in `output` the reader is.
     output_at: usize,
+    /// Where the socket is read into.
+    scratch: Vec<u8>,
     eof: bool,
 }
 
@@ -88,6 +90,7 @@ impl<S> AuthorityFix<S> {
             input: Vec::new(),
             output: Vec::new(),
             output_at: 0,
+            scratch: Vec::new(),
             eof: false,
         }
     }
@@ -124,8 +127,11 @@ impl<S: AsyncRead + Unpin> AsyncRead for AuthorityFix<S> {
             if this.eof {
                 return Poll::Ready(Ok(()));
             }
-            let mut chunk = [0u8; READ_CHUNK];
-            let mut read = ReadBuf::new(&mut chunk);
+            // One scratch buffer per connection, zeroed once, not one per poll.
+            if this.scratch.is_empty() {
+                this.scratch = vec![0; READ_CHUNK];
+            }
+            let mut read = ReadBuf::new(&mut this.scratch);
             match Pin::new(&mut this.inner).poll_read(cx, &mut read) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
@@ -480,17 +486,33 @@ fn read_int(block: &[u8], at: &mut usize, n: u32) -> Option<usize> {
     }
 }
 
-/// An HPACK string at `block[*at]`: its decoded bytes.
-fn read_string(block: &[u8], at: &mut usize) -> Option<Vec<u8>> {
+/// An HPACK string at `block[*at]`, not decoded yet: whether it is Huffman-coded, and its bytes.
+fn skip_string<'a>(block: &'a [u8], at: &mut usize) -> Option<(bool, &'a [u8])> {
     let huffman = *block.get(*at)? & 0x80 != 0;
     let len = read_int(block, at, 7)?;
     let raw = block.get(*at..at.checked_add(len)?)?;
     *at += len;
+    Some((huffman, raw))
+}
+
+thread_local! {
+    /// loona-hpack's decoder builds its code tables when made: once per thread, not per string.
+    static HUFFMAN: std::cell::RefCell<loona_hpack::huffman::HuffmanDecoder> =
+        std::cell::RefCell::new(loona_hpack::huffman::HuffmanDecoder::new());
+}
+
+/// An HPACK string's bytes, Huffman-decoded when they are coded; `None` for a bad code.
+fn decode_string((huffman, raw): (bool, &[u8])) -> Option<Vec<u8>> {
     if huffman {
-        loona_hpack::huffman::HuffmanDecoder::new().decode(raw).ok()
+        HUFFMAN.with(|decoder| decoder.borrow_mut().decode(raw).ok())
     } else {
         Some(raw.to_vec())
     }
+}
+
+/// An HPACK string at `block[*at]`: its decoded bytes.
+fn read_string(block: &[u8], at: &mut usize) -> Option<Vec<u8>> {
+    decode_string(skip_string(block, at)?)
 }
 
 /// An HPACK integer with an `n`-bit prefix whose other bits are `high`.
@@ -553,7 +575,17 @@ fn rewrite_block(table: &mut Table, block: &[u8]) -> Result<Option<Vec<u8>>, ()>
             (table.name_is_authority(name_index)?, table.name_len(name_index)?)
         };
         let value_start = at;
-        let value = read_string(block, &mut at).ok_or(())?;
+        let value = skip_string(block, &mut at).ok_or(())?;
+        // Only what is needed is decoded: an `:authority` value, and the length of a value the
+        // client adds to its table (a Huffman code's length is known only by decoding it).
+        let value = match (authority, indexing, value) {
+            (false, false, _) => continue,
+            (false, true, (false, raw)) => {
+                table.insert(Entry { authority, name_len, size: name_len + raw.len() + 32 });
+                continue;
+            }
+            (_, _, value) => decode_string(value).ok_or(())?,
+        };
         if indexing {
             table.insert(Entry { authority, name_len, size: name_len + value.len() + 32 });
         }
