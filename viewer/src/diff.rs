@@ -1,7 +1,9 @@
 //! Field-level differences between two decoded messages: changed (`~`), added (`+`) and
 //! removed (`-`) values by field path, unknown fields included, secrets redacted unless asked.
 
-use prost_reflect::{DynamicMessage, MapKey, ReflectMessage, Value};
+use prost_reflect::{DynamicMessage, MapKey, MessageDescriptor, ReflectMessage, Value};
+
+use crate::mask::{SecretMask, redact_bytes};
 
 use crate::schema::Schema;
 use crate::text::REDACTED;
@@ -150,4 +152,38 @@ fn encode_unknown(u: &prost_reflect::UnknownField) -> Vec<u8> {
     let mut buf = Vec::new();
     u.encode(&mut buf);
     buf
+}
+
+/// The differences between two messages read as `desc` whose type is not certain: a value
+/// either side's mask hides is compared but never shown (a change there reads "a hidden value
+/// changed"). The masks are those of [`SecretMask::uncertain`] for each side's bytes.
+///
+/// # Errors
+///
+/// When either side is not a valid `desc`.
+pub fn diff_masked(
+    schema: &Schema,
+    desc: &MessageDescriptor,
+    (a, mask_a): (&[u8], &SecretMask),
+    (b, mask_b): (&[u8], &SecretMask),
+) -> Result<Vec<Change>, prost::DecodeError> {
+    let decode = |bytes: &[u8]| DynamicMessage::decode(desc.clone(), bytes);
+    let full = diff(schema, &decode(a)?, &decode(b)?, false);
+    let shown = diff(
+        schema,
+        &decode(&redact_bytes(desc, a, mask_a))?,
+        &decode(&redact_bytes(desc, b, mask_b))?,
+        false,
+    );
+    let mut out = shown;
+    for c in full {
+        if !out.iter().any(|s| s.path == c.path) {
+            out.push(Change {
+                sign: c.sign,
+                path: c.path,
+                detail: "a hidden value changed".into(),
+            });
+        }
+    }
+    Ok(out)
 }

@@ -87,6 +87,12 @@ pub fn edit_file(
     } else {
         bytes
     };
+    // Without a type named, the one detected is a guess: values are hidden wherever any type
+    // that could have produced the bytes puts a secret.
+    let mask = match (&desc, opts.show_secrets) {
+        (None, false) => Some(crate::mask::SecretMask::uncertain(schema, &bytes)?),
+        _ => None,
+    };
     let desc = match desc {
         Some(d) => d,
         None => {
@@ -105,6 +111,9 @@ pub fn edit_file(
     let mut text = HEADER.as_bytes().to_vec();
     {
         let mut printer = TextPrinter::new(schema, &mut text, options, Some(&mut table));
+        if let Some(mask) = &mask {
+            printer = printer.with_mask(mask);
+        }
         printer.print(&desc, &bytes, 0).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     let text = String::from_utf8(text).context("the text of the message is not UTF-8")?;
@@ -149,7 +158,13 @@ pub fn edit_file(
     }
     let new = DynamicMessage::decode(desc.clone(), new_bytes.as_slice())
         .with_context(|| format!("the edited message is not a valid {}", desc.full_name()))?;
-    let changes = diff(schema, &old, &new, opts.show_secrets);
+    let changes = match &mask {
+        Some(mask) => {
+            let new_mask = crate::mask::SecretMask::uncertain(schema, &new_bytes)?;
+            crate::diff::diff_masked(schema, &desc, (&bytes, mask), (&new_bytes, &new_mask))?
+        }
+        None => diff(schema, &old, &new, opts.show_secrets),
+    };
     let violations = validate(schema, &new);
     if !violations.is_empty() && !opts.force {
         return Ok(EditOutcome::Refused { violations, changes, kept: scratch });

@@ -9,6 +9,7 @@ pub mod detect;
 pub mod diff;
 pub mod edit;
 pub mod input;
+pub mod mask;
 pub mod raw;
 pub mod redact;
 pub mod schema;

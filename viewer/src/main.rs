@@ -13,6 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use csi_view::detect;
 use csi_view::edit::{EditOptions, EditOutcome, edit_file};
 use csi_view::input::{self, InputFormat, Message};
+use csi_view::mask::SecretMask;
 use csi_view::raw::{RawError, RawPrinter};
 use csi_view::schema::{self, Schema};
 use csi_view::text::{PrintError, TextOptions, TextPrinter};
@@ -331,6 +332,20 @@ fn resolve_type(
     }
 }
 
+/// When the type of `m` is not certain (no `--type`) and secrets are hidden: the positions any
+/// type that could have produced the bytes marks secret, to hide whatever type they are shown as.
+fn uncertain_mask(
+    schema: &Schema,
+    ty: Option<&str>,
+    show_secrets: bool,
+    m: &Message,
+) -> Result<Option<SecretMask>> {
+    if ty.is_some() || show_secrets {
+        return Ok(None);
+    }
+    Ok(Some(SecretMask::uncertain(schema, &m.bytes).map_err(|e| shift(e, m.offset))?))
+}
+
 fn shift(mut e: csi_view::wire::WireError, by: usize) -> anyhow::Error {
     e.offset += by;
     anyhow!("{e}")
@@ -354,6 +369,7 @@ fn decode(a: DecodeArgs) -> Result<u8> {
     let mut out = stdout();
     for (i, m) in msgs.iter().enumerate() {
         let desc = resolve_type(&schema, a.ty.as_deref(), m, false)?;
+        let mask = uncertain_mask(&schema, a.ty.as_deref(), a.show_secrets, m)?;
         match a.format {
             OutFormat::Text => {
                 if many {
@@ -365,13 +381,22 @@ fn decode(a: DecodeArgs) -> Result<u8> {
                     show_secrets: a.show_secrets,
                 };
                 let mut p = TextPrinter::new(&schema, &mut out, options, None);
+                if let Some(mask) = &mask {
+                    p = p.with_mask(mask);
+                }
                 p.print(&desc, &m.bytes, m.offset).map_err(print_err)?;
             }
             OutFormat::Json => {
                 csi_view::text::check_typed(&desc, &m.bytes, m.offset, 0)
                     .map_err(|e| anyhow!("{e}"))?;
-                let mut msg =
-                    DynamicMessage::decode(desc, m.bytes.as_slice()).context("cannot decode")?;
+                let mut msg = DynamicMessage::decode(desc.clone(), m.bytes.as_slice())
+                    .context("cannot decode")?;
+                if let Some(mask) = &mask {
+                    // Hidden where any type that could have produced the bytes puts a secret.
+                    let hidden = csi_view::mask::redact_bytes(&desc, &m.bytes, mask);
+                    msg =
+                        DynamicMessage::decode(desc, hidden.as_slice()).context("cannot decode")?;
+                }
                 let unknown = csi_view::redact::unknown_fields(&msg);
                 if !unknown.is_empty() {
                     eprintln!(
@@ -395,19 +420,11 @@ fn decode(a: DecodeArgs) -> Result<u8> {
 
 fn raw(a: RawArgs) -> Result<u8> {
     let msgs = read_messages(a.file.as_deref(), &a.input)?;
-    // The layout needs no schema, but secrets can only be found with a type: the one named, or
-    // the one detected when a schema is at hand.
-    let schema = match (&a.ty, a.show_secrets) {
-        (Some(_), _) => Some(load_schema(&a.schema)?),
-        (None, false) => match load_schema(&a.schema) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!("# no schema ({e:#}); secret values cannot be located and are shown");
-                None
-            }
-        },
-        (None, true) => None,
-    };
+    // The layout needs no schema, but secrets can only be found with one. With `--type` the
+    // type is certain; without it, detection names fields, and a value is hidden wherever any
+    // type that could have produced the bytes puts a secret.
+    let schema =
+        if a.show_secrets && a.ty.is_none() { None } else { Some(load_schema(&a.schema)?) };
     let named = match (&schema, &a.ty) {
         (Some(s), Some(t)) => Some(s.find_message(t)?),
         _ => None,
@@ -424,28 +441,31 @@ fn raw(a: RawArgs) -> Result<u8> {
         }
         // Bad bytes are reported before anything else is said about them.
         csi_view::wire::check_message(&m.bytes, m.offset, 0).map_err(|e| anyhow!("{e}"))?;
-        let desc = match (&named, &schema) {
-            (Some(d), _) => Some(d.clone()),
+        let (desc, mask) = match (&named, &schema) {
+            (Some(d), _) => (Some(d.clone()), None),
             (None, Some(s)) => {
-                match detect::rank(s, &m.bytes).ok().as_ref().and_then(detect::Ranking::best) {
-                    Some(c) => {
-                        eprintln!(
-                            "# secrets redacted as in {} (detected); --show-secrets to show them",
-                            c.desc.full_name()
-                        );
-                        Some(c.desc.clone())
-                    }
-                    None => {
-                        eprintln!(
-                            "# type not detected; secret values cannot be located (pass --type)"
-                        );
-                        None
-                    }
+                let mask = uncertain_mask(s, None, a.show_secrets, m)?;
+                let ranking = detect::rank(s, &m.bytes).ok();
+                let best = ranking.as_ref().and_then(detect::Ranking::best).map(|c| c.desc.clone());
+                let tied = ranking.as_ref().map(|r| r.tied_names(3)).unwrap_or_default();
+                let hidden = mask.as_ref().map_or(0, |m| m.ranges().len());
+                match &best {
+                    Some(d) => eprintln!(
+                        "# fields named as in {} (detected); {hidden} value(s) hidden where any type that could have produced these bytes puts a secret; --type to be exact, --show-secrets to show them",
+                        d.full_name()
+                    ),
+                    None => eprintln!(
+                        "# type not certain ({tied} read these bytes equally); {hidden} value(s) hidden where any type that could have produced them puts a secret; --type to be exact"
+                    ),
                 }
+                (best, mask)
             }
-            (None, None) => None,
+            (None, None) => (None, None),
         };
         let mut p = RawPrinter::new(&mut out, schema.as_ref(), a.show_secrets);
+        if let Some(mask) = &mask {
+            p = p.with_mask(mask);
+        }
         p.print(&m.bytes, m.offset, desc.as_ref()).map_err(|e| match e {
             RawError::Wire(w) => anyhow!("{w}"),
             RawError::Io(e) => anyhow::Error::new(e),
@@ -561,12 +581,21 @@ fn diff(a: DiffArgs) -> Result<u8> {
     let mut out = stdout();
     let mut differ = false;
     for (x, y) in ma.iter().zip(&mb) {
-        let x = decode_dynamic(&schema, a.ty.as_deref(), x)?;
-        let ty = a.ty.clone().unwrap_or_else(|| {
-            prost_reflect::ReflectMessage::descriptor(&x).full_name().to_owned()
-        });
-        let y = decode_dynamic(&schema, Some(&ty), y)?;
-        for c in csi_view::diff::diff(&schema, &x, &y, a.show_secrets) {
+        let (mx, my) = (x, y);
+        let x = decode_dynamic(&schema, a.ty.as_deref(), mx)?;
+        let desc = prost_reflect::ReflectMessage::descriptor(&x);
+        let y = decode_dynamic(&schema, Some(desc.full_name()), my)?;
+        let changes = match (
+            uncertain_mask(&schema, a.ty.as_deref(), a.show_secrets, mx)?,
+            uncertain_mask(&schema, a.ty.as_deref(), a.show_secrets, my)?,
+        ) {
+            (Some(ka), Some(kb)) => {
+                csi_view::diff::diff_masked(&schema, &desc, (&mx.bytes, &ka), (&my.bytes, &kb))
+                    .context("cannot decode")?
+            }
+            _ => csi_view::diff::diff(&schema, &x, &y, a.show_secrets),
+        };
+        for c in changes {
             differ = true;
             writeln!(out, "{c}")?;
         }
@@ -643,6 +672,7 @@ fn tui(a: EditArgs) -> Result<u8> {
     }
     let m = msgs.remove(0);
     let desc = resolve_type(&schema, a.ty.as_deref(), &m, true)?;
+    let mask = uncertain_mask(&schema, a.ty.as_deref(), a.show_secrets, &m)?;
     let mut app = csi_view::tui::App::new(
         &schema,
         desc,
@@ -652,6 +682,7 @@ fn tui(a: EditArgs) -> Result<u8> {
         a.input.grpc,
         trailing_newline,
         a.show_secrets,
+        mask.as_ref(),
     )?;
     csi_view::tui::run(&mut app)?;
     Ok(0)

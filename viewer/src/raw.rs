@@ -8,6 +8,7 @@ use std::io::{self, Write};
 
 use prost_reflect::{Kind, MessageDescriptor};
 
+use crate::mask::SecretMask;
 use crate::schema::Schema;
 use crate::text::{REDACTED, write_string};
 use crate::wire::{self, Records, WireError, WireValue};
@@ -17,6 +18,9 @@ pub struct RawPrinter<'s, W> {
     out: W,
     schema: Option<&'s Schema>,
     show_secrets: bool,
+    mask: Option<&'s SecretMask>,
+    /// The offset of the message being printed (the mask counts from its first byte).
+    base: usize,
 }
 
 /// Why the layout could not be printed.
@@ -54,7 +58,17 @@ impl std::error::Error for RawError {}
 impl<'s, W: Write> RawPrinter<'s, W> {
     /// A printer; with a schema and a type, names are shown and secrets redacted.
     pub fn new(out: W, schema: Option<&'s Schema>, show_secrets: bool) -> Self {
-        RawPrinter { out, schema, show_secrets }
+        RawPrinter { out, schema, show_secrets, mask: None, base: 0 }
+    }
+
+    /// Also hides every value whose bytes the mask covers (the positions any type that could
+    /// have produced the bytes marks secret): what `raw` does when the type is not certain.
+    #[must_use]
+    pub fn with_mask(mut self, mask: &'s SecretMask) -> Self {
+        if !self.show_secrets {
+            self.mask = Some(mask);
+        }
+        self
     }
 
     /// Gives back the writer.
@@ -74,6 +88,7 @@ impl<'s, W: Write> RawPrinter<'s, W> {
         desc: Option<&MessageDescriptor>,
     ) -> Result<(), RawError> {
         wire::check_message(bytes, base, 0)?;
+        self.base = base;
         self.records(bytes, base, 0, desc, false)
     }
 
@@ -116,7 +131,31 @@ impl<'s, W: Write> RawPrinter<'s, W> {
             };
             let is_key =
                 desc.is_some_and(MessageDescriptor::is_map_entry) && r.number == 1 && !field_secret;
-            let redact = (secret || field_secret) && !is_key;
+            let value = match r.value {
+                WireValue::Len(d) | WireValue::Group(d) => {
+                    r.value_offset - self.base..r.value_offset - self.base + d.len()
+                }
+                _ => r.value_offset - self.base..r.end - self.base,
+            };
+            let masked = self.mask.is_some_and(|m| m.overlaps(value.clone()));
+            let wholly_masked = masked && self.mask.is_some_and(|m| m.covers(value));
+            // A value partly hidden is shown nested when it parses (its parts are checked one by
+            // one), else hidden whole.
+            // Whether a payload would be printed as a nested message (then a value partly
+            // hidden is checked part by part), as the `Len` arm below decides.
+            let would_nest = match r.value {
+                WireValue::Group(_) => true,
+                WireValue::Len(d) => {
+                    let typed = match &field {
+                        Some(f) => matches!(f.kind(), Kind::Message(_)) && !d.is_empty(),
+                        None => true,
+                    };
+                    typed && wire::looks_like_message(d, depth + 1)
+                }
+                _ => false,
+            };
+            let redact =
+                ((secret || field_secret) && !is_key) || wholly_masked || (masked && !would_nest);
             let sub = field.as_ref().and_then(|f| match f.kind() {
                 Kind::Message(m) => Some(m),
                 _ => None,
@@ -156,11 +195,7 @@ impl<'s, W: Write> RawPrinter<'s, W> {
                 WireValue::Len(d) => {
                     self.out.write_all(b" len=")?;
                     self.number(d.len() as u64)?;
-                    let nested = match &field {
-                        Some(f) => matches!(f.kind(), Kind::Message(_)) && !d.is_empty() && !redact,
-                        None => wire::looks_like_message(d, depth + 1) && !redact,
-                    } && wire::looks_like_message(d, depth + 1);
-                    if nested {
+                    if would_nest && !redact {
                         self.out.write_all(b" {")?;
                         self.note(note.as_deref())?;
                         self.records(d, r.value_offset, depth + 1, sub.as_ref(), redact)?;

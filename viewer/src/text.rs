@@ -8,6 +8,7 @@ use std::io::{self, Write};
 
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 
+use crate::mask::SecretMask;
 use crate::schema::{FieldFacts, Schema, is_packable, wire_type_of};
 use crate::wire::{self, MAX_DEPTH, Record, Records, WireError, WireType, WireValue};
 
@@ -194,6 +195,7 @@ pub struct TextPrinter<'s, W> {
     options: TextOptions,
     redactions: Option<&'s mut Redactions>,
     notes: std::collections::HashMap<(usize, bool), String>,
+    mask: Option<&'s SecretMask>,
 }
 
 impl<'s, W: Write> TextPrinter<'s, W> {
@@ -205,7 +207,24 @@ impl<'s, W: Write> TextPrinter<'s, W> {
         options: TextOptions,
         redactions: Option<&'s mut Redactions>,
     ) -> Self {
-        TextPrinter { schema, out, options, redactions, notes: std::collections::HashMap::new() }
+        TextPrinter {
+            schema,
+            out,
+            options,
+            redactions,
+            notes: std::collections::HashMap::new(),
+            mask: None,
+        }
+    }
+
+    /// Also hides every value whose bytes the mask covers (the positions any type that could
+    /// have produced the bytes marks secret), for when the type printed is not certain.
+    #[must_use]
+    pub fn with_mask(mut self, mask: &'s SecretMask) -> Self {
+        if !self.options.show_secrets {
+            self.mask = Some(mask);
+        }
+        self
     }
 
     /// Gives back the writer.
@@ -234,7 +253,7 @@ impl<'s, W: Write> TextPrinter<'s, W> {
             }
             self.out.write_all(b"\n")?;
         }
-        self.message(desc, bytes, 0, false)
+        self.message(desc, bytes, 0, 0, false)
     }
 
     fn indent(&mut self, depth: usize) -> io::Result<()> {
@@ -248,10 +267,12 @@ impl<'s, W: Write> TextPrinter<'s, W> {
         Ok(())
     }
 
+    /// `at`: the offset of `bytes` in the whole message (for the mask).
     fn message(
         &mut self,
         desc: &MessageDescriptor,
         bytes: &[u8],
+        at: usize,
         depth: usize,
         secret: bool,
     ) -> Result<(), PrintError> {
@@ -277,9 +298,19 @@ impl<'s, W: Write> TextPrinter<'s, W> {
             if track && !seen.contains(&r.number) {
                 seen.push(r.number);
             }
-            let secret_here = secret || (facts.secret && !self.options.show_secrets);
+            let value = match r.value {
+                WireValue::Len(d) | WireValue::Group(d) => {
+                    at + r.value_offset..at + r.value_offset + d.len()
+                }
+                _ => at + r.value_offset..at + r.end,
+            };
+            let masked = self.mask.is_some_and(|m| m.overlaps(value.clone()));
+            let wholly_masked = masked && self.mask.is_some_and(|m| m.covers(value.clone()));
+            let secret_here =
+                secret || (facts.secret && !self.options.show_secrets) || wholly_masked;
             // A map's key stays visible; its value, and everything else under a secret, does not.
-            let redact = secret_here && !(is_map_entry && r.number == 1 && !facts.secret);
+            let redact = (secret_here && !(is_map_entry && r.number == 1 && !facts.secret))
+                || (masked && !matches!(field.kind(), Kind::Message(_)));
             let kind = field.kind();
             let name = if field.is_group() {
                 match &kind {
@@ -295,7 +326,7 @@ impl<'s, W: Write> TextPrinter<'s, W> {
                     write!(self.out, "{name} {{")?;
                     self.annotation(facts, secret_here)?;
                     self.out.write_all(b"\n")?;
-                    self.message(m, data, depth + 1, secret_here)?;
+                    self.message(m, data, at + r.value_offset, depth + 1, secret_here)?;
                     self.indent(depth)?;
                     self.out.write_all(b"}\n")?;
                 }

@@ -17,6 +17,7 @@ use ratatui::widgets::{Block, Borders, List, ListItem, ListState, Paragraph, Wra
 
 use crate::edit::{encode_like, write_atomically};
 use crate::input::InputFormat;
+use crate::mask::SecretMask;
 use crate::schema::Schema;
 use crate::text::{Redactions, TextOptions, TextPrinter, kind_name};
 
@@ -56,15 +57,18 @@ impl<'s> App<'s> {
         grpc: bool,
         trailing_newline: bool,
         show_secrets: bool,
+        mask: Option<&SecretMask>,
     ) -> Result<App<'s>> {
         let mut redactions = Redactions::default();
         let mut out = Vec::new();
         {
             let options = TextOptions { annotate: false, explain: false, show_secrets };
             let table = if show_secrets { None } else { Some(&mut redactions) };
-            TextPrinter::new(schema, &mut out, options, table)
-                .print(&desc, bytes, 0)
-                .map_err(|e| anyhow!("{e}"))?;
+            let mut printer = TextPrinter::new(schema, &mut out, options, table);
+            if let Some(mask) = mask {
+                printer = printer.with_mask(mask);
+            }
+            printer.print(&desc, bytes, 0).map_err(|e| anyhow!("{e}"))?;
         }
         let text = String::from_utf8(out).context("the text form is not UTF-8")?;
         let lines: Vec<String> = text.lines().map(str::to_owned).collect();

@@ -410,6 +410,100 @@ fn edit_writes_atomically_and_refuses_bad_results() {
     assert_eq!(std::fs::read(&file).unwrap_or_default(), before);
 }
 
+/// Two types read the same bytes exactly; only one puts secrets in them, and detection prefers
+/// the other (the first lacks a REQUIRED field). The second's reading shows strings where the
+/// first has a secret and a message holding one.
+const TIE_PROTO: &str = r#"syntax = "proto3";
+package tie;
+import "google/protobuf/descriptor.proto";
+extend google.protobuf.FieldOptions { bool tie_secret = 60000; }
+message Login {
+  string user = 1;
+  string password = 2 [(tie_secret) = true];
+  Creds creds = 4;
+  // The mode. This field is REQUIRED.
+  string mode = 5;
+}
+message Creds { string pw = 1 [(tie_secret) = true]; }
+message Note { string user = 1; string text = 2; string blob = 4; }
+"#;
+
+#[test]
+fn redaction_never_depends_on_a_guess() {
+    let env = Env::new();
+    let proto = env.write("tie.proto", TIE_PROTO.as_bytes());
+    let proto = proto.to_str().unwrap_or_default();
+    let tie = |args: &[&str], stdin: Option<&[u8]>| {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--proto", proto]);
+        env.run(&all, stdin)
+    };
+    let encode = |text: &str| {
+        let out = tie(&["encode", "--type", "tie.Login"], Some(text.as_bytes()));
+        assert!(out.status.success(), "{}", err(&out));
+        out.stdout
+    };
+    let a =
+        env.write("a.bin", &encode(r#"user: "alice" password: "hunter2" creds { pw: "s3cr3t" }"#));
+    let b =
+        env.write("b.bin", &encode(r#"user: "alice" password: "hunter3" creds { pw: "s3cr3t" }"#));
+    let (a, b) = (a.to_str().unwrap_or_default(), b.to_str().unwrap_or_default());
+    let leaks = |o: &Output| {
+        let all = format!("{}{}", text(o), err(o));
+        ["hunter", "s3cr3t"].iter().any(|s| all.contains(s))
+    };
+
+    // Detection names Note (Login lacks its REQUIRED mode), but Login reads the bytes exactly too.
+    let out = tie(&["detect", a], None);
+    assert!(text(&out).contains("tie.Note"), "{}", text(&out));
+    assert!(!leaks(&out), "{}", text(&out));
+
+    for args in [
+        vec!["raw", a],
+        vec!["decode", a],
+        vec!["decode", "--format", "json", a],
+        vec!["decode", "--no-annotations", a],
+    ] {
+        let out = tie(&args, None);
+        assert!(out.status.success(), "{args:?}: {}", err(&out));
+        assert!(!leaks(&out), "{args:?} shows a secret:\n{}{}", text(&out), err(&out));
+        assert!(text(&out).contains("alice"), "{args:?} hides too much:\n{}", text(&out));
+    }
+    // Read as Note, the fields are strings: hidden whole, the field names still shown.
+    let t = text(&tie(&["decode", "--no-annotations", a], None));
+    assert!(t.contains("text: \"<redacted>\"") && t.contains("blob: \"<redacted>\""), "{t}");
+
+    // A diff says a hidden value changed, and not what it was.
+    let out = tie(&["diff", a, b], None);
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    assert!(!leaks(&out), "{}", text(&out));
+    assert!(text(&out).contains("~ text: a hidden value changed"), "{}", text(&out));
+
+    // Named, the type is certain: Note has no secret, so its values are shown.
+    let t = text(&tie(&["decode", "--type", "tie.Note", "--no-annotations", a], None));
+    assert!(t.contains("text: \"hunter2\""), "{t}");
+    // Asked for, secrets are shown.
+    let out = tie(&["raw", "--show-secrets", a], None);
+    assert!(text(&out).contains("hunter2"), "{}", text(&out));
+
+    // The editor never sees them, and they survive the edit.
+    let ed = env.write(
+        "tie-editor.sh",
+        b"#!/bin/sh\ngrep -q -e hunter -e s3cr3t \"$1\" && exit 9\nsed -i 's/alice/bob/' \"$1\"\n",
+    );
+    let editor = format!("sh {}", ed.display());
+    let out = run_with(
+        &["edit", "--proto", proto, a],
+        None,
+        &[("EDITOR", &editor), ("VISUAL", "")],
+        env.dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    assert!(!leaks(&out), "{}{}", text(&out), err(&out));
+    let t = text(&tie(&["decode", "--type", "tie.Login", "--show-secrets", a], None));
+    assert!(t.contains("bob") && t.contains("hunter2") && t.contains("s3cr3t"), "{t}");
+}
+
 /// The corpus (real CSI specs) when present; loud skip, or failure under CSIKIT_REQUIRE_CORPUS.
 fn need(what: &str, present: bool) -> bool {
     if present {

@@ -51,7 +51,7 @@ fn browse_edit_and_save() {
     std::fs::write(&file, &bytes).expect("write");
 
     let mut app =
-        App::new(&schema, desc.clone(), &bytes, &file, InputFormat::Raw, false, false, false)
+        App::new(&schema, desc.clone(), &bytes, &file, InputFormat::Raw, false, false, false, None)
             .expect("app");
     assert_eq!(app.lines(), ["name: \"a\"", "count: 5", "token: \"<redacted:0>\""]);
     let mut terminal = Terminal::new(TestBackend::new(100, 12)).expect("terminal");
