@@ -5,11 +5,13 @@
 //! format from a [`schema`], [`textparse`] encodes text back, [`detect`] guesses types,
 //! [`validate`] checks the spec rules, [`diff`] compares, [`edit`] drives an editor and [`tui`] is the terminal UI.
 
+pub mod capture;
 pub mod detect;
 pub mod diff;
 pub mod edit;
 pub mod input;
 pub mod mask;
+pub mod proxy;
 pub mod raw;
 pub mod redact;
 pub mod schema;

@@ -50,6 +50,9 @@ enum Cmd {
     Edit(EditArgs),
     /// Browse a message as a tree with the spec docs beside it; edit scalars; save atomically.
     Tui(EditArgs),
+    /// A gRPC proxy between a CO and a plugin over unix sockets, printing every call decoded,
+    /// checked and with secrets hidden; optionally recorded.
+    Proxy(ProxyArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -105,6 +108,9 @@ struct DecodeArgs {
     /// Show secret values.
     #[arg(long)]
     show_secrets: bool,
+    /// Read a capture written by `csi-view proxy --record`: every message, typed by its method.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "ty"])]
+    capture: Option<PathBuf>,
     #[command(flatten)]
     input: InputArgs,
     #[command(flatten)]
@@ -179,12 +185,39 @@ struct ValidateArgs {
     /// Message type; detected when absent.
     #[arg(long = "type", short = 't', value_name = "NAME")]
     ty: Option<String>,
+    /// Check every message of a capture written by `csi-view proxy --record`.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "ty"])]
+    capture: Option<PathBuf>,
     #[command(flatten)]
     input: InputArgs,
     #[command(flatten)]
     schema: SchemaArgs,
     /// Input file; stdin when absent or '-'.
     file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct ProxyArgs {
+    /// Where COs connect: unix:///path.sock.
+    #[arg(long, value_name = "ENDPOINT")]
+    listen: String,
+    /// Where the plugin listens: unix:///path.sock.
+    #[arg(long, value_name = "ENDPOINT")]
+    upstream: String,
+    /// Record every call to FILE (JSON Lines; secret values blanked unless --keep-secrets).
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// Keep secret values in the recording (written with mode 0600) and in status messages.
+    #[arg(long, requires = "record")]
+    keep_secrets: bool,
+    /// How each call is printed.
+    #[arg(long, value_enum, default_value = "text")]
+    format: OutFormat,
+    /// Exit 1 at the end when any call broke a spec rule.
+    #[arg(long)]
+    check: bool,
+    #[command(flatten)]
+    schema: SchemaArgs,
 }
 
 #[derive(Args, Debug)]
@@ -256,6 +289,7 @@ fn run(cli: Cli) -> Result<u8> {
         Cmd::Diff(a) => diff(a),
         Cmd::Edit(a) => edit(a),
         Cmd::Tui(a) => tui(a),
+        Cmd::Proxy(a) => proxy(a),
     }
 }
 
@@ -362,18 +396,76 @@ fn print_err(e: PrintError) -> anyhow::Error {
     }
 }
 
+/// One message to decode: its type (named, detected or from a capture's method), and a label.
+struct Typed {
+    label: Option<String>,
+    desc: MessageDescriptor,
+    mask: Option<SecretMask>,
+    message: Message,
+}
+
+/// Every message of a capture, typed by its method; a method the schema lacks is an error.
+fn capture_messages(schema: &Schema, path: &Path) -> Result<Vec<Typed>> {
+    let capture = csi_view::capture::read(path)?;
+    let mut out = Vec::new();
+    for call in &capture.calls {
+        let method = schema.find_method(&call.method).ok_or_else(|| {
+            anyhow!(
+                "{}: call #{}: method {} is not in the schema (--spec-dir or --proto)",
+                path.display(),
+                call.call,
+                call.method
+            )
+        })?;
+        for (side, desc, list) in [
+            ("request", method.input(), call.request_bytes()?),
+            ("response", method.output(), call.response_bytes()?),
+        ] {
+            let n = list.len();
+            for (i, bytes) in list.into_iter().enumerate() {
+                let k = if n > 1 { format!(" {}", i + 1) } else { String::new() };
+                out.push(Typed {
+                    label: Some(format!(
+                        "call #{} {} {side}{k} ({})",
+                        call.call,
+                        call.method,
+                        csi_view::proxy::status_name(call.status)
+                    )),
+                    desc: desc.clone(),
+                    mask: None,
+                    message: Message { offset: 0, bytes },
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn decode(a: DecodeArgs) -> Result<u8> {
     let schema = load_schema(&a.schema)?;
-    let msgs = read_messages(a.file.as_deref(), &a.input)?;
-    let many = msgs.len() > 1;
+    let typed: Vec<Typed> = match &a.capture {
+        Some(path) => capture_messages(&schema, path)?,
+        None => {
+            let msgs = read_messages(a.file.as_deref(), &a.input)?;
+            let many = msgs.len() > 1;
+            let mut typed = Vec::with_capacity(msgs.len());
+            for (i, m) in msgs.into_iter().enumerate() {
+                typed.push(Typed {
+                    label: many.then(|| format!("frame {} at byte {}", i + 1, m.offset)),
+                    desc: resolve_type(&schema, a.ty.as_deref(), &m, false)?,
+                    mask: uncertain_mask(&schema, a.ty.as_deref(), a.show_secrets, &m)?,
+                    message: m,
+                });
+            }
+            typed
+        }
+    };
     let mut out = stdout();
-    for (i, m) in msgs.iter().enumerate() {
-        let desc = resolve_type(&schema, a.ty.as_deref(), m, false)?;
-        let mask = uncertain_mask(&schema, a.ty.as_deref(), a.show_secrets, m)?;
+    for Typed { label, desc, mask, message: m } in typed {
         match a.format {
             OutFormat::Text => {
-                if many {
-                    writeln!(out, "# frame {} at byte {}", i + 1, m.offset)?;
+                if let Some(label) = &label {
+                    writeln!(out, "# {label}")?;
                 }
                 let options = TextOptions {
                     annotate: !a.no_annotations,
@@ -387,6 +479,9 @@ fn decode(a: DecodeArgs) -> Result<u8> {
                 p.print(&desc, &m.bytes, m.offset).map_err(print_err)?;
             }
             OutFormat::Json => {
+                if let Some(label) = &label {
+                    eprintln!("# {label}");
+                }
                 csi_view::text::check_typed(&desc, &m.bytes, m.offset, 0)
                     .map_err(|e| anyhow!("{e}"))?;
                 let mut msg = DynamicMessage::decode(desc.clone(), m.bytes.as_slice())
@@ -547,18 +642,39 @@ fn decode_dynamic(schema: &Schema, ty: Option<&str>, m: &Message) -> Result<Dyna
 
 fn validate(a: ValidateArgs) -> Result<u8> {
     let schema = load_schema(&a.schema)?;
-    let msgs = read_messages(a.file.as_deref(), &a.input)?;
+    let typed: Vec<(String, DynamicMessage)> = match &a.capture {
+        Some(path) => capture_messages(&schema, path)?
+            .into_iter()
+            .map(|t| {
+                let label = format!("{}: ", t.label.unwrap_or_default());
+                csi_view::text::check_typed(&t.desc, &t.message.bytes, 0, 0)
+                    .map_err(|e| anyhow!("{label}{e}"))?;
+                let msg = DynamicMessage::decode(t.desc, t.message.bytes.as_slice())
+                    .with_context(|| format!("{label}cannot decode"))?;
+                Ok((label, msg))
+            })
+            .collect::<Result<_>>()?,
+        None => {
+            let msgs = read_messages(a.file.as_deref(), &a.input)?;
+            let many = msgs.len() > 1;
+            msgs.iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let prefix = if many { format!("frame {}: ", i + 1) } else { String::new() };
+                    Ok((prefix, decode_dynamic(&schema, a.ty.as_deref(), m)?))
+                })
+                .collect::<Result<_>>()?
+        }
+    };
     let mut out = stdout();
     let mut failed = false;
-    for (i, m) in msgs.iter().enumerate() {
-        let msg = decode_dynamic(&schema, a.ty.as_deref(), m)?;
-        let violations = csi_view::validate::validate(&schema, &msg);
-        let prefix = if msgs.len() > 1 { format!("frame {}: ", i + 1) } else { String::new() };
+    for (prefix, msg) in &typed {
+        let violations = csi_view::validate::validate(&schema, msg);
         if violations.is_empty() {
             writeln!(
                 out,
                 "{prefix}{}: valid",
-                prost_reflect::ReflectMessage::descriptor(&msg).full_name()
+                prost_reflect::ReflectMessage::descriptor(msg).full_name()
             )?;
         }
         for v in &violations {
@@ -568,6 +684,48 @@ fn validate(a: ValidateArgs) -> Result<u8> {
     }
     out.flush()?;
     Ok(u8::from(failed))
+}
+
+fn proxy(a: ProxyArgs) -> Result<u8> {
+    let schema = std::sync::Arc::new(load_schema(&a.schema)?);
+    let options = csi_view::proxy::Options {
+        listen: csi_view::proxy::socket_path(&a.listen).context("--listen")?,
+        upstream: csi_view::proxy::socket_path(&a.upstream).context("--upstream")?,
+        record: a.record.clone(),
+        keep_secrets: a.keep_secrets,
+        format: match a.format {
+            OutFormat::Text => csi_view::proxy::Format::Text,
+            OutFormat::Json => csi_view::proxy::Format::Json,
+        },
+    };
+    // One thread carries the calls (the proxy only moves bytes; a multi-thread runtime cost more
+    // in wake-ups across workers than it gained), the logger has its own.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let summary = runtime.block_on(async {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .context("cannot watch SIGTERM")?;
+        let shutdown = async move {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        };
+        eprintln!(
+            "# csi-view proxy: listening on unix://{}, forwarding to unix://{}",
+            options.listen.display(),
+            options.upstream.display()
+        );
+        let out: Box<dyn Write + Send> = Box::new(BufWriter::new(io::stdout()));
+        csi_view::proxy::run(schema, options, out, shutdown).await
+    })?;
+    eprintln!(
+        "# {} call(s); {} broke a spec rule; {} concurrent on one volume",
+        summary.calls, summary.broke_rules, summary.concurrent
+    );
+    Ok(u8::from(a.check && summary.broke_rules > 0))
 }
 
 fn diff(a: DiffArgs) -> Result<u8> {

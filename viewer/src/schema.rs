@@ -405,6 +405,15 @@ impl Schema {
         p
     }
 
+    /// The method of a gRPC path, `/package.Service/Method`.
+    pub fn find_method(&self, path: &str) -> Option<prost_reflect::MethodDescriptor> {
+        let (service, method) = path.strip_prefix('/')?.split_once('/')?;
+        self.pools
+            .iter()
+            .find_map(|pool| pool.get_service_by_name(service))
+            .and_then(|s| s.methods().find(|m| m.name() == method))
+    }
+
     /// True when no pool has been added.
     pub fn is_empty(&self) -> bool {
         self.pools.is_empty()

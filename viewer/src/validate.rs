@@ -32,6 +32,26 @@ pub fn validate(schema: &Schema, msg: &DynamicMessage) -> Vec<Violation> {
     validate_reflect(schema, msg)
 }
 
+/// Like [`validate`], from the encoded message: for the built-in schema the generated validator
+/// reads the bytes straight away (no reflection decode); `None` when they are not a valid `desc`.
+pub fn validate_bytes(
+    schema: &Schema,
+    desc: &prost_reflect::MessageDescriptor,
+    bytes: &[u8],
+) -> Option<Vec<Violation>> {
+    if schema.builtin {
+        match csikit::validate_encoded(desc.full_name(), bytes) {
+            Ok(()) => return Some(Vec::new()),
+            Err(csikit::ValidateEncodedError::Invalid(vs)) => {
+                return Some(vs.into_iter().collect());
+            }
+            Err(_) => {}
+        }
+    }
+    let msg = DynamicMessage::decode(desc.clone(), bytes).ok()?;
+    Some(validate_reflect(schema, &msg))
+}
+
 /// Checks every rule the schema's facts state, through the whole message, by reflection.
 pub fn validate_reflect(schema: &Schema, msg: &DynamicMessage) -> Vec<Violation> {
     let mut out = Vec::new();

@@ -1,0 +1,155 @@
+//! The capture format `csi-view proxy --record` writes and the read commands take with
+//! `--capture`: JSON Lines, one object per line, each line written whole.
+//!
+//! The first line says what the file is:
+//!
+//! ```json
+//! {"csi_view_capture":1,"secrets":"blanked","upstream":"unix:///run/plugin.sock"}
+//! ```
+//!
+//! `secrets` is `blanked` (the default: every value the method's types mark secret is replaced by
+//! `<redacted>` in the stored bytes, numbers by zero, so the capture can be shared) or `kept`
+//! (`--keep-secrets`: the bytes exactly as sent; the file is then created with mode 0600).
+//! Every other line is one call, in the order calls completed:
+//!
+//! ```json
+//! {"call":7,"method":"/csi.v1.Node/NodePublishVolume","start":"2026-11-23T08:12:01.250113Z",
+//!  "start_unix_ns":1795421521250113000,"duration_ns":912000,"status":0,"message":"",
+//!  "requests":["CgV2b2wtMRIK..."],"responses":[""]}
+//! ```
+//!
+//! `requests` and `responses` hold each gRPC message (the payload of each length-prefixed frame)
+//! in standard base64; an empty string is the empty message. `status` is the gRPC status code
+//! (`message` its text, secrets scrubbed unless kept); `-1` when the call ended without one (the
+//! client went away, the upstream broke the stream).
+
+use std::io::BufRead;
+use std::path::Path;
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+
+/// The version of the format this module writes and reads.
+pub const VERSION: u32 = 1;
+
+/// The first line of a capture.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Header {
+    /// The format version.
+    pub csi_view_capture: u32,
+    /// `blanked` or `kept`.
+    pub secrets: String,
+    /// The plugin the calls went to.
+    pub upstream: String,
+}
+
+/// One recorded call.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Call {
+    /// The call's number, from 1, in the order calls started.
+    pub call: u64,
+    /// The gRPC method path, `/package.Service/Method`.
+    pub method: String,
+    /// When it started, RFC 3339 UTC.
+    pub start: String,
+    /// When it started, nanoseconds since the Unix epoch.
+    pub start_unix_ns: u128,
+    /// How long it took, to the end of the response.
+    pub duration_ns: u64,
+    /// The gRPC status code; -1 when the call ended without one.
+    pub status: i32,
+    /// The status message.
+    pub message: String,
+    /// The request messages, base64.
+    pub requests: Vec<String>,
+    /// The response messages, base64.
+    pub responses: Vec<String>,
+}
+
+impl Call {
+    /// The request messages' bytes.
+    ///
+    /// # Errors
+    ///
+    /// When one is not base64.
+    pub fn request_bytes(&self) -> Result<Vec<Vec<u8>>> {
+        decode_all(&self.requests)
+    }
+
+    /// The response messages' bytes.
+    ///
+    /// # Errors
+    ///
+    /// When one is not base64.
+    pub fn response_bytes(&self) -> Result<Vec<Vec<u8>>> {
+        decode_all(&self.responses)
+    }
+}
+
+/// Base64 for the capture's message fields.
+pub fn encode(bytes: &[u8]) -> String {
+    data_encoding::BASE64.encode(bytes)
+}
+
+fn decode_all(list: &[String]) -> Result<Vec<Vec<u8>>> {
+    list.iter()
+        .enumerate()
+        .map(|(i, s)| {
+            data_encoding::BASE64
+                .decode(s.as_bytes())
+                .map_err(|e| anyhow!("message {} is not base64: {e}", i + 1))
+        })
+        .collect()
+}
+
+/// A whole capture.
+#[derive(Debug, Clone)]
+pub struct Capture {
+    /// Its first line.
+    pub header: Header,
+    /// Its calls.
+    pub calls: Vec<Call>,
+}
+
+/// Reads a capture file.
+///
+/// # Errors
+///
+/// When the file cannot be read or a line is not what the format says (the line number is
+/// given).
+pub fn read(path: &Path) -> Result<Capture> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read '{}'", path.display()))?;
+    let mut lines = std::io::BufReader::new(file).lines().enumerate();
+    let Some((_, first)) = lines.next() else {
+        bail!("{}: empty file, not a csi-view capture", path.display());
+    };
+    let first = first.with_context(|| format!("cannot read '{}'", path.display()))?;
+    let header: Header = serde_json::from_str(&first).map_err(|e| {
+        anyhow!(
+            "{}:1: not a csi-view capture (the first line must be its header): {e}",
+            path.display()
+        )
+    })?;
+    if header.csi_view_capture != VERSION {
+        bail!(
+            "{}:1: capture format version {} (this csi-view reads version {VERSION})",
+            path.display(),
+            header.csi_view_capture
+        );
+    }
+    let mut calls = Vec::new();
+    for (i, line) in lines {
+        let line = line.with_context(|| format!("cannot read '{}'", path.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let call: Call = serde_json::from_str(&line)
+            .map_err(|e| anyhow!("{}:{}: not a recorded call: {e}", path.display(), i + 1))?;
+        for (what, list) in [("requests", &call.requests), ("responses", &call.responses)] {
+            decode_all(list).map_err(|e| anyhow!("{}:{}: {what}: {e}", path.display(), i + 1))?;
+        }
+        calls.push(call);
+    }
+    Ok(Capture { header, calls })
+}
