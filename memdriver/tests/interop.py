@@ -14,6 +14,7 @@ sets, with that field cleared, and must come back INVALID_ARGUMENT naming the fi
 Prints one summary line; exits non-zero (with the failed expectation) on the first failure.
 """
 
+import base64
 import json
 import os
 import sys
@@ -62,6 +63,23 @@ def check(cond, what):
         raise Failed(what)
 
 
+# With INTEROP_RECORD set, every call() is remembered (method, request and response bytes as
+# grpcio serialised and parsed them, status code) and written there as JSON at the end: the
+# proxy test compares them with what csi-view proxy recorded in between.
+RECORD = os.environ.get("INTEROP_RECORD")
+records = []
+
+
+def remember(method, request, response, code):
+    if RECORD:
+        records.append({
+            "method": method._method.decode(),
+            "request": base64.b64encode(request.SerializeToString()).decode(),
+            "response": None if response is None else base64.b64encode(response.SerializeToString()).decode(),
+            "code": code.value[0],
+        })
+
+
 def call(method, request, expect=OK, name=None):
     """One unary call; returns the response, or the RpcError when a failure is expected."""
     name = name or method._method.decode()
@@ -69,9 +87,11 @@ def call(method, request, expect=OK, name=None):
     try:
         response = method(request, timeout=10)
     except grpc.RpcError as e:
+        remember(method, request, None, e.code())
         check(e.code() == expect, f"{name}: expected {expect.name}, got {e.code().name}: {e.details()}")
         counts["errors"] += 1
         return e
+    remember(method, request, response, OK)
     check(expect == OK, f"{name}: expected {expect.name}, got OK")
     sent.setdefault(name, (method, request))
     return response
@@ -421,3 +441,6 @@ for name, (method, request) in sorted(sent.items()):
 check(counts["missing_field"] >= 40, f"only {counts['missing_field']} missing-field cases: the replay is not reaching the requests")
 print(f"interop ok: {counts['calls']} calls, {len(sent)} RPCs succeeded, {counts['idempotent']} idempotent pairs, "
       f"{counts['errors']} expected errors, {counts['missing_field']} missing REQUIRED fields over {checked_methods} RPCs")
+if RECORD:
+    with open(RECORD, "w") as f:
+        json.dump(records, f)

@@ -6,82 +6,10 @@
 
 mod support;
 
-use std::fs::File;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use csikit::facts::Presence;
-use support::{Server, tail};
-
-fn python() -> Command {
-    Command::new(std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned()))
-}
-
-/// A value nobody else would log: 128 random bits from the kernel, in hex.
-fn random_token(prefix: &str) -> String {
-    let mut bytes = [0u8; 16];
-    File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .expect("read /dev/urandom");
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}{hex}")
-}
-
-/// Per message, its REQUIRED fields and required oneofs, from csikit's spec-facts table (which
-/// the generator derived from the spec's comments), as JSON for the Python side.
-fn required_fields_json() -> String {
-    let mut out = serde_json::Map::new();
-    for message in csikit::v1::facts::FACTS.messages {
-        let fields: Vec<&str> = message
-            .fields
-            .iter()
-            .filter(|f| f.presence == Presence::Required)
-            .map(|f| f.name)
-            .collect();
-        let oneofs: Vec<&str> =
-            message.oneofs.iter().filter(|o| o.required).map(|o| o.name).collect();
-        if !fields.is_empty() || !oneofs.is_empty() {
-            out.insert(
-                message.full_name.to_owned(),
-                serde_json::json!({ "fields": fields, "oneofs": oneofs }),
-            );
-        }
-    }
-    serde_json::Value::Object(out).to_string()
-}
-
-/// Python stubs built by grpcio-tools from the corpus proto in `dir/stubs`; `None` (after a loud
-/// skip) when the corpus or the Python packages are missing.
-fn grpcio_stubs(dir: &Path) -> Option<PathBuf> {
-    let corpus = csikit_spec::corpus_or_skip()?;
-    let probe = python().args(["-c", "import grpc, grpc_tools.protoc, google.protobuf"]).output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        csikit_spec::skip_missing(
-            "python3 with grpcio, grpcio-tools and protobuf is missing; pip install -r .ci/requirements.txt",
-        );
-        return None;
-    }
-    let proto_dir = corpus.join("csi-spec/v1.12.0");
-    let stubs = dir.join("stubs");
-    std::fs::create_dir_all(&stubs).expect("stubs dir");
-    // Stubs straight from the corpus proto; grpc_tools adds its bundled well-known types.
-    let out = python()
-        .args(["-m", "grpc_tools.protoc"])
-        .arg(format!("-I{}", proto_dir.display()))
-        .arg(format!("--python_out={}", stubs.display()))
-        .arg(format!("--grpc_python_out={}", stubs.display()))
-        .arg("csi.proto")
-        .output()
-        .expect("run grpc_tools.protoc");
-    assert!(
-        out.status.success(),
-        "grpc_tools.protoc failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(stubs)
-}
+use support::{Server, grpcio_stubs, python, random_token, required_fields_json, tail};
 
 /// grpcio channels with every `:authority` style real clients send over a unix socket (the
 /// %-encoded path by default, the raw path, localhost, host:port, spaces, non-ASCII bytes), each

@@ -120,34 +120,39 @@ pub struct Capture {
 pub fn read(path: &Path) -> Result<Capture> {
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot read '{}'", path.display()))?;
-    let mut lines = std::io::BufReader::new(file).lines().enumerate();
+    parse(std::io::BufReader::new(file), &path.display().to_string())
+}
+
+/// Reads a capture from `input`; `name` is how errors name it.
+///
+/// # Errors
+///
+/// When a line cannot be read or is not what the format says (`name:line: why`).
+pub fn parse(input: impl BufRead, name: &str) -> Result<Capture> {
+    let mut lines = input.lines().enumerate();
     let Some((_, first)) = lines.next() else {
-        bail!("{}: empty file, not a csi-view capture", path.display());
+        bail!("{name}: empty file, not a csi-view capture");
     };
-    let first = first.with_context(|| format!("cannot read '{}'", path.display()))?;
+    let first = first.with_context(|| format!("{name}:1: cannot read"))?;
     let header: Header = serde_json::from_str(&first).map_err(|e| {
-        anyhow!(
-            "{}:1: not a csi-view capture (the first line must be its header): {e}",
-            path.display()
-        )
+        anyhow!("{name}:1: not a csi-view capture (the first line must be its header): {e}")
     })?;
     if header.csi_view_capture != VERSION {
         bail!(
-            "{}:1: capture format version {} (this csi-view reads version {VERSION})",
-            path.display(),
+            "{name}:1: capture format version {} (this csi-view reads version {VERSION})",
             header.csi_view_capture
         );
     }
     let mut calls = Vec::new();
     for (i, line) in lines {
-        let line = line.with_context(|| format!("cannot read '{}'", path.display()))?;
+        let line = line.with_context(|| format!("{name}:{}: cannot read", i + 1))?;
         if line.trim().is_empty() {
             continue;
         }
         let call: Call = serde_json::from_str(&line)
-            .map_err(|e| anyhow!("{}:{}: not a recorded call: {e}", path.display(), i + 1))?;
+            .map_err(|e| anyhow!("{name}:{}: not a recorded call: {e}", i + 1))?;
         for (what, list) in [("requests", &call.requests), ("responses", &call.responses)] {
-            decode_all(list).map_err(|e| anyhow!("{}:{}: {what}: {e}", path.display(), i + 1))?;
+            decode_all(list).map_err(|e| anyhow!("{name}:{}: {what}: {e}", i + 1))?;
         }
         calls.push(call);
     }

@@ -713,11 +713,6 @@ fn proxy(a: ProxyArgs) -> Result<u8> {
                 _ = term.recv() => {}
             }
         };
-        eprintln!(
-            "# csi-view proxy: listening on unix://{}, forwarding to unix://{}",
-            options.listen.display(),
-            options.upstream.display()
-        );
         let out: Box<dyn Write + Send> = Box::new(BufWriter::new(io::stdout()));
         csi_view::proxy::run(schema, options, out, shutdown).await
     })?;

@@ -499,13 +499,32 @@ pub async fn run(
     out: Box<dyn Write + Send>,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<Summary> {
-    clear_socket(&options.listen).await?;
-    let listener = UnixListener::bind(&options.listen)
-        .with_context(|| format!("cannot listen on '{}'", options.listen.display()))?;
+    // A plugin that is not there at start is a mistake on the command line; one that goes away
+    // later is a restart, which the proxy rides out.
+    {
+        use std::os::unix::fs::FileTypeExt;
+        match std::fs::metadata(&options.upstream) {
+            Ok(m) if m.file_type().is_socket() => {}
+            Ok(_) => bail!("upstream '{}' is not a socket", options.upstream.display()),
+            Err(e) => bail!("no plugin at upstream '{}': {e}", options.upstream.display()),
+        }
+    }
+    if options.upstream == options.listen {
+        bail!("--listen and --upstream are the same socket");
+    }
+    // The recording first: a failure there leaves no socket behind.
     let record = match &options.record {
         Some(p) => Some(open_record(p, &options)?),
         None => None,
     };
+    clear_socket(&options.listen).await?;
+    let listener = UnixListener::bind(&options.listen)
+        .with_context(|| format!("cannot listen on '{}'", options.listen.display()))?;
+    eprintln!(
+        "# csi-view proxy: listening on unix://{}, forwarding to unix://{}",
+        options.listen.display(),
+        options.upstream.display()
+    );
     let (log, mut calls) = mpsc::unbounded_channel::<CallRecord>();
     let shared = Arc::new(Shared {
         schema: schema.clone(),

@@ -263,10 +263,42 @@ fn bad_endpoints_and_captures_are_clear_errors() {
     let not_socket = dir.join("file");
     std::fs::write(&not_socket, "x").expect("writes");
     let listen = format!("unix://{}", not_socket.display());
-    let out = run(&["proxy", "--listen", &listen, "--upstream", "unix:///x.sock"]);
+    let missing = format!("unix://{}", dir.join("none.sock").display());
+    let out = run(&["proxy", "--listen", &listen, "--upstream", &missing]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no plugin at upstream") && err.lines().count() == 1, "{err}");
+    // A busy listen path (a live server) and a file that is not a socket are left alone.
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let plugin_sock = dir.join("plugin.sock");
+    let (plugin_stop, plugin_task) = start_plugin(&rt, &plugin_sock);
+    rt.block_on(wait_for_socket(&plugin_sock));
+    let upstream = format!("unix://{}", plugin_sock.display());
+    let out = run(&["proxy", "--listen", &listen, "--upstream", &upstream]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a socket"));
     assert_eq!(read(&not_socket), "x", "left alone");
+    let busy = format!("unix://{}", dir.join("busy.sock").display());
+    let (busy_stop, busy_task) = start_plugin(&rt, &dir.join("busy.sock"));
+    rt.block_on(wait_for_socket(&dir.join("busy.sock")));
+    let out = run(&["proxy", "--listen", &busy, "--upstream", &upstream]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("in use by a live server"));
+    for (stop, task) in [(plugin_stop, plugin_task), (busy_stop, busy_task)] {
+        let _ = stop.send(());
+        rt.block_on(task).expect("plugin stops");
+    }
+    // A truncated capture, and a file that is not one.
+    let good = "{\"csi_view_capture\":1,\"secrets\":\"blanked\",\"upstream\":\"u\"}\n";
+    let cut = dir.join("cut.jsonl");
+    std::fs::write(&cut, format!("{good}{{\"call\":1,\"method\":\"/csi.v1.Identity/Pro"))
+        .expect("writes");
+    let out = run(&["decode", "--capture", cut.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cut.jsonl:2: not a recorded call"));
+    let out = run(&["decode", "--capture", not_socket.to_str().unwrap_or_default()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a csi-view capture"));
     let bad = dir.join("bad.jsonl");
     std::fs::write(
         &bad,

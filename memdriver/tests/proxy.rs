@@ -1,0 +1,323 @@
+//! `csi-view proxy` between real clients and memdriver: the grpcio lifecycle of interop.py (default
+//! channel options) and a tonic lifecycle go through the proxy. Every call Python made must be in
+//! the proxy's recording with the same request and response (decoded and compared as messages;
+//! Python's own serialisation is the oracle) and the same status; the printed output and the
+//! default recording hold no secret value; overlapping calls on one volume are flagged; and
+//! `csi-view decode --capture` names the type of every recorded message from its method.
+
+mod support;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use csi_view::capture;
+use csi_view::mask::{SecretMask, redact_bytes};
+use csi_view::schema::Schema;
+use csikit::v1::controller_client::ControllerClient;
+use csikit::v1::node_client::NodeClient;
+use csikit::v1::volume_capability::access_mode::Mode;
+use csikit::v1::volume_capability::{AccessMode, AccessType, MountVolume};
+use csikit::v1::*;
+use prost_reflect::DynamicMessage;
+use support::{Server, grpcio_stubs, python, random_token, required_fields_json};
+
+/// The proxy, in this process, on its own runtime thread, until `stop` fires.
+struct Proxy {
+    socket: PathBuf,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<anyhow::Result<csi_view::proxy::Summary>>>,
+}
+
+impl Proxy {
+    fn start(dir: &Path, upstream: &Path, record: &Path, output: &Path) -> Proxy {
+        let socket = dir.join("proxy.sock");
+        let options = csi_view::proxy::Options {
+            listen: socket.clone(),
+            upstream: upstream.to_owned(),
+            record: Some(record.to_owned()),
+            keep_secrets: false,
+            format: csi_view::proxy::Format::Text,
+        };
+        let out: Box<dyn Write + Send> =
+            Box::new(std::io::BufWriter::new(std::fs::File::create(output).expect("output")));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let schema = Arc::new(Schema::builtin()?);
+            rt.block_on(csi_view::proxy::run(schema, options, out, async {
+                let _ = stopped.await;
+            }))
+        });
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+            assert!(std::time::Instant::now() < deadline, "the proxy never listened");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Proxy { socket, stop: Some(stop), thread: Some(thread) }
+    }
+
+    fn stop(&mut self) -> csi_view::proxy::Summary {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let thread = self.thread.take().expect("running");
+        thread.join().expect("proxy thread").expect("proxy ran")
+    }
+}
+
+async fn channel(path: &Path) -> tonic::transport::Channel {
+    let path = path.to_owned();
+    tonic::transport::Endpoint::from_static("http://plugin")
+        .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
+            let path = path.clone();
+            async move {
+                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
+                    tokio::net::UnixStream::connect(path).await?,
+                ))
+            }
+        }))
+        .await
+        .expect("connects")
+}
+
+/// A tonic CO's lifecycle: create, publish, stage, publish on the node, and back, then delete.
+async fn tonic_lifecycle(socket: &Path, dir: &Path, secret: (&str, &str)) {
+    let ch = channel(socket).await;
+    let mut controller = ControllerClient::new(ch.clone());
+    let mut node = NodeClient::new(ch);
+    let secrets: std::collections::HashMap<String, String> =
+        [(secret.0.to_owned(), secret.1.to_owned())].into();
+    let cap = VolumeCapability {
+        access_type: Some(AccessType::Mount(MountVolume::default())),
+        access_mode: Some(AccessMode { mode: Mode::SingleNodeWriter as i32 }),
+    };
+    let created = controller
+        .create_volume(CreateVolumeRequest {
+            name: "tonic-vol".into(),
+            volume_capabilities: vec![cap.clone()],
+            secrets: secrets.clone(),
+            ..CreateVolumeRequest::default()
+        })
+        .await
+        .expect("CreateVolume")
+        .into_inner();
+    let id = created.volume.expect("a volume").volume_id;
+    let node_id =
+        node.node_get_info(NodeGetInfoRequest {}).await.expect("info").into_inner().node_id;
+    let published = controller
+        .controller_publish_volume(ControllerPublishVolumeRequest {
+            volume_id: id.clone(),
+            node_id: node_id.clone(),
+            volume_capability: Some(cap.clone()),
+            secrets: secrets.clone(),
+            ..ControllerPublishVolumeRequest::default()
+        })
+        .await
+        .expect("ControllerPublishVolume")
+        .into_inner();
+    let staging = dir.join("kubelet-tonic/staging");
+    let target = dir.join("kubelet-tonic/pods/p/mount");
+    std::fs::create_dir_all(&staging).expect("staging dir");
+    std::fs::create_dir_all(target.parent().expect("parent")).expect("target parent");
+    node.node_stage_volume(NodeStageVolumeRequest {
+        volume_id: id.clone(),
+        staging_target_path: staging.display().to_string(),
+        volume_capability: Some(cap.clone()),
+        publish_context: published.publish_context.clone(),
+        secrets: secrets.clone(),
+        ..NodeStageVolumeRequest::default()
+    })
+    .await
+    .expect("NodeStageVolume");
+    node.node_publish_volume(NodePublishVolumeRequest {
+        volume_id: id.clone(),
+        staging_target_path: staging.display().to_string(),
+        target_path: target.display().to_string(),
+        volume_capability: Some(cap),
+        publish_context: published.publish_context,
+        secrets: secrets.clone(),
+        ..NodePublishVolumeRequest::default()
+    })
+    .await
+    .expect("NodePublishVolume");
+    node.node_unpublish_volume(NodeUnpublishVolumeRequest {
+        volume_id: id.clone(),
+        target_path: target.display().to_string(),
+    })
+    .await
+    .expect("NodeUnpublishVolume");
+    node.node_unstage_volume(NodeUnstageVolumeRequest {
+        volume_id: id.clone(),
+        staging_target_path: staging.display().to_string(),
+    })
+    .await
+    .expect("NodeUnstageVolume");
+    controller
+        .controller_unpublish_volume(ControllerUnpublishVolumeRequest {
+            volume_id: id.clone(),
+            node_id,
+            secrets: secrets.clone(),
+        })
+        .await
+        .expect("ControllerUnpublishVolume");
+    controller
+        .delete_volume(DeleteVolumeRequest { volume_id: id, secrets })
+        .await
+        .expect("DeleteVolume");
+}
+
+/// A message of `desc` from `bytes`, with the values its type marks secret blanked as the
+/// default recording blanks them.
+fn blanked(
+    schema: &Schema,
+    desc: &prost_reflect::MessageDescriptor,
+    bytes: &[u8],
+) -> DynamicMessage {
+    let mask = SecretMask::of_types(schema, bytes, [desc]);
+    DynamicMessage::decode(desc.clone(), redact_bytes(desc, bytes, &mask).as_slice())
+        .unwrap_or_else(|e| panic!("not a {}: {e}", desc.full_name()))
+}
+
+#[test]
+fn grpcio_and_tonic_lifecycles_through_csi_view_proxy() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let Some(stubs) = grpcio_stubs(tmp.path()) else {
+        return;
+    };
+    let required = tmp.path().join("required.json");
+    std::fs::write(&required, required_fields_json()).expect("write required.json");
+    let node_id = "proxy-node-1";
+    let secret_key = "memdriver-key";
+    let secret_value = random_token("s3cr3t-");
+    let extra_secret = random_token("x7ra-");
+    let require = format!("{secret_key}={secret_value}");
+    let mut server = Server::start(
+        tmp.path(),
+        &[("MEMDRIVER_NODE_ID", node_id), ("MEMDRIVER_REQUIRE_SECRET", &require)],
+    );
+    let (record, output) = (tmp.path().join("calls.jsonl"), tmp.path().join("proxy.out"));
+    let mut proxy = Proxy::start(tmp.path(), &server.socket, &record, &output);
+
+    let sent = tmp.path().join("sent.json");
+    let out = python()
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop.py"))
+        .arg(&stubs)
+        .arg(&proxy.socket)
+        .arg(&required)
+        .arg(node_id)
+        .env("MEMDRIVER_TEST_SECRET_KEY", secret_key)
+        .env("MEMDRIVER_TEST_SECRET_VALUE", &secret_value)
+        .env("MEMDRIVER_TEST_EXTRA_SECRET", &extra_secret)
+        .env("MEMDRIVER_TEST_DIR", tmp.path().join("kubelet"))
+        .env("INTEROP_RECORD", &sent)
+        .output()
+        .expect("run interop.py");
+    assert!(
+        out.status.success(),
+        "interop.py through the proxy failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    rt.block_on(tonic_lifecycle(&proxy.socket, tmp.path(), (secret_key, &secret_value)));
+    let summary = proxy.stop();
+    assert!(!proxy.socket.exists(), "the proxy removed its socket");
+    let _ = server.terminate(Duration::from_secs(10));
+
+    // Secrets: in neither the printed output nor the default recording.
+    let printed = std::fs::read_to_string(&output).expect("output");
+    let recorded = std::fs::read_to_string(&record).expect("recording");
+    for (what, text) in [("output", &printed), ("recording", &recorded)] {
+        for secret in [&secret_value, &extra_secret] {
+            let hex = &secret[secret.len() - 32..];
+            assert!(!text.contains(hex), "a secret value in the proxy's {what}");
+            let b64 = data_encoding::BASE64.encode(secret.as_bytes());
+            assert!(!text.contains(&b64[..24]), "a secret value, base64, in the proxy's {what}");
+        }
+    }
+    // The overlapping calls interop.py makes are flagged.
+    assert!(printed.contains("! concurrent: call #"), "no overlap flagged");
+    assert!(summary.concurrent >= 1);
+
+    // Every call Python made is in the recording, equal as messages, with its status.
+    let schema = Schema::builtin().expect("schema");
+    let capture = capture::read(&record).expect("the recording reads");
+    let python_calls: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&sent).expect("sent.json")).expect("json");
+    assert!(python_calls.len() > 100, "only {} calls recorded by Python", python_calls.len());
+    let mut used = vec![false; capture.calls.len()];
+    for (i, p) in python_calls.iter().enumerate() {
+        let method = p["method"].as_str().expect("method");
+        let m = schema.find_method(method).unwrap_or_else(|| panic!("{method} unknown"));
+        let b64 = |v: &serde_json::Value| {
+            data_encoding::BASE64.decode(v.as_str().unwrap_or_default().as_bytes()).expect("b64")
+        };
+        let request = blanked(&schema, &m.input(), &b64(&p["request"]));
+        let response =
+            (!p["response"].is_null()).then(|| blanked(&schema, &m.output(), &b64(&p["response"])));
+        let code = p["code"].as_i64().expect("code");
+        let found = capture.calls.iter().enumerate().position(|(j, c)| {
+            !used[j]
+                && c.method == method
+                && i64::from(c.status) == code
+                && c.request_bytes().ok().and_then(|r| r.first().cloned()).is_some_and(|r| {
+                    DynamicMessage::decode(m.input(), r.as_slice()).is_ok_and(|r| r == request)
+                })
+                && match &response {
+                    None => c.responses.is_empty(),
+                    Some(resp) => {
+                        c.response_bytes().ok().and_then(|r| r.first().cloned()).is_some_and(|r| {
+                            DynamicMessage::decode(m.output(), r.as_slice())
+                                .is_ok_and(|r| &r == resp)
+                        })
+                    }
+                }
+        });
+        let j = found.unwrap_or_else(|| {
+            panic!(
+                "Python's call {} ({method}, status {code}) is not in the recording as sent",
+                i + 1
+            )
+        });
+        used[j] = true;
+    }
+
+    // `decode --capture` types every recorded message by its method.
+    let messages: usize = capture.calls.iter().map(|c| c.requests.len() + c.responses.len()).sum();
+    let cli = csi_view_binary();
+    let out = std::process::Command::new(&cli)
+        .args(["decode", "--capture"])
+        .arg(&record)
+        .output()
+        .expect("csi-view decode --capture");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let typed = text.lines().filter(|l| l.starts_with("# call #")).count();
+    assert_eq!(typed, messages, "every recorded message is named by its method");
+    eprintln!(
+        "through the proxy: {} calls recorded ({} by Python, all matched), {} messages typed, {} overlap flags",
+        capture.calls.len(),
+        python_calls.len(),
+        messages,
+        summary.concurrent
+    );
+}
+
+/// The csi-view binary of this workspace's build (built by `cargo build -p csi-view` when this
+/// test binary was built alone).
+fn csi_view_binary() -> PathBuf {
+    // target/<profile>/deps/<this test> -> target/<profile>/csi-view
+    let exe = std::env::current_exe().expect("own path");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+    let cli = profile_dir.join("csi-view");
+    if !cli.exists() {
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "-p", "csi-view", "--bin", "csi-view"])
+            .status()
+            .expect("cargo build -p csi-view");
+        assert!(status.success());
+    }
+    cli
+}
