@@ -18,5 +18,6 @@ pub mod schema;
 pub mod text;
 pub mod textparse;
 pub mod tui;
+pub mod ui;
 pub mod validate;
 pub mod wire;

@@ -53,6 +53,8 @@ enum Cmd {
     /// A gRPC proxy between a CO and a plugin over unix sockets, printing every call decoded,
     /// checked and with secrets hidden; optionally recorded.
     Proxy(ProxyArgs),
+    /// View and edit messages (files, captures, pasted hex or base64) in a local web page.
+    Ui(UiArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -197,6 +199,25 @@ struct ValidateArgs {
 }
 
 #[derive(Args, Debug)]
+struct UiArgs {
+    /// The type of the message files; detected when absent (captures name their own).
+    #[arg(long = "type", short = 't', value_name = "NAME")]
+    ty: Option<String>,
+    /// Port on 127.0.0.1; a free one when 0.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// The docs site that field links point into.
+    #[arg(long, value_name = "URL", default_value = concat!(env!("CARGO_PKG_HOMEPAGE"), "/docs"))]
+    docs_url: String,
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    schema: SchemaArgs,
+    /// Message files (raw, hex, base64; --grpc for frames) and captures from `proxy --record`.
+    files: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug)]
 struct ProxyArgs {
     /// Where COs connect: unix:///path.sock.
     #[arg(long, value_name = "ENDPOINT")]
@@ -290,6 +311,7 @@ fn run(cli: Cli) -> Result<u8> {
         Cmd::Edit(a) => edit(a),
         Cmd::Tui(a) => tui(a),
         Cmd::Proxy(a) => proxy(a),
+        Cmd::Ui(a) => ui(a),
     }
 }
 
@@ -684,6 +706,43 @@ fn validate(a: ValidateArgs) -> Result<u8> {
     }
     out.flush()?;
     Ok(u8::from(failed))
+}
+
+fn ui(a: UiArgs) -> Result<u8> {
+    let schema = load_schema(&a.schema)?;
+    let options = csi_view::ui::Options {
+        ty: a.ty.clone(),
+        input_format: Some(a.input.input_format),
+        grpc: a.input.grpc,
+        docs_url: a.docs_url.clone(),
+    };
+    let documents = csi_view::ui::open(&schema, &a.files, &options)?;
+    let state = csi_view::ui::State::new(schema, documents, &options)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .context("cannot watch SIGTERM")?;
+        let shutdown = async move {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        };
+        csi_view::ui::serve(
+            state,
+            a.port,
+            |url| {
+                println!("{url}");
+                let _ = io::stdout().flush();
+            },
+            shutdown,
+        )
+        .await
+    })?;
+    Ok(0)
 }
 
 fn proxy(a: ProxyArgs) -> Result<u8> {

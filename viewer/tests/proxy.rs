@@ -299,6 +299,30 @@ fn bad_endpoints_and_captures_are_clear_errors() {
     let out = run(&["decode", "--capture", not_socket.to_str().unwrap_or_default()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a csi-view capture"));
+    // `ui` on a truncated capture, a missing file, a busy port: one line, exit 2.
+    for (args, words) in [
+        (vec!["ui", cut.to_str().unwrap_or_default()], "cut.jsonl:2: not a recorded call"),
+        (vec!["ui", "/nonexistent/msg.bin"], "cannot read '/nonexistent/msg.bin'"),
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(words) && err.lines().count() == 1, "{args:?}: {err}");
+    }
+    let busy_port = std::net::TcpListener::bind("127.0.0.1:0").expect("binds");
+    let port = busy_port.local_addr().expect("addr").port().to_string();
+    let msg = dir.join("probe.bin");
+    std::fs::write(&msg, b"").expect("writes");
+    let out = run(&[
+        "ui",
+        "--type",
+        "csi.v1.ProbeRequest",
+        "--port",
+        &port,
+        msg.to_str().unwrap_or_default(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen on 127.0.0.1"));
     let bad = dir.join("bad.jsonl");
     std::fs::write(
         &bad,
