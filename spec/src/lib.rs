@@ -11,6 +11,7 @@ pub mod check;
 pub mod comment;
 pub mod compile;
 pub mod diagnostic;
+pub mod diff;
 pub mod extract;
 pub mod fs;
 pub mod lower;

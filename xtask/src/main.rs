@@ -3,6 +3,7 @@
 //! Exit codes: 0 success (warnings may be printed), 1 the inputs have errors (nothing is
 //! written or printed to stdout), 2 bad command line.
 
+mod diff;
 mod docs;
 mod generate;
 mod new_driver;
@@ -25,6 +26,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// What changed between two spec folders (two releases, or two csi-addons versions):
+    /// exit 0 without findings, 1 with, 2 on bad input.
+    Diff(diff::DiffArgs),
+    /// Every consecutive pair of corpus releases (newest first) and csi-addons replication.
+    Changelog(diff::ChangelogArgs),
     /// Render the en/ja/zh documentation site (default into target/site).
     Docs(docs::DocsArgs),
     /// Regenerate the `csikit` crate in `generated/` (or a standalone crate with --out).
@@ -86,6 +92,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Proto { spec, rule } => proto(&spec, rule),
         Command::Generate(args) => generate::generate(args),
+        Command::Diff(args) => Ok(diff::run_diff(args)),
+        Command::Changelog(args) => diff::changelog(args),
         Command::Docs(args) => docs::docs(args),
         Command::NewDriver(args) => new_driver::new_driver(args),
         Command::Model { spec_dir, lang, translation, imports, rule } => {

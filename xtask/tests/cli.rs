@@ -66,3 +66,43 @@ fn bad_flags_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--translation"));
 }
+
+#[test]
+fn diff_exit_codes_json_and_changelog() {
+    let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
+    let spec = corpus.join("csi-spec");
+    let (v11, v12) = (spec.join("v1.11.0"), spec.join("v1.12.0"));
+    let (v11, v12) = (v11.to_str().expect("utf-8"), v12.to_str().expect("utf-8"));
+    // The same release twice: nothing to say, exit 0.
+    let out = xtask(&["diff", v12, v12, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(json["findings"], serde_json::json!([]));
+    // Two releases: findings, exit 1, the contract's keys.
+    let out = xtask(&["diff", v11, v12, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!((json["old"].as_str(), json["new"].as_str()), (Some("v1.11.0"), Some("v1.12.0")));
+    let findings = json["findings"].as_array().expect("findings");
+    assert!(findings.iter().any(|f| f["element"] == "rpc"
+        && f["change"] == "added"
+        && f["path"] == "csi.v1.Controller.GetSnapshot"
+        && f["severity"] == "info"
+        && f["section"] == "getsnapshot"));
+    let md = xtask(&["diff", v11, v12]);
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.starts_with("## v1.11.0 → v1.12.0") && md.contains("spec.md#getsnapshot"), "{md}");
+    // Bad input: exit 2, nothing on stdout.
+    let out = xtask(&["diff", "/nonexistent", v12]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    // The changelog: every consecutive pair newest first, then replication.
+    let out = xtask(&["changelog"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let heads: Vec<&str> = text.lines().filter(|l| l.starts_with("## ")).collect();
+    assert_eq!(heads.first().copied(), Some("## v1.11.0 → v1.12.0"));
+    assert!(heads.contains(&"## v0.3.0 → v1.0.0") && heads.contains(&"## v0.1.0 → v0.2.0"));
+    assert_eq!(heads.last().copied(), Some("## replication v0.1.1 → replication main"));
+    assert_eq!(heads.len(), 16, "{heads:?}");
+}

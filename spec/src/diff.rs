@@ -1,0 +1,713 @@
+//! What changed between two Models (two CSI releases, or two versions of a csi-addons spec):
+//! each change once, with a severity and the spec section it belongs to.
+//!
+//! Matching: services, RPCs, messages and enums by name within the package (across a package
+//! rename, such as `csi.v0` → `csi.v1`, the names relative to the package; the rename itself is
+//! one finding); fields and enum values by number, a new name at the same number being a rename;
+//! a field (or value) that keeps its name under a new number is a `field_number` change. The
+//! fields of an added or removed message, and the values of an added or removed enum, are not
+//! listed on their own.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::model::{Enum, ErrorRow, Field, Label, Message, Method, Model, Presence, Service};
+
+/// How much a change matters to code on either side of the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Severity {
+    /// Old and new peers no longer understand each other's bytes.
+    WireBreaking,
+    /// The wire still works; code written against the old bindings no longer compiles.
+    SourceBreaking,
+    /// What a peer must do or may expect changes (a field becomes REQUIRED, an error code...).
+    Behaviour,
+    /// Additions and clarifications.
+    Info,
+}
+
+impl Severity {
+    /// The JSON spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::WireBreaking => "wire-breaking",
+            Severity::SourceBreaking => "source-breaking",
+            Severity::Behaviour => "behaviour",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// The kind of change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    /// Only in the new Model.
+    Added,
+    /// Only in the old Model.
+    Removed,
+    /// The same element under a new name.
+    Renamed,
+    /// The same element with a new value of some property.
+    Changed,
+}
+
+/// One change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// What happened.
+    pub change: Change,
+    /// To what: `service`, `rpc`, `message`, `field`, `enum`, `enum_value`, `field_type`,
+    /// `field_number`, `presence`, `secret`, `alpha`, `size_limit`, `error_row`, `obligation`,
+    /// `package`.
+    pub element: &'static str,
+    /// The element's full name in the new Model (the old one for removals).
+    pub path: String,
+    /// The old full name, for renames.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    /// How much it matters.
+    pub severity: Severity,
+    /// The old value, where there is one.
+    pub old: Value,
+    /// The new value, where there is one.
+    pub new: Value,
+    /// The anchor of the spec section it belongs to (of the new spec, else the old).
+    pub section: Option<String>,
+}
+
+/// Every change from `old` to `new`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The old release's name.
+    pub old: String,
+    /// The new release's name.
+    pub new: String,
+    /// The changes, in the order the new spec declares things.
+    pub findings: Vec<Finding>,
+}
+
+/// Compares two Models; `old_name` and `new_name` name them in the report.
+pub fn diff(old: &Model, new: &Model, old_name: &str, new_name: &str) -> Report {
+    let mut d = Differ { old, new, out: Vec::new() };
+    d.run();
+    Report { old: old_name.to_owned(), new: new_name.to_owned(), findings: d.out }
+}
+
+struct Differ<'a> {
+    old: &'a Model,
+    new: &'a Model,
+    out: Vec<Finding>,
+}
+
+/// A full name relative to its package (`csi.v1.Volume` → `Volume`).
+fn relative<'n>(package: &str, full: &'n str) -> &'n str {
+    full.strip_prefix(package).and_then(|r| r.strip_prefix('.')).unwrap_or(full)
+}
+
+fn field_type(f: &Field) -> String {
+    match f.label {
+        Label::Repeated => format!("repeated {}", f.ty),
+        _ => f.ty.to_string(),
+    }
+}
+
+fn presence(p: Presence) -> Value {
+    json!(p)
+}
+
+impl<'a> Differ<'a> {
+    fn push(
+        &mut self,
+        change: Change,
+        element: &'static str,
+        path: String,
+        severity: Severity,
+        (old, new): (Value, Value),
+        section: Option<String>,
+    ) {
+        self.out.push(Finding {
+            change,
+            element,
+            path,
+            old_path: None,
+            severity,
+            old,
+            new,
+            section,
+        });
+    }
+
+    /// The section of the RPC a message is the request or response of, if any.
+    fn message_section(&self, full: &str) -> Option<String> {
+        for (model, name) in [(self.new, full.to_owned()), (self.old, full.to_owned())] {
+            for s in &model.services {
+                for m in &s.methods {
+                    let rel = relative(&model.package, &name);
+                    if (relative(&model.package, &m.input) == rel
+                        || relative(&model.package, &m.output) == rel)
+                        && let Some(sec) = &m.section
+                    {
+                        return Some(sec.clone());
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn run(&mut self) {
+        if self.old.package != self.new.package {
+            self.push(
+                Change::Changed,
+                "package",
+                self.new.package.clone(),
+                Severity::WireBreaking,
+                (json!(self.old.package), json!(self.new.package)),
+                None,
+            );
+        }
+        self.services();
+        self.messages();
+        self.enums();
+    }
+
+    fn services(&mut self) {
+        let old: BTreeMap<&str, &Service> =
+            self.old.services.iter().map(|s| (s.name.as_str(), s)).collect();
+        for s in &self.new.services {
+            match old.get(s.name.as_str()) {
+                None => self.push(
+                    Change::Added,
+                    "service",
+                    s.full_name.clone(),
+                    Severity::Info,
+                    (Value::Null, json!(s.name)),
+                    None,
+                ),
+                Some(o) => self.methods(o, s),
+            }
+        }
+        let new: BTreeSet<&str> = self.new.services.iter().map(|s| s.name.as_str()).collect();
+        for s in &self.old.services {
+            if !new.contains(s.name.as_str()) {
+                self.push(
+                    Change::Removed,
+                    "service",
+                    s.full_name.clone(),
+                    Severity::WireBreaking,
+                    (json!(s.name), Value::Null),
+                    None,
+                );
+            }
+        }
+    }
+
+    fn methods(&mut self, old_service: &Service, service: &Service) {
+        let old: BTreeMap<&str, &Method> =
+            old_service.methods.iter().map(|m| (m.name.as_str(), m)).collect();
+        for m in &service.methods {
+            let path = format!("{}.{}", service.full_name, m.name);
+            let Some(o) = old.get(m.name.as_str()) else {
+                self.push(
+                    Change::Added,
+                    "rpc",
+                    path,
+                    Severity::Info,
+                    (Value::Null, json!(m.name)),
+                    m.section.clone(),
+                );
+                continue;
+            };
+            let section = m.section.clone().or_else(|| o.section.clone());
+            let (oi, oo) =
+                (relative(&self.old.package, &o.input), relative(&self.old.package, &o.output));
+            let (ni, no) =
+                (relative(&self.new.package, &m.input), relative(&self.new.package, &m.output));
+            if (oi, oo) != (ni, no) || o.server_streaming != m.server_streaming {
+                self.push(
+                    Change::Changed,
+                    "rpc",
+                    path.clone(),
+                    Severity::WireBreaking,
+                    (json!({"input": o.input, "output": o.output, "server_streaming": o.server_streaming}),
+                     json!({"input": m.input, "output": m.output, "server_streaming": m.server_streaming})),
+                    section.clone(),
+                );
+            }
+            self.alpha(&path, o.alpha, m.alpha, section.clone());
+            if o.obligation != m.obligation {
+                self.push(
+                    Change::Changed,
+                    "obligation",
+                    path.clone(),
+                    Severity::Behaviour,
+                    (json!(o.obligation), json!(m.obligation)),
+                    section.clone(),
+                );
+            }
+            self.errors(&path, &o.errors, &m.errors, section);
+        }
+        let new: BTreeSet<&str> = service.methods.iter().map(|m| m.name.as_str()).collect();
+        for m in &old_service.methods {
+            if !new.contains(m.name.as_str()) {
+                self.push(
+                    Change::Removed,
+                    "rpc",
+                    format!("{}.{}", service.full_name, m.name),
+                    Severity::WireBreaking,
+                    (json!(m.name), Value::Null),
+                    m.section.clone(),
+                );
+            }
+        }
+    }
+
+    /// Error rows match by condition; a row whose code changed is one `changed` finding.
+    fn errors(&mut self, path: &str, old: &[ErrorRow], new: &[ErrorRow], section: Option<String>) {
+        let key = |r: &ErrorRow| r.condition.split_whitespace().collect::<Vec<_>>().join(" ");
+        let old_rows: BTreeMap<String, &ErrorRow> = old.iter().map(|r| (key(r), r)).collect();
+        let new_keys: BTreeSet<String> = new.iter().map(key).collect();
+        for r in new {
+            match old_rows.get(&key(r)) {
+                None => self.push(
+                    Change::Added,
+                    "error_row",
+                    path.to_owned(),
+                    Severity::Behaviour,
+                    (Value::Null, json!({"condition": r.condition, "code": r.code})),
+                    section.clone(),
+                ),
+                Some(o) if o.code != r.code => self.push(
+                    Change::Changed,
+                    "error_row",
+                    path.to_owned(),
+                    Severity::Behaviour,
+                    (
+                        json!({"condition": o.condition, "code": o.code}),
+                        json!({"condition": r.condition, "code": r.code}),
+                    ),
+                    section.clone(),
+                ),
+                Some(_) => {}
+            }
+        }
+        for r in old {
+            if !new_keys.contains(&key(r)) {
+                self.push(
+                    Change::Removed,
+                    "error_row",
+                    path.to_owned(),
+                    Severity::Behaviour,
+                    (json!({"condition": r.condition, "code": r.code}), Value::Null),
+                    section.clone(),
+                );
+            }
+        }
+    }
+
+    fn alpha(&mut self, path: &str, old: bool, new: bool, section: Option<String>) {
+        match (old, new) {
+            (false, true) => self.push(
+                Change::Added,
+                "alpha",
+                path.to_owned(),
+                Severity::Behaviour,
+                (json!(false), json!(true)),
+                section,
+            ),
+            // Promoted to GA.
+            (true, false) => self.push(
+                Change::Removed,
+                "alpha",
+                path.to_owned(),
+                Severity::Info,
+                (json!(true), json!(false)),
+                section,
+            ),
+            _ => {}
+        }
+    }
+
+    fn messages(&mut self) {
+        let old: BTreeMap<&str, &Message> = self
+            .old
+            .messages
+            .iter()
+            .map(|m| (relative(&self.old.package, &m.full_name), m))
+            .collect();
+        for m in &self.new.messages {
+            let rel = relative(&self.new.package, &m.full_name);
+            let section = self.message_section(&m.full_name);
+            match old.get(rel) {
+                None => self.push(
+                    Change::Added,
+                    "message",
+                    m.full_name.clone(),
+                    Severity::Info,
+                    (Value::Null, json!(m.full_name)),
+                    section,
+                ),
+                Some(o) => {
+                    self.alpha(&m.full_name, o.alpha, m.alpha, section.clone());
+                    self.fields(o, m, section);
+                }
+            }
+        }
+        let new: BTreeSet<&str> =
+            self.new.messages.iter().map(|m| relative(&self.new.package, &m.full_name)).collect();
+        for m in &self.old.messages {
+            if !new.contains(relative(&self.old.package, &m.full_name)) {
+                let section = self.message_section(&m.full_name);
+                self.push(
+                    Change::Removed,
+                    "message",
+                    m.full_name.clone(),
+                    Severity::SourceBreaking,
+                    (json!(m.full_name), Value::Null),
+                    section,
+                );
+            }
+        }
+    }
+
+    fn fields(&mut self, old: &Message, new: &Message, section: Option<String>) {
+        let old_by_number: BTreeMap<u32, &Field> =
+            old.fields.iter().map(|f| (f.number, f)).collect();
+        let new_by_number: BTreeMap<u32, &Field> =
+            new.fields.iter().map(|f| (f.number, f)).collect();
+        // A name kept under a new number: one `field_number` finding, not a removal and an addition.
+        let mut renumbered: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
+        for f in &new.fields {
+            if old_by_number.contains_key(&f.number) {
+                continue;
+            }
+            if let Some(o) = old
+                .fields
+                .iter()
+                .find(|o| o.name == f.name && !new_by_number.contains_key(&o.number))
+            {
+                renumbered.insert(f.name.as_str(), (o.number, f.number));
+            }
+        }
+        for f in &new.fields {
+            let path = format!("{}.{}", new.full_name, f.name);
+            if let Some((from, to)) = renumbered.get(f.name.as_str()) {
+                self.push(
+                    Change::Changed,
+                    "field_number",
+                    path.clone(),
+                    Severity::WireBreaking,
+                    (json!(from), json!(to)),
+                    section.clone(),
+                );
+                if let Some(o) = old_by_number.get(from) {
+                    self.field_props(&path, o, f, section.clone());
+                }
+                continue;
+            }
+            let Some(o) = old_by_number.get(&f.number) else {
+                let severity = if f.presence == Presence::Required {
+                    Severity::Behaviour
+                } else {
+                    Severity::Info
+                };
+                self.push(
+                    Change::Added,
+                    "field",
+                    path,
+                    severity,
+                    (Value::Null, json!({"number": f.number, "type": field_type(f)})),
+                    section.clone(),
+                );
+                continue;
+            };
+            if o.name != f.name {
+                self.out.push(Finding {
+                    change: Change::Renamed,
+                    element: "field",
+                    path: path.clone(),
+                    old_path: Some(format!("{}.{}", old.full_name, o.name)),
+                    severity: Severity::SourceBreaking,
+                    old: json!(o.name),
+                    new: json!(f.name),
+                    section: section.clone(),
+                });
+            }
+            self.field_props(&path, o, f, section.clone());
+        }
+        for o in &old.fields {
+            if !new_by_number.contains_key(&o.number) && !renumbered.contains_key(o.name.as_str()) {
+                self.push(
+                    Change::Removed,
+                    "field",
+                    format!("{}.{}", old.full_name, o.name),
+                    Severity::WireBreaking,
+                    (json!({"number": o.number, "type": field_type(o)}), Value::Null),
+                    section.clone(),
+                );
+            }
+        }
+    }
+
+    /// Type, label, presence, secret, alpha and size limit of a field present on both sides.
+    fn field_props(&mut self, path: &str, o: &Field, f: &Field, section: Option<String>) {
+        let (ot, nt) = (field_type(o), field_type(f));
+        // Types across a package rename are compared relative to the package.
+        let same_type = ot == nt
+            || ot.replace(&format!("{}.", self.old.package), &format!("{}.", self.new.package))
+                == nt;
+        if !same_type || o.label != f.label {
+            self.push(
+                Change::Changed,
+                "field_type",
+                path.to_owned(),
+                Severity::WireBreaking,
+                (json!(ot), json!(nt)),
+                section.clone(),
+            );
+        }
+        if o.presence != f.presence {
+            let severity =
+                if f.presence == Presence::Required { Severity::Behaviour } else { Severity::Info };
+            self.push(
+                Change::Changed,
+                "presence",
+                path.to_owned(),
+                severity,
+                (presence(o.presence), presence(f.presence)),
+                section.clone(),
+            );
+        }
+        if o.secret != f.secret {
+            let change = if f.secret { Change::Added } else { Change::Removed };
+            self.push(
+                change,
+                "secret",
+                path.to_owned(),
+                Severity::Behaviour,
+                (json!(o.secret), json!(f.secret)),
+                section.clone(),
+            );
+        }
+        self.alpha(path, o.alpha, f.alpha, section.clone());
+        if o.max_bytes() != f.max_bytes() {
+            self.push(
+                Change::Changed,
+                "size_limit",
+                path.to_owned(),
+                Severity::Behaviour,
+                (json!(o.max_bytes()), json!(f.max_bytes())),
+                section,
+            );
+        }
+    }
+
+    fn enums(&mut self) {
+        let old: BTreeMap<&str, &Enum> =
+            self.old.enums.iter().map(|e| (relative(&self.old.package, &e.full_name), e)).collect();
+        for e in &self.new.enums {
+            match old.get(relative(&self.new.package, &e.full_name)) {
+                None => self.push(
+                    Change::Added,
+                    "enum",
+                    e.full_name.clone(),
+                    Severity::Info,
+                    (Value::Null, json!(e.full_name)),
+                    None,
+                ),
+                Some(o) => {
+                    self.alpha(&e.full_name, o.alpha, e.alpha, None);
+                    self.values(o, e);
+                }
+            }
+        }
+        let new: BTreeSet<&str> =
+            self.new.enums.iter().map(|e| relative(&self.new.package, &e.full_name)).collect();
+        for e in &self.old.enums {
+            if !new.contains(relative(&self.old.package, &e.full_name)) {
+                self.push(
+                    Change::Removed,
+                    "enum",
+                    e.full_name.clone(),
+                    Severity::SourceBreaking,
+                    (json!(e.full_name), Value::Null),
+                    None,
+                );
+            }
+        }
+    }
+
+    fn values(&mut self, old: &Enum, new: &Enum) {
+        let old_by_number: BTreeMap<i32, _> = old.values.iter().map(|v| (v.number, v)).collect();
+        let new_by_number: BTreeMap<i32, _> = new.values.iter().map(|v| (v.number, v)).collect();
+        let mut renumbered: BTreeMap<&str, (i32, i32)> = BTreeMap::new();
+        for v in &new.values {
+            if old_by_number.contains_key(&v.number) {
+                continue;
+            }
+            if let Some(o) = old
+                .values
+                .iter()
+                .find(|o| o.name == v.name && !new_by_number.contains_key(&o.number))
+            {
+                renumbered.insert(v.name.as_str(), (o.number, v.number));
+            }
+        }
+        for v in &new.values {
+            let path = format!("{}.{}", new.full_name, v.name);
+            if let Some((from, to)) = renumbered.get(v.name.as_str()) {
+                self.push(
+                    Change::Changed,
+                    "field_number",
+                    path,
+                    Severity::WireBreaking,
+                    (json!(from), json!(to)),
+                    None,
+                );
+                continue;
+            }
+            match old_by_number.get(&v.number) {
+                None => self.push(
+                    Change::Added,
+                    "enum_value",
+                    path,
+                    Severity::Info,
+                    (Value::Null, json!(v.number)),
+                    None,
+                ),
+                Some(o) => {
+                    if o.name != v.name {
+                        self.out.push(Finding {
+                            change: Change::Renamed,
+                            element: "enum_value",
+                            path: path.clone(),
+                            old_path: Some(format!("{}.{}", old.full_name, o.name)),
+                            severity: Severity::SourceBreaking,
+                            old: json!(o.name),
+                            new: json!(v.name),
+                            section: None,
+                        });
+                    }
+                    self.alpha(&path, o.alpha, v.alpha, None);
+                }
+            }
+        }
+        for o in &old.values {
+            if !new_by_number.contains_key(&o.number) && !renumbered.contains_key(o.name.as_str()) {
+                self.push(
+                    Change::Removed,
+                    "enum_value",
+                    format!("{}.{}", old.full_name, o.name),
+                    Severity::WireBreaking,
+                    (json!(o.number), Value::Null),
+                    None,
+                );
+            }
+        }
+    }
+}
+
+/// The report as markdown for people: grouped by severity, then by service (messages and enums
+/// under the service whose RPCs use them, else under "Types"), a line per finding, each linked to
+/// its section at `link_base` + `#anchor`.
+pub fn markdown(report: &Report, link_base: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!("## {} → {}\n\n", report.old, report.new);
+    if report.findings.is_empty() {
+        out.push_str("No change.\n\n");
+        return out;
+    }
+    for severity in
+        [Severity::WireBreaking, Severity::SourceBreaking, Severity::Behaviour, Severity::Info]
+    {
+        let of: Vec<&Finding> = report.findings.iter().filter(|f| f.severity == severity).collect();
+        if of.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "### {} ({})\n", severity.as_str(), of.len());
+        let mut groups: BTreeMap<String, Vec<&Finding>> = BTreeMap::new();
+        for f in of {
+            groups.entry(group(f)).or_default().push(f);
+        }
+        for (g, fs) in groups {
+            let _ = writeln!(out, "**{g}**\n");
+            for f in fs {
+                let what = match (f.change, &f.old_path) {
+                    (Change::Renamed, Some(old)) => format!("`{old}` renamed to `{}`", f.path),
+                    (Change::Changed, _) => format!(
+                        "`{}`: {} changed from {} to {}",
+                        f.path,
+                        f.element.replace('_', " "),
+                        show(&f.old),
+                        show(&f.new)
+                    ),
+                    (c, _) if f.element == "alpha" => {
+                        if c == Change::Removed {
+                            format!("`{}` promoted to GA (no longer alpha)", f.path)
+                        } else {
+                            format!("`{}` marked alpha", f.path)
+                        }
+                    }
+                    (c, _) => {
+                        let verb = match c {
+                            Change::Added => "added",
+                            Change::Removed => "removed",
+                            _ => "changed",
+                        };
+                        let detail = match (&f.old, &f.new) {
+                            (_, Value::Null) | (Value::Null, _) if f.element == "error_row" => {
+                                format!(": {}", show(if f.new.is_null() { &f.old } else { &f.new }))
+                            }
+                            _ => String::new(),
+                        };
+                        format!("{} `{}` {verb}{detail}", f.element.replace('_', " "), f.path)
+                    }
+                };
+                match &f.section {
+                    Some(s) => {
+                        let _ = writeln!(out, "- {what} ([spec]({link_base}#{s}))");
+                    }
+                    None => {
+                        let _ = writeln!(out, "- {what}");
+                    }
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::Null => "none".into(),
+        Value::String(s) => format!("`{s}`"),
+        Value::Object(o) if o.contains_key("condition") => format!(
+            "{} — {}",
+            o.get("code").and_then(Value::as_str).unwrap_or(""),
+            o.get("condition").and_then(Value::as_str).unwrap_or("")
+        ),
+        v => format!("`{v}`"),
+    }
+}
+
+/// The service a finding is about, from its path (`csi.v1.Controller.CreateVolume`).
+fn group(f: &Finding) -> String {
+    match f.element {
+        "service" | "rpc" | "obligation" | "error_row" => {
+            let mut parts: Vec<&str> = f.path.rsplitn(2, '.').collect();
+            if f.element != "service" {
+                parts = vec![parts.get(1).copied().unwrap_or("")];
+            } else {
+                parts = vec![f.path.as_str()];
+            }
+            parts[0].rsplit('.').next().unwrap_or("").to_owned()
+        }
+        "package" => "Package".into(),
+        _ => "Types".into(),
+    }
+}

@@ -1,0 +1,183 @@
+//! `cargo xtask diff OLD_DIR NEW_DIR` (what changed between two spec folders) and
+//! `cargo xtask changelog` (every consecutive pair of releases in the corpus, newest first, plus
+//! csi-addons replication from its v0.1.1 tag to the corpus's main), over
+//! `csikit_spec::diff`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use csikit_spec::diff::{Report, diff, markdown};
+use csikit_spec::{CSI_GO_IMPORT, ImportMap, LoadOptions, Model, SourceFile};
+
+/// How the report is written.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    /// Markdown for people.
+    Md,
+    /// The JSON contract.
+    Json,
+}
+
+/// `cargo xtask diff`.
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// The older spec folder (spec.md + csi.proto, or a csi-addons README.md + .proto).
+    old: PathBuf,
+    /// The newer spec folder.
+    new: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "md")]
+    format: Format,
+}
+
+/// `cargo xtask changelog`.
+#[derive(Debug, clap::Args)]
+pub struct ChangelogArgs {
+    /// Write here instead of stdout.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// What a spec folder is called in reports: its release folder name, or `name@tag`.
+fn release_name(dir: &Path) -> String {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    match dir.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()) {
+        Some(parent) if parent.starts_with('v') || parent == "_tags" => name,
+        _ => name,
+    }
+}
+
+/// Loads a spec folder; csi-addons imports of csi.proto resolve to the corpus's newest release.
+fn load(dir: &Path) -> anyhow::Result<Model> {
+    let mut imports = ImportMap::new();
+    let csi_proto = csikit_spec::corpus_dir().join("csi-spec/v1.12.0/csi.proto");
+    if let Ok(text) = std::fs::read_to_string(&csi_proto) {
+        imports.insert(CSI_GO_IMPORT, SourceFile::new(csi_proto.display().to_string(), text));
+    }
+    let loaded = csikit_spec::load_dir(dir, &LoadOptions { imports, ..LoadOptions::default() });
+    let errors = csikit_spec::Diagnostics(
+        loaded.diagnostics.0.iter().filter(|d| d.is_error()).cloned().collect(),
+    );
+    if crate::report(&errors) {
+        bail!("'{}' has errors", dir.display());
+    }
+    loaded.model.with_context(|| format!("'{}' is not a spec folder", dir.display()))
+}
+
+/// The section links of a report: the spec's markdown at its release on GitHub.
+fn link_base(dir: &Path) -> String {
+    let release = release_name(dir);
+    if dir.join("spec.md").is_file() {
+        format!("https://github.com/container-storage-interface/spec/blob/{release}/spec.md")
+    } else {
+        let tag = if dir.parent().and_then(Path::file_name).is_some_and(|n| n == "_tags") {
+            release
+        } else {
+            "main".into()
+        };
+        format!("https://github.com/csi-addons/spec/blob/{tag}/{}/README.md", spec_name(dir))
+    }
+}
+
+fn spec_name(dir: &Path) -> String {
+    // A csi-addons folder holds <name>.proto.
+    std::fs::read_dir(dir)
+        .ok()
+        .and_then(|entries| {
+            entries.filter_map(Result::ok).find_map(|e| {
+                let p = e.path();
+                (p.extension().is_some_and(|x| x == "proto"))
+                    .then(|| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                    .flatten()
+            })
+        })
+        .unwrap_or_default()
+}
+
+/// Runs `cargo xtask diff`: exit 0 without findings, 1 with, 2 on bad input.
+pub fn run_diff(args: DiffArgs) -> ExitCode {
+    let (old, new) = match (load(&args.old), load(&args.new)) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = diff(&old, &new, &release_name(&args.old), &release_name(&args.new));
+    let text = match args.format {
+        Format::Json => match serde_json::to_string_pretty(&report) {
+            Ok(t) => t + "\n",
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        Format::Md => markdown(&report, &link_base(&args.new)),
+    };
+    if let Err(e) = crate::write_stdout(&text) {
+        eprintln!("error: {e:#}");
+        return ExitCode::from(2);
+    }
+    ExitCode::from(u8::from(!report.findings.is_empty()))
+}
+
+/// The corpus's csi-spec releases, oldest first (by version number, not by name).
+fn releases(corpus: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let dir = corpus.join("csi-spec");
+    let mut out: Vec<(Vec<u32>, PathBuf)> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading '{}'", dir.display()))?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let version: Option<Vec<u32>> =
+                name.strip_prefix('v')?.split('.').map(|p| p.parse().ok()).collect();
+            Some((version?, e.path()))
+        })
+        .collect();
+    out.sort();
+    Ok(out.into_iter().map(|(_, p)| p).collect())
+}
+
+/// Every consecutive pair, newest first, then csi-addons replication v0.1.1 → main.
+pub fn changelog_reports() -> anyhow::Result<Vec<(Report, String)>> {
+    let corpus = csikit_spec::corpus_dir();
+    let releases = releases(&corpus)?;
+    let models: Vec<Model> = releases.iter().map(|d| load(d)).collect::<anyhow::Result<_>>()?;
+    let mut out = Vec::new();
+    for i in (1..models.len()).rev() {
+        let report = diff(
+            &models[i - 1],
+            &models[i],
+            &release_name(&releases[i - 1]),
+            &release_name(&releases[i]),
+        );
+        out.push((report, link_base(&releases[i])));
+    }
+    let tag = corpus.join("csi-addons/_tags/v0.1.1");
+    let main = corpus.join("csi-addons/replication");
+    let report = diff(&load(&tag)?, &load(&main)?, "replication v0.1.1", "replication main");
+    out.push((report, link_base(&main)));
+    Ok(out)
+}
+
+/// Runs `cargo xtask changelog`.
+///
+/// # Errors
+///
+/// A release that does not load, or a failed write.
+pub fn changelog(args: ChangelogArgs) -> anyhow::Result<ExitCode> {
+    let mut text = String::from(
+        "# CSI spec changelog\n\nWhat changed between consecutive releases, computed from the spec by \
+         `cargo xtask diff` (newest first), then csi-addons replication from its v0.1.1 tag to main.\n\n",
+    );
+    for (report, link) in changelog_reports()? {
+        text.push_str(&markdown(&report, &link));
+    }
+    match args.out {
+        Some(path) => csikit_spec::fs::write_atomic(&path, text.as_bytes())
+            .with_context(|| format!("writing '{}'", path.display()))?,
+        None => crate::write_stdout(&text)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
