@@ -39,6 +39,8 @@ use csikit::v1::{
 };
 use tonic::Status;
 
+use crate::fault::Fault;
+
 /// The `parameters` key (copied into `volume_context`) that makes `CreateVolume`,
 /// `NodeStageVolume` and `NodePublishVolume` sleep this many milliseconds first: a test hook that
 /// keeps a call in flight long enough for a second, overlapping one to arrive.
@@ -66,6 +68,8 @@ pub struct Config {
     pub default_volume_size: i64,
     /// A secret every request with a `secrets` field must carry: `(key, value)`.
     pub required_secret: Option<(String, String)>,
+    /// A bug to have on purpose (`MEMDRIVER_FAULT`), for testing conformance suites.
+    pub fault: Option<crate::fault::Fault>,
 }
 
 // Hand-written so the required secret's value never reaches a log line through `{:?}`.
@@ -80,6 +84,7 @@ impl std::fmt::Debug for Config {
                 "required_secret",
                 &self.required_secret.as_ref().map(|(key, _)| (key, csikit::redact::Redacted)),
             )
+            .field("fault", &self.fault)
             .finish()
     }
 }
@@ -92,6 +97,7 @@ impl Default for Config {
             max_volume_size: 256 * GIB,
             default_volume_size: GIB,
             required_secret: None,
+            fault: None,
         }
     }
 }
@@ -171,6 +177,10 @@ impl Driver {
         &self.config
     }
 
+    fn fault(&self, fault: crate::fault::Fault) -> bool {
+        self.config.fault == Some(fault)
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves state that is still consistent enough to serve
         // (every mutation is a single insert or remove), so keep going rather than fail forever.
@@ -207,6 +217,9 @@ impl Driver {
         request: CreateVolumeRequest,
     ) -> Result<CreateVolumeResponse, Status> {
         self.authenticate(&request.secrets)?;
+        if self.fault(Fault::LogSecrets) {
+            tracing::info!(name = %request.name, secrets = ?request.secrets, "creating a volume");
+        }
         delay(&request.parameters).await?;
         for capability in &request.volume_capabilities {
             supported(capability)
@@ -214,11 +227,17 @@ impl Driver {
         }
         let mut state = self.state();
         // A retry is answered from what the name holds, even if its source has gone since.
-        if let Some(existing) =
-            state.volume_names.get(&request.name).and_then(|id| state.volumes.get(id))
+        if let Some(existing) = state
+            .volume_names
+            .get(&request.name)
+            .and_then(|id| state.volumes.get(id))
+            .filter(|_| !self.fault(Fault::CreateNotIdempotent))
         {
             return match create_mismatch(existing, &request) {
                 None => Ok(CreateVolumeResponse { volume: Some(existing.to_csi()) }),
+                Some(_) if self.fault(Fault::NoAlreadyExists) => {
+                    Ok(CreateVolumeResponse { volume: Some(existing.to_csi()) })
+                }
                 Some(what) => Err(CreateVolumeError::VolumeAlreadyExistsIncompatible.status(
                     format!("volume '{}' already exists with another {what}", request.name),
                 )),
@@ -228,7 +247,11 @@ impl Driver {
             Some(source) => Some(state.source_size(source)?),
             None => None,
         };
-        let capacity = self.choose_capacity(request.capacity_range.as_ref(), source_size)?;
+        let capacity = if self.fault(Fault::IgnoreCapacity) {
+            1 << 20
+        } else {
+            self.choose_capacity(request.capacity_range.as_ref(), source_size)?
+        };
         if capacity > self.config.total_capacity - state.used {
             return Err(Status::resource_exhausted(format!(
                 "the pool has {} bytes free, {capacity} requested",
@@ -313,8 +336,17 @@ impl Driver {
         self.authenticate(&request.secrets)?;
         let mut state = self.state();
         let Some(volume) = state.volumes.get(&request.volume_id) else {
+            if self.fault(Fault::DeleteNotFound) {
+                return Err(Status::not_found(format!(
+                    "volume '{}' does not exist",
+                    request.volume_id
+                )));
+            }
             return Ok(DeleteVolumeResponse {});
         };
+        if self.fault(Fault::LeakOnDelete) {
+            return Ok(DeleteVolumeResponse {});
+        }
         if let Some(node) = volume.published_nodes.keys().next() {
             return Err(DeleteVolumeError::VolumeInUse
                 .status(format!("volume '{}' is published to node '{node}'", volume.id)));
@@ -448,14 +480,20 @@ impl Driver {
     /// `ABORTED` for a `starting_token` this plugin did not hand out.
     pub fn list_volumes(&self, request: ListVolumesRequest) -> Result<ListVolumesResponse, Status> {
         let state = self.state();
-        let (page, next_token) =
-            page(&state.volumes, "vol", &request.starting_token, request.max_entries, |_| true)
-                .map_err(|()| {
-                    ListVolumesError::InvalidStartingToken.status(format!(
-                        "starting_token '{}' is not one this plugin issued",
-                        request.starting_token
-                    ))
-                })?;
+        let token = if self.fault(Fault::IgnoreToken) { "" } else { &request.starting_token };
+        let listed = page(&state.volumes, "vol", token, request.max_entries, |_| true);
+        let listed = match listed {
+            Err(()) if self.fault(Fault::AcceptBadToken) => {
+                page(&state.volumes, "vol", "", request.max_entries, |_| true)
+            }
+            other => other,
+        };
+        let (page, next_token) = listed.map_err(|()| {
+            ListVolumesError::InvalidStartingToken.status(format!(
+                "starting_token '{}' is not one this plugin issued",
+                request.starting_token
+            ))
+        })?;
         let entries = page
             .into_iter()
             .map(|v| list_volumes_response::Entry {
@@ -544,8 +582,11 @@ impl Driver {
     ) -> Result<CreateSnapshotResponse, Status> {
         self.authenticate(&request.secrets)?;
         let mut state = self.state();
-        if let Some(existing) =
-            state.snapshot_names.get(&request.name).and_then(|id| state.snapshots.get(id))
+        if let Some(existing) = state
+            .snapshot_names
+            .get(&request.name)
+            .and_then(|id| state.snapshots.get(id))
+            .filter(|_| !self.fault(Fault::SnapshotNotIdempotent))
         {
             if existing.source_volume_id != request.source_volume_id
                 || existing.parameters != request.parameters
@@ -822,7 +863,9 @@ impl Driver {
             )));
         }
         let block = matches!(publication.capability.access_type, Some(AccessType::Block(_)));
-        create_target(&request.target_path, block)?;
+        if !self.fault(Fault::NoTargetPath) {
+            create_target(&request.target_path, block)?;
+        }
         volume.published.insert(request.target_path, publication);
         Ok(NodePublishVolumeResponse {})
     }
@@ -844,6 +887,8 @@ impl Driver {
         })?;
         if volume.published.remove(&request.target_path).is_some() {
             remove_target(&request.target_path)?;
+        } else if self.fault(Fault::UnpublishNotIdempotent) {
+            return Err(Status::not_found(format!("'{}' is not published", request.target_path)));
         }
         Ok(NodeUnpublishVolumeResponse {})
     }
@@ -863,7 +908,8 @@ impl Driver {
             .volumes
             .get(&request.volume_id)
             .filter(|v| {
-                v.staged.contains_key(&request.volume_path)
+                self.fault(Fault::StatsAnyPath)
+                    || v.staged.contains_key(&request.volume_path)
                     || v.published.contains_key(&request.volume_path)
             })
             .ok_or_else(|| {

@@ -18,6 +18,7 @@
 //! | `CSI_ENDPOINT` | `unix:///path/csi.sock` or `tcp://host:port` (required) |
 //! | `MEMDRIVER_NODE_ID` | the node id `NodeGetInfo` reports and `ControllerPublishVolume` accepts (default: the host name, else `memdriver-node`) |
 //! | `MEMDRIVER_REQUIRE_SECRET` | `key=value`: every request with a `secrets` field must carry this secret, else `UNAUTHENTICATED` |
+//! | `MEMDRIVER_FAULT` | one bug on purpose, for testing conformance suites (see [`fault::Fault`]): `no-validation`, `create-not-idempotent`, `internal-for-unknown`, `delete-not-found`, `log-secrets`, `ignore-token`, `accept-bad-token`, `no-target-path`, `ignore-capacity`, `unpublish-not-idempotent`, `no-already-exists`, `stats-any-path`, `snapshot-not-idempotent`, `leak-on-delete` |
 //! | `RUST_LOG` | log filter (default `info`); logs go to stderr |
 //!
 //! # The delay hook
@@ -29,6 +30,7 @@
 //! for the same volume arrives (which the skeleton answers `ABORTED`). Delays are capped at 60 s.
 
 pub mod driver;
+pub mod fault;
 pub mod service;
 
 pub use driver::{Config, DELAY_KEY, Driver};
@@ -62,7 +64,8 @@ impl Config {
                 },
                 Err(_) => None,
             };
-        Ok(Config { node_id, required_secret, ..Config::default() })
+        let fault = crate::fault::Fault::from_env()?;
+        Ok(Config { node_id, required_secret, fault, ..Config::default() })
     }
 }
 

@@ -32,9 +32,17 @@ async fn main() -> ExitCode {
         }
     };
     tracing::info!(?config, "memdriver starting");
+    let no_validation = config.fault == Some(memdriver::fault::Fault::NoValidation);
+    if let Some(fault) = config.fault {
+        tracing::warn!(fault = fault.name(), "running with a fault on purpose (MEMDRIVER_FAULT)");
+    }
     let driver = Arc::new(Driver::new(config));
 
     let served = csikit::server::Builder::new(PLUGIN_NAME, env!("CARGO_PKG_VERSION"))
+        .layers(csikit::server::Layers {
+            validate_requests: !no_validation,
+            ..csikit::server::Layers::default()
+        })
         .controller(ControllerService(driver.clone()))
         .node(NodeService(driver))
         // What the RPCs implemented cannot tell: behaviour inside them.

@@ -1,0 +1,176 @@
+//! The connection to the plugin, and calls with a deadline: typed through csikit's tonic clients,
+//! or as raw bytes to any method path (for the cases built by reflection).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bytes::{Buf, BufMut};
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::transport::Channel;
+use tonic::{Code, Status};
+
+/// Where the plugin listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A unix socket.
+    Unix(PathBuf),
+    /// `host:port` over TCP.
+    Tcp(String),
+}
+
+impl Endpoint {
+    /// `unix:///path`, `unix:/path` or `tcp://host:port`.
+    ///
+    /// # Errors
+    ///
+    /// Any other form.
+    pub fn parse(s: &str) -> Result<Endpoint, String> {
+        if let Some(path) = s.strip_prefix("unix://") {
+            if !path.starts_with('/') {
+                return Err(format!("'{s}': a unix endpoint is unix:///absolute/path"));
+            }
+            return Ok(Endpoint::Unix(PathBuf::from(path)));
+        }
+        if let Some(path) = s.strip_prefix("unix:") {
+            return Ok(Endpoint::Unix(PathBuf::from(path)));
+        }
+        if let Some(addr) = s.strip_prefix("tcp://") {
+            if !addr.contains(':') {
+                return Err(format!("'{s}': a tcp endpoint is tcp://host:port"));
+            }
+            return Ok(Endpoint::Tcp(addr.to_owned()));
+        }
+        Err(format!("'{s}': expected unix:///path or tcp://host:port"))
+    }
+
+    /// Opens a channel, within `timeout`.
+    pub(crate) async fn connect(&self, timeout: Duration) -> Result<Channel, String> {
+        match self {
+            Endpoint::Unix(path) => {
+                let path = path.clone();
+                let shown = path.display().to_string();
+                tonic::transport::Endpoint::from_static("http://plugin")
+                    .connect_timeout(timeout)
+                    .timeout(timeout)
+                    .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
+                        let path = path.clone();
+                        async move {
+                            Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
+                                tokio::net::UnixStream::connect(path).await?,
+                            ))
+                        }
+                    }))
+                    .await
+                    .map_err(|e| format!("cannot connect to unix://{shown}: {}", source_chain(&e)))
+            }
+            Endpoint::Tcp(addr) => {
+                tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+                    .map_err(|e| format!("bad address '{addr}': {e}"))?
+                    .connect_timeout(timeout)
+                    .timeout(timeout)
+                    .connect()
+                    .await
+                    .map_err(|e| format!("cannot connect to tcp://{addr}: {}", source_chain(&e)))
+            }
+        }
+    }
+}
+
+fn source_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}
+
+/// Bytes in, bytes out: a codec for messages built by reflection.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RawCodec;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RawEncoder;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RawDecoder;
+
+impl Encoder for RawEncoder {
+    type Item = Vec<u8>;
+    type Error = Status;
+
+    fn encode(&mut self, item: Vec<u8>, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        dst.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl Decoder for RawDecoder {
+    type Item = Vec<u8>;
+    type Error = Status;
+
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, Status> {
+        let mut out = vec![0; src.remaining()];
+        src.copy_to_slice(&mut out);
+        Ok(Some(out))
+    }
+}
+
+impl Codec for RawCodec {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = RawEncoder;
+    type Decoder = RawDecoder;
+
+    fn encoder(&mut self) -> RawEncoder {
+        RawEncoder
+    }
+
+    fn decoder(&mut self) -> RawDecoder {
+        RawDecoder
+    }
+}
+
+/// A unary call of `path` with encoded `request`, within `timeout`; a deadline passed is
+/// DEADLINE_EXCEEDED, whatever the plugin does.
+pub(crate) async fn raw_call(
+    channel: &Channel,
+    path: &'static str,
+    request: Vec<u8>,
+    timeout: Duration,
+) -> Result<Vec<u8>, Status> {
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    let call = async {
+        grpc.ready()
+            .await
+            .map_err(|e| Status::unavailable(format!("the channel is not ready: {e}")))?;
+        let mut req = tonic::Request::new(request);
+        req.set_timeout(timeout);
+        let path = http::uri::PathAndQuery::from_static(path);
+        grpc.unary(req, path, RawCodec).await.map(tonic::Response::into_inner)
+    };
+    match tokio::time::timeout(timeout + Duration::from_millis(500), call).await {
+        Ok(r) => r,
+        Err(_) => Err(Status::new(Code::DeadlineExceeded, "no answer within the deadline")),
+    }
+}
+
+/// A typed call with a deadline: `call(request)` is any csikit client method.
+pub(crate) async fn typed<T, F>(timeout: Duration, call: F) -> Result<T, Status>
+where
+    F: std::future::Future<Output = Result<tonic::Response<T>, Status>>,
+{
+    match tokio::time::timeout(timeout, call).await {
+        Ok(r) => r.map(tonic::Response::into_inner),
+        Err(_) => Err(Status::new(Code::DeadlineExceeded, "no answer within the deadline")),
+    }
+}
+
+/// A request carrying the suite's deadline.
+pub(crate) fn request<T>(message: T, timeout: Duration) -> tonic::Request<T> {
+    let mut r = tonic::Request::new(message);
+    r.set_timeout(timeout);
+    r
+}

@@ -1,0 +1,111 @@
+//! Fault switches: `MEMDRIVER_FAULT=name` makes memdriver behave like a driver with one bug real
+//! drivers have had, so conformance suites can be checked against them (each one must be caught
+//! by at least one case). With no switch, nothing here changes anything.
+
+use tonic::{Code, Status};
+
+/// One bug, switched on by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The skeleton's request validation is off (REQUIRED fields, sizes, secret keys unchecked).
+    NoValidation,
+    /// CreateVolume of a name it already made makes another volume.
+    CreateNotIdempotent,
+    /// An unknown volume or snapshot id is INTERNAL instead of NOT_FOUND.
+    InternalForUnknown,
+    /// DeleteVolume of an unknown (or already deleted) volume is NOT_FOUND instead of OK.
+    DeleteNotFound,
+    /// CreateVolume logs its secrets at INFO.
+    LogSecrets,
+    /// ListVolumes ignores `starting_token` (every page is the first).
+    IgnoreToken,
+    /// ListVolumes starts from the beginning for a token it never issued, instead of ABORTED.
+    AcceptBadToken,
+    /// NodePublishVolume does not create `target_path`.
+    NoTargetPath,
+    /// CreateVolume ignores `capacity_range` (every volume is 1 MiB).
+    IgnoreCapacity,
+    /// NodeUnpublishVolume of a path not published is NOT_FOUND instead of OK.
+    UnpublishNotIdempotent,
+    /// CreateVolume of an existing name with an incompatible request answers the existing volume.
+    NoAlreadyExists,
+    /// NodeGetVolumeStats answers for any path, published or not.
+    StatsAnyPath,
+    /// CreateSnapshot of a name it already made makes another snapshot.
+    SnapshotNotIdempotent,
+    /// DeleteVolume answers OK and keeps the volume.
+    LeakOnDelete,
+}
+
+impl Fault {
+    /// Every fault, in the order of the crate docs.
+    pub const ALL: [Fault; 14] = [
+        Fault::NoValidation,
+        Fault::CreateNotIdempotent,
+        Fault::InternalForUnknown,
+        Fault::DeleteNotFound,
+        Fault::LogSecrets,
+        Fault::IgnoreToken,
+        Fault::AcceptBadToken,
+        Fault::NoTargetPath,
+        Fault::IgnoreCapacity,
+        Fault::UnpublishNotIdempotent,
+        Fault::NoAlreadyExists,
+        Fault::StatsAnyPath,
+        Fault::SnapshotNotIdempotent,
+        Fault::LeakOnDelete,
+    ];
+
+    /// The switch's name, as `MEMDRIVER_FAULT` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::NoValidation => "no-validation",
+            Fault::CreateNotIdempotent => "create-not-idempotent",
+            Fault::InternalForUnknown => "internal-for-unknown",
+            Fault::DeleteNotFound => "delete-not-found",
+            Fault::LogSecrets => "log-secrets",
+            Fault::IgnoreToken => "ignore-token",
+            Fault::AcceptBadToken => "accept-bad-token",
+            Fault::NoTargetPath => "no-target-path",
+            Fault::IgnoreCapacity => "ignore-capacity",
+            Fault::UnpublishNotIdempotent => "unpublish-not-idempotent",
+            Fault::NoAlreadyExists => "no-already-exists",
+            Fault::StatsAnyPath => "stats-any-path",
+            Fault::SnapshotNotIdempotent => "snapshot-not-idempotent",
+            Fault::LeakOnDelete => "leak-on-delete",
+        }
+    }
+
+    /// The fault named `name`.
+    ///
+    /// # Errors
+    ///
+    /// An unknown name, with the known ones.
+    pub fn parse(name: &str) -> Result<Fault, String> {
+        Fault::ALL.into_iter().find(|f| f.name() == name).ok_or_else(|| {
+            let known: Vec<&str> = Fault::ALL.iter().map(|f| f.name()).collect();
+            format!("unknown MEMDRIVER_FAULT '{name}'; known: {}", known.join(", "))
+        })
+    }
+
+    /// `MEMDRIVER_FAULT`, when set.
+    ///
+    /// # Errors
+    ///
+    /// An unknown name.
+    pub fn from_env() -> Result<Option<Fault>, String> {
+        match std::env::var("MEMDRIVER_FAULT") {
+            Ok(name) if !name.is_empty() => Fault::parse(&name).map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// The status a call answers under `fault`: NOT_FOUND becomes INTERNAL for
+/// [`Fault::InternalForUnknown`]; everything else as it was.
+pub fn status(fault: Option<Fault>, status: Status) -> Status {
+    if fault == Some(Fault::InternalForUnknown) && status.code() == Code::NotFound {
+        return Status::internal(format!("lookup failed: {}", status.message()));
+    }
+    status
+}

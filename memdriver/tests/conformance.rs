@@ -1,0 +1,162 @@
+//! csikit-conformance against memdriver: the clean driver passes every case (its log holding none
+//! of the secrets sent); each `MEMDRIVER_FAULT` bug fails at least one case; and an unreachable
+//! endpoint, a server that is not CSI and a hanging plugin each give a clear failing line, never a
+//! hang.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use csikit_conformance::{Config, Endpoint, Outcome, Report, Secrets};
+use memdriver::fault::Fault;
+use support::Server;
+
+const SECRETS: &str = "# as csi-sanity reads them\nCreateVolumeSecret:\n  secretKey: create-s3cr3t-value\nDeleteVolumeSecret:\n  secretKey: \"delete-s3cr3t-value\"\nNodePublishVolumeSecret:\n  secretKey: node-publish-s3cr3t\n";
+
+fn run(dir: &std::path::Path, fault: Option<Fault>) -> (Report, Duration) {
+    let env: Vec<(&str, &str)> = fault.map(|f| ("MEMDRIVER_FAULT", f.name())).into_iter().collect();
+    let mut server = Server::start(dir, &env);
+    let config = Config {
+        secrets: Secrets::parse(SECRETS).expect("secrets parse"),
+        driver_log: Some(server.log.clone()),
+        ..Config::default()
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let started = Instant::now();
+    let report = rt.block_on(csikit_conformance::run(
+        &Endpoint::Unix(server.socket.clone()),
+        &config,
+        &mut |_| {},
+    ));
+    let took = started.elapsed();
+    let _ = server.terminate(Duration::from_secs(10));
+    (report, took)
+}
+
+#[test]
+fn memdriver_passes_every_case() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let (report, took) = run(tmp.path(), None);
+    let failures: Vec<String> =
+        report.failures().iter().map(|r| format!("{}: {:?}", r.name, r.outcome)).collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+    let (passed, _, skipped) = report.counts();
+    assert!(passed >= 150, "only {passed} cases passed");
+    assert_eq!(skipped, 0, "memdriver advertises everything the suite covers");
+    assert!(
+        report.required_covered * 10 >= report.required_total * 9,
+        "{} of {} REQUIRED",
+        report.required_covered,
+        report.required_total
+    );
+    // The log check ran (secrets were sent) and passed.
+    assert!(
+        report
+            .results
+            .iter()
+            .any(|r| r.name.starts_with("secrets:") && r.outcome == Outcome::Passed)
+    );
+    let junit = report.junit();
+    assert!(
+        junit.contains(&format!("tests=\"{}\" failures=\"0\"", report.results.len())),
+        "{junit}"
+    );
+    eprintln!(
+        "conformance: {} ({} cases, REQUIRED covered {} of {}) in {:.2} s",
+        report.summary(),
+        report.results.len(),
+        report.required_covered,
+        report.required_total,
+        took.as_secs_f64()
+    );
+}
+
+#[test]
+fn every_fault_fails_a_case() {
+    let mut caught = Vec::new();
+    for fault in Fault::ALL {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let (report, _) = run(tmp.path(), Some(fault));
+        let failed: Vec<&str> = report.failures().iter().map(|r| r.name.as_str()).collect();
+        assert!(!failed.is_empty(), "MEMDRIVER_FAULT={} passed every case", fault.name());
+        caught.push(format!("{}: {} ({})", fault.name(), failed.len(), failed[0]));
+    }
+    eprintln!("{}", caught.join("\n"));
+}
+
+#[test]
+fn unreachable_non_csi_and_hanging_endpoints_end_with_a_clear_line() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let config = Config { timeout: Duration::from_secs(1), ..Config::default() };
+    let check = |report: &Report, words: &str| {
+        assert_eq!(report.results.len(), 1, "{:#?}", report.results);
+        match &report.results[0].outcome {
+            Outcome::Failed(why) => assert!(why.contains(words), "{why}"),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    };
+    // Nothing listens.
+    let missing = Endpoint::Unix(tmp.path().join("none.sock"));
+    let started = Instant::now();
+    let report = rt.block_on(csikit_conformance::run(&missing, &config, &mut |_| {}));
+    check(&report, "cannot connect");
+    // A server that answers HTTP/1 garbage, and one that accepts and never speaks.
+    for (name, speaks) in [("garbage.sock", true), ("silent.sock", false)] {
+        let path = tmp.path().join(name);
+        let listener = std::os::unix::net::UnixListener::bind(&path).expect("binds");
+        let server = std::thread::spawn(move || {
+            use std::io::Write as _;
+            // Keep every accepted stream open until the listener is done.
+            let mut held = Vec::new();
+            for stream in listener.incoming().take(4) {
+                let Ok(mut s) = stream else { break };
+                if speaks {
+                    let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+                }
+                held.push(s);
+            }
+        });
+        let report = rt.block_on(csikit_conformance::run(
+            &Endpoint::Unix(path.clone()),
+            &config,
+            &mut |_| {},
+        ));
+        assert_eq!(report.results.len(), 1, "{name}: {:#?}", report.results);
+        assert!(
+            matches!(report.results[0].outcome, Outcome::Failed(_)),
+            "{name}: {:#?}",
+            report.results
+        );
+        // Unblock the accept loop.
+        for _ in 0..4 {
+            let _ = std::os::unix::net::UnixStream::connect(&path);
+        }
+        let _ = server.join();
+    }
+    // Three endpoints, each bounded by the one-second deadline.
+    assert!(started.elapsed() < Duration::from_secs(30), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn secrets_files_read_as_csi_sanity_writes_them() {
+    let s = Secrets::parse(SECRETS).expect("parses");
+    assert_eq!(
+        s.get("CreateVolumeSecret").get("secretKey").map(String::as_str),
+        Some("create-s3cr3t-value")
+    );
+    assert_eq!(
+        s.get("DeleteVolumeSecret").get("secretKey").map(String::as_str),
+        Some("delete-s3cr3t-value")
+    );
+    assert!(s.get("NodeStageVolumeSecret").is_empty());
+    for bad in [
+        "CreateVolumeSecret: {a: b}\n",
+        "  secretKey: x\n",
+        "CreateVolumeSecret: x\n",
+        "just text\n",
+    ] {
+        let e = Secrets::parse(bad).expect_err(bad).to_string();
+        assert!(e.starts_with("line 1:"), "{bad:?}: {e}");
+    }
+}
