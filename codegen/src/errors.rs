@@ -115,7 +115,7 @@ pub fn generate_errors(model: &Model, translation: Option<&Model>) -> Option<Str
         out,
         "//! general ones, each with its gRPC code, description and the recovery the spec asks of the caller.\n"
     );
-    let _ = writeln!(out, "pub use crate::errors::{{Code, ErrorInfo, Recovery}};\n");
+    let _ = writeln!(out, "pub use ::csikit::errors::{{Code, ErrorInfo, Recovery}};\n");
     let _ = writeln!(
         out,
         "/// The general error table (\"Error Scheme\"), which applies to every RPC."
@@ -212,7 +212,7 @@ pub fn generate_errors(model: &Model, translation: Option<&Model>) -> Option<Str
             let _ = writeln!(out, "    #[cfg(any(feature = \"client\", feature = \"server\"))]");
             let _ = writeln!(
                 out,
-                "    pub fn status(self, message: impl Into<String>) -> tonic::Status {{\n        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)\n    }}"
+                "    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {{\n        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)\n    }}"
             );
             let _ = writeln!(out, "}}\n");
             let _ = writeln!(
@@ -243,7 +243,7 @@ pub fn generate_errors(model: &Model, translation: Option<&Model>) -> Option<Str
         writeln!(out, "pub fn classify(rpc: &str, code: Code) -> Option<&'static ErrorInfo> {{");
     let _ = writeln!(
         out,
-        "    crate::errors::classify_code(rpc_rows(rpc).unwrap_or(&[]), GENERAL, code)\n}}"
+        "    ::csikit::errors::classify_code(rpc_rows(rpc).unwrap_or(&[]), GENERAL, code)\n}}"
     );
     Some(out)
 }
