@@ -171,7 +171,16 @@ pub fn package_parts(
         });
     }
     if parts.errors
-        && let Some(errors) = crate::errors::generate_errors(model, p.translation)
+        && let Some(errors) = crate::errors::generate_errors(model, p.translation, {
+            // `status()` needs tonic: the crate's client or server feature, or either part.
+            match (parts.client, parts.server) {
+                (Gate::Feature(_), _) | (_, Gate::Feature(_)) => {
+                    Some("    #[cfg(any(feature = \"client\", feature = \"server\"))]\n")
+                }
+                (Gate::On, _) | (_, Gate::On) => Some(""),
+                (Gate::Off, Gate::Off) => None,
+            }
+        })
     {
         modules.push(SubModule {
             name: "errors",
