@@ -82,16 +82,16 @@ fn message_debug(model: &Model, m: &Message, path: &str, out: &mut String) {
         let ident = snake(&field.name);
         let value = if field.secret {
             match field.label {
-                Label::Map => format!("&crate::redact::RedactedMap(&self.{ident})"),
-                Label::Repeated => format!("&crate::redact::RedactedList(self.{ident}.len())"),
-                Label::Singular => "&crate::redact::Redacted".to_owned(),
+                Label::Map => format!("&::csikit::redact::RedactedMap(&self.{ident})"),
+                Label::Repeated => format!("&::csikit::redact::RedactedList(self.{ident}.len())"),
+                Label::Singular => "&::csikit::redact::Redacted".to_owned(),
             }
         } else {
             match (model.enum_type(field.ty.value_name()), field.label, field.proto3_optional) {
                 (Some(e), Label::Singular, false) => {
                     match relative_type_path(&model.package, &e.full_name) {
                         Some(epath) => format!(
-                            "&crate::redact::EnumValue(self.{ident}, |v| super::{epath}::try_from(v).ok().map(|e| e.as_str_name()))"
+                            "&::csikit::redact::EnumValue(self.{ident}, |v| super::{epath}::try_from(v).ok().map(|e| e.as_str_name()))"
                         ),
                         None => format!("&self.{ident}"),
                     }
@@ -117,7 +117,7 @@ fn oneof_debug(m: &Message, oneof: &str, msg_path: &str, out: &mut String) {
     let _ = writeln!(out, "        match self {{");
     for field in m.fields.iter().filter(|f| f.oneof.as_deref() == Some(oneof)) {
         let variant = camel(&field.name);
-        let value = if field.secret { "&crate::redact::Redacted" } else { "v" };
+        let value = if field.secret { "&::csikit::redact::Redacted" } else { "v" };
         let binding = if field.secret { "_" } else { "v" };
         let _ = writeln!(
             out,

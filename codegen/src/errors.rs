@@ -98,8 +98,13 @@ fn translated<'a>(
         .filter(|r| r.lang != "en")
 }
 
-/// The `errors` module of a package: `None` when its spec has no error tables.
-pub fn generate_errors(model: &Model, translation: Option<&Model>) -> Option<String> {
+/// The `errors` module of a package: `None` when its spec has no error tables. `status_cfg` is
+/// the `#[cfg]` line of the `status()` methods (which need tonic), `None` to leave them out.
+pub fn generate_errors(
+    model: &Model,
+    translation: Option<&Model>,
+    status_cfg: Option<&str>,
+) -> Option<String> {
     let any = !model.general_errors.is_empty()
         || model.services.iter().any(|s| s.methods.iter().any(|m| !m.errors.is_empty()));
     if !any {
@@ -115,7 +120,7 @@ pub fn generate_errors(model: &Model, translation: Option<&Model>) -> Option<Str
         out,
         "//! general ones, each with its gRPC code, description and the recovery the spec asks of the caller.\n"
     );
-    let _ = writeln!(out, "pub use crate::errors::{{Code, ErrorInfo, Recovery}};\n");
+    let _ = writeln!(out, "pub use ::csikit::errors::{{Code, ErrorInfo, Recovery}};\n");
     let _ = writeln!(
         out,
         "/// The general error table (\"Error Scheme\"), which applies to every RPC."
@@ -208,12 +213,14 @@ pub fn generate_errors(model: &Model, translation: Option<&Model>) -> Option<Str
                 out,
                 "    pub const fn code(self) -> Code {{\n        self.info().code\n    }}\n"
             );
-            let _ = writeln!(out, "    /// A status with this row's code and `message`.");
-            let _ = writeln!(out, "    #[cfg(any(feature = \"client\", feature = \"server\"))]");
-            let _ = writeln!(
-                out,
-                "    pub fn status(self, message: impl Into<String>) -> tonic::Status {{\n        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)\n    }}"
-            );
+            if let Some(cfg) = status_cfg {
+                let _ = writeln!(out, "    /// A status with this row's code and `message`.");
+                let _ = write!(out, "{cfg}");
+                let _ = writeln!(
+                    out,
+                    "    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {{\n        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)\n    }}"
+                );
+            }
             let _ = writeln!(out, "}}\n");
             let _ = writeln!(
                 out,
@@ -243,7 +250,7 @@ pub fn generate_errors(model: &Model, translation: Option<&Model>) -> Option<Str
         writeln!(out, "pub fn classify(rpc: &str, code: Code) -> Option<&'static ErrorInfo> {{");
     let _ = writeln!(
         out,
-        "    crate::errors::classify_code(rpc_rows(rpc).unwrap_or(&[]), GENERAL, code)\n}}"
+        "    ::csikit::errors::classify_code(rpc_rows(rpc).unwrap_or(&[]), GENERAL, code)\n}}"
     );
     Some(out)
 }

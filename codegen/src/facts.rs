@@ -12,7 +12,7 @@ pub fn generate_facts(model: &Model, release: &str) -> String {
         if model.messages.iter().any(|m| !m.oneofs.is_empty()) { "OneofFacts, " } else { "" };
     let _ = writeln!(
         out,
-        "use crate::facts::{{FieldFacts, Label, MessageFacts, MethodFacts, {oneof}PackageFacts, Presence, SizeLimit}};\n"
+        "use ::csikit::facts::{{FieldFacts, Label, MessageFacts, MethodFacts, {oneof}PackageFacts, Presence, SizeLimit}};\n"
     );
     let _ = writeln!(out, "/// The facts of `{}` as stated by {release}.", model.package);
     let _ = writeln!(out, "pub static FACTS: PackageFacts = PackageFacts {{");

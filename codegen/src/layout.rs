@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::package::Package;
-use crate::{Error, debug, descriptor, facts, names, rust};
+use crate::package::{Package, PackageParts, Parts};
+use crate::{Error, debug, names};
 
 /// How to lay out the crate.
 #[derive(Debug, Clone)]
@@ -69,32 +69,11 @@ pub fn generate_crate(
     for p in packages {
         let dir = module_dir(&p.module);
         let h = header(&p.source);
-        let errors = crate::errors::generate_errors(p.model, p.translation);
-        files.insert(dir.join("mod.rs"), format!("{h}{}", package_mod(p, errors.is_some())?));
-        if let Some(errors) = errors {
-            files.insert(dir.join("errors.rs"), format!("{h}{errors}"));
+        let parts = crate::package::package_parts(p, &Parts::csikit_crate(), false)?;
+        files.insert(dir.join("mod.rs"), format!("{h}{}", package_mod(p, &parts)));
+        for m in &parts.modules {
+            files.insert(dir.join(format!("{}.rs", m.name)), format!("{h}{}", m.content));
         }
-        files.insert(dir.join("server.rs"), format!("{h}{}", crate::server::generate_server(p)));
-        files.insert(
-            dir.join("facts.rs"),
-            format!(
-                "{h}//! Spec facts of `{}`.\n\n{}",
-                p.model.package,
-                facts::generate_facts(p.model, &p.source)
-            ),
-        );
-        files.insert(
-            dir.join("redacted_debug.rs"),
-            format!("{h}//! `Debug` impls of `{}` messages that hold secrets: keys show, values never.\n\n{}", p.model.package, debug::generate_debug(p.model)),
-        );
-        files.insert(
-            dir.join("descriptor_set.rs"),
-            format!(
-                "{h}//! The encoded descriptors of `{}`.\n\n{}",
-                p.model.package,
-                descriptor::descriptor_const(p.descriptor_set)
-            ),
-        );
     }
 
     Ok(files)
@@ -112,8 +91,9 @@ fn rust_path(module: &str) -> String {
     format!("csikit::{module}")
 }
 
-fn package_mod(p: &Package<'_>, has_errors: bool) -> Result<String, Error> {
-    let code = rust::generate_rust(p)?;
+/// `mod.rs` of a package module: its docs and lints, the prost and tonic output, and the
+/// declarations of its submodule files.
+fn package_mod(p: &Package<'_>, parts: &PackageParts) -> String {
     let m = p.model;
     let mut out = String::new();
     let _ = writeln!(
@@ -146,40 +126,41 @@ fn package_mod(p: &Package<'_>, has_errors: bool) -> Result<String, Error> {
         out,
         "#![allow(rustdoc::invalid_html_tags, rustdoc::bare_urls, rustdoc::broken_intra_doc_links, reason = \"spec comments are prose written for protobuf, not rustdoc\")]\n"
     );
-    out.push_str(&code);
-    let _ = writeln!(out, "\npub mod facts;\nmod descriptor_set;\nmod redacted_debug;\n");
-    let _ = writeln!(
-        out,
-        "/// Server traits and layered adapters for drivers (see [`crate::server`]).\n#[cfg(feature = \"server\")]\npub mod server;\n"
-    );
-    if has_errors {
+    out.push_str(&parts.code);
+    out.push('\n');
+    for m in &parts.modules {
         let _ = writeln!(
             out,
-            "/// The spec's error tables as types: per RPC, the errors it may return and what they mean."
+            "{}{}{}mod {};",
+            m.doc,
+            m.cfg,
+            if m.public { "pub " } else { "" },
+            m.name
         );
-        let _ = writeln!(out, "pub mod errors;\n");
     }
-    let _ = writeln!(out, "pub use descriptor_set::FILE_DESCRIPTOR_SET;\n");
-    let _ = writeln!(out, "/// The descriptors of [`FILE_DESCRIPTOR_SET`], decoded once.");
-    let _ = writeln!(out, "#[cfg(feature = \"reflect\")]");
-    let _ = writeln!(out, "pub fn descriptor_pool() -> &'static prost_reflect::DescriptorPool {{");
-    let _ = writeln!(
-        out,
-        "    static POOL: std::sync::OnceLock<prost_reflect::DescriptorPool> = std::sync::OnceLock::new();"
-    );
-    let _ = writeln!(out, "    POOL.get_or_init(|| {{");
-    let _ = writeln!(
-        out,
-        "        #[allow(clippy::expect_used, reason = \"the bytes were produced by the compiler at generate time\")]"
-    );
-    let _ = writeln!(
-        out,
-        "        prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET).expect(\"embedded descriptor set decodes\")"
-    );
-    let _ = writeln!(out, "    }})");
-    let _ = writeln!(out, "}}");
-    Ok(out)
+    out.push('\n');
+    out.push_str(&parts.tail);
+    out
 }
+
+/// `csikit::include_spec!`, for the files `csikit-build` writes to `OUT_DIR`.
+const INCLUDE_SPEC: &str = "\
+/// Includes the bindings `csikit-build` generated for the proto package `$package` in the build
+/// script, at this place (as `tonic::include_proto!` does):
+///
+/// ```ignore
+/// pub mod myaddon {
+///     csikit::include_spec!(\"myaddon\");
+/// }
+/// ```
+#[macro_export]
+macro_rules! include_spec {
+    ($package:literal) => {
+        include!(concat!(env!(\"OUT_DIR\"), \"/\", $package, \".rs\"));
+    };
+}
+
+";
 
 fn lib_rs(packages: &[Package<'_>]) -> String {
     let mut out: String = include_str!("../templates/csikit/lib_docs.md")
@@ -196,9 +177,16 @@ fn lib_rs(packages: &[Package<'_>]) -> String {
          pub use csikit_macros::{csi_service, csi_validate};\n\
          pub use validate_encoded::validate_encoded;\n\n\
          /// prost, as the generated messages use it.\npub use prost;\n\
+         /// prost's well-known types, as the generated messages use them.\n\
+         #[doc(hidden)]\npub use prost_types;\n\
          /// tonic, as the generated clients and servers use it.\n\
-         #[cfg(any(feature = \"client\", feature = \"server\"))]\npub use tonic;\n\n",
+         #[cfg(any(feature = \"client\", feature = \"server\"))]\npub use tonic;\n\
+         /// tonic's prost codec, as the generated clients and servers use it.\n\
+         #[cfg(any(feature = \"client\", feature = \"server\"))]\n#[doc(hidden)]\npub use tonic_prost;\n\
+         /// prost-reflect, as the generated `descriptor_pool()` functions use it.\n\
+         #[cfg(feature = \"reflect\")]\n#[doc(hidden)]\npub use prost_reflect;\n\n",
     );
+    out.push_str(INCLUDE_SPEC);
     let csi = packages.iter().find(|p| crate::server::is_csi(p.model));
     if let Some(csi) = csi {
         let release = csi.source.rsplit(' ').next().unwrap_or(&csi.source);

@@ -29,7 +29,7 @@ use std::path::PathBuf;
 use csikit_spec::Model;
 
 pub use layout::{CrateOptions, Dependency};
-pub use package::Package;
+pub use package::{Gate, Package, Parts, package_file};
 
 /// Why generation failed.
 #[derive(Debug, thiserror::Error)]

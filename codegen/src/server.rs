@@ -98,8 +98,8 @@ pub fn generate_server(p: &Package<'_>) -> String {
     let _ = writeln!(
         out,
         "//! Server traits of `{}` for drivers: implement the RPCs the plugin supports, mark\n\
-         //! the `impl` block with [`#[csi_service]`](crate::csi_service), and serve it\n//!{}.\n\
-         //! Every RPC left out answers UNIMPLEMENTED; every call passes the [`crate::server`]\n\
+         //! the `impl` block with [`#[csi_service]`](csikit::csi_service), and serve it\n//!{}.\n\
+         //! Every RPC left out answers UNIMPLEMENTED; every call passes the [`csikit::server`]\n\
          //! layers.\n",
         model.package,
         if is_csi(model) {
@@ -108,16 +108,16 @@ pub fn generate_server(p: &Package<'_>) -> String {
             " through a `*Service` adapter added to the v1 `Builder` with `routes_with`"
         }
     );
-    out.push_str("use std::future::Future;\nuse std::sync::Arc;\n\nuse tonic::{Request, Response, Status};\n\n");
+    out.push_str("use std::future::Future;\nuse std::sync::Arc;\n\nuse ::csikit::tonic::{self, Request, Response, Status};\n\n");
     let streaming = model
         .services
         .iter()
         .flat_map(|s| &s.methods)
         .any(|m| m.server_streaming && !m.client_streaming);
     out.push_str(if streaming {
-        "use crate::server::{BoxStream, Pipeline, RpcResult, SecretValues};\n\n"
+        "use ::csikit::server::{BoxStream, Pipeline, RpcResult, SecretValues};\n\n"
     } else {
-        "use crate::server::{Pipeline, RpcResult, SecretValues};\n\n"
+        "use ::csikit::server::{Pipeline, RpcResult, SecretValues};\n\n"
     });
 
     rpc_records(p, &mut out);
@@ -148,7 +148,7 @@ fn rpc_records(p: &Package<'_>, out: &mut String) {
         .any(|m| serialisation_key(model, m).is_some());
     let _ = writeln!(
         out,
-        "pub mod rpc {{\n    use crate::server::{};\n",
+        "pub mod rpc {{\n    use ::csikit::server::{};\n",
         if keyed { "{Key, Rpc}" } else { "Rpc" }
     );
     for s in &model.services {
@@ -232,7 +232,7 @@ fn service(p: &Package<'_>, s: &Service, out: &mut String) {
         let _ = writeln!(
             out,
             "    fn {method}(&self, request: Request<{input}>) -> impl Future<Output = RpcResult<{ret}>> + Send {{\n        \
-             drop(request);\n        std::future::ready(Err(crate::server::unimplemented({:?})))\n    }}\n",
+             drop(request);\n        std::future::ready(Err(::csikit::server::unimplemented({:?})))\n    }}\n",
             m.name
         );
     }
@@ -243,7 +243,7 @@ fn service(p: &Package<'_>, s: &Service, out: &mut String) {
     let adapter = format!("{trait_name}Service");
     let _ = writeln!(
         out,
-        "/// A [`{trait_name}`] behind the [`crate::server`] layers, as tonic's\n/// `{}` server.",
+        "/// A [`{trait_name}`] behind the [`csikit::server`] layers, as tonic's\n/// `{}` server.",
         s.full_name
     );
     let _ = writeln!(
@@ -525,7 +525,7 @@ fn builder(p: &Package<'_>, out: &mut String) {
     }
 
     out.push_str(
-        "use crate::runtime::server::{Capability, CapabilityTable, Obligation, Plan, \
+        "use ::csikit::runtime::server::{Capability, CapabilityTable, Obligation, Plan, \
          PluginService, Registration};\n\n",
     );
     out.push_str(
@@ -549,9 +549,9 @@ fn builder(p: &Package<'_>, out: &mut String) {
         "/// `{}` as the runtime's plugin builder sees it: which capabilities the implemented RPCs\n\
          /// make, and how this release writes the derived answers.\n#[derive(Debug, Clone, Copy)]\n\
          pub struct Spec;\n\n\
-         /// The plugin builder of this release (see [`crate::runtime::server::Builder`]).\n\
-         pub type Builder = crate::runtime::server::Builder<Spec>;\n\n\
-         pub use crate::runtime::server::Server;\n",
+         /// The plugin builder of this release (see [`csikit::runtime::server::Builder`]).\n\
+         pub type Builder = ::csikit::runtime::server::Builder<Spec>;\n\n\
+         pub use ::csikit::runtime::server::Server;\n",
         model.package
     );
 
@@ -579,7 +579,7 @@ fn builder(p: &Package<'_>, out: &mut String) {
 
     let _ = writeln!(
         out,
-        "impl crate::runtime::server::PluginSpec for Spec {{\n    type Derived = Derived;\n    \
+        "impl ::csikit::runtime::server::PluginSpec for Spec {{\n    type Derived = Derived;\n    \
          type PluginCapability = super::plugin_capability::Type;\n    \
          type ControllerCapability = super::controller_service_capability::rpc::Type;\n    \
          type NodeCapability = super::node_service_capability::rpc::Type;\n\n    \
@@ -623,7 +623,7 @@ fn builder(p: &Package<'_>, out: &mut String) {
          plugin },\n            probe: super::ProbeResponse { ready: Some(true) },\n            \
          get_plugin_info: super::GetPluginInfoResponse {\n                name: plan.name,\n                \
          vendor_version: plan.vendor_version,\n                manifest: plan.manifest,\n            },\n        \
-         };\n        if let Err(v) = crate::Validate::validate(&derived.get_plugin_info) {\n            \
+         };\n        if let Err(v) = ::csikit::Validate::validate(&derived.get_plugin_info) {\n            \
          problems.push(format!(\"GetPluginInfo: {v}\"));\n        }\n        derived\n    }\n\n    \
          fn derived_identity() -> Registration<Self> {\n        \
          Registration::new(\"Identity\", &[], |routes, pipeline, derived| {\n            \
@@ -639,7 +639,7 @@ fn builder(p: &Package<'_>, out: &mut String) {
         let param = if s == "SnapshotMetadata" { "_derived" } else { "derived" };
         let _ = writeln!(
             out,
-            "impl<T: {s}> crate::runtime::server::Register<crate::runtime::server::service::{s}, T> \
+            "impl<T: {s}> ::csikit::runtime::server::Register<::csikit::runtime::server::service::{s}, T> \
              for Spec {{\n    fn registration(service: T) -> Registration<Spec> {{\n        \
              let service = Arc::new(service);\n        let implemented = service.implemented();\n        \
              let probe = Arc::clone(&service);\n        \

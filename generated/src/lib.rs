@@ -121,9 +121,35 @@ pub use validate_encoded::validate_encoded;
 
 /// prost, as the generated messages use it.
 pub use prost;
+/// prost-reflect, as the generated `descriptor_pool()` functions use it.
+#[cfg(feature = "reflect")]
+#[doc(hidden)]
+pub use prost_reflect;
+/// prost's well-known types, as the generated messages use them.
+#[doc(hidden)]
+pub use prost_types;
 /// tonic, as the generated clients and servers use it.
 #[cfg(any(feature = "client", feature = "server"))]
 pub use tonic;
+/// tonic's prost codec, as the generated clients and servers use it.
+#[cfg(any(feature = "client", feature = "server"))]
+#[doc(hidden)]
+pub use tonic_prost;
+
+/// Includes the bindings `csikit-build` generated for the proto package `$package` in the build
+/// script, at this place (as `tonic::include_proto!` does):
+///
+/// ```ignore
+/// pub mod myaddon {
+///     csikit::include_spec!("myaddon");
+/// }
+/// ```
+#[macro_export]
+macro_rules! include_spec {
+    ($package:literal) => {
+        include!(concat!(env!("OUT_DIR"), "/", $package, ".rs"));
+    };
+}
 
 /// The CSI spec release `v1` was generated from.
 pub const SPEC_RELEASE: &str = "v1.12.0";

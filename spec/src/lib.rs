@@ -127,6 +127,40 @@ impl SpecDir {
     }
 }
 
+impl SpecDir {
+    /// A spec given as its markdown file alone: the proto is built from its ```protobuf
+    /// blocks. The name is the folder's for `spec.md` and `README.md`, else the file's stem.
+    pub fn markdown_file(path: &Path) -> SpecDir {
+        let stem = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = if stem == "spec" || stem == "README" {
+            path.parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or(stem)
+        } else {
+            stem
+        };
+        SpecDir { markdown: path.to_path_buf(), proto: None, name }
+    }
+
+    /// The import name of the proto built from the markdown when no `.proto` is beside it:
+    /// `csi.proto` for a CSI `spec.md`, else `<name>.proto` (the csi-addons Makefile rule).
+    pub fn proto_name(&self) -> String {
+        if self.markdown.file_name().is_some_and(|n| n == "spec.md") {
+            "csi.proto".to_owned()
+        } else {
+            format!("{}.proto", self.name)
+        }
+    }
+
+    /// The files this spec is read from.
+    pub fn inputs(&self) -> Vec<&Path> {
+        let mut out = vec![self.markdown.as_path()];
+        out.extend(self.proto.as_deref());
+        out
+    }
+}
+
 /// How to load a spec directory.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
@@ -179,19 +213,25 @@ fn read_source(path: &Path, diags: &mut Diagnostics) -> Option<SourceFile> {
 
 /// Reads, lowers and checks a spec directory.
 pub fn load_dir(dir: &Path, options: &LoadOptions) -> Loaded {
+    match SpecDir::find(dir) {
+        Ok(spec) => load_spec(&spec, options),
+        Err(d) => Loaded {
+            model: None,
+            compiled: None,
+            extracted: None,
+            diagnostics: Diagnostics(vec![d]),
+        },
+    }
+}
+
+/// Reads, lowers and checks the spec whose files `spec` names.
+pub fn load_spec(spec: &SpecDir, options: &LoadOptions) -> Loaded {
     let mut diags = Diagnostics::default();
     let failed = |diags: Diagnostics| Loaded {
         model: None,
         compiled: None,
         extracted: None,
         diagnostics: diags.sorted(),
-    };
-    let spec = match SpecDir::find(dir) {
-        Ok(s) => s,
-        Err(d) => {
-            diags.push(d);
-            return failed(diags);
-        }
     };
     let Some(md) = read_source(&spec.markdown, &mut diags) else { return failed(diags) };
     let rule = options.rule.unwrap_or_else(|| Rule::for_release(&spec.name));
@@ -207,7 +247,7 @@ pub fn load_dir(dir: &Path, options: &LoadOptions) -> Loaded {
         .as_ref()
         .and_then(|p| p.file_name())
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "csi.proto".to_owned());
+        .unwrap_or_else(|| spec.proto_name());
     let (proto_src, same_as_extracted) = match &spec.proto {
         Some(path) => {
             let Some(src) = read_source(path, &mut diags) else { return failed(diags) };

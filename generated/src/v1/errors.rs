@@ -2,7 +2,7 @@
 //! The spec's error tables for `csi.v1` as types: for each RPC, its own error rows plus the
 //! general ones, each with its gRPC code, description and the recovery the spec asks of the caller.
 
-pub use crate::errors::{Code, ErrorInfo, Recovery};
+pub use ::csikit::errors::{Code, ErrorInfo, Recovery};
 
 /// The general error table ("Error Scheme"), which applies to every RPC.
 pub const GENERAL: &[ErrorInfo] = &[
@@ -141,8 +141,8 @@ impl GetPluginInfoError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -201,8 +201,8 @@ impl GetPluginCapabilitiesError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -303,8 +303,8 @@ impl ProbeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -459,8 +459,8 @@ impl CreateVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -543,8 +543,8 @@ impl DeleteVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -699,8 +699,8 @@ impl ControllerPublishVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -801,8 +801,8 @@ impl ControllerUnpublishVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -885,8 +885,8 @@ impl ValidateVolumeCapabilitiesError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -969,8 +969,8 @@ impl ListVolumesError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -1029,8 +1029,8 @@ impl GetCapacityError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -1089,8 +1089,8 @@ impl ControllerGetCapabilitiesError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -1211,8 +1211,8 @@ impl CreateSnapshotError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -1319,8 +1319,8 @@ impl DeleteSnapshotError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -1399,8 +1399,8 @@ impl ListSnapshotsError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -1479,8 +1479,8 @@ impl GetSnapshotError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -1601,8 +1601,8 @@ impl ControllerExpandVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -1685,8 +1685,8 @@ impl ControllerGetVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -1779,8 +1779,8 @@ impl ControllerModifyVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -1839,8 +1839,8 @@ impl GroupControllerGetCapabilitiesError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -1949,8 +1949,8 @@ impl CreateVolumeGroupSnapshotError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -2043,8 +2043,8 @@ impl DeleteVolumeGroupSnapshotError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -2137,8 +2137,8 @@ impl GetVolumeGroupSnapshotError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -2245,8 +2245,8 @@ impl GetMetadataAllocatedError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -2367,8 +2367,8 @@ impl GetMetadataDeltaError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -2475,8 +2475,8 @@ impl NodeStageVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -2555,8 +2555,8 @@ impl NodeUnstageVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -2677,8 +2677,8 @@ impl NodePublishVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -2757,8 +2757,8 @@ impl NodeUnpublishVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -2837,8 +2837,8 @@ impl NodeGetVolumeStatsError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -2959,8 +2959,8 @@ impl NodeExpandVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -3019,8 +3019,8 @@ impl NodeGetCapabilitiesError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -3079,8 +3079,8 @@ impl NodeGetInfoError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -3133,5 +3133,5 @@ pub fn rpc_rows(rpc: &str) -> Option<&'static [ErrorInfo]> {
 /// What the spec tells a caller of `rpc` to do after a status with `code`: the RPC's own row for
 /// that code, else the general table's; `None` when the spec has no row for it.
 pub fn classify(rpc: &str, code: Code) -> Option<&'static ErrorInfo> {
-    crate::errors::classify_code(rpc_rows(rpc).unwrap_or(&[]), GENERAL, code)
+    ::csikit::errors::classify_code(rpc_rows(rpc).unwrap_or(&[]), GENERAL, code)
 }

@@ -23,20 +23,22 @@
 
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetPluginInfoRequest {}
-impl ::prost::Name for GetPluginInfoRequest {
+impl ::csikit::prost::Name for GetPluginInfoRequest {
     const NAME: &'static str = "GetPluginInfoRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetPluginInfoRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetPluginInfoRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetPluginInfoResponse {
     /// The name MUST follow domain name notation format
     /// (<https://tools.ietf.org/html/rfc1035#section-2.3.1>). It SHOULD
@@ -49,47 +51,51 @@ pub struct GetPluginInfoResponse {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub name: ::prost::alloc::string::String,
+    pub name: ::csikit::prost::alloc::string::String,
     /// This field is REQUIRED. Value of this field is opaque to the CO.
     #[prost(string, tag = "2")]
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub vendor_version: ::prost::alloc::string::String,
+    pub vendor_version: ::csikit::prost::alloc::string::String,
     /// This field is OPTIONAL. Values are opaque to the CO.
     #[prost(map = "string, string", tag = "3")]
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub manifest:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub manifest: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for GetPluginInfoResponse {
+impl ::csikit::prost::Name for GetPluginInfoResponse {
     const NAME: &'static str = "GetPluginInfoResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetPluginInfoResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetPluginInfoResponse".into()
     }
 }
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetPluginCapabilitiesRequest {}
-impl ::prost::Name for GetPluginCapabilitiesRequest {
+impl ::csikit::prost::Name for GetPluginCapabilitiesRequest {
     const NAME: &'static str = "GetPluginCapabilitiesRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetPluginCapabilitiesRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetPluginCapabilitiesRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetPluginCapabilitiesResponse {
     /// All the capabilities that the controller service supports. This
     /// field is OPTIONAL.
@@ -97,21 +103,22 @@ pub struct GetPluginCapabilitiesResponse {
     ///
     /// **Presence:** OPTIONAL
     #[csi(nested)]
-    pub capabilities: ::prost::alloc::vec::Vec<PluginCapability>,
+    pub capabilities: ::csikit::prost::alloc::vec::Vec<PluginCapability>,
 }
-impl ::prost::Name for GetPluginCapabilitiesResponse {
+impl ::csikit::prost::Name for GetPluginCapabilitiesResponse {
     const NAME: &'static str = "GetPluginCapabilitiesResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetPluginCapabilitiesResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetPluginCapabilitiesResponse".into()
     }
 }
 /// Specifies a capability of the plugin.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct PluginCapability {
     #[prost(oneof = "plugin_capability::Type", tags = "1, 2")]
     #[csi_oneof]
@@ -120,7 +127,8 @@ pub struct PluginCapability {
 /// Nested message and enum types in `PluginCapability`.
 pub mod plugin_capability {
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct Service {
         #[prost(enumeration = "service::Type", tag = "1")]
         ///
@@ -130,8 +138,9 @@ pub mod plugin_capability {
     /// Nested message and enum types in `Service`.
     pub mod service {
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
         )]
+        #[prost(prost_path = "::csikit::prost")]
         #[repr(i32)]
         pub enum Type {
             Unknown = 0,
@@ -198,18 +207,19 @@ pub mod plugin_capability {
             }
         }
     }
-    impl ::prost::Name for Service {
+    impl ::csikit::prost::Name for Service {
         const NAME: &'static str = "Service";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.PluginCapability.Service".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.PluginCapability.Service".into()
         }
     }
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct VolumeExpansion {
         #[prost(enumeration = "volume_expansion::Type", tag = "1")]
         ///
@@ -219,8 +229,9 @@ pub mod plugin_capability {
     /// Nested message and enum types in `VolumeExpansion`.
     pub mod volume_expansion {
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
         )]
+        #[prost(prost_path = "::csikit::prost")]
         #[repr(i32)]
         pub enum Type {
             Unknown = 0,
@@ -285,18 +296,19 @@ pub mod plugin_capability {
             }
         }
     }
-    impl ::prost::Name for VolumeExpansion {
+    impl ::csikit::prost::Name for VolumeExpansion {
         const NAME: &'static str = "VolumeExpansion";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.PluginCapability.VolumeExpansion".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.PluginCapability.VolumeExpansion".into()
         }
     }
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Oneof)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Oneof)]
+    #[prost(prost_path = "::csikit::prost")]
     pub enum Type {
         /// Service that the plugin supports.
         #[prost(message, tag = "1")]
@@ -309,32 +321,34 @@ pub mod plugin_capability {
         VolumeExpansion(VolumeExpansion),
     }
 }
-impl ::prost::Name for PluginCapability {
+impl ::csikit::prost::Name for PluginCapability {
     const NAME: &'static str = "PluginCapability";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.PluginCapability".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.PluginCapability".into()
     }
 }
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ProbeRequest {}
-impl ::prost::Name for ProbeRequest {
+impl ::csikit::prost::Name for ProbeRequest {
     const NAME: &'static str = "ProbeRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ProbeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ProbeRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ProbeResponse {
     /// Readiness allows a plugin to report its initialization status back
     /// to the CO. Initialization for some plugins MAY be time consuming
@@ -361,18 +375,19 @@ pub struct ProbeResponse {
     /// **Presence:** OPTIONAL
     pub ready: ::core::option::Option<bool>,
 }
-impl ::prost::Name for ProbeResponse {
+impl ::csikit::prost::Name for ProbeResponse {
     const NAME: &'static str = "ProbeResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ProbeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ProbeResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct CreateVolumeRequest {
     /// The suggested name for the storage space. This field is REQUIRED.
@@ -405,7 +420,7 @@ pub struct CreateVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128, no_control_chars)]
-    pub name: ::prost::alloc::string::String,
+    pub name: ::csikit::prost::alloc::string::String,
     /// This field is OPTIONAL. This allows the CO to specify the capacity
     /// requirement of the volume to be provisioned. If not specified, the
     /// Plugin MAY choose an implementation-defined capacity range. If
@@ -435,7 +450,7 @@ pub struct CreateVolumeRequest {
     ///
     /// **Presence:** REQUIRED
     #[csi(required, nested)]
-    pub volume_capabilities: ::prost::alloc::vec::Vec<VolumeCapability>,
+    pub volume_capabilities: ::csikit::prost::alloc::vec::Vec<VolumeCapability>,
     /// Plugin specific creation-time parameters passed in as opaque
     /// key-value pairs. This field is OPTIONAL. The Plugin is responsible
     /// for parsing and validating these parameters. COs will treat
@@ -444,8 +459,10 @@ pub struct CreateVolumeRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Secrets required by plugin to complete volume creation request.
     /// This field is OPTIONAL. Refer to the `Secrets Requirements`
     /// section on how to use this field.
@@ -454,8 +471,10 @@ pub struct CreateVolumeRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// If specified, the new volume will be pre-populated with data from
     /// this source. This field is OPTIONAL.
     #[prost(message, optional, tag = "6")]
@@ -487,23 +506,26 @@ pub struct CreateVolumeRequest {
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub mutable_parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub mutable_parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for CreateVolumeRequest {
+impl ::csikit::prost::Name for CreateVolumeRequest {
     const NAME: &'static str = "CreateVolumeRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.CreateVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.CreateVolumeRequest".into()
     }
 }
 /// Specifies what source the volume will be created from. One of the
 /// type fields MUST be specified.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct VolumeContentSource {
     #[prost(oneof = "volume_content_source::Type", tags = "1, 2")]
     #[csi_oneof]
@@ -512,7 +534,8 @@ pub struct VolumeContentSource {
 /// Nested message and enum types in `VolumeContentSource`.
 pub mod volume_content_source {
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct SnapshotSource {
         /// Contains identity information for the existing source snapshot.
         /// This field is REQUIRED. Plugin is REQUIRED to support creating
@@ -522,20 +545,21 @@ pub mod volume_content_source {
         ///
         /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
         #[csi(required, max_bytes = 128)]
-        pub snapshot_id: ::prost::alloc::string::String,
+        pub snapshot_id: ::csikit::prost::alloc::string::String,
     }
-    impl ::prost::Name for SnapshotSource {
+    impl ::csikit::prost::Name for SnapshotSource {
         const NAME: &'static str = "SnapshotSource";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.VolumeContentSource.SnapshotSource".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.VolumeContentSource.SnapshotSource".into()
         }
     }
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct VolumeSource {
         /// Contains identity information for the existing source volume.
         /// This field is REQUIRED. Plugins reporting CLONE_VOLUME
@@ -544,20 +568,21 @@ pub mod volume_content_source {
         ///
         /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
         #[csi(required, max_bytes = 128)]
-        pub volume_id: ::prost::alloc::string::String,
+        pub volume_id: ::csikit::prost::alloc::string::String,
     }
-    impl ::prost::Name for VolumeSource {
+    impl ::csikit::prost::Name for VolumeSource {
         const NAME: &'static str = "VolumeSource";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.VolumeContentSource.VolumeSource".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.VolumeContentSource.VolumeSource".into()
         }
     }
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Oneof)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Oneof)]
+    #[prost(prost_path = "::csikit::prost")]
     pub enum Type {
         #[prost(message, tag = "1")]
         #[csi_oneof]
@@ -569,18 +594,19 @@ pub mod volume_content_source {
         Volume(VolumeSource),
     }
 }
-impl ::prost::Name for VolumeContentSource {
+impl ::csikit::prost::Name for VolumeContentSource {
     const NAME: &'static str = "VolumeContentSource";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.VolumeContentSource".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.VolumeContentSource".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct CreateVolumeResponse {
     /// Contains all attributes of the newly created volume that are
     /// relevant to the CO along with information required by the Plugin
@@ -591,19 +617,20 @@ pub struct CreateVolumeResponse {
     #[csi(required, nested)]
     pub volume: ::core::option::Option<Volume>,
 }
-impl ::prost::Name for CreateVolumeResponse {
+impl ::csikit::prost::Name for CreateVolumeResponse {
     const NAME: &'static str = "CreateVolumeResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.CreateVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.CreateVolumeResponse".into()
     }
 }
 /// Specify a capability of a volume.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct VolumeCapability {
     /// This is a REQUIRED field.
     #[prost(message, optional, tag = "3")]
@@ -623,21 +650,23 @@ pub mod volume_capability {
     ///
     /// Intentionally empty, for now.
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct BlockVolume {}
-    impl ::prost::Name for BlockVolume {
+    impl ::csikit::prost::Name for BlockVolume {
         const NAME: &'static str = "BlockVolume";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.VolumeCapability.BlockVolume".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.VolumeCapability.BlockVolume".into()
         }
     }
     /// Indicate that the volume will be accessed via the filesystem API.
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct MountVolume {
         /// The filesystem type. This field is OPTIONAL.
         /// An empty string is equal to an unspecified field value.
@@ -645,7 +674,7 @@ pub mod volume_capability {
         ///
         /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit)
         #[csi(max_bytes = 128)]
-        pub fs_type: ::prost::alloc::string::String,
+        pub fs_type: ::csikit::prost::alloc::string::String,
         /// The mount options that can be used for the volume. This field is
         /// OPTIONAL. `mount_flags` MAY contain sensitive information.
         /// Therefore, the CO and the Plugin MUST NOT leak this information
@@ -655,7 +684,7 @@ pub mod volume_capability {
         ///
         /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes in total
         #[csi(max_total_bytes = 4096)]
-        pub mount_flags: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+        pub mount_flags: ::csikit::prost::alloc::vec::Vec<::csikit::prost::alloc::string::String>,
         /// If SP has VOLUME_MOUNT_GROUP node capability and CO provides
         /// this field then SP MUST ensure that the volume_mount_group
         /// parameter is passed as the group identifier to the underlying
@@ -671,21 +700,22 @@ pub mod volume_capability {
         ///
         /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit)
         #[csi(max_bytes = 128)]
-        pub volume_mount_group: ::prost::alloc::string::String,
+        pub volume_mount_group: ::csikit::prost::alloc::string::String,
     }
-    impl ::prost::Name for MountVolume {
+    impl ::csikit::prost::Name for MountVolume {
         const NAME: &'static str = "MountVolume";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.VolumeCapability.MountVolume".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.VolumeCapability.MountVolume".into()
         }
     }
     /// Specify how a volume can be accessed.
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct AccessMode {
         /// This field is REQUIRED.
         #[prost(enumeration = "access_mode::Mode", tag = "1")]
@@ -697,8 +727,9 @@ pub mod volume_capability {
     /// Nested message and enum types in `AccessMode`.
     pub mod access_mode {
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
         )]
+        #[prost(prost_path = "::csikit::prost")]
         #[repr(i32)]
         pub enum Mode {
             Unknown = 0,
@@ -764,20 +795,21 @@ pub mod volume_capability {
             }
         }
     }
-    impl ::prost::Name for AccessMode {
+    impl ::csikit::prost::Name for AccessMode {
         const NAME: &'static str = "AccessMode";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.VolumeCapability.AccessMode".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.VolumeCapability.AccessMode".into()
         }
     }
     /// Specifies what API the volume will be accessed using. One of the
     /// following fields MUST be specified.
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Oneof)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Oneof)]
+    #[prost(prost_path = "::csikit::prost")]
     pub enum AccessType {
         #[prost(message, tag = "1")]
         #[csi_oneof(required)]
@@ -789,13 +821,13 @@ pub mod volume_capability {
         Mount(MountVolume),
     }
 }
-impl ::prost::Name for VolumeCapability {
+impl ::csikit::prost::Name for VolumeCapability {
     const NAME: &'static str = "VolumeCapability";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.VolumeCapability".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.VolumeCapability".into()
     }
 }
@@ -803,7 +835,8 @@ impl ::prost::Name for VolumeCapability {
 /// `required_bytes` and `limit_bytes` SHALL be set to the same value. At
 /// least one of the these fields MUST be specified.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct CapacityRange {
     /// Volume MUST be at least this big. This field is OPTIONAL.
     /// A value of 0 is equal to an unspecified field value.
@@ -822,19 +855,20 @@ pub struct CapacityRange {
     #[csi(non_negative)]
     pub limit_bytes: i64,
 }
-impl ::prost::Name for CapacityRange {
+impl ::csikit::prost::Name for CapacityRange {
     const NAME: &'static str = "CapacityRange";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.CapacityRange".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.CapacityRange".into()
     }
 }
 /// Information about a specific volume.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct Volume {
     /// The capacity of the volume in bytes. This field is OPTIONAL. If not
     /// set (value of 0), it indicates that the capacity of the volume is
@@ -857,7 +891,7 @@ pub struct Volume {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// Opaque static properties of the volume. SP MAY use this field to
     /// ensure subsequent volume validation and publishing calls have
     /// contextual information.
@@ -877,8 +911,10 @@ pub struct Volume {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub volume_context:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub volume_context: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// If specified, indicates that the volume is not empty and is
     /// pre-populated with data from the specified source.
     /// This field is OPTIONAL.
@@ -916,20 +952,21 @@ pub struct Volume {
     ///
     /// **Presence:** OPTIONAL
     #[csi(nested)]
-    pub accessible_topology: ::prost::alloc::vec::Vec<Topology>,
+    pub accessible_topology: ::csikit::prost::alloc::vec::Vec<Topology>,
 }
-impl ::prost::Name for Volume {
+impl ::csikit::prost::Name for Volume {
     const NAME: &'static str = "Volume";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.Volume".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.Volume".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct TopologyRequirement {
     /// Specifies the list of topologies the provisioned volume MUST be
     /// accessible from.
@@ -991,7 +1028,7 @@ pub struct TopologyRequirement {
     ///
     /// **Presence:** OPTIONAL
     #[csi(nested)]
-    pub requisite: ::prost::alloc::vec::Vec<Topology>,
+    pub requisite: ::csikit::prost::alloc::vec::Vec<Topology>,
     /// Specifies the list of topologies the CO would prefer the volume to
     /// be provisioned in.
     ///
@@ -1065,15 +1102,15 @@ pub struct TopologyRequirement {
     ///
     /// **Presence:** OPTIONAL
     #[csi(nested)]
-    pub preferred: ::prost::alloc::vec::Vec<Topology>,
+    pub preferred: ::csikit::prost::alloc::vec::Vec<Topology>,
 }
-impl ::prost::Name for TopologyRequirement {
+impl ::csikit::prost::Name for TopologyRequirement {
     const NAME: &'static str = "TopologyRequirement";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.TopologyRequirement".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.TopologyRequirement".into()
     }
 }
@@ -1107,27 +1144,31 @@ impl ::prost::Name for TopologyRequirement {
 /// alphanumeric character with '-', '_', '.', or alphanumerics in
 /// between.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct Topology {
     #[prost(map = "string, string", tag = "1")]
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub segments:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub segments: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for Topology {
+impl ::csikit::prost::Name for Topology {
     const NAME: &'static str = "Topology";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.Topology".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.Topology".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct DeleteVolumeRequest {
     /// The ID of the volume to be deprovisioned.
@@ -1136,7 +1177,7 @@ pub struct DeleteVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// Secrets required by plugin to complete volume deletion request.
     /// This field is OPTIONAL. Refer to the `Secrets Requirements`
     /// section on how to use this field.
@@ -1145,35 +1186,39 @@ pub struct DeleteVolumeRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for DeleteVolumeRequest {
+impl ::csikit::prost::Name for DeleteVolumeRequest {
     const NAME: &'static str = "DeleteVolumeRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.DeleteVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.DeleteVolumeRequest".into()
     }
 }
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct DeleteVolumeResponse {}
-impl ::prost::Name for DeleteVolumeResponse {
+impl ::csikit::prost::Name for DeleteVolumeResponse {
     const NAME: &'static str = "DeleteVolumeResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.DeleteVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.DeleteVolumeResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct ControllerPublishVolumeRequest {
     /// The ID of the volume to be used on a node.
@@ -1182,14 +1227,14 @@ pub struct ControllerPublishVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// The ID of the node. This field is REQUIRED. The CO SHALL set this
     /// field to match the node ID returned by `NodeGetInfo`.
     #[prost(string, tag = "2")]
     ///
     /// **Presence:** REQUIRED · **Size limit:** 256 bytes
     #[csi(required, max_bytes = 256)]
-    pub node_id: ::prost::alloc::string::String,
+    pub node_id: ::csikit::prost::alloc::string::String,
     /// Volume capability describing how the CO intends to use this volume.
     /// SP MUST ensure the CO can use the published volume as described.
     /// Otherwise SP MUST return the appropriate gRPC error code.
@@ -1215,8 +1260,10 @@ pub struct ControllerPublishVolumeRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Volume context as returned by SP in
     /// CreateVolumeResponse.Volume.volume_context.
     /// This field is OPTIONAL and MUST match the volume_context of the
@@ -1225,21 +1272,24 @@ pub struct ControllerPublishVolumeRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub volume_context:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub volume_context: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for ControllerPublishVolumeRequest {
+impl ::csikit::prost::Name for ControllerPublishVolumeRequest {
     const NAME: &'static str = "ControllerPublishVolumeRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ControllerPublishVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ControllerPublishVolumeRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ControllerPublishVolumeResponse {
     /// Opaque static publish properties of the volume. SP MAY use this
     /// field to ensure subsequent `NodeStageVolume` or `NodePublishVolume`
@@ -1258,21 +1308,24 @@ pub struct ControllerPublishVolumeResponse {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub publish_context:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub publish_context: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for ControllerPublishVolumeResponse {
+impl ::csikit::prost::Name for ControllerPublishVolumeResponse {
     const NAME: &'static str = "ControllerPublishVolumeResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ControllerPublishVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ControllerPublishVolumeResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct ControllerUnpublishVolumeRequest {
     /// The ID of the volume. This field is REQUIRED.
@@ -1280,7 +1333,7 @@ pub struct ControllerUnpublishVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// The ID of the node. This field is OPTIONAL. The CO SHOULD set this
     /// field to match the node ID returned by `NodeGetInfo` or leave it
     /// unset. If the value is set, the SP MUST unpublish the volume from
@@ -1290,7 +1343,7 @@ pub struct ControllerUnpublishVolumeRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 256 bytes
     #[csi(max_bytes = 256)]
-    pub node_id: ::prost::alloc::string::String,
+    pub node_id: ::csikit::prost::alloc::string::String,
     /// Secrets required by plugin to complete controller unpublish volume
     /// request. This SHOULD be the same secrets passed to the
     /// ControllerPublishVolume call for the specified volume.
@@ -1301,35 +1354,39 @@ pub struct ControllerUnpublishVolumeRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for ControllerUnpublishVolumeRequest {
+impl ::csikit::prost::Name for ControllerUnpublishVolumeRequest {
     const NAME: &'static str = "ControllerUnpublishVolumeRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ControllerUnpublishVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ControllerUnpublishVolumeRequest".into()
     }
 }
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ControllerUnpublishVolumeResponse {}
-impl ::prost::Name for ControllerUnpublishVolumeResponse {
+impl ::csikit::prost::Name for ControllerUnpublishVolumeResponse {
     const NAME: &'static str = "ControllerUnpublishVolumeResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ControllerUnpublishVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ControllerUnpublishVolumeResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct ValidateVolumeCapabilitiesRequest {
     /// The ID of the volume to check. This field is REQUIRED.
@@ -1337,7 +1394,7 @@ pub struct ValidateVolumeCapabilitiesRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// Volume context as returned by SP in
     /// CreateVolumeResponse.Volume.volume_context.
     /// This field is OPTIONAL and MUST match the volume_context of the
@@ -1346,8 +1403,10 @@ pub struct ValidateVolumeCapabilitiesRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub volume_context:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub volume_context: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// The capabilities that the CO wants to check for the volume. This
     /// call SHALL return "confirmed" only if all the volume capabilities
     /// specified below are supported. This field is REQUIRED.
@@ -1355,15 +1414,17 @@ pub struct ValidateVolumeCapabilitiesRequest {
     ///
     /// **Presence:** REQUIRED
     #[csi(required, nested)]
-    pub volume_capabilities: ::prost::alloc::vec::Vec<VolumeCapability>,
+    pub volume_capabilities: ::csikit::prost::alloc::vec::Vec<VolumeCapability>,
     /// See CreateVolumeRequest.parameters.
     /// This field is OPTIONAL.
     #[prost(map = "string, string", tag = "4")]
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Secrets required by plugin to complete volume validation request.
     /// This field is OPTIONAL. Refer to the `Secrets Requirements`
     /// section on how to use this field.
@@ -1372,29 +1433,34 @@ pub struct ValidateVolumeCapabilitiesRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// See CreateVolumeRequest.mutable_parameters.
     /// This field is OPTIONAL.
     #[prost(map = "string, string", tag = "6")]
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub mutable_parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub mutable_parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for ValidateVolumeCapabilitiesRequest {
+impl ::csikit::prost::Name for ValidateVolumeCapabilitiesRequest {
     const NAME: &'static str = "ValidateVolumeCapabilitiesRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ValidateVolumeCapabilitiesRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ValidateVolumeCapabilitiesRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ValidateVolumeCapabilitiesResponse {
     /// Confirmed indicates to the CO the set of capabilities that the
     /// plugin has validated. This field SHALL only be set to a non-empty
@@ -1416,12 +1482,13 @@ pub struct ValidateVolumeCapabilitiesResponse {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit)
     #[csi(max_bytes = 128)]
-    pub message: ::prost::alloc::string::String,
+    pub message: ::csikit::prost::alloc::string::String,
 }
 /// Nested message and enum types in `ValidateVolumeCapabilitiesResponse`.
 pub mod validate_volume_capabilities_response {
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, ::prost::Message)]
+    #[derive(Clone, PartialEq, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct Confirmed {
         /// Volume context validated by the plugin.
         /// This field is OPTIONAL.
@@ -1430,8 +1497,8 @@ pub mod validate_volume_capabilities_response {
         /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
         #[csi(max_total_bytes = 4096)]
         pub volume_context: ::std::collections::HashMap<
-            ::prost::alloc::string::String,
-            ::prost::alloc::string::String,
+            ::csikit::prost::alloc::string::String,
+            ::csikit::prost::alloc::string::String,
         >,
         /// Volume capabilities supported by the plugin.
         /// This field is REQUIRED.
@@ -1439,7 +1506,7 @@ pub mod validate_volume_capabilities_response {
         ///
         /// **Presence:** REQUIRED
         #[csi(required, nested)]
-        pub volume_capabilities: ::prost::alloc::vec::Vec<super::VolumeCapability>,
+        pub volume_capabilities: ::csikit::prost::alloc::vec::Vec<super::VolumeCapability>,
         /// The volume creation parameters validated by the plugin.
         /// This field is OPTIONAL.
         #[prost(map = "string, string", tag = "3")]
@@ -1447,8 +1514,8 @@ pub mod validate_volume_capabilities_response {
         /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
         #[csi(max_total_bytes = 4096)]
         pub parameters: ::std::collections::HashMap<
-            ::prost::alloc::string::String,
-            ::prost::alloc::string::String,
+            ::csikit::prost::alloc::string::String,
+            ::csikit::prost::alloc::string::String,
         >,
         /// The volume creation mutable_parameters validated by the plugin.
         /// This field is OPTIONAL.
@@ -1457,33 +1524,34 @@ pub mod validate_volume_capabilities_response {
         /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
         #[csi(max_total_bytes = 4096)]
         pub mutable_parameters: ::std::collections::HashMap<
-            ::prost::alloc::string::String,
-            ::prost::alloc::string::String,
+            ::csikit::prost::alloc::string::String,
+            ::csikit::prost::alloc::string::String,
         >,
     }
-    impl ::prost::Name for Confirmed {
+    impl ::csikit::prost::Name for Confirmed {
         const NAME: &'static str = "Confirmed";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.ValidateVolumeCapabilitiesResponse.Confirmed".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.ValidateVolumeCapabilitiesResponse.Confirmed".into()
         }
     }
 }
-impl ::prost::Name for ValidateVolumeCapabilitiesResponse {
+impl ::csikit::prost::Name for ValidateVolumeCapabilitiesResponse {
     const NAME: &'static str = "ValidateVolumeCapabilitiesResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ValidateVolumeCapabilitiesResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ValidateVolumeCapabilitiesResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ListVolumesRequest {
     /// If specified (non-zero value), the Plugin MUST NOT return more
     /// entries than this number in the response. If the actual number of
@@ -1506,26 +1574,27 @@ pub struct ListVolumesRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit)
     #[csi(max_bytes = 128)]
-    pub starting_token: ::prost::alloc::string::String,
+    pub starting_token: ::csikit::prost::alloc::string::String,
 }
-impl ::prost::Name for ListVolumesRequest {
+impl ::csikit::prost::Name for ListVolumesRequest {
     const NAME: &'static str = "ListVolumesRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ListVolumesRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ListVolumesRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ListVolumesResponse {
     #[prost(message, repeated, tag = "1")]
     ///
     /// **Presence:** not stated
     #[csi(nested)]
-    pub entries: ::prost::alloc::vec::Vec<list_volumes_response::Entry>,
+    pub entries: ::csikit::prost::alloc::vec::Vec<list_volumes_response::Entry>,
     /// This token allows you to get the next page of entries for
     /// `ListVolumes` request. If the number of entries is larger than
     /// `max_entries`, use the `next_token` as a value for the
@@ -1536,12 +1605,13 @@ pub struct ListVolumesResponse {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit)
     #[csi(max_bytes = 128)]
-    pub next_token: ::prost::alloc::string::String,
+    pub next_token: ::csikit::prost::alloc::string::String,
 }
 /// Nested message and enum types in `ListVolumesResponse`.
 pub mod list_volumes_response {
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct VolumeStatus {
         /// A list of all `node_id` of nodes that the volume in this entry
         /// is controller published on.
@@ -1557,7 +1627,8 @@ pub mod list_volumes_response {
         ///
         /// **Presence:** OPTIONAL · **Size limit:** 256 bytes
         #[csi(max_bytes = 256)]
-        pub published_node_ids: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+        pub published_node_ids:
+            ::csikit::prost::alloc::vec::Vec<::csikit::prost::alloc::string::String>,
         /// Information about the current condition of the volume.
         /// This field is OPTIONAL.
         /// This field MUST be specified if the
@@ -1569,18 +1640,19 @@ pub mod list_volumes_response {
         #[csi(nested)]
         pub volume_condition: ::core::option::Option<super::VolumeCondition>,
     }
-    impl ::prost::Name for VolumeStatus {
+    impl ::csikit::prost::Name for VolumeStatus {
         const NAME: &'static str = "VolumeStatus";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.ListVolumesResponse.VolumeStatus".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.ListVolumesResponse.VolumeStatus".into()
         }
     }
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, ::prost::Message)]
+    #[derive(Clone, PartialEq, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct Entry {
         /// This field is REQUIRED
         #[prost(message, optional, tag = "1")]
@@ -1597,24 +1669,24 @@ pub mod list_volumes_response {
         #[csi(nested)]
         pub status: ::core::option::Option<VolumeStatus>,
     }
-    impl ::prost::Name for Entry {
+    impl ::csikit::prost::Name for Entry {
         const NAME: &'static str = "Entry";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.ListVolumesResponse.Entry".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.ListVolumesResponse.Entry".into()
         }
     }
 }
-impl ::prost::Name for ListVolumesResponse {
+impl ::csikit::prost::Name for ListVolumesResponse {
     const NAME: &'static str = "ListVolumesResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ListVolumesResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ListVolumesResponse".into()
     }
 }
@@ -1622,7 +1694,8 @@ impl ::prost::Name for ListVolumesResponse {
 /// **Alpha:** may change or be removed in a later CSI release; refused under
 /// `AlphaPolicy::Refuse`
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ControllerGetVolumeRequest {
     /// The ID of the volume to fetch current volume information for.
     /// This field is REQUIRED.
@@ -1630,15 +1703,15 @@ pub struct ControllerGetVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
 }
-impl ::prost::Name for ControllerGetVolumeRequest {
+impl ::csikit::prost::Name for ControllerGetVolumeRequest {
     const NAME: &'static str = "ControllerGetVolumeRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ControllerGetVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ControllerGetVolumeRequest".into()
     }
 }
@@ -1646,7 +1719,8 @@ impl ::prost::Name for ControllerGetVolumeRequest {
 /// **Alpha:** may change or be removed in a later CSI release; refused under
 /// `AlphaPolicy::Refuse`
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ControllerGetVolumeResponse {
     /// This field is REQUIRED
     #[prost(message, optional, tag = "1")]
@@ -1667,7 +1741,8 @@ pub mod controller_get_volume_response {
     /// **Alpha:** may change or be removed in a later CSI release; refused under
     /// `AlphaPolicy::Refuse`
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct VolumeStatus {
         /// A list of all the `node_id` of nodes that this volume is
         /// controller published on.
@@ -1680,7 +1755,8 @@ pub mod controller_get_volume_response {
         ///
         /// **Presence:** OPTIONAL · **Size limit:** 256 bytes
         #[csi(max_bytes = 256)]
-        pub published_node_ids: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+        pub published_node_ids:
+            ::csikit::prost::alloc::vec::Vec<::csikit::prost::alloc::string::String>,
         /// Information about the current condition of the volume.
         /// This field is OPTIONAL.
         /// This field MUST be specified if the
@@ -1691,29 +1767,30 @@ pub mod controller_get_volume_response {
         #[csi(nested)]
         pub volume_condition: ::core::option::Option<super::VolumeCondition>,
     }
-    impl ::prost::Name for VolumeStatus {
+    impl ::csikit::prost::Name for VolumeStatus {
         const NAME: &'static str = "VolumeStatus";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.ControllerGetVolumeResponse.VolumeStatus".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.ControllerGetVolumeResponse.VolumeStatus".into()
         }
     }
 }
-impl ::prost::Name for ControllerGetVolumeResponse {
+impl ::csikit::prost::Name for ControllerGetVolumeResponse {
     const NAME: &'static str = "ControllerGetVolumeResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ControllerGetVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ControllerGetVolumeResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct ControllerModifyVolumeRequest {
     /// Contains identity information for the existing volume.
@@ -1722,7 +1799,7 @@ pub struct ControllerModifyVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// Secrets required by plugin to complete modify volume request.
     /// This field is OPTIONAL. Refer to the `Secrets Requirements`
     /// section on how to use this field.
@@ -1731,8 +1808,10 @@ pub struct ControllerModifyVolumeRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Plugin specific volume attributes to mutate, passed in as
     /// opaque key-value pairs.
     /// This field is REQUIRED. The Plugin is responsible for
@@ -1745,34 +1824,38 @@ pub struct ControllerModifyVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 4096 bytes (general limit)
     #[csi(required, max_total_bytes = 4096)]
-    pub mutable_parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub mutable_parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for ControllerModifyVolumeRequest {
+impl ::csikit::prost::Name for ControllerModifyVolumeRequest {
     const NAME: &'static str = "ControllerModifyVolumeRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ControllerModifyVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ControllerModifyVolumeRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ControllerModifyVolumeResponse {}
-impl ::prost::Name for ControllerModifyVolumeResponse {
+impl ::csikit::prost::Name for ControllerModifyVolumeResponse {
     const NAME: &'static str = "ControllerModifyVolumeResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ControllerModifyVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ControllerModifyVolumeResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetCapacityRequest {
     /// If specified, the Plugin SHALL report the capacity of the storage
     /// that can be used to provision volumes that satisfy ALL of the
@@ -1783,7 +1866,7 @@ pub struct GetCapacityRequest {
     ///
     /// **Presence:** OPTIONAL
     #[csi(nested)]
-    pub volume_capabilities: ::prost::alloc::vec::Vec<VolumeCapability>,
+    pub volume_capabilities: ::csikit::prost::alloc::vec::Vec<VolumeCapability>,
     /// If specified, the Plugin SHALL report the capacity of the storage
     /// that can be used to provision volumes with the given Plugin
     /// specific `parameters`. These are the same `parameters` the CO will
@@ -1792,8 +1875,10 @@ pub struct GetCapacityRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// If specified, the Plugin SHALL report the capacity of the storage
     /// that can be used to provision volumes that in the specified
     /// `accessible_topology`. This is the same as the
@@ -1806,18 +1891,19 @@ pub struct GetCapacityRequest {
     #[csi(nested)]
     pub accessible_topology: ::core::option::Option<Topology>,
 }
-impl ::prost::Name for GetCapacityRequest {
+impl ::csikit::prost::Name for GetCapacityRequest {
     const NAME: &'static str = "GetCapacityRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetCapacityRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetCapacityRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetCapacityResponse {
     /// The available capacity, in bytes, of the storage that can be used
     /// to provision volumes. If `volume_capabilities` or `parameters` is
@@ -1870,32 +1956,34 @@ pub struct GetCapacityResponse {
     /// refused under `AlphaPolicy::Refuse`
     pub minimum_volume_size: ::core::option::Option<i64>,
 }
-impl ::prost::Name for GetCapacityResponse {
+impl ::csikit::prost::Name for GetCapacityResponse {
     const NAME: &'static str = "GetCapacityResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetCapacityResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetCapacityResponse".into()
     }
 }
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ControllerGetCapabilitiesRequest {}
-impl ::prost::Name for ControllerGetCapabilitiesRequest {
+impl ::csikit::prost::Name for ControllerGetCapabilitiesRequest {
     const NAME: &'static str = "ControllerGetCapabilitiesRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ControllerGetCapabilitiesRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ControllerGetCapabilitiesRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ControllerGetCapabilitiesResponse {
     /// All the capabilities that the controller service supports. This
     /// field is OPTIONAL.
@@ -1903,21 +1991,22 @@ pub struct ControllerGetCapabilitiesResponse {
     ///
     /// **Presence:** OPTIONAL
     #[csi(nested)]
-    pub capabilities: ::prost::alloc::vec::Vec<ControllerServiceCapability>,
+    pub capabilities: ::csikit::prost::alloc::vec::Vec<ControllerServiceCapability>,
 }
-impl ::prost::Name for ControllerGetCapabilitiesResponse {
+impl ::csikit::prost::Name for ControllerGetCapabilitiesResponse {
     const NAME: &'static str = "ControllerGetCapabilitiesResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ControllerGetCapabilitiesResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ControllerGetCapabilitiesResponse".into()
     }
 }
 /// Specifies a capability of the controller service.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ControllerServiceCapability {
     #[prost(oneof = "controller_service_capability::Type", tags = "1")]
     #[csi_oneof]
@@ -1926,7 +2015,8 @@ pub struct ControllerServiceCapability {
 /// Nested message and enum types in `ControllerServiceCapability`.
 pub mod controller_service_capability {
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct Rpc {
         #[prost(enumeration = "rpc::Type", tag = "1")]
         ///
@@ -1936,8 +2026,9 @@ pub mod controller_service_capability {
     /// Nested message and enum types in `RPC`.
     pub mod rpc {
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
         )]
+        #[prost(prost_path = "::csikit::prost")]
         #[repr(i32)]
         pub enum Type {
             Unknown = 0,
@@ -2055,18 +2146,19 @@ pub mod controller_service_capability {
             }
         }
     }
-    impl ::prost::Name for Rpc {
+    impl ::csikit::prost::Name for Rpc {
         const NAME: &'static str = "RPC";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.ControllerServiceCapability.RPC".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.ControllerServiceCapability.RPC".into()
         }
     }
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Oneof)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Oneof)]
+    #[prost(prost_path = "::csikit::prost")]
     pub enum Type {
         /// RPC that the controller supports.
         #[prost(message, tag = "1")]
@@ -2075,18 +2167,19 @@ pub mod controller_service_capability {
         Rpc(Rpc),
     }
 }
-impl ::prost::Name for ControllerServiceCapability {
+impl ::csikit::prost::Name for ControllerServiceCapability {
     const NAME: &'static str = "ControllerServiceCapability";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ControllerServiceCapability".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ControllerServiceCapability".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct CreateSnapshotRequest {
     /// The ID of the source volume to be snapshotted.
@@ -2095,7 +2188,7 @@ pub struct CreateSnapshotRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub source_volume_id: ::prost::alloc::string::String,
+    pub source_volume_id: ::csikit::prost::alloc::string::String,
     /// The suggested name for the snapshot. This field is REQUIRED for
     /// idempotency.
     /// Any Unicode string that conforms to the length limit is allowed
@@ -2106,7 +2199,7 @@ pub struct CreateSnapshotRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128, no_control_chars)]
-    pub name: ::prost::alloc::string::String,
+    pub name: ::csikit::prost::alloc::string::String,
     /// Secrets required by plugin to complete snapshot creation request.
     /// This field is OPTIONAL. Refer to the `Secrets Requirements`
     /// section on how to use this field.
@@ -2115,8 +2208,10 @@ pub struct CreateSnapshotRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Plugin specific parameters passed in as opaque key-value pairs.
     /// This field is OPTIONAL. The Plugin is responsible for parsing and
     /// validating these parameters. COs will treat these as opaque.
@@ -2131,21 +2226,24 @@ pub struct CreateSnapshotRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for CreateSnapshotRequest {
+impl ::csikit::prost::Name for CreateSnapshotRequest {
     const NAME: &'static str = "CreateSnapshotRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.CreateSnapshotRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.CreateSnapshotRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct CreateSnapshotResponse {
     /// Contains all attributes of the newly created snapshot that are
     /// relevant to the CO along with information required by the Plugin
@@ -2156,19 +2254,20 @@ pub struct CreateSnapshotResponse {
     #[csi(required, nested)]
     pub snapshot: ::core::option::Option<Snapshot>,
 }
-impl ::prost::Name for CreateSnapshotResponse {
+impl ::csikit::prost::Name for CreateSnapshotResponse {
     const NAME: &'static str = "CreateSnapshotResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.CreateSnapshotResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.CreateSnapshotResponse".into()
     }
 }
 /// Information about a specific snapshot.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct Snapshot {
     /// This is the complete size of the snapshot in bytes. The purpose of
     /// this field is to give CO guidance on how much space is needed to
@@ -2195,7 +2294,7 @@ pub struct Snapshot {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub snapshot_id: ::prost::alloc::string::String,
+    pub snapshot_id: ::csikit::prost::alloc::string::String,
     /// Identity information for the source volume. Note that creating a
     /// snapshot from a snapshot is not supported here so the source has to
     /// be a volume. This field is REQUIRED.
@@ -2203,14 +2302,14 @@ pub struct Snapshot {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub source_volume_id: ::prost::alloc::string::String,
+    pub source_volume_id: ::csikit::prost::alloc::string::String,
     /// Timestamp when the point-in-time snapshot is taken on the storage
     /// system. This field is REQUIRED.
     #[prost(message, optional, tag = "4")]
     ///
     /// **Presence:** REQUIRED
     #[csi(required)]
-    pub creation_time: ::core::option::Option<::prost_types::Timestamp>,
+    pub creation_time: ::core::option::Option<::csikit::prost_types::Timestamp>,
     /// Indicates if a snapshot is ready to use as a
     /// `volume_content_source` in a `CreateVolumeRequest`. The default
     /// value is false. This field is REQUIRED.
@@ -2235,20 +2334,21 @@ pub struct Snapshot {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit)
     #[csi(max_bytes = 128)]
-    pub group_snapshot_id: ::prost::alloc::string::String,
+    pub group_snapshot_id: ::csikit::prost::alloc::string::String,
 }
-impl ::prost::Name for Snapshot {
+impl ::csikit::prost::Name for Snapshot {
     const NAME: &'static str = "Snapshot";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.Snapshot".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.Snapshot".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct DeleteSnapshotRequest {
     /// The ID of the snapshot to be deleted.
@@ -2257,7 +2357,7 @@ pub struct DeleteSnapshotRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub snapshot_id: ::prost::alloc::string::String,
+    pub snapshot_id: ::csikit::prost::alloc::string::String,
     /// Secrets required by plugin to complete snapshot deletion request.
     /// This field is OPTIONAL. Refer to the `Secrets Requirements`
     /// section on how to use this field.
@@ -2266,36 +2366,40 @@ pub struct DeleteSnapshotRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for DeleteSnapshotRequest {
+impl ::csikit::prost::Name for DeleteSnapshotRequest {
     const NAME: &'static str = "DeleteSnapshotRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.DeleteSnapshotRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.DeleteSnapshotRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct DeleteSnapshotResponse {}
-impl ::prost::Name for DeleteSnapshotResponse {
+impl ::csikit::prost::Name for DeleteSnapshotResponse {
     const NAME: &'static str = "DeleteSnapshotResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.DeleteSnapshotResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.DeleteSnapshotResponse".into()
     }
 }
 /// List all snapshots on the storage system regardless of how they were
 /// created.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct ListSnapshotsRequest {
     /// If specified (non-zero value), the Plugin MUST NOT return more
@@ -2319,14 +2423,14 @@ pub struct ListSnapshotsRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit)
     #[csi(max_bytes = 128)]
-    pub starting_token: ::prost::alloc::string::String,
+    pub starting_token: ::csikit::prost::alloc::string::String,
     /// Identity information for the source volume. This field is OPTIONAL.
     /// It can be used to list snapshots by volume.
     #[prost(string, tag = "3")]
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit)
     #[csi(max_bytes = 128)]
-    pub source_volume_id: ::prost::alloc::string::String,
+    pub source_volume_id: ::csikit::prost::alloc::string::String,
     /// Identity information for a specific snapshot. This field is
     /// OPTIONAL. It can be used to list only a specific snapshot.
     /// ListSnapshots will return with current snapshot information
@@ -2336,7 +2440,7 @@ pub struct ListSnapshotsRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit)
     #[csi(max_bytes = 128)]
-    pub snapshot_id: ::prost::alloc::string::String,
+    pub snapshot_id: ::csikit::prost::alloc::string::String,
     /// Secrets required by plugin to complete ListSnapshot request.
     /// This field is OPTIONAL. Refer to the `Secrets Requirements`
     /// section on how to use this field.
@@ -2345,27 +2449,30 @@ pub struct ListSnapshotsRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for ListSnapshotsRequest {
+impl ::csikit::prost::Name for ListSnapshotsRequest {
     const NAME: &'static str = "ListSnapshotsRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ListSnapshotsRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ListSnapshotsRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ListSnapshotsResponse {
     #[prost(message, repeated, tag = "1")]
     ///
     /// **Presence:** not stated
     #[csi(nested)]
-    pub entries: ::prost::alloc::vec::Vec<list_snapshots_response::Entry>,
+    pub entries: ::csikit::prost::alloc::vec::Vec<list_snapshots_response::Entry>,
     /// This token allows you to get the next page of entries for
     /// `ListSnapshots` request. If the number of entries is larger than
     /// `max_entries`, use the `next_token` as a value for the
@@ -2376,12 +2483,13 @@ pub struct ListSnapshotsResponse {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit)
     #[csi(max_bytes = 128)]
-    pub next_token: ::prost::alloc::string::String,
+    pub next_token: ::csikit::prost::alloc::string::String,
 }
 /// Nested message and enum types in `ListSnapshotsResponse`.
 pub mod list_snapshots_response {
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct Entry {
         #[prost(message, optional, tag = "1")]
         ///
@@ -2389,24 +2497,24 @@ pub mod list_snapshots_response {
         #[csi(nested)]
         pub snapshot: ::core::option::Option<super::Snapshot>,
     }
-    impl ::prost::Name for Entry {
+    impl ::csikit::prost::Name for Entry {
         const NAME: &'static str = "Entry";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.ListSnapshotsResponse.Entry".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.ListSnapshotsResponse.Entry".into()
         }
     }
 }
-impl ::prost::Name for ListSnapshotsResponse {
+impl ::csikit::prost::Name for ListSnapshotsResponse {
     const NAME: &'static str = "ListSnapshotsResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ListSnapshotsResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ListSnapshotsResponse".into()
     }
 }
@@ -2414,7 +2522,8 @@ impl ::prost::Name for ListSnapshotsResponse {
 /// **Alpha:** may change or be removed in a later CSI release; refused under
 /// `AlphaPolicy::Refuse`
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct GetSnapshotRequest {
     /// The ID of the snapshot to fetch current snapshot information for.
@@ -2423,7 +2532,7 @@ pub struct GetSnapshotRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub snapshot_id: ::prost::alloc::string::String,
+    pub snapshot_id: ::csikit::prost::alloc::string::String,
     /// Secrets required by plugin to complete GetSnapshot request.
     /// This field is OPTIONAL. Refer to the `Secrets Requirements`
     /// section on how to use this field.
@@ -2432,16 +2541,18 @@ pub struct GetSnapshotRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for GetSnapshotRequest {
+impl ::csikit::prost::Name for GetSnapshotRequest {
     const NAME: &'static str = "GetSnapshotRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetSnapshotRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetSnapshotRequest".into()
     }
 }
@@ -2449,7 +2560,8 @@ impl ::prost::Name for GetSnapshotRequest {
 /// **Alpha:** may change or be removed in a later CSI release; refused under
 /// `AlphaPolicy::Refuse`
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetSnapshotResponse {
     /// This field is REQUIRED
     #[prost(message, optional, tag = "1")]
@@ -2458,18 +2570,19 @@ pub struct GetSnapshotResponse {
     #[csi(required, nested)]
     pub snapshot: ::core::option::Option<Snapshot>,
 }
-impl ::prost::Name for GetSnapshotResponse {
+impl ::csikit::prost::Name for GetSnapshotResponse {
     const NAME: &'static str = "GetSnapshotResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetSnapshotResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetSnapshotResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct ControllerExpandVolumeRequest {
     /// The ID of the volume to expand. This field is REQUIRED.
@@ -2477,7 +2590,7 @@ pub struct ControllerExpandVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// This allows CO to specify the capacity requirements of the volume
     /// after expansion. This field is REQUIRED.
     #[prost(message, optional, tag = "2")]
@@ -2492,8 +2605,10 @@ pub struct ControllerExpandVolumeRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Volume capability describing how the CO intends to use this volume.
     /// This allows SP to determine if volume is being used as a block
     /// device or mounted file system. For example - if volume is
@@ -2507,18 +2622,19 @@ pub struct ControllerExpandVolumeRequest {
     #[csi(nested)]
     pub volume_capability: ::core::option::Option<VolumeCapability>,
 }
-impl ::prost::Name for ControllerExpandVolumeRequest {
+impl ::csikit::prost::Name for ControllerExpandVolumeRequest {
     const NAME: &'static str = "ControllerExpandVolumeRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ControllerExpandVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ControllerExpandVolumeRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ControllerExpandVolumeResponse {
     /// Capacity of volume after expansion. This field is REQUIRED.
     #[prost(int64, tag = "1")]
@@ -2533,18 +2649,19 @@ pub struct ControllerExpandVolumeResponse {
     /// **Presence:** REQUIRED
     pub node_expansion_required: bool,
 }
-impl ::prost::Name for ControllerExpandVolumeResponse {
+impl ::csikit::prost::Name for ControllerExpandVolumeResponse {
     const NAME: &'static str = "ControllerExpandVolumeResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.ControllerExpandVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.ControllerExpandVolumeResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct NodeStageVolumeRequest {
     /// The ID of the volume to publish. This field is REQUIRED.
@@ -2552,7 +2669,7 @@ pub struct NodeStageVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// The CO SHALL set this field to the value returned by
     /// `ControllerPublishVolume` if the corresponding Controller Plugin
     /// has `PUBLISH_UNPUBLISH_VOLUME` controller capability, and SHALL be
@@ -2562,8 +2679,10 @@ pub struct NodeStageVolumeRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub publish_context:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub publish_context: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// The path to which the volume MAY be staged. It MUST be an
     /// absolute path in the root filesystem of the process serving this
     /// request, and MUST be a directory. The CO SHALL ensure that there
@@ -2581,7 +2700,7 @@ pub struct NodeStageVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** none; receivers accept at least 128 bytes
     #[csi(required)]
-    pub staging_target_path: ::prost::alloc::string::String,
+    pub staging_target_path: ::csikit::prost::alloc::string::String,
     /// Volume capability describing how the CO intends to use this volume.
     /// SP MUST ensure the CO can use the staged volume as described.
     /// Otherwise SP MUST return the appropriate gRPC error code.
@@ -2599,8 +2718,10 @@ pub struct NodeStageVolumeRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Volume context as returned by SP in
     /// CreateVolumeResponse.Volume.volume_context.
     /// This field is OPTIONAL and MUST match the volume_context of the
@@ -2609,42 +2730,46 @@ pub struct NodeStageVolumeRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub volume_context:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub volume_context: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for NodeStageVolumeRequest {
+impl ::csikit::prost::Name for NodeStageVolumeRequest {
     const NAME: &'static str = "NodeStageVolumeRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeStageVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeStageVolumeRequest".into()
     }
 }
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeStageVolumeResponse {}
-impl ::prost::Name for NodeStageVolumeResponse {
+impl ::csikit::prost::Name for NodeStageVolumeResponse {
     const NAME: &'static str = "NodeStageVolumeResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeStageVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeStageVolumeResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeUnstageVolumeRequest {
     /// The ID of the volume. This field is REQUIRED.
     #[prost(string, tag = "1")]
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// The path at which the volume was staged. It MUST be an absolute
     /// path in the root filesystem of the process serving this request.
     /// This is a REQUIRED field.
@@ -2656,34 +2781,36 @@ pub struct NodeUnstageVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** none; receivers accept at least 128 bytes
     #[csi(required)]
-    pub staging_target_path: ::prost::alloc::string::String,
+    pub staging_target_path: ::csikit::prost::alloc::string::String,
 }
-impl ::prost::Name for NodeUnstageVolumeRequest {
+impl ::csikit::prost::Name for NodeUnstageVolumeRequest {
     const NAME: &'static str = "NodeUnstageVolumeRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeUnstageVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeUnstageVolumeRequest".into()
     }
 }
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeUnstageVolumeResponse {}
-impl ::prost::Name for NodeUnstageVolumeResponse {
+impl ::csikit::prost::Name for NodeUnstageVolumeResponse {
     const NAME: &'static str = "NodeUnstageVolumeResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeUnstageVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeUnstageVolumeResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct NodePublishVolumeRequest {
     /// The ID of the volume to publish. This field is REQUIRED.
@@ -2691,7 +2818,7 @@ pub struct NodePublishVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// The CO SHALL set this field to the value returned by
     /// `ControllerPublishVolume` if the corresponding Controller Plugin
     /// has `PUBLISH_UNPUBLISH_VOLUME` controller capability, and SHALL be
@@ -2701,8 +2828,10 @@ pub struct NodePublishVolumeRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub publish_context:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub publish_context: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// The path to which the volume was staged by `NodeStageVolume`.
     /// It MUST be an absolute path in the root filesystem of the process
     /// serving this request.
@@ -2716,7 +2845,7 @@ pub struct NodePublishVolumeRequest {
     #[prost(string, tag = "3")]
     ///
     /// **Presence:** OPTIONAL · **Size limit:** none; receivers accept at least 128 bytes
-    pub staging_target_path: ::prost::alloc::string::String,
+    pub staging_target_path: ::csikit::prost::alloc::string::String,
     /// The path to which the volume will be published. It MUST be an
     /// absolute path in the root filesystem of the process serving this
     /// request. The CO SHALL ensure uniqueness of target_path per volume.
@@ -2737,7 +2866,7 @@ pub struct NodePublishVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** none; receivers accept at least 128 bytes
     #[csi(required)]
-    pub target_path: ::prost::alloc::string::String,
+    pub target_path: ::csikit::prost::alloc::string::String,
     /// Volume capability describing how the CO intends to use this volume.
     /// SP MUST ensure the CO can use the published volume as described.
     /// Otherwise SP MUST return the appropriate gRPC error code.
@@ -2761,8 +2890,10 @@ pub struct NodePublishVolumeRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Volume context as returned by SP in
     /// CreateVolumeResponse.Volume.volume_context.
     /// This field is OPTIONAL and MUST match the volume_context of the
@@ -2771,42 +2902,46 @@ pub struct NodePublishVolumeRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub volume_context:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub volume_context: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for NodePublishVolumeRequest {
+impl ::csikit::prost::Name for NodePublishVolumeRequest {
     const NAME: &'static str = "NodePublishVolumeRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodePublishVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodePublishVolumeRequest".into()
     }
 }
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodePublishVolumeResponse {}
-impl ::prost::Name for NodePublishVolumeResponse {
+impl ::csikit::prost::Name for NodePublishVolumeResponse {
     const NAME: &'static str = "NodePublishVolumeResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodePublishVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodePublishVolumeResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeUnpublishVolumeRequest {
     /// The ID of the volume. This field is REQUIRED.
     #[prost(string, tag = "1")]
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// The path at which the volume was published. It MUST be an absolute
     /// path in the root filesystem of the process serving this request.
     /// The SP MUST delete the file or directory it created at this path.
@@ -2819,41 +2954,43 @@ pub struct NodeUnpublishVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** none; receivers accept at least 128 bytes
     #[csi(required)]
-    pub target_path: ::prost::alloc::string::String,
+    pub target_path: ::csikit::prost::alloc::string::String,
 }
-impl ::prost::Name for NodeUnpublishVolumeRequest {
+impl ::csikit::prost::Name for NodeUnpublishVolumeRequest {
     const NAME: &'static str = "NodeUnpublishVolumeRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeUnpublishVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeUnpublishVolumeRequest".into()
     }
 }
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeUnpublishVolumeResponse {}
-impl ::prost::Name for NodeUnpublishVolumeResponse {
+impl ::csikit::prost::Name for NodeUnpublishVolumeResponse {
     const NAME: &'static str = "NodeUnpublishVolumeResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeUnpublishVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeUnpublishVolumeResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeGetVolumeStatsRequest {
     /// The ID of the volume. This field is REQUIRED.
     #[prost(string, tag = "1")]
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// It can be any valid path where volume was previously
     /// staged or published.
     /// It MUST be an absolute path in the root filesystem of
@@ -2867,7 +3004,7 @@ pub struct NodeGetVolumeStatsRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** none; receivers accept at least 128 bytes
     #[csi(required)]
-    pub volume_path: ::prost::alloc::string::String,
+    pub volume_path: ::csikit::prost::alloc::string::String,
     /// The path where the volume is staged, if the plugin has the
     /// STAGE_UNSTAGE_VOLUME capability, otherwise empty.
     /// If not empty, it MUST be an absolute path in the root
@@ -2880,27 +3017,28 @@ pub struct NodeGetVolumeStatsRequest {
     #[prost(string, tag = "3")]
     ///
     /// **Presence:** OPTIONAL · **Size limit:** none; receivers accept at least 128 bytes
-    pub staging_target_path: ::prost::alloc::string::String,
+    pub staging_target_path: ::csikit::prost::alloc::string::String,
 }
-impl ::prost::Name for NodeGetVolumeStatsRequest {
+impl ::csikit::prost::Name for NodeGetVolumeStatsRequest {
     const NAME: &'static str = "NodeGetVolumeStatsRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeGetVolumeStatsRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeGetVolumeStatsRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeGetVolumeStatsResponse {
     /// This field is OPTIONAL.
     #[prost(message, repeated, tag = "1")]
     ///
     /// **Presence:** OPTIONAL
     #[csi(nested)]
-    pub usage: ::prost::alloc::vec::Vec<VolumeUsage>,
+    pub usage: ::csikit::prost::alloc::vec::Vec<VolumeUsage>,
     /// Information about the current condition of the volume.
     /// This field is OPTIONAL.
     /// This field MUST be specified if the VOLUME_CONDITION node
@@ -2912,18 +3050,19 @@ pub struct NodeGetVolumeStatsResponse {
     #[csi(nested)]
     pub volume_condition: ::core::option::Option<VolumeCondition>,
 }
-impl ::prost::Name for NodeGetVolumeStatsResponse {
+impl ::csikit::prost::Name for NodeGetVolumeStatsResponse {
     const NAME: &'static str = "NodeGetVolumeStatsResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeGetVolumeStatsResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeGetVolumeStatsResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct VolumeUsage {
     /// The available capacity in specified Unit. This field is OPTIONAL.
     /// The value of this field MUST NOT be negative.
@@ -2955,7 +3094,10 @@ pub struct VolumeUsage {
 }
 /// Nested message and enum types in `VolumeUsage`.
 pub mod volume_usage {
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+    #[derive(
+        Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
+    )]
+    #[prost(prost_path = "::csikit::prost")]
     #[repr(i32)]
     pub enum Unit {
         Unknown = 0,
@@ -2985,13 +3127,13 @@ pub mod volume_usage {
         }
     }
 }
-impl ::prost::Name for VolumeUsage {
+impl ::csikit::prost::Name for VolumeUsage {
     const NAME: &'static str = "VolumeUsage";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.VolumeUsage".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.VolumeUsage".into()
     }
 }
@@ -3000,7 +3142,8 @@ impl ::prost::Name for VolumeUsage {
 /// **Alpha:** may change or be removed in a later CSI release; refused under
 /// `AlphaPolicy::Refuse`
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct VolumeCondition {
     /// Normal volumes are available for use and operating optimally.
     /// An abnormal volume does not meet these criteria.
@@ -3015,34 +3158,36 @@ pub struct VolumeCondition {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub message: ::prost::alloc::string::String,
+    pub message: ::csikit::prost::alloc::string::String,
 }
-impl ::prost::Name for VolumeCondition {
+impl ::csikit::prost::Name for VolumeCondition {
     const NAME: &'static str = "VolumeCondition";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.VolumeCondition".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.VolumeCondition".into()
     }
 }
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeGetCapabilitiesRequest {}
-impl ::prost::Name for NodeGetCapabilitiesRequest {
+impl ::csikit::prost::Name for NodeGetCapabilitiesRequest {
     const NAME: &'static str = "NodeGetCapabilitiesRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeGetCapabilitiesRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeGetCapabilitiesRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeGetCapabilitiesResponse {
     /// All the capabilities that the node service supports. This field
     /// is OPTIONAL.
@@ -3050,21 +3195,22 @@ pub struct NodeGetCapabilitiesResponse {
     ///
     /// **Presence:** OPTIONAL
     #[csi(nested)]
-    pub capabilities: ::prost::alloc::vec::Vec<NodeServiceCapability>,
+    pub capabilities: ::csikit::prost::alloc::vec::Vec<NodeServiceCapability>,
 }
-impl ::prost::Name for NodeGetCapabilitiesResponse {
+impl ::csikit::prost::Name for NodeGetCapabilitiesResponse {
     const NAME: &'static str = "NodeGetCapabilitiesResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeGetCapabilitiesResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeGetCapabilitiesResponse".into()
     }
 }
 /// Specifies a capability of the node service.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeServiceCapability {
     #[prost(oneof = "node_service_capability::Type", tags = "1")]
     #[csi_oneof]
@@ -3073,7 +3219,8 @@ pub struct NodeServiceCapability {
 /// Nested message and enum types in `NodeServiceCapability`.
 pub mod node_service_capability {
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct Rpc {
         #[prost(enumeration = "rpc::Type", tag = "1")]
         ///
@@ -3083,8 +3230,9 @@ pub mod node_service_capability {
     /// Nested message and enum types in `RPC`.
     pub mod rpc {
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
         )]
+        #[prost(prost_path = "::csikit::prost")]
         #[repr(i32)]
         pub enum Type {
             Unknown = 0,
@@ -3157,18 +3305,19 @@ pub mod node_service_capability {
             }
         }
     }
-    impl ::prost::Name for Rpc {
+    impl ::csikit::prost::Name for Rpc {
         const NAME: &'static str = "RPC";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.NodeServiceCapability.RPC".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.NodeServiceCapability.RPC".into()
         }
     }
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Oneof)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Oneof)]
+    #[prost(prost_path = "::csikit::prost")]
     pub enum Type {
         /// RPC that the controller supports.
         #[prost(message, tag = "1")]
@@ -3177,31 +3326,33 @@ pub mod node_service_capability {
         Rpc(Rpc),
     }
 }
-impl ::prost::Name for NodeServiceCapability {
+impl ::csikit::prost::Name for NodeServiceCapability {
     const NAME: &'static str = "NodeServiceCapability";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeServiceCapability".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeServiceCapability".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeGetInfoRequest {}
-impl ::prost::Name for NodeGetInfoRequest {
+impl ::csikit::prost::Name for NodeGetInfoRequest {
     const NAME: &'static str = "NodeGetInfoRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeGetInfoRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeGetInfoRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeGetInfoResponse {
     /// The identifier of the node as understood by the SP.
     /// This field is REQUIRED.
@@ -3219,7 +3370,7 @@ pub struct NodeGetInfoResponse {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 256 bytes
     #[csi(required, max_bytes = 256)]
-    pub node_id: ::prost::alloc::string::String,
+    pub node_id: ::csikit::prost::alloc::string::String,
     /// Maximum number of volumes that controller can publish to the node.
     /// If value is not set or zero CO SHALL decide how many volumes of
     /// this type can be published by the controller to the node. The
@@ -3253,18 +3404,19 @@ pub struct NodeGetInfoResponse {
     #[csi(nested)]
     pub accessible_topology: ::core::option::Option<Topology>,
 }
-impl ::prost::Name for NodeGetInfoResponse {
+impl ::csikit::prost::Name for NodeGetInfoResponse {
     const NAME: &'static str = "NodeGetInfoResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeGetInfoResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeGetInfoResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct NodeExpandVolumeRequest {
     /// The ID of the volume. This field is REQUIRED.
@@ -3272,7 +3424,7 @@ pub struct NodeExpandVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// The path on which volume is available. This field is REQUIRED.
     /// This field overrides the general CSI size limit.
     /// SP SHOULD support the maximum path length allowed by the operating
@@ -3282,7 +3434,7 @@ pub struct NodeExpandVolumeRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** none; receivers accept at least 128 bytes
     #[csi(required)]
-    pub volume_path: ::prost::alloc::string::String,
+    pub volume_path: ::csikit::prost::alloc::string::String,
     /// This allows CO to specify the capacity requirements of the volume
     /// after expansion. If capacity_range is omitted then a plugin MAY
     /// inspect the file system of the volume to determine the maximum
@@ -3306,7 +3458,7 @@ pub struct NodeExpandVolumeRequest {
     #[prost(string, tag = "4")]
     ///
     /// **Presence:** OPTIONAL · **Size limit:** none; receivers accept at least 128 bytes
-    pub staging_target_path: ::prost::alloc::string::String,
+    pub staging_target_path: ::csikit::prost::alloc::string::String,
     /// Volume capability describing how the CO intends to use this volume.
     /// This allows SP to determine if volume is being used as a block
     /// device or mounted file system. For example - if volume is being
@@ -3330,21 +3482,24 @@ pub struct NodeExpandVolumeRequest {
     /// values are redacted in `Debug` output · **Alpha:** may change or be removed in a
     /// later CSI release; refused under `AlphaPolicy::Refuse`
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for NodeExpandVolumeRequest {
+impl ::csikit::prost::Name for NodeExpandVolumeRequest {
     const NAME: &'static str = "NodeExpandVolumeRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeExpandVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeExpandVolumeRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeExpandVolumeResponse {
     /// The capacity of the volume in bytes. This field is OPTIONAL.
     #[prost(int64, tag = "1")]
@@ -3352,32 +3507,34 @@ pub struct NodeExpandVolumeResponse {
     /// **Presence:** OPTIONAL
     pub capacity_bytes: i64,
 }
-impl ::prost::Name for NodeExpandVolumeResponse {
+impl ::csikit::prost::Name for NodeExpandVolumeResponse {
     const NAME: &'static str = "NodeExpandVolumeResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.NodeExpandVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.NodeExpandVolumeResponse".into()
     }
 }
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GroupControllerGetCapabilitiesRequest {}
-impl ::prost::Name for GroupControllerGetCapabilitiesRequest {
+impl ::csikit::prost::Name for GroupControllerGetCapabilitiesRequest {
     const NAME: &'static str = "GroupControllerGetCapabilitiesRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GroupControllerGetCapabilitiesRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GroupControllerGetCapabilitiesRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GroupControllerGetCapabilitiesResponse {
     /// All the capabilities that the group controller service supports.
     /// This field is OPTIONAL.
@@ -3385,21 +3542,22 @@ pub struct GroupControllerGetCapabilitiesResponse {
     ///
     /// **Presence:** OPTIONAL
     #[csi(nested)]
-    pub capabilities: ::prost::alloc::vec::Vec<GroupControllerServiceCapability>,
+    pub capabilities: ::csikit::prost::alloc::vec::Vec<GroupControllerServiceCapability>,
 }
-impl ::prost::Name for GroupControllerGetCapabilitiesResponse {
+impl ::csikit::prost::Name for GroupControllerGetCapabilitiesResponse {
     const NAME: &'static str = "GroupControllerGetCapabilitiesResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GroupControllerGetCapabilitiesResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GroupControllerGetCapabilitiesResponse".into()
     }
 }
 /// Specifies a capability of the group controller service.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GroupControllerServiceCapability {
     #[prost(oneof = "group_controller_service_capability::Type", tags = "1")]
     #[csi_oneof]
@@ -3408,7 +3566,8 @@ pub struct GroupControllerServiceCapability {
 /// Nested message and enum types in `GroupControllerServiceCapability`.
 pub mod group_controller_service_capability {
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct Rpc {
         #[prost(enumeration = "rpc::Type", tag = "1")]
         ///
@@ -3418,8 +3577,9 @@ pub mod group_controller_service_capability {
     /// Nested message and enum types in `RPC`.
     pub mod rpc {
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
         )]
+        #[prost(prost_path = "::csikit::prost")]
         #[repr(i32)]
         pub enum Type {
             Unknown = 0,
@@ -3453,18 +3613,19 @@ pub mod group_controller_service_capability {
             }
         }
     }
-    impl ::prost::Name for Rpc {
+    impl ::csikit::prost::Name for Rpc {
         const NAME: &'static str = "RPC";
         const PACKAGE: &'static str = "csi.v1";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "csi.v1.GroupControllerServiceCapability.RPC".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/csi.v1.GroupControllerServiceCapability.RPC".into()
         }
     }
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Oneof)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Oneof)]
+    #[prost(prost_path = "::csikit::prost")]
     pub enum Type {
         /// RPC that the controller supports.
         #[prost(message, tag = "1")]
@@ -3473,18 +3634,19 @@ pub mod group_controller_service_capability {
         Rpc(Rpc),
     }
 }
-impl ::prost::Name for GroupControllerServiceCapability {
+impl ::csikit::prost::Name for GroupControllerServiceCapability {
     const NAME: &'static str = "GroupControllerServiceCapability";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GroupControllerServiceCapability".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GroupControllerServiceCapability".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct CreateVolumeGroupSnapshotRequest {
     /// The suggested name for the group snapshot. This field is REQUIRED
@@ -3497,14 +3659,14 @@ pub struct CreateVolumeGroupSnapshotRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128, no_control_chars)]
-    pub name: ::prost::alloc::string::String,
+    pub name: ::csikit::prost::alloc::string::String,
     /// volume IDs of the source volumes to be snapshotted together.
     /// This field is REQUIRED.
     #[prost(string, repeated, tag = "2")]
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub source_volume_ids: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    pub source_volume_ids: ::csikit::prost::alloc::vec::Vec<::csikit::prost::alloc::string::String>,
     /// Secrets required by plugin to complete
     /// ControllerCreateVolumeGroupSnapshot request.
     /// This field is OPTIONAL. Refer to the `Secrets Requirements`
@@ -3516,8 +3678,10 @@ pub struct CreateVolumeGroupSnapshotRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Plugin specific parameters passed in as opaque key-value pairs.
     /// This field is OPTIONAL. The Plugin is responsible for parsing and
     /// validating these parameters. COs will treat these as opaque.
@@ -3525,21 +3689,24 @@ pub struct CreateVolumeGroupSnapshotRequest {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for CreateVolumeGroupSnapshotRequest {
+impl ::csikit::prost::Name for CreateVolumeGroupSnapshotRequest {
     const NAME: &'static str = "CreateVolumeGroupSnapshotRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.CreateVolumeGroupSnapshotRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.CreateVolumeGroupSnapshotRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct CreateVolumeGroupSnapshotResponse {
     /// Contains all attributes of the newly created group snapshot.
     /// This field is REQUIRED.
@@ -3549,18 +3716,19 @@ pub struct CreateVolumeGroupSnapshotResponse {
     #[csi(required, nested)]
     pub group_snapshot: ::core::option::Option<VolumeGroupSnapshot>,
 }
-impl ::prost::Name for CreateVolumeGroupSnapshotResponse {
+impl ::csikit::prost::Name for CreateVolumeGroupSnapshotResponse {
     const NAME: &'static str = "CreateVolumeGroupSnapshotResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.CreateVolumeGroupSnapshotResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.CreateVolumeGroupSnapshotResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct VolumeGroupSnapshot {
     /// The identifier for this group snapshot, generated by the plugin.
     /// This field MUST contain enough information to uniquely identify
@@ -3575,21 +3743,21 @@ pub struct VolumeGroupSnapshot {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub group_snapshot_id: ::prost::alloc::string::String,
+    pub group_snapshot_id: ::csikit::prost::alloc::string::String,
     /// A list of snapshots belonging to this group.
     /// This field is REQUIRED.
     #[prost(message, repeated, tag = "2")]
     ///
     /// **Presence:** REQUIRED
     #[csi(required, nested)]
-    pub snapshots: ::prost::alloc::vec::Vec<Snapshot>,
+    pub snapshots: ::csikit::prost::alloc::vec::Vec<Snapshot>,
     /// Timestamp of when the volume group snapshot was taken.
     /// This field is REQUIRED.
     #[prost(message, optional, tag = "3")]
     ///
     /// **Presence:** REQUIRED
     #[csi(required)]
-    pub creation_time: ::core::option::Option<::prost_types::Timestamp>,
+    pub creation_time: ::core::option::Option<::csikit::prost_types::Timestamp>,
     /// Indicates if all individual snapshots in the group snapshot
     /// are ready to use as a `volume_content_source` in a
     /// `CreateVolumeRequest`. The default value is false.
@@ -3604,18 +3772,19 @@ pub struct VolumeGroupSnapshot {
     /// **Presence:** REQUIRED
     pub ready_to_use: bool,
 }
-impl ::prost::Name for VolumeGroupSnapshot {
+impl ::csikit::prost::Name for VolumeGroupSnapshot {
     const NAME: &'static str = "VolumeGroupSnapshot";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.VolumeGroupSnapshot".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.VolumeGroupSnapshot".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct DeleteVolumeGroupSnapshotRequest {
     /// The ID of the group snapshot to be deleted.
@@ -3624,7 +3793,7 @@ pub struct DeleteVolumeGroupSnapshotRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub group_snapshot_id: ::prost::alloc::string::String,
+    pub group_snapshot_id: ::csikit::prost::alloc::string::String,
     /// A list of snapshot IDs that are part of this group snapshot.
     /// If SP does not need to rely on this field to delete the snapshots
     /// in the group, it SHOULD check this field and report an error
@@ -3638,7 +3807,7 @@ pub struct DeleteVolumeGroupSnapshotRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub snapshot_ids: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    pub snapshot_ids: ::csikit::prost::alloc::vec::Vec<::csikit::prost::alloc::string::String>,
     /// Secrets required by plugin to complete group snapshot deletion
     /// request.
     /// This field is OPTIONAL. Refer to the `Secrets Requirements`
@@ -3650,35 +3819,39 @@ pub struct DeleteVolumeGroupSnapshotRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for DeleteVolumeGroupSnapshotRequest {
+impl ::csikit::prost::Name for DeleteVolumeGroupSnapshotRequest {
     const NAME: &'static str = "DeleteVolumeGroupSnapshotRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.DeleteVolumeGroupSnapshotRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.DeleteVolumeGroupSnapshotRequest".into()
     }
 }
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct DeleteVolumeGroupSnapshotResponse {}
-impl ::prost::Name for DeleteVolumeGroupSnapshotResponse {
+impl ::csikit::prost::Name for DeleteVolumeGroupSnapshotResponse {
     const NAME: &'static str = "DeleteVolumeGroupSnapshotResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.DeleteVolumeGroupSnapshotResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.DeleteVolumeGroupSnapshotResponse".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct GetVolumeGroupSnapshotRequest {
     /// The ID of the group snapshot to fetch current group snapshot
@@ -3688,7 +3861,7 @@ pub struct GetVolumeGroupSnapshotRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub group_snapshot_id: ::prost::alloc::string::String,
+    pub group_snapshot_id: ::csikit::prost::alloc::string::String,
     /// A list of snapshot IDs that are part of this group snapshot.
     /// If SP does not need to rely on this field to get the snapshots
     /// in the group, it SHOULD check this field and report an error
@@ -3702,7 +3875,7 @@ pub struct GetVolumeGroupSnapshotRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub snapshot_ids: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    pub snapshot_ids: ::csikit::prost::alloc::vec::Vec<::csikit::prost::alloc::string::String>,
     /// Secrets required by plugin to complete
     /// GetVolumeGroupSnapshot request.
     /// This field is OPTIONAL. Refer to the `Secrets Requirements`
@@ -3714,21 +3887,24 @@ pub struct GetVolumeGroupSnapshotRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for GetVolumeGroupSnapshotRequest {
+impl ::csikit::prost::Name for GetVolumeGroupSnapshotRequest {
     const NAME: &'static str = "GetVolumeGroupSnapshotRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetVolumeGroupSnapshotRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetVolumeGroupSnapshotRequest".into()
     }
 }
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetVolumeGroupSnapshotResponse {
     /// This field is REQUIRED
     #[prost(message, optional, tag = "1")]
@@ -3737,19 +3913,20 @@ pub struct GetVolumeGroupSnapshotResponse {
     #[csi(required, nested)]
     pub group_snapshot: ::core::option::Option<VolumeGroupSnapshot>,
 }
-impl ::prost::Name for GetVolumeGroupSnapshotResponse {
+impl ::csikit::prost::Name for GetVolumeGroupSnapshotResponse {
     const NAME: &'static str = "GetVolumeGroupSnapshotResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetVolumeGroupSnapshotResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetVolumeGroupSnapshotResponse".into()
     }
 }
 /// BlockMetadata specifies a data range.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct BlockMetadata {
     /// This is the zero based byte position in the volume or snapshot,
     /// measured from the start of the object.
@@ -3766,13 +3943,13 @@ pub struct BlockMetadata {
     /// **Presence:** REQUIRED
     pub size_bytes: i64,
 }
-impl ::prost::Name for BlockMetadata {
+impl ::csikit::prost::Name for BlockMetadata {
     const NAME: &'static str = "BlockMetadata";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.BlockMetadata".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.BlockMetadata".into()
     }
 }
@@ -3781,7 +3958,8 @@ impl ::prost::Name for BlockMetadata {
 /// data ranges that have valid data as they were the target of some
 /// previous write operation on the volume.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct GetMetadataAllocatedRequest {
     /// This is the identifier of the snapshot.
@@ -3790,7 +3968,7 @@ pub struct GetMetadataAllocatedRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub snapshot_id: ::prost::alloc::string::String,
+    pub snapshot_id: ::csikit::prost::alloc::string::String,
     /// This indicates the zero based starting byte position in the volume
     /// snapshot from which the result should be computed.
     /// It is intended to be used to continue a previously interrupted
@@ -3826,16 +4004,18 @@ pub struct GetMetadataAllocatedRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for GetMetadataAllocatedRequest {
+impl ::csikit::prost::Name for GetMetadataAllocatedRequest {
     const NAME: &'static str = "GetMetadataAllocatedRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetMetadataAllocatedRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetMetadataAllocatedRequest".into()
     }
 }
@@ -3843,7 +4023,8 @@ impl ::prost::Name for GetMetadataAllocatedRequest {
 /// Cumulatively, they provide information on the allocated data
 /// ranges in the snapshot.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetMetadataAllocatedResponse {
     /// This specifies the style used in the BlockMetadata sequence.
     /// This value must be the same in all such messages returned by
@@ -3881,22 +4062,23 @@ pub struct GetMetadataAllocatedResponse {
     ///
     /// **Presence:** OPTIONAL
     #[csi(nested)]
-    pub block_metadata: ::prost::alloc::vec::Vec<BlockMetadata>,
+    pub block_metadata: ::csikit::prost::alloc::vec::Vec<BlockMetadata>,
 }
-impl ::prost::Name for GetMetadataAllocatedResponse {
+impl ::csikit::prost::Name for GetMetadataAllocatedResponse {
     const NAME: &'static str = "GetMetadataAllocatedResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetMetadataAllocatedResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetMetadataAllocatedResponse".into()
     }
 }
 /// The GetMetadataDeltaRequest message is used to solicit metadata on
 /// the data ranges that have changed between two snapshots.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct GetMetadataDeltaRequest {
     /// This is the identifier of the snapshot against which changes
@@ -3906,7 +4088,7 @@ pub struct GetMetadataDeltaRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub base_snapshot_id: ::prost::alloc::string::String,
+    pub base_snapshot_id: ::csikit::prost::alloc::string::String,
     /// This is the identifier of a second snapshot in the same volume,
     /// created after the base snapshot.
     /// This field is REQUIRED.
@@ -3914,7 +4096,7 @@ pub struct GetMetadataDeltaRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub target_snapshot_id: ::prost::alloc::string::String,
+    pub target_snapshot_id: ::csikit::prost::alloc::string::String,
     /// This indicates the zero based starting byte position in the volume
     /// snapshot from which the result should be computed.
     /// It is intended to be used to continue a previously interrupted
@@ -3950,16 +4132,18 @@ pub struct GetMetadataDeltaRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for GetMetadataDeltaRequest {
+impl ::csikit::prost::Name for GetMetadataDeltaRequest {
     const NAME: &'static str = "GetMetadataDeltaRequest";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetMetadataDeltaRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetMetadataDeltaRequest".into()
     }
 }
@@ -3968,7 +4152,8 @@ impl ::prost::Name for GetMetadataDeltaRequest {
 /// have changed between the base and target snapshots specified
 /// in the GetMetadataDeltaRequest message.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetMetadataDeltaResponse {
     /// This specifies the style used in the BlockMetadata sequence.
     /// This value must be the same in all such messages returned by
@@ -4006,19 +4191,22 @@ pub struct GetMetadataDeltaResponse {
     ///
     /// **Presence:** OPTIONAL
     #[csi(nested)]
-    pub block_metadata: ::prost::alloc::vec::Vec<BlockMetadata>,
+    pub block_metadata: ::csikit::prost::alloc::vec::Vec<BlockMetadata>,
 }
-impl ::prost::Name for GetMetadataDeltaResponse {
+impl ::csikit::prost::Name for GetMetadataDeltaResponse {
     const NAME: &'static str = "GetMetadataDeltaResponse";
     const PACKAGE: &'static str = "csi.v1";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "csi.v1.GetMetadataDeltaResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/csi.v1.GetMetadataDeltaResponse".into()
     }
 }
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
+)]
+#[prost(prost_path = "::csikit::prost")]
 #[repr(i32)]
 pub enum BlockMetadataType {
     Unknown = 0,
@@ -4061,6 +4249,7 @@ pub mod identity_client {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::http::Uri;
     use tonic::codegen::*;
     #[derive(Debug, Clone)]
@@ -4139,7 +4328,7 @@ pub mod identity_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Identity/GetPluginInfo");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Identity", "GetPluginInfo"));
@@ -4153,7 +4342,7 @@ pub mod identity_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path =
                 http::uri::PathAndQuery::from_static("/csi.v1.Identity/GetPluginCapabilities");
             let mut req = request.into_request();
@@ -4168,7 +4357,7 @@ pub mod identity_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Identity/Probe");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Identity", "Probe"));
@@ -4186,6 +4375,7 @@ pub mod identity_server {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::*;
     /// Generated trait containing gRPC methods that should be implemented for use with IdentityServer.
     #[async_trait]
@@ -4300,7 +4490,7 @@ pub mod identity_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetPluginInfoSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4342,7 +4532,7 @@ pub mod identity_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetPluginCapabilitiesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4379,7 +4569,7 @@ pub mod identity_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ProbeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4435,6 +4625,7 @@ pub mod controller_client {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::http::Uri;
     use tonic::codegen::*;
     ///
@@ -4516,7 +4707,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Controller/CreateVolume");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Controller", "CreateVolume"));
@@ -4530,7 +4721,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Controller/DeleteVolume");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Controller", "DeleteVolume"));
@@ -4546,7 +4737,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path =
                 http::uri::PathAndQuery::from_static("/csi.v1.Controller/ControllerPublishVolume");
             let mut req = request.into_request();
@@ -4564,7 +4755,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/csi.v1.Controller/ControllerUnpublishVolume",
             );
@@ -4583,7 +4774,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/csi.v1.Controller/ValidateVolumeCapabilities",
             );
@@ -4600,7 +4791,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Controller/ListVolumes");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Controller", "ListVolumes"));
@@ -4614,7 +4805,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Controller/GetCapacity");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Controller", "GetCapacity"));
@@ -4630,7 +4821,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/csi.v1.Controller/ControllerGetCapabilities",
             );
@@ -4647,7 +4838,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Controller/CreateSnapshot");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Controller", "CreateSnapshot"));
@@ -4661,7 +4852,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Controller/DeleteSnapshot");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Controller", "DeleteSnapshot"));
@@ -4675,7 +4866,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Controller/ListSnapshots");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Controller", "ListSnapshots"));
@@ -4689,7 +4880,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Controller/GetSnapshot");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Controller", "GetSnapshot"));
@@ -4705,7 +4896,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path =
                 http::uri::PathAndQuery::from_static("/csi.v1.Controller/ControllerExpandVolume");
             let mut req = request.into_request();
@@ -4721,7 +4912,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path =
                 http::uri::PathAndQuery::from_static("/csi.v1.Controller/ControllerGetVolume");
             let mut req = request.into_request();
@@ -4739,7 +4930,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path =
                 http::uri::PathAndQuery::from_static("/csi.v1.Controller/ControllerModifyVolume");
             let mut req = request.into_request();
@@ -4759,6 +4950,7 @@ pub mod controller_server {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::*;
     /// Generated trait containing gRPC methods that should be implemented for use with ControllerServer.
     #[async_trait]
@@ -4939,7 +5131,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CreateVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -4978,7 +5170,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DeleteVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5020,7 +5212,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ControllerPublishVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5063,7 +5255,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ControllerUnpublishVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5106,7 +5298,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ValidateVolumeCapabilitiesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5145,7 +5337,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListVolumesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5184,7 +5376,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetCapacitySvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5227,7 +5419,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ControllerGetCapabilitiesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5268,7 +5460,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CreateSnapshotSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5309,7 +5501,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DeleteSnapshotSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5350,7 +5542,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ListSnapshotsSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5389,7 +5581,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetSnapshotSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5431,7 +5623,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ControllerExpandVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5473,7 +5665,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ControllerGetVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5515,7 +5707,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ControllerModifyVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5571,6 +5763,7 @@ pub mod group_controller_client {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::http::Uri;
     use tonic::codegen::*;
     #[derive(Debug, Clone)]
@@ -5651,7 +5844,7 @@ pub mod group_controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/csi.v1.GroupController/GroupControllerGetCapabilities",
             );
@@ -5672,7 +5865,7 @@ pub mod group_controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/csi.v1.GroupController/CreateVolumeGroupSnapshot",
             );
@@ -5691,7 +5884,7 @@ pub mod group_controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/csi.v1.GroupController/DeleteVolumeGroupSnapshot",
             );
@@ -5710,7 +5903,7 @@ pub mod group_controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/csi.v1.GroupController/GetVolumeGroupSnapshot",
             );
@@ -5731,6 +5924,7 @@ pub mod group_controller_server {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::*;
     /// Generated trait containing gRPC methods that should be implemented for use with GroupControllerServer.
     #[async_trait]
@@ -5867,7 +6061,7 @@ pub mod group_controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GroupControllerGetCapabilitiesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5912,7 +6106,7 @@ pub mod group_controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = CreateVolumeGroupSnapshotSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -5957,7 +6151,7 @@ pub mod group_controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DeleteVolumeGroupSnapshotSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6000,7 +6194,7 @@ pub mod group_controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetVolumeGroupSnapshotSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6056,6 +6250,7 @@ pub mod snapshot_metadata_client {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::http::Uri;
     use tonic::codegen::*;
     ///
@@ -6138,7 +6333,7 @@ pub mod snapshot_metadata_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/csi.v1.SnapshotMetadata/GetMetadataAllocated",
             );
@@ -6157,7 +6352,7 @@ pub mod snapshot_metadata_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path =
                 http::uri::PathAndQuery::from_static("/csi.v1.SnapshotMetadata/GetMetadataDelta");
             let mut req = request.into_request();
@@ -6177,6 +6372,7 @@ pub mod snapshot_metadata_server {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::*;
     /// Generated trait containing gRPC methods that should be implemented for use with SnapshotMetadataServer.
     #[async_trait]
@@ -6303,7 +6499,7 @@ pub mod snapshot_metadata_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetMetadataAllocatedSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6347,7 +6543,7 @@ pub mod snapshot_metadata_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetMetadataDeltaSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6403,6 +6599,7 @@ pub mod node_client {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::http::Uri;
     use tonic::codegen::*;
     #[derive(Debug, Clone)]
@@ -6478,7 +6675,7 @@ pub mod node_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Node/NodeStageVolume");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Node", "NodeStageVolume"));
@@ -6492,7 +6689,7 @@ pub mod node_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Node/NodeUnstageVolume");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Node", "NodeUnstageVolume"));
@@ -6506,7 +6703,7 @@ pub mod node_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Node/NodePublishVolume");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Node", "NodePublishVolume"));
@@ -6520,7 +6717,7 @@ pub mod node_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Node/NodeUnpublishVolume");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Node", "NodeUnpublishVolume"));
@@ -6534,7 +6731,7 @@ pub mod node_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Node/NodeGetVolumeStats");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Node", "NodeGetVolumeStats"));
@@ -6548,7 +6745,7 @@ pub mod node_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Node/NodeExpandVolume");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Node", "NodeExpandVolume"));
@@ -6562,7 +6759,7 @@ pub mod node_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Node/NodeGetCapabilities");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Node", "NodeGetCapabilities"));
@@ -6576,7 +6773,7 @@ pub mod node_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/csi.v1.Node/NodeGetInfo");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("csi.v1.Node", "NodeGetInfo"));
@@ -6594,6 +6791,7 @@ pub mod node_server {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::*;
     /// Generated trait containing gRPC methods that should be implemented for use with NodeServer.
     #[async_trait]
@@ -6728,7 +6926,7 @@ pub mod node_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = NodeStageVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6769,7 +6967,7 @@ pub mod node_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = NodeUnstageVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6810,7 +7008,7 @@ pub mod node_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = NodePublishVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6851,7 +7049,7 @@ pub mod node_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = NodeUnpublishVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6892,7 +7090,7 @@ pub mod node_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = NodeGetVolumeStatsSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6933,7 +7131,7 @@ pub mod node_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = NodeExpandVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -6974,7 +7172,7 @@ pub mod node_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = NodeGetCapabilitiesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -7012,7 +7210,7 @@ pub mod node_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = NodeGetInfoSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -7060,28 +7258,27 @@ pub mod node_server {
 }
 
 mod descriptor_set;
-pub mod facts;
-mod redacted_debug;
-
-/// Server traits and layered adapters for drivers (see [`crate::server`]).
-#[cfg(feature = "server")]
-pub mod server;
-
 /// The spec's error tables as types: per RPC, the errors it may return and what they mean.
 pub mod errors;
+pub mod facts;
+mod redacted_debug;
+/// Server traits and layered adapters for drivers (see [`csikit::server`]).
+#[cfg(feature = "server")]
+pub mod server;
 
 pub use descriptor_set::FILE_DESCRIPTOR_SET;
 
 /// The descriptors of [`FILE_DESCRIPTOR_SET`], decoded once.
 #[cfg(feature = "reflect")]
-pub fn descriptor_pool() -> &'static prost_reflect::DescriptorPool {
-    static POOL: std::sync::OnceLock<prost_reflect::DescriptorPool> = std::sync::OnceLock::new();
+pub fn descriptor_pool() -> &'static ::csikit::prost_reflect::DescriptorPool {
+    static POOL: std::sync::OnceLock<::csikit::prost_reflect::DescriptorPool> =
+        std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         #[allow(
             clippy::expect_used,
             reason = "the bytes were produced by the compiler at generate time"
         )]
-        prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
+        ::csikit::prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
             .expect("embedded descriptor set decodes")
     })
 }

@@ -8,7 +8,7 @@ impl ::core::fmt::Debug for super::CreateVolumeRequest {
         s.field("capacity_range", &self.capacity_range);
         s.field("volume_capabilities", &self.volume_capabilities);
         s.field("parameters", &self.parameters);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("volume_content_source", &self.volume_content_source);
         s.field("accessibility_requirements", &self.accessibility_requirements);
         s.field("mutable_parameters", &self.mutable_parameters);
@@ -20,7 +20,7 @@ impl ::core::fmt::Debug for super::DeleteVolumeRequest {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         let mut s = f.debug_struct("DeleteVolumeRequest");
         s.field("volume_id", &self.volume_id);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }
@@ -32,7 +32,7 @@ impl ::core::fmt::Debug for super::ControllerPublishVolumeRequest {
         s.field("node_id", &self.node_id);
         s.field("volume_capability", &self.volume_capability);
         s.field("readonly", &self.readonly);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("volume_context", &self.volume_context);
         s.finish()
     }
@@ -43,7 +43,7 @@ impl ::core::fmt::Debug for super::ControllerUnpublishVolumeRequest {
         let mut s = f.debug_struct("ControllerUnpublishVolumeRequest");
         s.field("volume_id", &self.volume_id);
         s.field("node_id", &self.node_id);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }
@@ -55,7 +55,7 @@ impl ::core::fmt::Debug for super::ValidateVolumeCapabilitiesRequest {
         s.field("volume_context", &self.volume_context);
         s.field("volume_capabilities", &self.volume_capabilities);
         s.field("parameters", &self.parameters);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("mutable_parameters", &self.mutable_parameters);
         s.finish()
     }
@@ -65,7 +65,7 @@ impl ::core::fmt::Debug for super::ControllerModifyVolumeRequest {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         let mut s = f.debug_struct("ControllerModifyVolumeRequest");
         s.field("volume_id", &self.volume_id);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("mutable_parameters", &self.mutable_parameters);
         s.finish()
     }
@@ -76,7 +76,7 @@ impl ::core::fmt::Debug for super::CreateSnapshotRequest {
         let mut s = f.debug_struct("CreateSnapshotRequest");
         s.field("source_volume_id", &self.source_volume_id);
         s.field("name", &self.name);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("parameters", &self.parameters);
         s.finish()
     }
@@ -86,7 +86,7 @@ impl ::core::fmt::Debug for super::DeleteSnapshotRequest {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         let mut s = f.debug_struct("DeleteSnapshotRequest");
         s.field("snapshot_id", &self.snapshot_id);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }
@@ -98,7 +98,7 @@ impl ::core::fmt::Debug for super::ListSnapshotsRequest {
         s.field("starting_token", &self.starting_token);
         s.field("source_volume_id", &self.source_volume_id);
         s.field("snapshot_id", &self.snapshot_id);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }
@@ -107,7 +107,7 @@ impl ::core::fmt::Debug for super::GetSnapshotRequest {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         let mut s = f.debug_struct("GetSnapshotRequest");
         s.field("snapshot_id", &self.snapshot_id);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }
@@ -117,7 +117,7 @@ impl ::core::fmt::Debug for super::ControllerExpandVolumeRequest {
         let mut s = f.debug_struct("ControllerExpandVolumeRequest");
         s.field("volume_id", &self.volume_id);
         s.field("capacity_range", &self.capacity_range);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("volume_capability", &self.volume_capability);
         s.finish()
     }
@@ -130,7 +130,7 @@ impl ::core::fmt::Debug for super::NodeStageVolumeRequest {
         s.field("publish_context", &self.publish_context);
         s.field("staging_target_path", &self.staging_target_path);
         s.field("volume_capability", &self.volume_capability);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("volume_context", &self.volume_context);
         s.finish()
     }
@@ -145,7 +145,7 @@ impl ::core::fmt::Debug for super::NodePublishVolumeRequest {
         s.field("target_path", &self.target_path);
         s.field("volume_capability", &self.volume_capability);
         s.field("readonly", &self.readonly);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("volume_context", &self.volume_context);
         s.finish()
     }
@@ -159,7 +159,7 @@ impl ::core::fmt::Debug for super::NodeExpandVolumeRequest {
         s.field("capacity_range", &self.capacity_range);
         s.field("staging_target_path", &self.staging_target_path);
         s.field("volume_capability", &self.volume_capability);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }
@@ -169,7 +169,7 @@ impl ::core::fmt::Debug for super::CreateVolumeGroupSnapshotRequest {
         let mut s = f.debug_struct("CreateVolumeGroupSnapshotRequest");
         s.field("name", &self.name);
         s.field("source_volume_ids", &self.source_volume_ids);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("parameters", &self.parameters);
         s.finish()
     }
@@ -180,7 +180,7 @@ impl ::core::fmt::Debug for super::DeleteVolumeGroupSnapshotRequest {
         let mut s = f.debug_struct("DeleteVolumeGroupSnapshotRequest");
         s.field("group_snapshot_id", &self.group_snapshot_id);
         s.field("snapshot_ids", &self.snapshot_ids);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }
@@ -190,7 +190,7 @@ impl ::core::fmt::Debug for super::GetVolumeGroupSnapshotRequest {
         let mut s = f.debug_struct("GetVolumeGroupSnapshotRequest");
         s.field("group_snapshot_id", &self.group_snapshot_id);
         s.field("snapshot_ids", &self.snapshot_ids);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }
@@ -201,7 +201,7 @@ impl ::core::fmt::Debug for super::GetMetadataAllocatedRequest {
         s.field("snapshot_id", &self.snapshot_id);
         s.field("starting_offset", &self.starting_offset);
         s.field("max_results", &self.max_results);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }
@@ -213,7 +213,7 @@ impl ::core::fmt::Debug for super::GetMetadataDeltaRequest {
         s.field("target_snapshot_id", &self.target_snapshot_id);
         s.field("starting_offset", &self.starting_offset);
         s.field("max_results", &self.max_results);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }

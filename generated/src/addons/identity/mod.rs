@@ -26,22 +26,24 @@
 ///
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetIdentityRequest {}
-impl ::prost::Name for GetIdentityRequest {
+impl ::csikit::prost::Name for GetIdentityRequest {
     const NAME: &'static str = "GetIdentityRequest";
     const PACKAGE: &'static str = "identity";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "identity.GetIdentityRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/identity.GetIdentityRequest".into()
     }
 }
 /// GetIdentityResponse is returned by the CSI-driver as a response to a
 /// GetIdentityRequest.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetIdentityResponse {
     /// The name MUST follow domain name notation format
     /// (<https://tools.ietf.org/html/rfc1035#section-2.3.1>). It SHOULD include
@@ -53,28 +55,30 @@ pub struct GetIdentityResponse {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub name: ::prost::alloc::string::String,
+    pub name: ::csikit::prost::alloc::string::String,
     /// This field is REQUIRED. Value of this field is opaque to the CO.
     #[prost(string, tag = "2")]
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub vendor_version: ::prost::alloc::string::String,
+    pub vendor_version: ::csikit::prost::alloc::string::String,
     /// This field is OPTIONAL. Values are opaque to the CO.
     #[prost(map = "string, string", tag = "3")]
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub manifest:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub manifest: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for GetIdentityResponse {
+impl ::csikit::prost::Name for GetIdentityResponse {
     const NAME: &'static str = "GetIdentityResponse";
     const PACKAGE: &'static str = "identity";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "identity.GetIdentityResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/identity.GetIdentityResponse".into()
     }
 }
@@ -83,22 +87,24 @@ impl ::prost::Name for GetIdentityResponse {
 ///
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetCapabilitiesRequest {}
-impl ::prost::Name for GetCapabilitiesRequest {
+impl ::csikit::prost::Name for GetCapabilitiesRequest {
     const NAME: &'static str = "GetCapabilitiesRequest";
     const PACKAGE: &'static str = "identity";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "identity.GetCapabilitiesRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/identity.GetCapabilitiesRequest".into()
     }
 }
 /// GetCapabilitiesResponse is returned by the CSI-driver as a response to a
 /// GetCapabilitiesRequest.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetCapabilitiesResponse {
     /// All the capabilities that the controller service supports. This
     /// field is OPTIONAL.
@@ -106,21 +112,22 @@ pub struct GetCapabilitiesResponse {
     ///
     /// **Presence:** OPTIONAL
     #[csi(nested)]
-    pub capabilities: ::prost::alloc::vec::Vec<Capability>,
+    pub capabilities: ::csikit::prost::alloc::vec::Vec<Capability>,
 }
-impl ::prost::Name for GetCapabilitiesResponse {
+impl ::csikit::prost::Name for GetCapabilitiesResponse {
     const NAME: &'static str = "GetCapabilitiesResponse";
     const PACKAGE: &'static str = "identity";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "identity.GetCapabilitiesResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/identity.GetCapabilitiesResponse".into()
     }
 }
 /// Specifies one or more capabilities of the CSI-driver.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct Capability {
     #[prost(oneof = "capability::Type", tags = "1, 2, 3, 4, 5, 6")]
     #[csi_oneof]
@@ -130,7 +137,8 @@ pub struct Capability {
 pub mod capability {
     /// Service contains the type of CSI Service that the CSI-driver provides.
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct Service {
         /// type contains the Type of CSI Service that the CSI-driver supports.
         #[prost(enumeration = "service::Type", tag = "1")]
@@ -142,8 +150,9 @@ pub mod capability {
     pub mod service {
         /// Type describes a CSI Service that CSI-drivers can support.
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
         )]
+        #[prost(prost_path = "::csikit::prost")]
         #[repr(i32)]
         pub enum Type {
             /// UNKNOWN indicates that the CSI-driver does not neither provide the CSI
@@ -186,20 +195,21 @@ pub mod capability {
             }
         }
     }
-    impl ::prost::Name for Service {
+    impl ::csikit::prost::Name for Service {
         const NAME: &'static str = "Service";
         const PACKAGE: &'static str = "identity";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "identity.Capability.Service".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/identity.Capability.Service".into()
         }
     }
     /// ReclaimSpace contains the features of the ReclaimSpace operation that the
     /// CSI-driver supports.
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct ReclaimSpace {
         /// type contains the Type of CSI Service that the CSI-driver supports.
         #[prost(enumeration = "reclaim_space::Type", tag = "1")]
@@ -211,8 +221,9 @@ pub mod capability {
     pub mod reclaim_space {
         /// Type describes a CSI Service that CSI-drivers can support.
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
         )]
+        #[prost(prost_path = "::csikit::prost")]
         #[repr(i32)]
         pub enum Type {
             /// UNKNOWN indicates that the CSI-driver does not support the ReclaimSpace
@@ -257,20 +268,21 @@ pub mod capability {
             }
         }
     }
-    impl ::prost::Name for ReclaimSpace {
+    impl ::csikit::prost::Name for ReclaimSpace {
         const NAME: &'static str = "ReclaimSpace";
         const PACKAGE: &'static str = "identity";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "identity.Capability.ReclaimSpace".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/identity.Capability.ReclaimSpace".into()
         }
     }
     /// NetworkFence contains the features of the NetworkFence operation that the
     /// CSI-driver supports.
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct NetworkFence {
         /// type contains the Type of CSI Service that the CSI-driver supports.
         #[prost(enumeration = "network_fence::Type", tag = "1")]
@@ -282,8 +294,9 @@ pub mod capability {
     pub mod network_fence {
         /// Type describes a CSI Service that CSI-drivers can support.
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
         )]
+        #[prost(prost_path = "::csikit::prost")]
         #[repr(i32)]
         pub enum Type {
             /// UNKNOWN indicates that the CSI-driver does not support the NetworkFence
@@ -326,20 +339,21 @@ pub mod capability {
             }
         }
     }
-    impl ::prost::Name for NetworkFence {
+    impl ::csikit::prost::Name for NetworkFence {
         const NAME: &'static str = "NetworkFence";
         const PACKAGE: &'static str = "identity";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "identity.Capability.NetworkFence".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/identity.Capability.NetworkFence".into()
         }
     }
     /// VolumeReplication contains the features of the volumereplication operation
     /// that the CSI-driver supports.
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct VolumeReplication {
         /// type contains the Type of CSI Service that the CSI-driver supports.
         #[prost(enumeration = "volume_replication::Type", tag = "1")]
@@ -351,8 +365,9 @@ pub mod capability {
     pub mod volume_replication {
         /// Type describes a CSI Service that CSI-drivers can support.
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
         )]
+        #[prost(prost_path = "::csikit::prost")]
         #[repr(i32)]
         pub enum Type {
             /// UNKNOWN indicates that the CSI-driver does not support the
@@ -396,20 +411,21 @@ pub mod capability {
             }
         }
     }
-    impl ::prost::Name for VolumeReplication {
+    impl ::csikit::prost::Name for VolumeReplication {
         const NAME: &'static str = "VolumeReplication";
         const PACKAGE: &'static str = "identity";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "identity.Capability.VolumeReplication".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/identity.Capability.VolumeReplication".into()
         }
     }
     /// VolumeGroup contains the features of the volumegroup operation
     /// that the CSI-driver supports.
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct VolumeGroup {
         /// type contains the Type of CSI Service that the CSI-driver supports.
         #[prost(enumeration = "volume_group::Type", tag = "1")]
@@ -421,8 +437,9 @@ pub mod capability {
     pub mod volume_group {
         /// Type describes a CSI Service that CSI-drivers can support.
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
         )]
+        #[prost(prost_path = "::csikit::prost")]
         #[repr(i32)]
         pub enum Type {
             /// UNKNOWN indicates that the CSI-driver does not support the
@@ -485,20 +502,21 @@ pub mod capability {
             }
         }
     }
-    impl ::prost::Name for VolumeGroup {
+    impl ::csikit::prost::Name for VolumeGroup {
         const NAME: &'static str = "VolumeGroup";
         const PACKAGE: &'static str = "identity";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "identity.Capability.VolumeGroup".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/identity.Capability.VolumeGroup".into()
         }
     }
     /// EncryptionKeyRotation contains the features of the EncryptionKeyRotation
     /// operation that the CSI driver supports.
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct EncryptionKeyRotation {
         /// type contains the Type of CSI Service that the CSI driver supports.
         #[prost(enumeration = "encryption_key_rotation::Type", tag = "1")]
@@ -510,8 +528,9 @@ pub mod capability {
     pub mod encryption_key_rotation {
         /// Type describes a CSI Encryption Service that CSI driver can support.
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
         )]
+        #[prost(prost_path = "::csikit::prost")]
         #[repr(i32)]
         pub enum Type {
             /// UNKNOWN indicates that the CSI driver does not support the
@@ -546,18 +565,19 @@ pub mod capability {
             }
         }
     }
-    impl ::prost::Name for EncryptionKeyRotation {
+    impl ::csikit::prost::Name for EncryptionKeyRotation {
         const NAME: &'static str = "EncryptionKeyRotation";
         const PACKAGE: &'static str = "identity";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "identity.Capability.EncryptionKeyRotation".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/identity.Capability.EncryptionKeyRotation".into()
         }
     }
     #[::csikit::csi_validate]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Oneof)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Oneof)]
+    #[prost(prost_path = "::csikit::prost")]
     pub enum Type {
         /// Service or operation that the CSI-driver supports.
         #[prost(message, tag = "1")]
@@ -591,13 +611,13 @@ pub mod capability {
         EncryptionKeyRotation(EncryptionKeyRotation),
     }
 }
-impl ::prost::Name for Capability {
+impl ::csikit::prost::Name for Capability {
     const NAME: &'static str = "Capability";
     const PACKAGE: &'static str = "identity";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "identity.Capability".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/identity.Capability".into()
     }
 }
@@ -606,21 +626,23 @@ impl ::prost::Name for Capability {
 ///
 /// Intentionally empty.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ProbeRequest {}
-impl ::prost::Name for ProbeRequest {
+impl ::csikit::prost::Name for ProbeRequest {
     const NAME: &'static str = "ProbeRequest";
     const PACKAGE: &'static str = "identity";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "identity.ProbeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/identity.ProbeRequest".into()
     }
 }
 /// ProbeResponse is returned by the CSI-driver as a response to a ProbeRequest.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ProbeResponse {
     /// Readiness allows a CSI-driver to report its initialization status back
     /// to the CSI-Addons CO plugin. Initialization for some CSI-drivers MAY be
@@ -647,13 +669,13 @@ pub struct ProbeResponse {
     /// **Presence:** OPTIONAL
     pub ready: ::core::option::Option<bool>,
 }
-impl ::prost::Name for ProbeResponse {
+impl ::csikit::prost::Name for ProbeResponse {
     const NAME: &'static str = "ProbeResponse";
     const PACKAGE: &'static str = "identity";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "identity.ProbeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/identity.ProbeResponse".into()
     }
 }
@@ -667,6 +689,7 @@ pub mod identity_client {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::http::Uri;
     use tonic::codegen::*;
     /// Identity is the service that CSI-drivers MUST implement in order to be
@@ -750,7 +773,7 @@ pub mod identity_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/identity.Identity/GetIdentity");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("identity.Identity", "GetIdentity"));
@@ -765,7 +788,7 @@ pub mod identity_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/identity.Identity/GetCapabilities");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("identity.Identity", "GetCapabilities"));
@@ -780,7 +803,7 @@ pub mod identity_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/identity.Identity/Probe");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("identity.Identity", "Probe"));
@@ -798,6 +821,7 @@ pub mod identity_server {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::*;
     /// Generated trait containing gRPC methods that should be implemented for use with IdentityServer.
     #[async_trait]
@@ -919,7 +943,7 @@ pub mod identity_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetIdentitySvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -960,7 +984,7 @@ pub mod identity_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetCapabilitiesSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -997,7 +1021,7 @@ pub mod identity_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ProbeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1045,28 +1069,27 @@ pub mod identity_server {
 }
 
 mod descriptor_set;
-pub mod facts;
-mod redacted_debug;
-
-/// Server traits and layered adapters for drivers (see [`crate::server`]).
-#[cfg(feature = "server")]
-pub mod server;
-
 /// The spec's error tables as types: per RPC, the errors it may return and what they mean.
 pub mod errors;
+pub mod facts;
+mod redacted_debug;
+/// Server traits and layered adapters for drivers (see [`csikit::server`]).
+#[cfg(feature = "server")]
+pub mod server;
 
 pub use descriptor_set::FILE_DESCRIPTOR_SET;
 
 /// The descriptors of [`FILE_DESCRIPTOR_SET`], decoded once.
 #[cfg(feature = "reflect")]
-pub fn descriptor_pool() -> &'static prost_reflect::DescriptorPool {
-    static POOL: std::sync::OnceLock<prost_reflect::DescriptorPool> = std::sync::OnceLock::new();
+pub fn descriptor_pool() -> &'static ::csikit::prost_reflect::DescriptorPool {
+    static POOL: std::sync::OnceLock<::csikit::prost_reflect::DescriptorPool> =
+        std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         #[allow(
             clippy::expect_used,
             reason = "the bytes were produced by the compiler at generate time"
         )]
-        prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
+        ::csikit::prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
             .expect("embedded descriptor set decodes")
     })
 }

@@ -25,7 +25,8 @@
 /// the volume by the SP and access any backend services so that space can be
 /// reclaimed.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct ControllerReclaimSpaceRequest {
     /// The ID of the volume. This field is REQUIRED.
@@ -33,37 +34,42 @@ pub struct ControllerReclaimSpaceRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// Plugin specific parameters passed in as opaque key-value pairs.
     #[prost(map = "string, string", tag = "2")]
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Secrets required by the plugin to complete the request.
     #[prost(map = "string, string", tag = "3")]
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for ControllerReclaimSpaceRequest {
+impl ::csikit::prost::Name for ControllerReclaimSpaceRequest {
     const NAME: &'static str = "ControllerReclaimSpaceRequest";
     const PACKAGE: &'static str = "reclaimspace";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "reclaimspace.ControllerReclaimSpaceRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/reclaimspace.ControllerReclaimSpaceRequest".into()
     }
 }
 /// ControllerReclaimSpaceResponse holds the information about the result of the
 /// ControllerReclaimSpaceRequest call.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ControllerReclaimSpaceResponse {
     /// This field is OPTIONAL. This allows the SP to inform the CO about the
     /// storage consumption before the ReclaimSpace operation was executed.
@@ -80,19 +86,20 @@ pub struct ControllerReclaimSpaceResponse {
     #[csi(nested)]
     pub post_usage: ::core::option::Option<StorageConsumption>,
 }
-impl ::prost::Name for ControllerReclaimSpaceResponse {
+impl ::csikit::prost::Name for ControllerReclaimSpaceResponse {
     const NAME: &'static str = "ControllerReclaimSpaceResponse";
     const PACKAGE: &'static str = "reclaimspace";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "reclaimspace.ControllerReclaimSpaceResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/reclaimspace.ControllerReclaimSpaceResponse".into()
     }
 }
 /// StorageConsumption contains the usage in bytes.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct StorageConsumption {
     /// This field is REQUIRED. usage_bytes contains the consumed storage in
     /// bytes.
@@ -101,13 +108,13 @@ pub struct StorageConsumption {
     /// **Presence:** REQUIRED
     pub usage_bytes: i64,
 }
-impl ::prost::Name for StorageConsumption {
+impl ::csikit::prost::Name for StorageConsumption {
     const NAME: &'static str = "StorageConsumption";
     const PACKAGE: &'static str = "reclaimspace";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "reclaimspace.StorageConsumption".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/reclaimspace.StorageConsumption".into()
     }
 }
@@ -115,7 +122,8 @@ impl ::prost::Name for StorageConsumption {
 /// location where the volume is mounted so that local filesystem or
 /// block-device operations to reclaim space can be executed.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct NodeReclaimSpaceRequest {
     /// The ID of the volume. This field is REQUIRED.
@@ -123,7 +131,7 @@ pub struct NodeReclaimSpaceRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
     #[csi(required, max_bytes = 128)]
-    pub volume_id: ::prost::alloc::string::String,
+    pub volume_id: ::csikit::prost::alloc::string::String,
     /// The path on which volume is available. This field is REQUIRED.
     /// This field overrides the general CSI size limit.
     /// SP SHOULD support the maximum path length allowed by the operating
@@ -133,7 +141,7 @@ pub struct NodeReclaimSpaceRequest {
     ///
     /// **Presence:** REQUIRED · **Size limit:** none; receivers accept at least 128 bytes
     #[csi(required)]
-    pub volume_path: ::prost::alloc::string::String,
+    pub volume_path: ::csikit::prost::alloc::string::String,
     /// The path where the volume is staged, if the plugin has the
     /// STAGE_UNSTAGE_VOLUME capability, otherwise empty.
     /// If not empty, it MUST be an absolute path in the root
@@ -146,7 +154,7 @@ pub struct NodeReclaimSpaceRequest {
     #[prost(string, tag = "3")]
     ///
     /// **Presence:** OPTIONAL · **Size limit:** none; receivers accept at least 128 bytes
-    pub staging_target_path: ::prost::alloc::string::String,
+    pub staging_target_path: ::csikit::prost::alloc::string::String,
     /// Volume capability describing how the CO intends to use this volume.
     /// This allows SP to determine if volume is being used as a block
     /// device or mounted file system. For example - if volume is being
@@ -159,7 +167,7 @@ pub struct NodeReclaimSpaceRequest {
     ///
     /// **Presence:** OPTIONAL
     #[csi(nested)]
-    pub volume_capability: ::core::option::Option<crate::v1::VolumeCapability>,
+    pub volume_capability: ::core::option::Option<::csikit::v1::VolumeCapability>,
     /// Secrets required by plugin to complete the reclaim space operation.
     /// This field is OPTIONAL.
     #[prost(map = "string, string", tag = "5")]
@@ -167,23 +175,26 @@ pub struct NodeReclaimSpaceRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
 }
-impl ::prost::Name for NodeReclaimSpaceRequest {
+impl ::csikit::prost::Name for NodeReclaimSpaceRequest {
     const NAME: &'static str = "NodeReclaimSpaceRequest";
     const PACKAGE: &'static str = "reclaimspace";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "reclaimspace.NodeReclaimSpaceRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/reclaimspace.NodeReclaimSpaceRequest".into()
     }
 }
 /// NodeReclaimSpaceResponse holds the information about the result of the
 /// NodeReclaimSpaceRequest call.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct NodeReclaimSpaceResponse {
     /// This field is OPTIONAL. This allows the SP to inform the CO about the
     /// storage consumption before the ReclaimSpace operation was executed.
@@ -200,13 +211,13 @@ pub struct NodeReclaimSpaceResponse {
     #[csi(nested)]
     pub post_usage: ::core::option::Option<StorageConsumption>,
 }
-impl ::prost::Name for NodeReclaimSpaceResponse {
+impl ::csikit::prost::Name for NodeReclaimSpaceResponse {
     const NAME: &'static str = "NodeReclaimSpaceResponse";
     const PACKAGE: &'static str = "reclaimspace";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "reclaimspace.NodeReclaimSpaceResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/reclaimspace.NodeReclaimSpaceResponse".into()
     }
 }
@@ -220,6 +231,7 @@ pub mod reclaim_space_controller_client {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::http::Uri;
     use tonic::codegen::*;
     /// ReclaimSpaceController holds the RPC method for running discard operations
@@ -304,7 +316,7 @@ pub mod reclaim_space_controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/reclaimspace.ReclaimSpaceController/ControllerReclaimSpace",
             );
@@ -327,6 +339,7 @@ pub mod reclaim_space_controller_server {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::*;
     /// Generated trait containing gRPC methods that should be implemented for use with ReclaimSpaceControllerServer.
     #[async_trait]
@@ -446,7 +459,7 @@ pub mod reclaim_space_controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ControllerReclaimSpaceSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -502,6 +515,7 @@ pub mod reclaim_space_node_client {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::http::Uri;
     use tonic::codegen::*;
     /// ReclaimSpaceNode holds the RPC method for running discard operations on the
@@ -583,7 +597,7 @@ pub mod reclaim_space_node_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/reclaimspace.ReclaimSpaceNode/NodeReclaimSpace",
             );
@@ -604,6 +618,7 @@ pub mod reclaim_space_node_server {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::*;
     /// Generated trait containing gRPC methods that should be implemented for use with ReclaimSpaceNodeServer.
     #[async_trait]
@@ -716,7 +731,7 @@ pub mod reclaim_space_node_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = NodeReclaimSpaceSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -764,28 +779,27 @@ pub mod reclaim_space_node_server {
 }
 
 mod descriptor_set;
-pub mod facts;
-mod redacted_debug;
-
-/// Server traits and layered adapters for drivers (see [`crate::server`]).
-#[cfg(feature = "server")]
-pub mod server;
-
 /// The spec's error tables as types: per RPC, the errors it may return and what they mean.
 pub mod errors;
+pub mod facts;
+mod redacted_debug;
+/// Server traits and layered adapters for drivers (see [`csikit::server`]).
+#[cfg(feature = "server")]
+pub mod server;
 
 pub use descriptor_set::FILE_DESCRIPTOR_SET;
 
 /// The descriptors of [`FILE_DESCRIPTOR_SET`], decoded once.
 #[cfg(feature = "reflect")]
-pub fn descriptor_pool() -> &'static prost_reflect::DescriptorPool {
-    static POOL: std::sync::OnceLock<prost_reflect::DescriptorPool> = std::sync::OnceLock::new();
+pub fn descriptor_pool() -> &'static ::csikit::prost_reflect::DescriptorPool {
+    static POOL: std::sync::OnceLock<::csikit::prost_reflect::DescriptorPool> =
+        std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         #[allow(
             clippy::expect_used,
             reason = "the bytes were produced by the compiler at generate time"
         )]
-        prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
+        ::csikit::prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
             .expect("embedded descriptor set decodes")
     })
 }

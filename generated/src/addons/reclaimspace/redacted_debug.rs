@@ -6,7 +6,7 @@ impl ::core::fmt::Debug for super::ControllerReclaimSpaceRequest {
         let mut s = f.debug_struct("ControllerReclaimSpaceRequest");
         s.field("volume_id", &self.volume_id);
         s.field("parameters", &self.parameters);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }
@@ -18,7 +18,7 @@ impl ::core::fmt::Debug for super::NodeReclaimSpaceRequest {
         s.field("volume_path", &self.volume_path);
         s.field("staging_target_path", &self.staging_target_path);
         s.field("volume_capability", &self.volume_capability);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }

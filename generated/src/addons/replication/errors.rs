@@ -2,7 +2,7 @@
 //! The spec's error tables for `replication` as types: for each RPC, its own error rows plus the
 //! general ones, each with its gRPC code, description and the recovery the spec asks of the caller.
 
-pub use crate::errors::{Code, ErrorInfo, Recovery};
+pub use ::csikit::errors::{Code, ErrorInfo, Recovery};
 
 /// The general error table ("Error Scheme"), which applies to every RPC.
 pub const GENERAL: &[ErrorInfo] = &[];
@@ -102,8 +102,8 @@ impl EnableVolumeReplicationError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -208,8 +208,8 @@ impl DisableVolumeReplicationError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -342,8 +342,8 @@ impl PromoteVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -476,8 +476,8 @@ impl DemoteVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -610,8 +610,8 @@ impl ResyncVolumeError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -744,8 +744,8 @@ impl GetVolumeReplicationInfoError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -892,8 +892,8 @@ impl GetReplicationDestinationInfoError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -921,5 +921,5 @@ pub fn rpc_rows(rpc: &str) -> Option<&'static [ErrorInfo]> {
 /// What the spec tells a caller of `rpc` to do after a status with `code`: the RPC's own row for
 /// that code, else the general table's; `None` when the spec has no row for it.
 pub fn classify(rpc: &str, code: Code) -> Option<&'static ErrorInfo> {
-    crate::errors::classify_code(rpc_rows(rpc).unwrap_or(&[]), GENERAL, code)
+    ::csikit::errors::classify_code(rpc_rows(rpc).unwrap_or(&[]), GENERAL, code)
 }

@@ -24,7 +24,8 @@
 /// EnableVolumeReplicationRequest holds the required information to enable
 /// replication on a volume.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct EnableVolumeReplicationRequest {
     /// Plugin specific parameters passed in as opaque key-value pairs.
@@ -32,16 +33,20 @@ pub struct EnableVolumeReplicationRequest {
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Secrets required by the plugin to complete the request.
     #[prost(map = "string, string", tag = "3")]
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// This field is OPTIONAL.
     /// This field MUST contain enough information to uniquely identify
     /// this specific replication
@@ -51,7 +56,7 @@ pub struct EnableVolumeReplicationRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit) · **Alpha:** may
     /// change or be removed in a later CSI release; refused under `AlphaPolicy::Refuse`
     #[csi(max_bytes = 128)]
-    pub replication_id: ::prost::alloc::string::String,
+    pub replication_id: ::csikit::prost::alloc::string::String,
     /// If specified, this field will contain volume or volume group id
     /// for replication.
     #[prost(message, optional, tag = "5")]
@@ -60,35 +65,37 @@ pub struct EnableVolumeReplicationRequest {
     #[csi(nested)]
     pub replication_source: ::core::option::Option<ReplicationSource>,
 }
-impl ::prost::Name for EnableVolumeReplicationRequest {
+impl ::csikit::prost::Name for EnableVolumeReplicationRequest {
     const NAME: &'static str = "EnableVolumeReplicationRequest";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.EnableVolumeReplicationRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.EnableVolumeReplicationRequest".into()
     }
 }
 /// EnableVolumeReplicationResponse holds the information to send when
 /// replication is successfully enabled on a volume.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct EnableVolumeReplicationResponse {}
-impl ::prost::Name for EnableVolumeReplicationResponse {
+impl ::csikit::prost::Name for EnableVolumeReplicationResponse {
     const NAME: &'static str = "EnableVolumeReplicationResponse";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.EnableVolumeReplicationResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.EnableVolumeReplicationResponse".into()
     }
 }
 /// DisableVolumeReplicationRequest holds the required information to disable
 /// replication on a volume.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct DisableVolumeReplicationRequest {
     /// Plugin specific parameters passed in as opaque key-value pairs.
@@ -96,16 +103,20 @@ pub struct DisableVolumeReplicationRequest {
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Secrets required by the plugin to complete the request.
     #[prost(map = "string, string", tag = "3")]
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// This field is OPTIONAL.
     /// This field MUST contain enough information to uniquely identify
     /// this specific replication
@@ -115,7 +126,7 @@ pub struct DisableVolumeReplicationRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit) · **Alpha:** may
     /// change or be removed in a later CSI release; refused under `AlphaPolicy::Refuse`
     #[csi(max_bytes = 128)]
-    pub replication_id: ::prost::alloc::string::String,
+    pub replication_id: ::csikit::prost::alloc::string::String,
     /// If specified, this field will contain volume or volume group id
     /// for replication.
     #[prost(message, optional, tag = "5")]
@@ -124,35 +135,37 @@ pub struct DisableVolumeReplicationRequest {
     #[csi(nested)]
     pub replication_source: ::core::option::Option<ReplicationSource>,
 }
-impl ::prost::Name for DisableVolumeReplicationRequest {
+impl ::csikit::prost::Name for DisableVolumeReplicationRequest {
     const NAME: &'static str = "DisableVolumeReplicationRequest";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.DisableVolumeReplicationRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.DisableVolumeReplicationRequest".into()
     }
 }
 /// DisableVolumeReplicationResponse holds the information to send when
 /// replication is successfully disabled on a volume.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct DisableVolumeReplicationResponse {}
-impl ::prost::Name for DisableVolumeReplicationResponse {
+impl ::csikit::prost::Name for DisableVolumeReplicationResponse {
     const NAME: &'static str = "DisableVolumeReplicationResponse";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.DisableVolumeReplicationResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.DisableVolumeReplicationResponse".into()
     }
 }
 /// PromoteVolumeRequest holds the required information to promote volume as a
 /// primary on local cluster.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct PromoteVolumeRequest {
     /// This field is optional.
@@ -166,16 +179,20 @@ pub struct PromoteVolumeRequest {
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Secrets required by the plugin to complete the request.
     #[prost(map = "string, string", tag = "4")]
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// This field is OPTIONAL.
     /// This field MUST contain enough information to uniquely identify
     /// this specific replication
@@ -185,7 +202,7 @@ pub struct PromoteVolumeRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit) · **Alpha:** may
     /// change or be removed in a later CSI release; refused under `AlphaPolicy::Refuse`
     #[csi(max_bytes = 128)]
-    pub replication_id: ::prost::alloc::string::String,
+    pub replication_id: ::csikit::prost::alloc::string::String,
     /// If specified, this field will contain volume or volume group id
     /// for replication.
     #[prost(message, optional, tag = "6")]
@@ -194,35 +211,37 @@ pub struct PromoteVolumeRequest {
     #[csi(nested)]
     pub replication_source: ::core::option::Option<ReplicationSource>,
 }
-impl ::prost::Name for PromoteVolumeRequest {
+impl ::csikit::prost::Name for PromoteVolumeRequest {
     const NAME: &'static str = "PromoteVolumeRequest";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.PromoteVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.PromoteVolumeRequest".into()
     }
 }
 /// PromoteVolumeResponse holds the information to send when
 /// volume is successfully promoted.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct PromoteVolumeResponse {}
-impl ::prost::Name for PromoteVolumeResponse {
+impl ::csikit::prost::Name for PromoteVolumeResponse {
     const NAME: &'static str = "PromoteVolumeResponse";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.PromoteVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.PromoteVolumeResponse".into()
     }
 }
 /// DemoteVolumeRequest holds the required information to demote volume on local
 /// cluster.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct DemoteVolumeRequest {
     /// This field is optional.
@@ -236,16 +255,20 @@ pub struct DemoteVolumeRequest {
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Secrets required by the plugin to complete the request.
     #[prost(map = "string, string", tag = "4")]
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// This field is OPTIONAL.
     /// This field MUST contain enough information to uniquely identify
     /// this specific replication
@@ -255,7 +278,7 @@ pub struct DemoteVolumeRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit) · **Alpha:** may
     /// change or be removed in a later CSI release; refused under `AlphaPolicy::Refuse`
     #[csi(max_bytes = 128)]
-    pub replication_id: ::prost::alloc::string::String,
+    pub replication_id: ::csikit::prost::alloc::string::String,
     /// If specified, this field will contain volume or volume group id
     /// for replication.
     #[prost(message, optional, tag = "6")]
@@ -264,34 +287,36 @@ pub struct DemoteVolumeRequest {
     #[csi(nested)]
     pub replication_source: ::core::option::Option<ReplicationSource>,
 }
-impl ::prost::Name for DemoteVolumeRequest {
+impl ::csikit::prost::Name for DemoteVolumeRequest {
     const NAME: &'static str = "DemoteVolumeRequest";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.DemoteVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.DemoteVolumeRequest".into()
     }
 }
 /// DemoteVolumeResponse holds the information to send when
 /// volume is successfully demoted.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct DemoteVolumeResponse {}
-impl ::prost::Name for DemoteVolumeResponse {
+impl ::csikit::prost::Name for DemoteVolumeResponse {
     const NAME: &'static str = "DemoteVolumeResponse";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.DemoteVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.DemoteVolumeResponse".into()
     }
 }
 /// ResyncVolumeRequest holds the required information to resync volume.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct ResyncVolumeRequest {
     /// This field is optional.
@@ -305,16 +330,20 @@ pub struct ResyncVolumeRequest {
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit)
     #[csi(max_total_bytes = 4096)]
-    pub parameters:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub parameters: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// Secrets required by the plugin to complete the request.
     #[prost(map = "string, string", tag = "4")]
     ///
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// This field is OPTIONAL.
     /// This field MUST contain enough information to uniquely identify
     /// this specific replication
@@ -324,7 +353,7 @@ pub struct ResyncVolumeRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit) · **Alpha:** may
     /// change or be removed in a later CSI release; refused under `AlphaPolicy::Refuse`
     #[csi(max_bytes = 128)]
-    pub replication_id: ::prost::alloc::string::String,
+    pub replication_id: ::csikit::prost::alloc::string::String,
     /// If specified, this field will contain volume or volume group id
     /// for replication.
     #[prost(message, optional, tag = "6")]
@@ -333,20 +362,21 @@ pub struct ResyncVolumeRequest {
     #[csi(nested)]
     pub replication_source: ::core::option::Option<ReplicationSource>,
 }
-impl ::prost::Name for ResyncVolumeRequest {
+impl ::csikit::prost::Name for ResyncVolumeRequest {
     const NAME: &'static str = "ResyncVolumeRequest";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.ResyncVolumeRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.ResyncVolumeRequest".into()
     }
 }
 /// ResyncVolumeResponse holds the information to send when
 /// volume is successfully resynced.
 #[::csikit::csi_validate]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ResyncVolumeResponse {
     /// Indicates that the volume is ready to use.
     /// The default value is false.
@@ -356,20 +386,21 @@ pub struct ResyncVolumeResponse {
     /// **Presence:** REQUIRED
     pub ready: bool,
 }
-impl ::prost::Name for ResyncVolumeResponse {
+impl ::csikit::prost::Name for ResyncVolumeResponse {
     const NAME: &'static str = "ResyncVolumeResponse";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.ResyncVolumeResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.ResyncVolumeResponse".into()
     }
 }
 /// GetVolumeReplicationInfoRequest holds the required information to get
 /// the Volume replication information.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct GetVolumeReplicationInfoRequest {
     /// Secrets required by the plugin to complete the request.
@@ -378,8 +409,10 @@ pub struct GetVolumeReplicationInfoRequest {
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// This field is OPTIONAL.
     /// This field MUST contain enough information to uniquely identify
     /// this specific replication
@@ -389,7 +422,7 @@ pub struct GetVolumeReplicationInfoRequest {
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit) · **Alpha:** may
     /// change or be removed in a later CSI release; refused under `AlphaPolicy::Refuse`
     #[csi(max_bytes = 128)]
-    pub replication_id: ::prost::alloc::string::String,
+    pub replication_id: ::csikit::prost::alloc::string::String,
     /// If specified, this field will contain volume or volume group id
     /// for replication.
     #[prost(message, optional, tag = "4")]
@@ -398,20 +431,21 @@ pub struct GetVolumeReplicationInfoRequest {
     #[csi(nested)]
     pub replication_source: ::core::option::Option<ReplicationSource>,
 }
-impl ::prost::Name for GetVolumeReplicationInfoRequest {
+impl ::csikit::prost::Name for GetVolumeReplicationInfoRequest {
     const NAME: &'static str = "GetVolumeReplicationInfoRequest";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.GetVolumeReplicationInfoRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.GetVolumeReplicationInfoRequest".into()
     }
 }
 /// GetVolumeReplicationInfoResponse holds the information to send the
 /// volume replication information.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetVolumeReplicationInfoResponse {
     /// Holds the last sync time.
     /// This field is REQUIRED.
@@ -419,7 +453,7 @@ pub struct GetVolumeReplicationInfoResponse {
     ///
     /// **Presence:** REQUIRED
     #[csi(required)]
-    pub last_sync_time: ::core::option::Option<::prost_types::Timestamp>,
+    pub last_sync_time: ::core::option::Option<::csikit::prost_types::Timestamp>,
     /// Holds the last sync duration.
     /// last_sync_duration states the time taken to sync
     /// to execute the last sync operation.
@@ -427,7 +461,7 @@ pub struct GetVolumeReplicationInfoResponse {
     #[prost(message, optional, tag = "2")]
     ///
     /// **Presence:** OPTIONAL
-    pub last_sync_duration: ::core::option::Option<::prost_types::Duration>,
+    pub last_sync_duration: ::core::option::Option<::csikit::prost_types::Duration>,
     /// Holds the last sync bytes.
     /// Represents number of bytes transferred
     /// with the last synchronization.
@@ -453,13 +487,16 @@ pub struct GetVolumeReplicationInfoResponse {
     ///
     /// **Presence:** OPTIONAL · **Size limit:** 128 bytes (general limit)
     #[csi(max_bytes = 128)]
-    pub status_message: ::prost::alloc::string::String,
+    pub status_message: ::csikit::prost::alloc::string::String,
 }
 /// Nested message and enum types in `GetVolumeReplicationInfoResponse`.
 pub mod get_volume_replication_info_response {
     /// Represents the type of replication status that can be returned
     /// by a storage vendor.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+    #[derive(
+        Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::csikit::prost::Enumeration,
+    )]
+    #[prost(prost_path = "::csikit::prost")]
     #[repr(i32)]
     pub enum Status {
         /// UNKNOWN indicates that the SP does not know the current
@@ -499,13 +536,13 @@ pub mod get_volume_replication_info_response {
         }
     }
 }
-impl ::prost::Name for GetVolumeReplicationInfoResponse {
+impl ::csikit::prost::Name for GetVolumeReplicationInfoResponse {
     const NAME: &'static str = "GetVolumeReplicationInfoResponse";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.GetVolumeReplicationInfoResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.GetVolumeReplicationInfoResponse".into()
     }
 }
@@ -513,7 +550,8 @@ impl ::prost::Name for GetVolumeReplicationInfoResponse {
 /// get the destination volume or volume group details for an existing
 /// replication.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 #[prost(skip_debug)]
 pub struct GetReplicationDestinationInfoRequest {
     /// Secrets required by the plugin to complete the request.
@@ -522,8 +560,10 @@ pub struct GetReplicationDestinationInfoRequest {
     /// **Presence:** not stated · **Size limit:** 4096 bytes (general limit) · **Secret:**
     /// values are redacted in `Debug` output
     #[csi(max_total_bytes = 4096, secret_keys)]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::csikit::prost::alloc::string::String,
+        ::csikit::prost::alloc::string::String,
+    >,
     /// The source volume or volume group for which destination
     /// details are requested.
     /// This field is REQUIRED.
@@ -533,20 +573,21 @@ pub struct GetReplicationDestinationInfoRequest {
     #[csi(required, nested)]
     pub replication_source: ::core::option::Option<ReplicationSource>,
 }
-impl ::prost::Name for GetReplicationDestinationInfoRequest {
+impl ::csikit::prost::Name for GetReplicationDestinationInfoRequest {
     const NAME: &'static str = "GetReplicationDestinationInfoRequest";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.GetReplicationDestinationInfoRequest".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.GetReplicationDestinationInfoRequest".into()
     }
 }
 /// GetReplicationDestinationInfoResponse holds the destination volume
 /// or volume group details for an existing replication.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct GetReplicationDestinationInfoResponse {
     /// The destination details for the replication.
     /// This field is REQUIRED.
@@ -556,20 +597,21 @@ pub struct GetReplicationDestinationInfoResponse {
     #[csi(required, nested)]
     pub replication_destination: ::core::option::Option<ReplicationDestination>,
 }
-impl ::prost::Name for GetReplicationDestinationInfoResponse {
+impl ::csikit::prost::Name for GetReplicationDestinationInfoResponse {
     const NAME: &'static str = "GetReplicationDestinationInfoResponse";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.GetReplicationDestinationInfoResponse".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.GetReplicationDestinationInfoResponse".into()
     }
 }
 /// Specifies the destination details for a replication. One of the
 /// type fields MUST be specified.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, ::prost::Message)]
+#[derive(Clone, PartialEq, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ReplicationDestination {
     #[prost(oneof = "replication_destination::Type", tags = "1, 2")]
     #[csi_oneof]
@@ -580,7 +622,8 @@ pub mod replication_destination {
     /// VolumeDestination contains the destination details for a
     /// replicated volume.
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct VolumeDestination {
         /// The destination volume ID on the remote/target cluster.
         /// This field is REQUIRED.
@@ -588,22 +631,23 @@ pub mod replication_destination {
         ///
         /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
         #[csi(required, max_bytes = 128)]
-        pub volume_id: ::prost::alloc::string::String,
+        pub volume_id: ::csikit::prost::alloc::string::String,
     }
-    impl ::prost::Name for VolumeDestination {
+    impl ::csikit::prost::Name for VolumeDestination {
         const NAME: &'static str = "VolumeDestination";
         const PACKAGE: &'static str = "replication";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "replication.ReplicationDestination.VolumeDestination".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/replication.ReplicationDestination.VolumeDestination".into()
         }
     }
     /// VolumeGroupDestination contains the destination details for a
     /// replicated volume group.
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, ::prost::Message)]
+    #[derive(Clone, PartialEq, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct VolumeGroupDestination {
         /// The destination volume group ID on the remote/target cluster.
         /// This field is REQUIRED.
@@ -611,7 +655,7 @@ pub mod replication_destination {
         ///
         /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
         #[csi(required, max_bytes = 128)]
-        pub volume_group_id: ::prost::alloc::string::String,
+        pub volume_group_id: ::csikit::prost::alloc::string::String,
         /// Mapping of source volume IDs to their corresponding
         /// destination volume IDs. Key is source volume_id,
         /// value is destination volume_id.
@@ -629,22 +673,23 @@ pub mod replication_destination {
         /// **Presence:** OPTIONAL · **Size limit:** 4096 bytes (general limit)
         #[csi(max_total_bytes = 4096)]
         pub volume_ids: ::std::collections::HashMap<
-            ::prost::alloc::string::String,
-            ::prost::alloc::string::String,
+            ::csikit::prost::alloc::string::String,
+            ::csikit::prost::alloc::string::String,
         >,
     }
-    impl ::prost::Name for VolumeGroupDestination {
+    impl ::csikit::prost::Name for VolumeGroupDestination {
         const NAME: &'static str = "VolumeGroupDestination";
         const PACKAGE: &'static str = "replication";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "replication.ReplicationDestination.VolumeGroupDestination".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/replication.ReplicationDestination.VolumeGroupDestination".into()
         }
     }
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, ::prost::Oneof)]
+    #[derive(Clone, PartialEq, ::csikit::prost::Oneof)]
+    #[prost(prost_path = "::csikit::prost")]
     pub enum Type {
         /// Volume destination type
         #[prost(message, tag = "1")]
@@ -658,20 +703,21 @@ pub mod replication_destination {
         Volumegroup(VolumeGroupDestination),
     }
 }
-impl ::prost::Name for ReplicationDestination {
+impl ::csikit::prost::Name for ReplicationDestination {
     const NAME: &'static str = "ReplicationDestination";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.ReplicationDestination".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.ReplicationDestination".into()
     }
 }
 /// Specifies what source the replication will be created from. One of the
 /// type fields MUST be specified.
 #[::csikit::csi_validate]
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+#[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+#[prost(prost_path = "::csikit::prost")]
 pub struct ReplicationSource {
     #[prost(oneof = "replication_source::Type", tags = "1, 2")]
     #[csi_oneof]
@@ -681,7 +727,8 @@ pub struct ReplicationSource {
 pub mod replication_source {
     /// VolumeSource contains the details about the volume to be replication
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct VolumeSource {
         /// Contains identity information for the existing volume.
         /// This field is REQUIRED.
@@ -689,22 +736,23 @@ pub mod replication_source {
         ///
         /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
         #[csi(required, max_bytes = 128)]
-        pub volume_id: ::prost::alloc::string::String,
+        pub volume_id: ::csikit::prost::alloc::string::String,
     }
-    impl ::prost::Name for VolumeSource {
+    impl ::csikit::prost::Name for VolumeSource {
         const NAME: &'static str = "VolumeSource";
         const PACKAGE: &'static str = "replication";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "replication.ReplicationSource.VolumeSource".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/replication.ReplicationSource.VolumeSource".into()
         }
     }
     /// VolumeGroupSource contains the details about
     /// the volume group to be replication
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Message)]
+    #[prost(prost_path = "::csikit::prost")]
     pub struct VolumeGroupSource {
         /// Contains identity information for the existing volume group.
         /// This field is REQUIRED.
@@ -712,20 +760,21 @@ pub mod replication_source {
         ///
         /// **Presence:** REQUIRED · **Size limit:** 128 bytes (general limit)
         #[csi(required, max_bytes = 128)]
-        pub volume_group_id: ::prost::alloc::string::String,
+        pub volume_group_id: ::csikit::prost::alloc::string::String,
     }
-    impl ::prost::Name for VolumeGroupSource {
+    impl ::csikit::prost::Name for VolumeGroupSource {
         const NAME: &'static str = "VolumeGroupSource";
         const PACKAGE: &'static str = "replication";
-        fn full_name() -> ::prost::alloc::string::String {
+        fn full_name() -> ::csikit::prost::alloc::string::String {
             "replication.ReplicationSource.VolumeGroupSource".into()
         }
-        fn type_url() -> ::prost::alloc::string::String {
+        fn type_url() -> ::csikit::prost::alloc::string::String {
             "/replication.ReplicationSource.VolumeGroupSource".into()
         }
     }
     #[::csikit::csi_validate]
-    #[derive(Clone, PartialEq, Eq, Hash, ::prost::Oneof)]
+    #[derive(Clone, PartialEq, Eq, Hash, ::csikit::prost::Oneof)]
+    #[prost(prost_path = "::csikit::prost")]
     pub enum Type {
         /// Volume source type
         #[prost(message, tag = "1")]
@@ -739,13 +788,13 @@ pub mod replication_source {
         Volumegroup(VolumeGroupSource),
     }
 }
-impl ::prost::Name for ReplicationSource {
+impl ::csikit::prost::Name for ReplicationSource {
     const NAME: &'static str = "ReplicationSource";
     const PACKAGE: &'static str = "replication";
-    fn full_name() -> ::prost::alloc::string::String {
+    fn full_name() -> ::csikit::prost::alloc::string::String {
         "replication.ReplicationSource".into()
     }
-    fn type_url() -> ::prost::alloc::string::String {
+    fn type_url() -> ::csikit::prost::alloc::string::String {
         "/replication.ReplicationSource".into()
     }
 }
@@ -759,6 +808,7 @@ pub mod controller_client {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::http::Uri;
     use tonic::codegen::*;
     /// Controller holds the RPC methods for replication and all the methods it
@@ -842,7 +892,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/replication.Controller/EnableVolumeReplication",
             );
@@ -862,7 +912,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/replication.Controller/DisableVolumeReplication",
             );
@@ -880,7 +930,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path =
                 http::uri::PathAndQuery::from_static("/replication.Controller/PromoteVolume");
             let mut req = request.into_request();
@@ -896,7 +946,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/replication.Controller/DemoteVolume");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("replication.Controller", "DemoteVolume"));
@@ -911,7 +961,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static("/replication.Controller/ResyncVolume");
             let mut req = request.into_request();
             req.extensions_mut().insert(GrpcMethod::new("replication.Controller", "ResyncVolume"));
@@ -929,7 +979,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/replication.Controller/GetVolumeReplicationInfo",
             );
@@ -950,7 +1000,7 @@ pub mod controller_client {
             self.inner.ready().await.map_err(|e| {
                 tonic::Status::unknown(format!("Service was not ready: {}", e.into()))
             })?;
-            let codec = tonic_prost::ProstCodec::default();
+            let codec = ::csikit::tonic_prost::ProstCodec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/replication.Controller/GetReplicationDestinationInfo",
             );
@@ -971,6 +1021,7 @@ pub mod controller_server {
         clippy::wildcard_imports,
         clippy::let_unit_value
     )]
+    use ::csikit::tonic;
     use tonic::codegen::*;
     /// Generated trait containing gRPC methods that should be implemented for use with ControllerServer.
     #[async_trait]
@@ -1127,7 +1178,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = EnableVolumeReplicationSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1169,7 +1220,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DisableVolumeReplicationSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1210,7 +1261,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = PromoteVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1249,7 +1300,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = DemoteVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1288,7 +1339,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = ResyncVolumeSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1331,7 +1382,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetVolumeReplicationInfoSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1374,7 +1425,7 @@ pub mod controller_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = GetReplicationDestinationInfoSvc(inner);
-                        let codec = tonic_prost::ProstCodec::default();
+                        let codec = ::csikit::tonic_prost::ProstCodec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,
@@ -1422,28 +1473,27 @@ pub mod controller_server {
 }
 
 mod descriptor_set;
-pub mod facts;
-mod redacted_debug;
-
-/// Server traits and layered adapters for drivers (see [`crate::server`]).
-#[cfg(feature = "server")]
-pub mod server;
-
 /// The spec's error tables as types: per RPC, the errors it may return and what they mean.
 pub mod errors;
+pub mod facts;
+mod redacted_debug;
+/// Server traits and layered adapters for drivers (see [`csikit::server`]).
+#[cfg(feature = "server")]
+pub mod server;
 
 pub use descriptor_set::FILE_DESCRIPTOR_SET;
 
 /// The descriptors of [`FILE_DESCRIPTOR_SET`], decoded once.
 #[cfg(feature = "reflect")]
-pub fn descriptor_pool() -> &'static prost_reflect::DescriptorPool {
-    static POOL: std::sync::OnceLock<prost_reflect::DescriptorPool> = std::sync::OnceLock::new();
+pub fn descriptor_pool() -> &'static ::csikit::prost_reflect::DescriptorPool {
+    static POOL: std::sync::OnceLock<::csikit::prost_reflect::DescriptorPool> =
+        std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         #[allow(
             clippy::expect_used,
             reason = "the bytes were produced by the compiler at generate time"
         )]
-        prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
+        ::csikit::prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET)
             .expect("embedded descriptor set decodes")
     })
 }

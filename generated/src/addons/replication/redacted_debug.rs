@@ -5,7 +5,7 @@ impl ::core::fmt::Debug for super::EnableVolumeReplicationRequest {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         let mut s = f.debug_struct("EnableVolumeReplicationRequest");
         s.field("parameters", &self.parameters);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("replication_id", &self.replication_id);
         s.field("replication_source", &self.replication_source);
         s.finish()
@@ -16,7 +16,7 @@ impl ::core::fmt::Debug for super::DisableVolumeReplicationRequest {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         let mut s = f.debug_struct("DisableVolumeReplicationRequest");
         s.field("parameters", &self.parameters);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("replication_id", &self.replication_id);
         s.field("replication_source", &self.replication_source);
         s.finish()
@@ -28,7 +28,7 @@ impl ::core::fmt::Debug for super::PromoteVolumeRequest {
         let mut s = f.debug_struct("PromoteVolumeRequest");
         s.field("force", &self.force);
         s.field("parameters", &self.parameters);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("replication_id", &self.replication_id);
         s.field("replication_source", &self.replication_source);
         s.finish()
@@ -40,7 +40,7 @@ impl ::core::fmt::Debug for super::DemoteVolumeRequest {
         let mut s = f.debug_struct("DemoteVolumeRequest");
         s.field("force", &self.force);
         s.field("parameters", &self.parameters);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("replication_id", &self.replication_id);
         s.field("replication_source", &self.replication_source);
         s.finish()
@@ -52,7 +52,7 @@ impl ::core::fmt::Debug for super::ResyncVolumeRequest {
         let mut s = f.debug_struct("ResyncVolumeRequest");
         s.field("force", &self.force);
         s.field("parameters", &self.parameters);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("replication_id", &self.replication_id);
         s.field("replication_source", &self.replication_source);
         s.finish()
@@ -62,7 +62,7 @@ impl ::core::fmt::Debug for super::ResyncVolumeRequest {
 impl ::core::fmt::Debug for super::GetVolumeReplicationInfoRequest {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         let mut s = f.debug_struct("GetVolumeReplicationInfoRequest");
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("replication_id", &self.replication_id);
         s.field("replication_source", &self.replication_source);
         s.finish()
@@ -72,7 +72,7 @@ impl ::core::fmt::Debug for super::GetVolumeReplicationInfoRequest {
 impl ::core::fmt::Debug for super::GetReplicationDestinationInfoRequest {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         let mut s = f.debug_struct("GetReplicationDestinationInfoRequest");
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("replication_source", &self.replication_source);
         s.finish()
     }

@@ -2,7 +2,7 @@
 //! The spec's error tables for `volumegroup` as types: for each RPC, its own error rows plus the
 //! general ones, each with its gRPC code, description and the recovery the spec asks of the caller.
 
-pub use crate::errors::{Code, ErrorInfo, Recovery};
+pub use ::csikit::errors::{Code, ErrorInfo, Recovery};
 
 /// The general error table ("Error Scheme"), which applies to every RPC.
 pub const GENERAL: &[ErrorInfo] = &[];
@@ -76,8 +76,8 @@ impl CreateVolumeGroupError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -154,8 +154,8 @@ impl ModifyVolumeGroupMembershipError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -200,8 +200,8 @@ impl DeleteVolumeGroupError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -246,8 +246,8 @@ impl ListVolumeGroupsError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -292,8 +292,8 @@ impl ControllerGetVolumeGroupError {
 
     /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
-    pub fn status(self, message: impl Into<String>) -> tonic::Status {
-        tonic::Status::new(tonic::Code::from_i32(self.code().number()), message)
+    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
+        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
 }
 
@@ -319,5 +319,5 @@ pub fn rpc_rows(rpc: &str) -> Option<&'static [ErrorInfo]> {
 /// What the spec tells a caller of `rpc` to do after a status with `code`: the RPC's own row for
 /// that code, else the general table's; `None` when the spec has no row for it.
 pub fn classify(rpc: &str, code: Code) -> Option<&'static ErrorInfo> {
-    crate::errors::classify_code(rpc_rows(rpc).unwrap_or(&[]), GENERAL, code)
+    ::csikit::errors::classify_code(rpc_rows(rpc).unwrap_or(&[]), GENERAL, code)
 }

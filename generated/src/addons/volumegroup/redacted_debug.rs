@@ -6,7 +6,7 @@ impl ::core::fmt::Debug for super::CreateVolumeGroupRequest {
         let mut s = f.debug_struct("CreateVolumeGroupRequest");
         s.field("name", &self.name);
         s.field("parameters", &self.parameters);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("volume_ids", &self.volume_ids);
         s.finish()
     }
@@ -16,7 +16,7 @@ impl ::core::fmt::Debug for super::DeleteVolumeGroupRequest {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         let mut s = f.debug_struct("DeleteVolumeGroupRequest");
         s.field("volume_group_id", &self.volume_group_id);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }
@@ -26,7 +26,7 @@ impl ::core::fmt::Debug for super::ModifyVolumeGroupMembershipRequest {
         let mut s = f.debug_struct("ModifyVolumeGroupMembershipRequest");
         s.field("volume_group_id", &self.volume_group_id);
         s.field("volume_ids", &self.volume_ids);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.field("parameters", &self.parameters);
         s.finish()
     }
@@ -36,7 +36,7 @@ impl ::core::fmt::Debug for super::ControllerGetVolumeGroupRequest {
     fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
         let mut s = f.debug_struct("ControllerGetVolumeGroupRequest");
         s.field("volume_group_id", &self.volume_group_id);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }
@@ -46,7 +46,7 @@ impl ::core::fmt::Debug for super::ListVolumeGroupsRequest {
         let mut s = f.debug_struct("ListVolumeGroupsRequest");
         s.field("max_entries", &self.max_entries);
         s.field("starting_token", &self.starting_token);
-        s.field("secrets", &crate::redact::RedactedMap(&self.secrets));
+        s.field("secrets", &::csikit::redact::RedactedMap(&self.secrets));
         s.finish()
     }
 }
