@@ -34,11 +34,20 @@ pub fn generate_rust(
         });
     }
     // prost-build needs every file in its message graph (to decide `Copy` derives); only the
-    // package's own module is kept, imports are served by extern paths.
+    // package's own module is kept, imports are served by extern paths. Services are dropped
+    // where no code is wanted for them (imported files; the package's own when neither clients
+    // nor servers are emitted): prost-build 0.14 panics finalizing a package with services whose
+    // module came out empty.
+    let services_wanted = parts.client.emitted() || parts.server.emitted();
     let requests: Vec<(Module, prost_types::FileDescriptorProto)> = set
         .file
         .into_iter()
-        .map(|f| (Module::from_protobuf_package_name(f.package()), f))
+        .map(|mut f| {
+            if f.package() != pkg.as_str() || !services_wanted {
+                f.service.clear();
+            }
+            (Module::from_protobuf_package_name(f.package()), f)
+        })
         .collect();
 
     let mut config = Config::new();
