@@ -69,7 +69,8 @@ const RESERVED: &[&str] =
     &["alloc", "core", "proc_macro", "std", "test", "build", "deps", "examples", "incremental"];
 
 /// The crates the scaffold depends on; a package of the same name would shadow one.
-const DEPENDENCIES: &[&str] = &["csikit", "tokio", "tonic", "tracing", "tracing_subscriber"];
+const DEPENDENCIES: &[&str] =
+    &["csikit", "csikit_conformance", "tokio", "tonic", "tracing", "tracing_subscriber"];
 
 /// The longest package name crates.io takes.
 const MAX_CRATE_NAME: usize = 64;
@@ -160,6 +161,8 @@ struct CargoToml<'a> {
     name: &'a str,
     /// `version = "0.1"` or `path = "..."`.
     csikit_source: &'a str,
+    /// The same for csikit-conformance (a dev-dependency).
+    conformance_source: &'a str,
 }
 
 #[derive(Template)]
@@ -216,16 +219,31 @@ pub fn generate_driver(
             template.dyn_render().map_err(|source| ScaffoldError::Render { file, source })?;
         Ok((PathBuf::from(file), text + "\n"))
     };
-    let (csikit_source, csikit_from) = match &options.csikit {
-        CsikitSource::Version(v) => {
-            (format!("version = {}", toml_string(v)), format!("csikit {v} from crates.io"))
-        }
+    let (csikit_source, csikit_from, conformance_source) = match &options.csikit {
+        CsikitSource::Version(v) => (
+            format!("version = {}", toml_string(v)),
+            format!("csikit {v} from crates.io"),
+            format!("version = {}", toml_string(v)),
+        ),
+        // A checkout's `generated/` has the conformance crate beside it, in `conformance/`.
         CsikitSource::Path(p) => {
-            (format!("path = {}", toml_string(p)), format!("csikit by path from `{p}`"))
+            let conformance = std::path::Path::new(p).join("..").join("conformance");
+            (
+                format!("path = {}", toml_string(p)),
+                format!("csikit by path from `{p}`"),
+                format!("path = {}", toml_string(&conformance.to_string_lossy())),
+            )
         }
     };
     Ok(BTreeMap::from([
-        render("Cargo.toml", &CargoToml { name, csikit_source: &csikit_source })?,
+        render(
+            "Cargo.toml",
+            &CargoToml {
+                name,
+                csikit_source: &csikit_source,
+                conformance_source: &conformance_source,
+            },
+        )?,
         render("src/main.rs", &MainRs { name, plugin_name })?,
         render("README.md", &Readme { name, plugin_name, csikit_from: &csikit_from })?,
         render(".gitignore", &GitIgnore)?,
@@ -310,6 +328,12 @@ mod tests {
             "{cargo}"
         );
         assert!(
+            cargo.contains(
+                r#"csikit-conformance = { path = "/src/csi\"kit/generated/../conformance" }"#
+            ),
+            "{cargo}"
+        );
+        assert!(
             files[&PathBuf::from("src/main.rs")]
                 .contains("const PLUGIN_NAME: &str = \"demo.csi.example.com\";")
         );
@@ -320,7 +344,8 @@ mod tests {
             DriverOptions { csikit: CsikitSource::Version("0.1".into()), ..options.clone() };
         let cargo = &generate_driver(&published).expect("renders")[&PathBuf::from("Cargo.toml")];
         assert!(
-            cargo.contains(r#"csikit = { version = "0.1", features = ["server"] }"#),
+            cargo.contains(r#"csikit = { version = "0.1", features = ["server"] }"#)
+                && cargo.contains(r#"csikit-conformance = { version = "0.1" }"#),
             "{cargo}"
         );
         // Bad names are refused before anything renders.

@@ -1,7 +1,11 @@
 //! What `csi-view proxy` adds to a call: CreateVolume (with a secret, so redaction runs) from one
 //! tonic client to one csikit plugin over a unix socket, straight and through the proxy, whose
-//! output goes to a file as a user would send it. Rounds alternate the two so machine noise hits
-//! both alike; the p50 of each is taken over every round's samples, in one run.
+//! output goes to a file as a user would send it. Two floors run beside it, to tell the cost of
+//! any extra hop from the proxy's own: a byte splice (`copy_bidirectional` between the two
+//! sockets: the least any proxy can add) and a bare HTTP/2 forwarder (hyper server to hyper
+//! client, streaming, nothing decoded or printed: the least a proxy that sees calls can add).
+//! Rounds rotate the order so machine noise hits all alike; the p50 of each is taken over every
+//! round's samples, in one run.
 //!
 //! Run: `cargo bench -p csi-view --bench proxy_latency`.
 
@@ -84,6 +88,60 @@ async fn measure(client: &mut ControllerClient<tonic::transport::Channel>, n: us
     out
 }
 
+/// A byte splice between `listen` and `upstream`, on its own thread and runtime (as a separate
+/// process would be).
+fn splice(listen: PathBuf, upstream: PathBuf) {
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
+        rt.block_on(async move {
+            let listener = tokio::net::UnixListener::bind(&listen).expect("binds");
+            while let Ok((mut down, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                tokio::spawn(async move {
+                    if let Ok(mut up) = tokio::net::UnixStream::connect(&upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
+                    }
+                });
+            }
+        });
+    });
+}
+
+/// A bare HTTP/2 forwarder: each request handed on as it comes, the response streamed back.
+fn h2_forwarder(listen: PathBuf, upstream: PathBuf) {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
+        rt.block_on(async move {
+            let listener = tokio::net::UnixListener::bind(&listen).expect("binds");
+            while let Ok((down, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                tokio::spawn(async move {
+                    let Ok(up) = tokio::net::UnixStream::connect(&upstream).await else { return };
+                    let Ok((sender, conn)) = hyper::client::conn::http2::handshake(
+                        TokioExecutor::new(),
+                        TokioIo::new(up),
+                    )
+                    .await
+                    else {
+                        return;
+                    };
+                    tokio::spawn(conn);
+                    let service = hyper::service::service_fn(
+                        move |req: http::Request<hyper::body::Incoming>| {
+                            let mut sender = sender.clone();
+                            async move { sender.send_request(req).await }
+                        },
+                    );
+                    let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(down), service)
+                        .await;
+                });
+            }
+        });
+    });
+}
+
 fn p50(v: &mut [u64]) -> f64 {
     v.sort_unstable();
     v[v.len() / 2] as f64 / 1e3
@@ -121,36 +179,39 @@ fn main() {
         .spawn()
         .expect("starts csi-view proxy");
 
+    let (splice_sock, h2_sock) = (dir.join("splice.sock"), dir.join("h2.sock"));
+    splice(splice_sock.clone(), plugin_sock.clone());
+    h2_forwarder(h2_sock.clone(), plugin_sock.clone());
+
     let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
     println!(
         "CreateVolume (with a secret) over unix sockets, {cores} cores; proxy output to a file"
     );
     println!(
-        "{ROUNDS} rounds, each: {WARM_UP} warm-up + {CALLS} sequential calls direct and through the proxy, order alternating"
+        "{ROUNDS} rounds, each: {WARM_UP} warm-up + {CALLS} sequential calls on each path, order rotating"
     );
-    let (mut direct, mut proxied) = (Vec::new(), Vec::new());
-    let mut per_round = Vec::new();
+    const PATHS: [&str; 4] =
+        ["direct", "byte splice (floor)", "bare HTTP/2 forwarder (floor)", "csi-view proxy"];
+    let mut samples: Vec<Vec<u64>> = vec![Vec::new(); PATHS.len()];
+    let mut per_round: Vec<Vec<f64>> = vec![Vec::new(); PATHS.len()];
     rt.block_on(async {
-        let mut d = ControllerClient::new(channel(&plugin_sock).await);
-        let mut p = ControllerClient::new(channel(&proxy_sock).await);
+        let mut clients = Vec::new();
+        for sock in [&plugin_sock, &splice_sock, &h2_sock, &proxy_sock] {
+            clients.push(ControllerClient::new(channel(sock).await));
+        }
         for round in 0..ROUNDS {
-            let run = |c: &mut ControllerClient<_>| {
-                let mut c = c.clone();
-                async move {
-                    measure(&mut c, WARM_UP).await;
-                    measure(&mut c, CALLS).await
-                }
-            };
-            let (mut a, mut b) = if round % 2 == 0 {
-                let a = run(&mut d).await;
-                (a, run(&mut p).await)
-            } else {
-                let b = run(&mut p).await;
-                (run(&mut d).await, b)
-            };
-            per_round.push(p50(&mut b) - p50(&mut a));
-            direct.extend(a);
-            proxied.extend(b);
+            let mut this_round = vec![0.0; PATHS.len()];
+            for k in 0..PATHS.len() {
+                let which = (round + k) % PATHS.len();
+                let c = &mut clients[which];
+                measure(c, WARM_UP).await;
+                let mut v = measure(c, CALLS).await;
+                this_round[which] = p50(&mut v);
+                samples[which].extend(v);
+            }
+            for (which, p) in this_round.iter().enumerate() {
+                per_round[which].push(p - this_round[0]);
+            }
         }
     });
     // The proxy's own CPU time (user + system), per call it carried.
@@ -164,21 +225,22 @@ fn main() {
     let _ = stop_plugin.send(());
     rt.block_on(plugin).expect("plugin stops");
     let printed = std::fs::metadata(&output).map_or(0, |m| m.len());
-    let (d, p) = (p50(&mut direct), p50(&mut proxied));
-    per_round.sort_by(f64::total_cmp);
-    println!("| path | p50 |");
-    println!("|---|---:|");
-    println!("| direct | {d:.1} µs |");
-    println!("| through csi-view proxy | {p:.1} µs |");
-    println!(
-        "added at p50: {:.1} µs (per round: median {:.1}, range {:.1} to {:.1}); the proxy printed {} calls, {:.1} MiB",
-        p - d,
-        per_round[per_round.len() / 2],
-        per_round[0],
-        per_round[per_round.len() - 1],
-        calls,
-        printed as f64 / (1 << 20) as f64
-    );
+    let direct = p50(&mut samples[0]);
+    println!("| path | p50 | added at p50 | per-round added: median (range) |");
+    println!("|---|---:|---:|---:|");
+    for (which, name) in PATHS.iter().enumerate() {
+        let p = p50(&mut samples[which]);
+        let r = &mut per_round[which];
+        r.sort_by(f64::total_cmp);
+        println!(
+            "| {name} | {p:.1} µs | {:+.1} µs | {:+.1} ({:+.1} to {:+.1}) µs |",
+            p - direct,
+            r[r.len() / 2],
+            r[0],
+            r[r.len() - 1]
+        );
+    }
+    println!("the proxy printed {calls} calls, {:.1} MiB", printed as f64 / (1 << 20) as f64);
     if let Some(cpu) = cpu {
         let carried = (ROUNDS * (WARM_UP + CALLS)) as f64;
         println!(

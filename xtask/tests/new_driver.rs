@@ -1,7 +1,7 @@
 //! `cargo xtask new-driver`: the crate it writes builds offline outside the workspace, serves
-//! CSI on a unix socket (derived Identity, its NodeGetInfo, UNIMPLEMENTED for the rest) and
-//! stops cleanly on SIGTERM; bad command lines are one-line errors with exit code 2 that write
-//! nothing.
+//! CSI on a unix socket (derived Identity, its NodeGetInfo, UNIMPLEMENTED for the rest), stops
+//! cleanly on SIGTERM, and its own `cargo test` passes csikit's conformance suite; bad command
+//! lines are one-line errors with exit code 2 that write nothing.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -162,6 +162,7 @@ fn mount() -> Option<VolumeCapability> {
 /// The calls a CO makes first, plus a written RPC, an unwritten one and an invalid request.
 /// Returns the channel, which the caller keeps open as a CO would.
 async fn talk_to(socket: PathBuf) -> tonic::transport::Channel {
+    let socket_dir = socket.parent().expect("socket in a folder").to_owned();
     let ch = channel(socket).await;
     let mut identity = IdentityClient::new(ch.clone());
     assert_eq!(
@@ -188,16 +189,30 @@ async fn talk_to(socket: PathBuf) -> tonic::transport::Channel {
         "{caps:?}"
     );
 
+    let mut controller = ControllerClient::new(ch.clone());
+    let created = controller
+        .create_volume(CreateVolumeRequest {
+            name: "vol-1".into(),
+            volume_capabilities: mount().into_iter().collect(),
+            ..Default::default()
+        })
+        .await
+        .expect("CreateVolume is written")
+        .into_inner();
+    assert_eq!(created.volume.map(|v| v.volume_id).as_deref(), Some("vol-1"));
+
     let mut node = NodeClient::new(ch.clone());
     let info = node.node_get_info(NodeGetInfoRequest {}).await.expect("NodeGetInfo").into_inner();
     assert_eq!(info.node_id, "node-7");
+    let target = socket_dir.join("pods/p/volumes/kubernetes.io~csi/pv/mount");
     let publish = NodePublishVolumeRequest {
         volume_id: "vol-1".into(),
-        target_path: "/var/lib/kubelet/pods/p/volumes/kubernetes.io~csi/pv/mount".into(),
+        target_path: target.to_string_lossy().into_owned(),
         volume_capability: mount(),
         ..Default::default()
     };
     node.node_publish_volume(publish).await.expect("NodePublishVolume is written");
+    assert!(target.is_dir(), "the plugin creates the target path");
     let stage = NodeStageVolumeRequest {
         volume_id: "vol-1".into(),
         staging_target_path: "/stage".into(),
@@ -207,7 +222,6 @@ async fn talk_to(socket: PathBuf) -> tonic::transport::Channel {
     let err = node.node_stage_volume(stage).await.expect_err("NodeStageVolume is not written");
     assert_eq!(err.code(), Code::Unimplemented, "{err:?}");
 
-    let mut controller = ControllerClient::new(ch.clone());
     // The RPC the spec obliges every Controller plugin to implement.
     let validated = controller
         .validate_volume_capabilities(csikit::v1::ValidateVolumeCapabilitiesRequest {
@@ -271,6 +285,21 @@ fn scaffolded_driver_builds_serves_and_stops_on_sigterm() {
         String::from_utf8_lossy(&build.stderr)
     );
     eprintln!("scaffold built in {:.1} s", started.elapsed().as_secs_f64());
+
+    // Its own test runs csikit's conformance suite against it in process, and passes.
+    let test = Command::new(&cargo)
+        .args(["test", "--offline", "--quiet", "--", "--nocapture"])
+        .current_dir(&crate_dir)
+        .env("CARGO_TARGET_DIR", &target)
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("run cargo test");
+    let test_err = String::from_utf8_lossy(&test.stderr);
+    assert!(test.status.success(), "the scaffold's conformance test fails:\n{test_err}");
+    assert!(
+        test_err.contains("csi-conformance: ") && test_err.contains(" passed, 0 failed"),
+        "the scaffold's test ran the suite:\n{test_err}"
+    );
 
     // A short socket path: unix socket paths are limited to about 100 bytes.
     let sock_dir = std::env::temp_dir().join(format!("csikit-new-driver-{}", std::process::id()));
