@@ -106,7 +106,9 @@ impl SpecDir {
                         Severity::Error,
                         format!("no spec.md or README.md in '{}'", dir.display()),
                     )
-                    .with_help("pass --spec-dir a directory holding spec.md and its .proto")
+                    .with_help(
+                        "a spec folder holds spec.md (a CSI release) or README.md (csi-addons style) and its .proto",
+                    )
                 },
             )?;
         let mut protos: Vec<PathBuf> = std::fs::read_dir(dir)
