@@ -115,6 +115,16 @@ fn field_type(f: &Field) -> String {
     }
 }
 
+/// An RPC's request and response types and streaming flags, as a finding's value.
+fn signature(m: &Method) -> Value {
+    json!({
+        "input": m.input,
+        "output": m.output,
+        "client_streaming": m.client_streaming,
+        "server_streaming": m.server_streaming,
+    })
+}
+
 fn presence(p: Presence) -> Value {
     json!(p)
 }
@@ -188,7 +198,10 @@ impl<'a> Differ<'a> {
                     (Value::Null, json!(s.name)),
                     None,
                 ),
-                Some(o) => self.methods(o, s),
+                Some(o) => {
+                    self.alpha(&s.full_name, o.alpha, s.alpha, None);
+                    self.methods(o, s);
+                }
             }
         }
         let new: BTreeSet<&str> = self.new.services.iter().map(|s| s.name.as_str()).collect();
@@ -227,14 +240,16 @@ impl<'a> Differ<'a> {
                 (relative(&self.old.package, &o.input), relative(&self.old.package, &o.output));
             let (ni, no) =
                 (relative(&self.new.package, &m.input), relative(&self.new.package, &m.output));
-            if (oi, oo) != (ni, no) || o.server_streaming != m.server_streaming {
+            if (oi, oo) != (ni, no)
+                || o.client_streaming != m.client_streaming
+                || o.server_streaming != m.server_streaming
+            {
                 self.push(
                     Change::Changed,
                     "rpc",
                     path.clone(),
                     Severity::WireBreaking,
-                    (json!({"input": o.input, "output": o.output, "server_streaming": o.server_streaming}),
-                     json!({"input": m.input, "output": m.output, "server_streaming": m.server_streaming})),
+                    (signature(o), signature(m)),
                     section.clone(),
                 );
             }
@@ -257,7 +272,8 @@ impl<'a> Differ<'a> {
                 self.push(
                     Change::Removed,
                     "rpc",
-                    format!("{}.{}", service.full_name, m.name),
+                    // Named in the old Model, as every removal is (the package may differ).
+                    format!("{}.{}", old_service.full_name, m.name),
                     Severity::WireBreaking,
                     (json!(m.name), Value::Null),
                     m.section.clone(),

@@ -40,3 +40,30 @@ pub fn protoc() -> Option<PathBuf> {
     }
     ok.then(|| PathBuf::from("protoc"))
 }
+
+/// `protoc --include_imports --descriptor_set_out` on `file`, found through `include` and
+/// `/usr/include` (Debian's well-known types), decoded. Each call writes its own temporary file,
+/// so tests running side by side do not share one.
+pub fn protoc_descriptor_set(
+    protoc: &std::path::Path,
+    include: &[&std::path::Path],
+    file: &str,
+) -> prost_types::FileDescriptorSet {
+    use prost::Message as _;
+    let out = tempfile::NamedTempFile::new().expect("a temporary file for protoc's output");
+    let mut cmd = std::process::Command::new(protoc);
+    cmd.arg(format!("--descriptor_set_out={}", out.path().display())).arg("--include_imports");
+    for dir in include {
+        cmd.arg(format!("-I{}", dir.display()));
+    }
+    cmd.arg("-I/usr/include").arg(file);
+    let output = cmd.output().expect("run protoc");
+    assert!(
+        output.status.success(),
+        "protoc failed on '{file}': {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let bytes = std::fs::read(out.path()).expect("read protoc's descriptor set");
+    prost_types::FileDescriptorSet::decode(bytes.as_slice())
+        .expect("decode protoc's descriptor set")
+}

@@ -4,11 +4,8 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::Path;
-use std::process::Command;
 
 use csikit_spec::{Label, LoadOptions, Model};
-use prost::Message as _;
 use prost_types::field_descriptor_proto::{Label as PLabel, Type};
 use prost_types::{DescriptorProto, FileDescriptorProto, FileDescriptorSet};
 
@@ -182,25 +179,6 @@ fn model_facts(model: &Model) -> BTreeSet<String> {
     out
 }
 
-fn run_protoc(protoc: &Path, include: &[&Path], file: &str) -> FileDescriptorSet {
-    let out = std::env::temp_dir().join(format!(
-        "csikit-protoc-{}-{}.pb",
-        std::process::id(),
-        file.replace('/', "_")
-    ));
-    let mut cmd = Command::new(protoc);
-    cmd.arg(format!("--descriptor_set_out={}", out.display())).arg("--include_imports");
-    for dir in include {
-        cmd.arg(format!("-I{}", dir.display()));
-    }
-    cmd.arg("-I/usr/include").arg(file);
-    let status = cmd.output().expect("run protoc");
-    assert!(status.status.success(), "protoc failed: {}", String::from_utf8_lossy(&status.stderr));
-    let bytes = std::fs::read(&out).expect("read descriptor set");
-    let _ = std::fs::remove_file(&out);
-    FileDescriptorSet::decode(bytes.as_slice()).expect("decode descriptor set")
-}
-
 fn assert_same(what: &str, model: &BTreeSet<String>, protoc: &BTreeSet<String>) {
     let only_model: Vec<_> = model.difference(protoc).collect();
     let only_protoc: Vec<_> = protoc.difference(model).collect();
@@ -217,7 +195,7 @@ fn every_release_agrees_with_protoc() {
     for (tag, dir) in common::releases(&corpus) {
         let loaded = csikit_spec::load_dir(&dir, &LoadOptions::default());
         let model = loaded.model.unwrap_or_else(|| panic!("{tag}: {}", loaded.diagnostics));
-        let set = run_protoc(&protoc, &[&dir], "csi.proto");
+        let set = common::protoc_descriptor_set(&protoc, &[&dir], "csi.proto");
         let facts = protoc_facts(&set, "csi.proto");
         assert!(facts.len() > 100, "{tag}: protoc gave {} facts", facts.len());
         assert_same(&tag, &model_facts(&model), &facts);
@@ -239,7 +217,7 @@ fn addons_agree_with_protoc() {
         let loaded = csikit_spec::load_dir(&dir, &LoadOptions::default());
         let model = loaded.model.unwrap_or_else(|| panic!("{name}: {}", loaded.diagnostics));
         let file = format!("{name}.proto");
-        let set = run_protoc(&protoc, &[&dir, &tmp], &file);
+        let set = common::protoc_descriptor_set(&protoc, &[&dir, &tmp], &file);
         assert_same(name, &model_facts(&model), &protoc_facts(&set, &file));
     }
     let _ = std::fs::remove_dir_all(&tmp);
