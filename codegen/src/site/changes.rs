@@ -20,6 +20,9 @@ pub trait ChangeLinks {
     fn old_href(&self, full: &str) -> Option<String>;
     /// `full` relative to its package, as shown.
     fn short<'n>(&self, full: &'n str) -> &'n str;
+    /// Whether `full` names a service or an RPC (in either version), so that a finding about
+    /// its alpha or deprecated mark is listed under its service.
+    fn is_service_or_rpc(&self, full: &str) -> bool;
 }
 
 const ORDER: [Severity; 4] =
@@ -35,8 +38,15 @@ fn severity_key(s: Severity) -> &'static str {
 }
 
 /// The service a finding is about, or the "types" or "package" group.
-fn group(f: &Finding, cat: &Catalog) -> (u8, String) {
-    match f.element {
+fn group(f: &Finding, cat: &Catalog, links: &dyn ChangeLinks) -> (u8, String) {
+    let element = match f.element {
+        "alpha" | "deprecated" if links.is_service_or_rpc(&f.path) => {
+            let owner = f.path.rsplit_once('.').map_or("", |(o, _)| o);
+            if links.is_service_or_rpc(owner) { "rpc" } else { "service" }
+        }
+        other => other,
+    };
+    match element {
         "service" => (0, f.path.rsplit('.').next().unwrap_or(&f.path).to_owned()),
         "rpc" | "obligation" | "error_row" => {
             let service = f.path.rsplit_once('.').map_or("", |(s, _)| s);
@@ -213,7 +223,7 @@ pub fn changes_html(cat: &Catalog, report: &Report, links: &dyn ChangeLinks) -> 
         );
         let mut groups: BTreeMap<(u8, String), Vec<&Finding>> = BTreeMap::new();
         for f in of {
-            groups.entry(group(f, cat)).or_default().push(f);
+            groups.entry(group(f, cat, links)).or_default().push(f);
         }
         for ((_, g), fs) in groups {
             let _ = writeln!(out, "<h3>{}</h3>\n<ul class=\"changes\">", escape(&g));

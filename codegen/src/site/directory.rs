@@ -181,7 +181,7 @@ impl<'a> Directory<'a> {
                 let (href, missing) = self.link(target, page, root_up);
                 Some(LangLink {
                     code: lang.to_owned(),
-                    name: Catalog::for_lang(lang).get("lang_name").to_owned(),
+                    name: Catalog::lang_name(lang),
                     href,
                     current: target == e,
                     missing,

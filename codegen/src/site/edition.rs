@@ -1199,6 +1199,19 @@ impl ChangeLinks for EditionLinks<'_, '_> {
     fn short<'n>(&self, full: &'n str) -> &'n str {
         relative_name(self.site.model, full)
     }
+
+    fn is_service_or_rpc(&self, full: &str) -> bool {
+        let models = std::iter::once(self.site.model).chain(self.previous.map(|(_, m)| m));
+        models.into_iter().any(|m| {
+            m.services.iter().any(|s| {
+                s.full_name == full
+                    || full
+                        .strip_prefix(s.full_name.as_str())
+                        .and_then(|r| r.strip_prefix('.'))
+                        .is_some_and(|name| s.methods.iter().any(|x| x.name == name))
+            })
+        })
+    }
 }
 
 fn inline_names(inline: &[(String, String)]) -> Vec<String> {
@@ -1231,7 +1244,7 @@ fn plan_pages(model: &Model, units: &[Unit]) -> Vec<PageSpec> {
             });
         }
     }
-    let by_anchor: HashMap<&str, (usize, usize)> = model
+    let mut by_anchor: HashMap<&str, (usize, usize)> = model
         .services
         .iter()
         .enumerate()
@@ -1242,6 +1255,17 @@ fn plan_pages(model: &Model, units: &[Unit]) -> Vec<PageSpec> {
                 .filter_map(move |(mi, m)| m.section.as_deref().map(|a| (a, (si, mi))))
         })
         .collect();
+    // csi-addons specs head an RPC's section with its plain name (`### EnableVolumeReplication`),
+    // which the model does not take for the RPC's section; the first such heading is.
+    for (si, s) in model.services.iter().enumerate() {
+        for (mi, m) in s.methods.iter().enumerate() {
+            if m.section.is_none()
+                && let Some(u) = units.iter().find(|u| u.title.trim_matches('`') == m.name)
+            {
+                by_anchor.entry(u.anchor.as_str()).or_insert((si, mi));
+            }
+        }
+    }
     let mut chapter = 0;
     let mut i = 0;
     while i < units.len() {

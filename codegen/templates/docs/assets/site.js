@@ -51,10 +51,10 @@
   var params = new URLSearchParams(location.search);
   var missing = params.get("missing");
   if (missing) {
-    var text = fill(body.getAttribute("data-t-missing"), { name: missing, release: release });
+    var text = fill(body.getAttribute("data-t-missing-anchor"), { name: missing, release: release });
     if (params.get("added")) text += " " + fill(body.getAttribute("data-t-added"), { v: params.get("added") });
     if (params.get("removed")) text += " " + fill(body.getAttribute("data-t-removed"), { v: params.get("removed") });
-    notice(text, false);
+    notice(text + " " + fill(body.getAttribute("data-t-contents"), { release: release }), false);
   }
   // An anchor this page does not have: the element is not part of this release.
   function checkAnchor() {
