@@ -331,7 +331,8 @@ fn put_redirect(out: &mut BTreeMap<PathBuf, String>, path: &str, target: &str, k
         PathBuf::from(path),
         render(&RedirectPage {
             target: target.to_owned(),
-            // A JSON string is a JavaScript string literal; `</` is split so no `</script>` can end the script.
+            // A JSON string is a JavaScript string literal; `</` is split so that no `</script>`
+            // can end the script.
             target_js: serde_json::Value::from(target).to_string().replace("</", "<\\/"),
             keep_hash,
         }),

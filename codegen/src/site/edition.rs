@@ -125,7 +125,8 @@ fn bytes_text(n: u32) -> String {
 pub(super) struct SiteSource<'a> {
     pub version: String,
     pub part: Part,
-    /// Render the English edition (false for a translation whose release is not rendered in English).
+    /// Render the English edition (false for a translation whose release is not rendered in
+    /// English).
     pub english: bool,
     pub translations: Vec<&'a Translation>,
     pub history: Option<(&'a History, usize)>,

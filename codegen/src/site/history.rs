@@ -41,7 +41,8 @@ enum Event {
 /// What the history says about an element present in one version.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Lifecycle {
-    /// The version that added it (the first version of the history for what was there from the start).
+    /// The version that added it (the first version of the history for what was there from the
+    /// start).
     pub since: Option<String>,
     /// The version that took it out of alpha, if it was alpha and has been promoted.
     pub alpha_until: Option<String>,
@@ -112,7 +113,8 @@ pub fn relative<'n>(package: &str, full: &'n str) -> &'n str {
     full.strip_prefix(package).and_then(|r| r.strip_prefix('.')).unwrap_or(full)
 }
 
-/// Every element of a model with its alpha and deprecated marks: (kind, full name, alpha, deprecated).
+/// Every element of a model with its alpha and deprecated marks: (kind, full name, alpha,
+/// deprecated).
 fn elements(model: &Model) -> Vec<(ElementKind, String, bool, bool)> {
     let mut out = Vec::new();
     for s in &model.services {

@@ -202,7 +202,8 @@ pub struct RedirectPage {
     pub target: String,
     /// The same as a JavaScript string literal.
     pub target_js: String,
-    /// Whether the reader's anchor goes along (not when the target is a contents page with a notice).
+    /// Whether the reader's anchor goes along (not when the target is a contents page with a
+    /// notice).
     pub keep_hash: bool,
 }
 
