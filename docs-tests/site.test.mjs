@@ -1,4 +1,6 @@
-// Headless-browser tests of the documentation site rendered by `cargo xtask docs`.
+// Headless-browser tests of the documentation site rendered by `cargo xtask docs`: an edition
+// per release and language (en/v1.12.0/, ja/v1.7.0/, zh/v1.6.0/, addons/NAME/), the release and
+// language switchers, badges, search, and the redirects of the layout before releases.
 // The site is served from 127.0.0.1 only; every request the pages make must stay there
 // (no CDN, no fonts or scripts from elsewhere). Screenshots go to target/screenshots/.
 import { test, before, after } from "node:test";
@@ -20,7 +22,7 @@ let server, origin, context, userDataDir;
 const foreign = [];
 
 before(async () => {
-  assert.ok(fs.existsSync(path.join(siteDir, "en", "rpc", "CreateVolume.html")), `no site in ${siteDir}: run cargo xtask docs first`);
+  assert.ok(fs.existsSync(path.join(siteDir, "en", "v1.12.0", "rpc", "CreateVolume.html")), `no site in ${siteDir}: run cargo xtask docs first`);
   fs.mkdirSync(shotDir, { recursive: true });
   server = http.createServer((req, res) => {
     const url = new URL(req.url, "http://127.0.0.1");
@@ -73,9 +75,14 @@ async function inViewport(page, id) {
   }, id);
 }
 
-for (const [lang, condition] of [["en", "Source does not exist"], ["ja", "ソースが存在しない"], ["zh", "Source does not exist"]]) {
-  test(`CreateVolume page in ${lang}`, async () => {
-    const page = await open(`/${lang}/rpc/CreateVolume.html`);
+async function openReleaseMenu(page) {
+  await page.click("details.releases > summary");
+  await page.locator("details.releases .menu").waitFor();
+}
+
+for (const [edition, lang, condition] of [["en/v1.12.0", "en", "Source does not exist"], ["ja/v1.7.0", "ja", "ソースが存在しない"], ["zh/v1.6.0", "zh", "Source does not exist"]]) {
+  test(`CreateVolume page in ${edition}`, async () => {
+    const page = await open(`/${edition}/rpc/CreateVolume.html`);
     assert.equal(await page.getAttribute("html", "lang"), lang);
     assert.match(await page.locator("main h1").first().innerText(), /CreateVolume/);
     const rows = page.locator("table.errors td.condition");
@@ -90,15 +97,17 @@ for (const [lang, condition] of [["en", "Source does not exist"], ["ja", "ソー
 }
 
 test("switching language keeps the anchor", async () => {
-  const page = await open("/en/rpc/CreateVolume.html#createvolume-errors");
-  await Promise.all([page.waitForURL(/\/ja\/rpc\/CreateVolume\.html#createvolume-errors$/), page.click('a[data-lang-switch="ja"]')]);
+  // ja is release v1.7.0: from the English v1.7.0 page the place is kept exactly.
+  const page = await open("/en/v1.7.0/rpc/CreateVolume.html#createvolume-errors");
+  await Promise.all([page.waitForURL(/\/ja\/v1\.7\.0\/rpc\/CreateVolume\.html#createvolume-errors$/), page.click('a[data-lang-switch="ja"]')]);
   assert.ok(await inViewport(page, "createvolume-errors"), "ja page scrolled to the errors heading");
   assert.match(await page.locator('[id="createvolume-errors"]').innerText(), /エラー/);
+  assert.ok(await page.locator("#release-notice").isHidden(), "no notice when the place exists");
   await page.screenshot({ path: path.join(shotDir, "switch-en-to-ja.png") });
   // Without a hash in the URL, the heading scrolled to is kept.
-  await page.goto(origin + "/ja/rpc/CreateVolume.html");
+  await page.goto(origin + "/ja/v1.7.0/rpc/CreateVolume.html");
   await page.evaluate(() => document.getElementById("CreateVolumeRequest.parameters").scrollIntoView());
-  await Promise.all([page.waitForURL(/\/zh\/rpc\/CreateVolume\.html#/), page.click('a[data-lang-switch="zh"]')]);
+  await Promise.all([page.waitForURL(/\/zh\/v1\.6\.0\/rpc\/CreateVolume\.html#/), page.click('a[data-lang-switch="zh"]')]);
   const hash = decodeURIComponent(new URL(page.url()).hash.slice(1));
   assert.ok(hash.startsWith("CreateVolumeRequest."), `landed on ${hash}`);
   assert.ok(await inViewport(page, hash), "zh page scrolled to the same entry");
@@ -106,8 +115,97 @@ test("switching language keeps the anchor", async () => {
   await page.close();
 });
 
+test("switching release keeps the page and anchor", async () => {
+  const page = await open("/en/v1.12.0/rpc/CreateVolume.html#CreateVolumeRequest.volume_capabilities");
+  await openReleaseMenu(page);
+  await page.screenshot({ path: path.join(shotDir, "release-menu.png") });
+  await Promise.all([
+    page.waitForURL(/\/en\/v1\.10\.0\/rpc\/CreateVolume\.html#CreateVolumeRequest\.volume_capabilities$/),
+    page.click('a[data-release-switch="en/v1.10.0"]'),
+  ]);
+  assert.ok(await inViewport(page, "CreateVolumeRequest.volume_capabilities"), "v1.10.0 page scrolled to the same row");
+  assert.match(await page.locator("header .release").innerText(), /v1\.10\.0/);
+  assert.ok(await page.locator("#release-notice").isHidden(), "no notice when the element exists");
+  await page.screenshot({ path: path.join(shotDir, "switch-release-anchor.png") });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("switching to a release without the page says so and shows its contents", async () => {
+  const page = await open("/en/v1.12.0/rpc/GetSnapshot.html#GetSnapshotRequest.snapshot_id");
+  await openReleaseMenu(page);
+  await Promise.all([page.waitForURL(/\/en\/v1\.10\.0\/index\.html\?missing=GetSnapshot&added=v1\.12$/), page.click('a[data-release-switch="en/v1.10.0"]')]);
+  const notice = page.locator("#release-notice");
+  assert.ok(await notice.isVisible(), "notice visible");
+  assert.match(await notice.innerText(), /“GetSnapshot” is not part of v1\.10\.0\. It was added in v1\.12\. Here are the contents of v1\.10\.0\./);
+  assert.ok(await page.locator("section.contents").isVisible(), "the release's contents page");
+  assert.equal(await page.locator('section.contents a:has(code:text-is("GetSnapshot"))').count(), 0, "no GetSnapshot in v1.10.0");
+  await page.screenshot({ path: path.join(shotDir, "switch-release-missing-page.png") });
+  // A field newer than the target release: the same page, with a notice naming the field.
+  await page.goto(origin + "/en/v1.12.0/rpc/CreateVolume.html#CreateVolumeRequest.mutable_parameters");
+  await openReleaseMenu(page);
+  await Promise.all([page.waitForURL(/\/en\/v1\.8\.0\/rpc\/CreateVolume\.html#CreateVolumeRequest\.mutable_parameters$/), page.click('a[data-release-switch="en/v1.8.0"]')]);
+  await notice.waitFor({ state: "visible" });
+  assert.match(await notice.innerText(), /“CreateVolumeRequest\.mutable_parameters” is not part of v1\.8\.0/);
+  assert.ok(await notice.locator("a").isVisible(), "a link to the release's contents");
+  await page.screenshot({ path: path.join(shotDir, "switch-release-missing-anchor.png") });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("since and alpha-until badges", async () => {
+  const page = await open("/en/v1.12.0/rpc/GetSnapshot.html");
+  assert.equal(await page.locator(".rpc-summary .badge-since").innerText(), "since v1.12");
+  await page.goto(origin + "/en/v1.12.0/rpc/CreateVolume.html#CreateVolumeRequest.mutable_parameters");
+  const row = page.locator('tr[id="CreateVolumeRequest.mutable_parameters"]');
+  assert.equal(await row.locator(".badge-since").innerText(), "since v1.9");
+  assert.equal(await row.locator(".badge-alpha-until").innerText(), "alpha until v1.12");
+  assert.equal(await page.locator('tr[id="CreateVolumeRequest.name"] .badge-since').innerText(), "since v1.0");
+  await page.screenshot({ path: path.join(shotDir, "badges-since.png") });
+  await page.goto(origin + "/en/v1.12.0/rpc/CreateVolumeGroupSnapshot.html");
+  assert.equal(await page.locator(".rpc-summary .badge-alpha-until").innerText(), "alpha until v1.11");
+  // The changes page of v1.12.0, from the release menu.
+  await openReleaseMenu(page);
+  await Promise.all([page.waitForURL(/\/en\/v1\.12\.0\/changes\.html$/), page.click(".menu-links a[href$='changes.html']")]);
+  assert.match(await page.locator("main").innerText(), /RPC Controller\.GetSnapshot added/);
+  await page.screenshot({ path: path.join(shotDir, "changes-v1.12.0.png") });
+  await page.close();
+});
+
+test("replication's EnableVolumeReplication page", async () => {
+  const page = await open("/addons/replication/rpc/EnableVolumeReplication.html");
+  assert.match(await page.locator("main h1").first().innerText(), /EnableVolumeReplication/);
+  assert.match(await page.locator("header .release").innerText(), /replication · main/);
+  assert.ok((await page.locator("table.errors td.condition").count()) >= 3, "error table rows");
+  const source = page.locator('tr[id="EnableVolumeReplicationRequest.replication_source"]');
+  assert.ok(await source.isVisible(), "request field table");
+  assert.equal(await source.locator(".badge-since").innerText(), "since main");
+  const secrets = page.locator('tr[id="EnableVolumeReplicationRequest.secrets"]');
+  assert.ok(await secrets.locator(".badge-secret").isVisible(), "secret badge");
+  assert.equal(await secrets.locator(".badge-since").innerText(), "since v0.1.1");
+  await page.screenshot({ path: path.join(shotDir, "replication-enablevolumereplication.png"), fullPage: true });
+  // Its search index is the package's own.
+  await page.fill("#search", "replication_source");
+  await page.locator("#search-results li a").first().waitFor();
+  assert.match(await page.locator("#search-results").innerText(), /EnableVolumeReplicationRequest\.replication_source/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("the layout before releases redirects, anchor kept", async () => {
+  const page = await open("/en/rpc/CreateVolume.html#createvolume-errors");
+  await page.waitForURL(/\/en\/v1\.12\.0\/rpc\/CreateVolume\.html#createvolume-errors$/);
+  assert.ok(await inViewport(page, "createvolume-errors"), "scrolled to the errors heading");
+  await page.goto(origin + "/ja/rpc/GetSnapshot.html");
+  await page.waitForURL(/\/ja\/v1\.7\.0\/index\.html\?missing=GetSnapshot&added=v1\.12$/);
+  await page.locator("#release-notice").waitFor({ state: "visible" });
+  assert.match(await page.locator("#release-notice").innerText(), /GetSnapshot.*v1\.7\.0.*v1\.12/s);
+  await page.screenshot({ path: path.join(shotDir, "redirect-ja-missing.png") });
+  await page.close();
+});
+
 test("a backtick identifier links to its field", async () => {
-  const page = await open("/en/rpc/CreateVolume.html");
+  const page = await open("/en/v1.12.0/rpc/CreateVolume.html");
   const link = page.locator("main section.unit a.ref", { has: page.locator("code", { hasText: /^volume_capabilities$/ }) }).first();
   await Promise.all([page.waitForURL(/#CreateVolumeRequest\.volume_capabilities$/), link.click()]);
   assert.ok(await inViewport(page, "CreateVolumeRequest.volume_capabilities"), "field row in view");
@@ -121,25 +219,33 @@ test("a backtick identifier links to its field", async () => {
   await page.close();
 });
 
-for (const [lang, query, expect] of [["en", "NodeStageVolume", /NodeStageVolume/], ["ja", "ボリューム", /ボリューム/], ["zh", "卷", /卷/]]) {
-  test(`search in ${lang}`, async () => {
-    const page = await open(`/${lang}/index.html`);
+for (const [edition, query, expect] of [["en/v1.12.0", "NodeStageVolume", /NodeStageVolume/], ["ja/v1.7.0", "ボリューム", /ボリューム/], ["zh/v1.6.0", "卷", /卷/]]) {
+  test(`search in ${edition}`, async () => {
+    const page = await open(`/${edition}/index.html`);
     await page.fill("#search", query);
     const results = page.locator("#search-results li a");
     await results.first().waitFor();
     assert.ok((await results.count()) > 0, "results");
     assert.match(await page.locator("#search-results").innerText(), expect);
-    await page.screenshot({ path: path.join(shotDir, `search-${lang}.png`) });
+    await page.screenshot({ path: path.join(shotDir, `search-${edition.split("/")[0]}.png`) });
     const target = await results.first().getAttribute("href");
     await Promise.all([page.waitForURL((u) => u.href.includes(target.replace(/^(\.\.\/)+/, ""))), page.press("#search", "Enter")]);
     await page.close();
   });
 }
 
-test("search works offline from file://", async () => {
-  const page = await open(pathToFileURL(path.join(siteDir, "en", "rpc", "CreateVolume.html")).href);
+test("search works offline from file://, and in an older release", async () => {
+  const page = await open(pathToFileURL(path.join(siteDir, "en", "v1.12.0", "rpc", "CreateVolume.html")).href);
   await page.fill("#search", "volume_capabilities");
   await page.locator("#search-results li a").first().waitFor();
   assert.match(await page.locator("#search-results").innerText(), /CreateVolumeRequest\.volume_capabilities/);
+  // v1.0.0's index has its own entries (no GetSnapshot there).
+  await page.goto(pathToFileURL(path.join(siteDir, "en", "v1.0.0", "index.html")).href);
+  await page.fill("#search", "GetSnapshot");
+  await page.locator("#search-results li").first().waitFor();
+  assert.doesNotMatch(await page.locator("#search-results").innerText(), /^RPC\s*GetSnapshot/m);
+  // The missing-page notice works from file:// too.
+  await page.goto(pathToFileURL(path.join(siteDir, "en", "v1.10.0", "index.html")).href + "?missing=GetSnapshot&added=v1.12");
+  await page.locator("#release-notice").waitFor({ state: "visible" });
   await page.close();
 });

@@ -1,56 +1,39 @@
-//! Time to render the en/ja/zh documentation site (`generate_site`) from already loaded
-//! models, and to load those models, in one criterion run.
+//! Time to render the whole documentation site (`generate_site`: every CSI release from v1.0.0,
+//! the ja and zh translations, the four csi-addons packages) from already loaded models, and to
+//! load those models, in one criterion run.
 //!
 //! Run: `cargo bench -p csikit-codegen --bench site`.
 
 #![allow(missing_docs, reason = "criterion's macros generate undocumented items")]
 
+#[path = "../tests/support/site_inputs.rs"]
+mod support;
+
 use std::hint::black_box;
-use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use csikit_codegen::site::{SiteOptions, Translation, generate_site};
-use csikit_spec::{LoadOptions, Model};
-
-const TRANSLATIONS: &[(&str, &str, &str)] =
-    &[("ja", "ja/spec.md", "v1.7.0"), ("zh", "zh/spec.md", "v1.6.0")];
-
-fn load(corpus: &Path) -> Option<(Model, SiteOptions)> {
-    let dir = |r: &str| corpus.join("csi-spec").join(r);
-    let en = csikit_spec::load_dir(&dir("v1.12.0"), &LoadOptions::default()).model?;
-    let mut translations = Vec::new();
-    for (lang, file, release) in TRANSLATIONS {
-        let options = LoadOptions {
-            translation: Some(((*lang).to_owned(), corpus.join("translations").join(file))),
-            ..LoadOptions::default()
-        };
-        let model = csikit_spec::load_dir(&dir(release), &options).model?;
-        translations.push(Translation {
-            lang: (*lang).to_owned(),
-            release: (*release).to_owned(),
-            model,
-        });
-    }
-    Some((en, SiteOptions { release: "v1.12.0".to_owned(), translations }))
-}
+use csikit_codegen::site::generate_site;
 
 fn bench(c: &mut Criterion) {
-    let corpus = csikit_spec::corpus_dir();
-    let Some((en, options)) = load(&corpus) else {
-        eprintln!(
-            "SKIPPED: corpus incomplete at '{}' (set {})",
-            corpus.display(),
-            csikit_spec::CORPUS_ENV
-        );
-        return;
-    };
+    let Some((releases, options)) = support::site_inputs() else { return };
+    let files = generate_site(&releases, &options);
+    let bytes: usize = files.values().map(String::len).sum();
+    eprintln!(
+        "site: {} files, {:.1} MiB, {} releases, {} translations, {} csi-addons packages",
+        files.len(),
+        bytes as f64 / (1024.0 * 1024.0),
+        releases.len(),
+        options.translations.len(),
+        options.addons.len()
+    );
     let mut group = c.benchmark_group("site");
-    group.sample_size(20);
-    group.bench_function("generate_site en+ja+zh (render only)", |b| {
-        b.iter(|| generate_site(black_box(&en), black_box(&options)))
-    });
-    group.bench_function("load v1.12.0 + ja (v1.7.0) + zh (v1.6.0) models", |b| {
-        b.iter(|| load(black_box(&corpus)))
+    group.sample_size(10);
+    group
+        .bench_function("generate_site: 13 releases + ja + zh + 4 csi-addons (render only)", |b| {
+            b.iter(|| generate_site(black_box(&releases), black_box(&options)))
+        });
+    group.bench_function("load every model the site needs (20 spec folders)", |b| {
+        b.iter(support::site_inputs)
     });
     group.finish();
 }

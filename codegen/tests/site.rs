@@ -1,62 +1,40 @@
-//! Renders the documentation site from the real corpus and checks it: every internal link
-//! and anchor resolves, anchors match across languages, the Japanese site shows its own
-//! error conditions and falls back to English, with a notice, for RPCs newer than its release.
+//! Renders the documentation site from the real corpus (every release from v1.0.0, the ja and zh
+//! translations, the csi-addons packages) and checks it: every internal link and anchor
+//! resolves, anchors match between a translation and the English edition of its release, the
+//! Japanese edition shows its own error conditions and falls back to English with a notice,
+//! switching release keeps the page or says the target lacks it, the layout before releases
+//! redirects, and the csi-addons packages have their reference pages.
+
+#[path = "support/site_inputs.rs"]
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 
-use csikit_codegen::site::{SiteOptions, Translation, generate_site};
-use csikit_spec::{LoadOptions, Model};
-
-/// The English release, and each translation with the release it translates (as `cargo xtask docs`).
-const RELEASE: &str = "v1.12.0";
-const TRANSLATIONS: &[(&str, &str, &str)] =
-    &[("ja", "ja/spec.md", "v1.7.0"), ("zh", "zh/spec.md", "v1.6.0")];
+use csikit_codegen::site::{Release, SiteOptions, generate_site};
+use support::TRANSLATIONS;
 
 struct Site {
-    en: Model,
+    releases: Vec<Release>,
     options: SiteOptions,
     files: BTreeMap<PathBuf, String>,
 }
 
-/// Loads the corpus and renders the site; `None` (after a loud message) when the corpus is
-/// absent, unless `CSIKIT_REQUIRE_CORPUS=1` makes that a failure.
-fn site() -> Option<Site> {
-    let corpus = csikit_spec::corpus_dir();
-    let mut needed = vec![corpus.join("csi-spec").join(RELEASE).join("spec.md")];
-    for (_, file, release) in TRANSLATIONS {
-        needed.push(corpus.join("translations").join(file));
-        needed.push(corpus.join("csi-spec").join(release).join("spec.md"));
-    }
-    let missing: Vec<String> =
-        needed.iter().filter(|p| !p.is_file()).map(|p| p.display().to_string()).collect();
-    if !missing.is_empty() {
-        csikit_spec::skip_missing(&format!(
-            "corpus files missing (set CSIKIT_CORPUS): {}",
-            missing.join(", ")
-        ));
-        return None;
-    }
-    let load = |dir: &Path, tr: Option<(String, PathBuf)>| {
-        let loaded =
-            csikit_spec::load_dir(dir, &LoadOptions { translation: tr, ..LoadOptions::default() });
-        loaded.model.unwrap_or_else(|| panic!("'{}' did not load", dir.display()))
-    };
-    let en = load(&corpus.join("csi-spec").join(RELEASE), None);
-    let translations = TRANSLATIONS
-        .iter()
-        .map(|(lang, file, release)| Translation {
-            lang: (*lang).to_owned(),
-            release: (*release).to_owned(),
-            model: load(
-                &corpus.join("csi-spec").join(release),
-                Some(((*lang).to_owned(), corpus.join("translations").join(file))),
-            ),
-        })
-        .collect();
-    let options = SiteOptions { release: RELEASE.to_owned(), translations };
-    let files = generate_site(&en, &options);
-    Some(Site { en, options, files })
+/// The rendered site, once for every test of this binary; `None` (after a loud message) when
+/// the corpus is absent, unless `CSIKIT_REQUIRE_CORPUS=1` makes that a failure.
+fn site() -> Option<&'static Site> {
+    static SITE: OnceLock<Option<Site>> = OnceLock::new();
+    SITE.get_or_init(|| {
+        let (releases, options) = support::site_inputs()?;
+        let files = generate_site(&releases, &options);
+        Some(Site { releases, options, files })
+    })
+    .as_ref()
+}
+
+fn page<'s>(site: &'s Site, path: &str) -> &'s str {
+    site.files.get(Path::new(path)).unwrap_or_else(|| panic!("no page '{path}'"))
 }
 
 /// Values of `attr="..."` in an HTML text, entities for `&`, `"` and `'` undone.
@@ -65,7 +43,14 @@ fn attr_values<'a>(html: &'a str, attr: &'a str) -> impl Iterator<Item = String>
     html.match_indices(needle.clone().leak() as &str).filter_map(move |(i, _)| {
         let rest = &html[i + needle.len()..];
         let end = rest.find('"')?;
-        Some(rest[..end].replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&"))
+        Some(
+            rest[..end]
+                .replace("&quot;", "\"")
+                .replace("&#34;", "\"")
+                .replace("&#39;", "'")
+                .replace("&#38;", "&")
+                .replace("&amp;", "&"),
+        )
     })
 }
 
@@ -115,7 +100,7 @@ fn every_internal_link_and_anchor_resolves() {
         .filter(|(p, _)| p.extension().is_some_and(|e| e == "html"))
         .map(|(p, text)| (p.as_path(), attr_values(text, "id").collect()))
         .collect();
-    let (mut checked, mut anchors) = (0usize, 0usize);
+    let (mut checked, mut anchors, mut missing_links) = (0usize, 0usize, 0usize);
     let mut broken = Vec::new();
     for (page, text) in &site.files {
         if page.extension().is_none_or(|e| e != "html") {
@@ -131,8 +116,9 @@ fn every_internal_link_and_anchor_resolves() {
                 page.display()
             );
             checked += 1;
-            let (path, frag) =
+            let (rest, frag) =
                 link.split_once('#').map_or((link.as_str(), None), |(p, f)| (p, Some(f)));
+            let (path, query) = rest.split_once('?').map_or((rest, None), |(p, q)| (p, Some(q)));
             let target = if path.is_empty() { page.clone() } else { resolve(page, path) };
             if !site.files.contains_key(&target) {
                 broken.push(format!(
@@ -141,6 +127,16 @@ fn every_internal_link_and_anchor_resolves() {
                     target.display()
                 ));
                 continue;
+            }
+            // A link to a page another edition lacks goes to that edition's contents page.
+            if let Some(q) = query {
+                missing_links += 1;
+                if !q.starts_with("missing=") || !target.ends_with("index.html") {
+                    broken.push(format!(
+                        "{}: '{link}' (query on a non-contents page)",
+                        page.display()
+                    ));
+                }
             }
             if let Some(frag) = frag {
                 anchors += 1;
@@ -152,10 +148,11 @@ fn every_internal_link_and_anchor_resolves() {
         }
     }
     eprintln!(
-        "link check: {checked} internal links ({anchors} with anchors) in {} files",
+        "link check: {checked} internal links ({anchors} with anchors, {missing_links} to a contents page with a notice) in {} files",
         site.files.len()
     );
-    assert!(checked > 10_000, "suspiciously few links: {checked}");
+    assert!(checked > 100_000, "suspiciously few links: {checked}");
+    assert!(missing_links > 1_000, "suspiciously few links to missing pages: {missing_links}");
     assert!(
         broken.is_empty(),
         "{} broken links, first ones:\n{}",
@@ -165,20 +162,18 @@ fn every_internal_link_and_anchor_resolves() {
 }
 
 #[test]
-fn anchors_are_the_same_in_every_language() {
+fn a_translation_has_the_anchors_of_its_english_release() {
     let Some(site) = site() else { return };
     let mut compared = 0;
-    for (path, text) in &site.files {
-        let Ok(rest) = path.strip_prefix("en") else { continue };
-        if path.extension().is_none_or(|e| e != "html") {
-            continue;
-        }
-        let en: BTreeSet<String> = attr_values(text, "id").collect();
-        for (lang, _, _) in TRANSLATIONS {
-            let other = site
-                .files
-                .get(&Path::new(lang).join(rest))
-                .unwrap_or_else(|| panic!("{lang} lacks {}", rest.display()));
+    for (lang, _, release) in TRANSLATIONS {
+        let en_dir = PathBuf::from(format!("en/{release}"));
+        for (path, text) in &site.files {
+            let Ok(rest) = path.strip_prefix(&en_dir) else { continue };
+            if path.extension().is_none_or(|e| e != "html") {
+                continue;
+            }
+            let en: BTreeSet<String> = attr_values(text, "id").collect();
+            let other = page(site, &format!("{lang}/{release}/{}", rest.display()));
             let ids: BTreeSet<String> = attr_values(other, "id").collect();
             assert_eq!(en, ids, "anchors of {} differ between en and {lang}", rest.display());
             compared += 1;
@@ -199,75 +194,94 @@ fn error_conditions(html: &str) -> Vec<String> {
 #[test]
 fn japanese_create_volume_shows_japanese_error_conditions() {
     let Some(site) = site() else { return };
-    let page = &site.files[Path::new("ja/rpc/CreateVolume.html")];
-    let conditions = error_conditions(page);
+    let ja = page(site, "ja/v1.7.0/rpc/CreateVolume.html");
+    let conditions = error_conditions(ja);
     assert!(conditions.len() >= 5, "too few error rows: {conditions:?}");
     let japanese =
         conditions.iter().filter(|c| c.chars().any(csikit_codegen::site::is_cjk)).count();
     assert_eq!(japanese, conditions.len(), "conditions not in Japanese: {conditions:?}");
-    assert!(page.contains("ソースが存在しない"), "the 'source does not exist' row is missing");
-    assert!(page.contains("v1.7.0"), "the page does not name the release it was translated from");
-    let en = &site.files[Path::new("en/rpc/CreateVolume.html")];
+    assert!(ja.contains("ソースが存在しない"), "the 'source does not exist' row is missing");
+    assert!(ja.contains("v1.7.0"), "the page does not name the release it was translated from");
+    let en = page(site, "en/v1.12.0/rpc/CreateVolume.html");
     assert!(error_conditions(en).iter().any(|c| c.contains("Source does not exist")));
 }
 
+/// The Japanese edition is release v1.7.0: RPCs added later are not in it, and every link to
+/// one (the language switcher, the layout before releases) goes to its contents page with the
+/// notice's parameters; sections the translation lacks are v1.7.0's English, with a notice.
 #[test]
-fn rpcs_newer_than_the_translation_fall_back_to_english_with_a_notice() {
+fn translations_follow_their_release() {
     let Some(site) = site() else { return };
-    let ja = &site.options.translations[0].model;
-    let newer: Vec<&str> = site
-        .en
-        .services
-        .iter()
-        .flat_map(|s| &s.methods)
-        .filter(|m| ja.method(&m.name).is_none())
-        .map(|m| m.name.as_str())
-        .collect();
+    let ja = &site.options.translations[0];
+    assert_eq!((ja.lang.as_str(), ja.release.as_str()), ("ja", "v1.7.0"));
+    assert!(!site.files.contains_key(Path::new("ja/v1.7.0/rpc/GetSnapshot.html")));
+    assert!(!site.files.contains_key(Path::new("ja/v1.12.0/index.html")));
+    let en = page(site, "en/v1.12.0/rpc/GetSnapshot.html");
+    let to_ja = attr_values(en, "href")
+        .find(|h| h.contains("/ja/"))
+        .expect("a Japanese link on the English GetSnapshot page");
+    assert_eq!(to_ja, "../../../ja/v1.7.0/index.html?missing=GetSnapshot&added=v1.12");
+    let old = page(site, "ja/rpc/GetSnapshot.html");
     assert!(
-        newer.contains(&"ControllerModifyVolume") && newer.contains(&"GetSnapshot"),
-        "{newer:?}"
+        old.contains("url=../../ja/v1.7.0/index.html?missing=GetSnapshot&#38;added=v1.12"),
+        "{old}"
     );
-    for name in &newer {
-        let page = &site.files[&PathBuf::from(format!("ja/rpc/{name}.html"))];
-        assert!(page.contains("notice-fallback"), "ja/rpc/{name}.html has no fallback notice");
-        assert!(
-            page.contains("英語 (v1.12.0)"),
-            "ja/rpc/{name}.html does not say it falls back to English"
-        );
-    }
-    let translated = &site.files[Path::new("ja/rpc/CreateVolume.html")];
+    // CreateVolume is translated; NodeStageVolume (after CreateSnapshot) is not.
+    let create = page(site, "ja/v1.7.0/rpc/CreateVolume.html");
     assert!(
-        !translated.contains("notice notice-fallback"),
+        !create.contains("notice notice-fallback"),
         "CreateVolume is translated, yet falls back"
     );
+    let stage = page(site, "ja/v1.7.0/rpc/NodeStageVolume.html");
+    assert!(stage.contains("notice-fallback"), "NodeStageVolume has no fallback notice");
+    assert!(stage.contains("英語 (v1.7.0)"), "the fallback does not name the English release");
 }
 
 #[test]
-fn status_page_lists_every_section_per_language() {
+fn status_page_lists_every_section_of_the_translated_release() {
     let Some(site) = site() else { return };
-    let status = &site.files[Path::new("en/status.html")];
-    for class in ["status-translated", "status-partly", "status-missing", "status-stale"] {
-        assert!(status.contains(class), "no '{class}' on the status page");
+    for (lang, _, release) in TRANSLATIONS {
+        let status = page(site, &format!("{lang}/{release}/status.html"));
+        for class in ["status-translated", "status-partly", "status-missing", "status-stale"] {
+            assert!(status.contains(class), "no '{class}' on the {lang} status page");
+        }
+        let rows = status.matches("<tr><td class=\"level-").count();
+        let sections = site
+            .releases
+            .iter()
+            .find(|r| r.name == *release)
+            .map(|r| r.model.sections.len())
+            .expect("the translated release is rendered");
+        assert_eq!(rows, sections, "{lang} status rows vs sections of {release}");
     }
-    let rows = status.matches("<tr><td class=\"level-").count();
-    let sections = site.en.sections.len();
-    assert_eq!(rows, sections, "status rows vs sections of {RELEASE}");
+    assert!(!site.files.contains_key(Path::new("en/v1.12.0/status.html")));
 }
 
 #[test]
 fn search_index_and_ascii_diagrams() {
     let Some(site) = site() else { return };
-    for (lang, probe) in [("en", "Volume Lifecycle"), ("ja", "ボリューム"), ("zh", "卷")] {
-        let index = &site.files[&PathBuf::from(format!("{lang}/search-index.js"))];
-        assert!(index.starts_with("window.CSIKIT_SEARCH = {"), "{lang} index shape");
-        assert!(index.contains(probe), "{lang} index lacks '{probe}'");
-        assert!(
-            index.contains("CreateVolumeRequest.volume_capabilities"),
-            "{lang} index lacks fields"
-        );
+    for (edition, probe, field) in [
+        ("en/v1.12.0", "Volume Lifecycle", "CreateVolumeRequest.volume_capabilities"),
+        ("en/v1.0.0", "Volume Lifecycle", "CreateVolumeRequest.volume_capabilities"),
+        ("ja/v1.7.0", "ボリューム", "CreateVolumeRequest.volume_capabilities"),
+        ("zh/v1.6.0", "卷", "CreateVolumeRequest.volume_capabilities"),
+        (
+            "addons/replication",
+            "EnableVolumeReplication",
+            "EnableVolumeReplicationRequest.replication_source",
+        ),
+    ] {
+        let index = page(site, &format!("{edition}/search-index.js"));
+        assert!(index.starts_with("window.CSIKIT_SEARCH = {"), "{edition} index shape");
+        assert!(index.contains(probe), "{edition} index lacks '{probe}'");
+        assert!(index.contains(field), "{edition} index lacks '{field}'");
     }
+    // GetSnapshot is searchable from v1.12.0 only.
+    assert!(page(site, "en/v1.12.0/search-index.js").contains("\"GetSnapshot\""));
+    assert!(!page(site, "en/v1.11.0/search-index.js").contains("\"GetSnapshot\""));
     // Every diagram of the spec (code blocks without a language) keeps every line, spaces included.
-    let md = site.en.files[0].text();
+    let newest = site.releases.last().expect("releases");
+    let md = newest.model.files[0].text();
     let mut diagrams = Vec::new();
     let mut rest = md;
     while let Some(i) = rest.find("\n```\n") {
@@ -276,10 +290,11 @@ fn search_index_and_ascii_diagrams() {
         diagrams.push(format!("{}\n", &body[..end]));
         rest = &body[end + 4..];
     }
+    let dir = format!("en/{}", newest.name);
     let shown: BTreeSet<String> = site
         .files
         .iter()
-        .filter(|(p, _)| p.starts_with("en"))
+        .filter(|(p, _)| p.starts_with(&dir))
         .flat_map(|(_, t)| {
             t.split("<pre><code>")
                 .skip(1)
@@ -301,9 +316,104 @@ fn unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// The release menu of a page: edition folder → href.
+fn release_menu(html: &str) -> BTreeMap<String, String> {
+    html.match_indices("<a href=\"")
+        .filter_map(|(i, m)| {
+            let rest = &html[i + m.len()..];
+            let href = &rest[..rest.find('"')?];
+            let tag = &rest[..rest.find('>')?];
+            let switch = tag.split("data-release-switch=\"").nth(1)?;
+            Some((switch[..switch.find('"')?].to_owned(), href.replace("&#38;", "&")))
+        })
+        .collect()
+}
+
+#[test]
+fn the_release_menu_keeps_the_page_or_says_the_release_lacks_it() {
+    let Some(site) = site() else { return };
+    let names: Vec<&str> = site.releases.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names.first(), Some(&"v1.0.0"));
+    assert_eq!(names.last(), Some(&"v1.12.0"));
+    assert_eq!(names.len(), 13);
+    let menu = release_menu(page(site, "en/v1.12.0/rpc/CreateVolume.html"));
+    assert_eq!(menu.len(), 13, "{menu:?}");
+    assert_eq!(menu["en/v1.10.0"], "../../../en/v1.10.0/rpc/CreateVolume.html");
+    let menu = release_menu(page(site, "en/v1.12.0/rpc/GetSnapshot.html"));
+    assert_eq!(
+        menu["en/v1.10.0"],
+        "../../../en/v1.10.0/index.html?missing=GetSnapshot&added=v1.12"
+    );
+    assert_eq!(menu["en/v1.12.0"], "../../../en/v1.12.0/rpc/GetSnapshot.html");
+    // A Japanese page lists its own release, then the English ones.
+    let menu = release_menu(page(site, "ja/v1.7.0/rpc/CreateVolume.html"));
+    assert!(menu.contains_key("ja/v1.7.0") && menu.contains_key("en/v1.12.0"), "{menu:?}");
+    // Every edition has a changes page; v1.12.0's names what v1.12.0 added.
+    let changes = page(site, "en/v1.12.0/changes.html");
+    assert!(
+        changes.contains("href=\"rpc/GetSnapshot.html\""),
+        "GetSnapshot not in the v1.12.0 changes"
+    );
+    assert!(changes.contains("What changed from v1.11.0 to v1.12.0"));
+    for r in &site.releases {
+        page(site, &format!("en/{}/changes.html", r.name));
+    }
+}
+
+#[test]
+fn the_layout_before_releases_redirects_to_the_newest() {
+    let Some(site) = site() else { return };
+    let old = page(site, "en/rpc/CreateVolume.html");
+    assert!(
+        old.contains(
+            "location.replace(\"../../en/v1.12.0/rpc/CreateVolume.html\" + location.hash)"
+        ),
+        "{old}"
+    );
+    assert!(page(site, "en/index.html").contains("url=../en/v1.12.0/index.html"));
+    assert!(
+        page(site, "ja/rpc/CreateVolume.html")
+            .contains("url=../../ja/v1.7.0/rpc/CreateVolume.html")
+    );
+    assert!(
+        page(site, "zh/ref/csi.v1.Volume.html")
+            .contains("url=../../zh/v1.6.0/ref/csi.v1.Volume.html")
+    );
+    // csi-view's links name en/ref/FULL_NAME.html for csi-addons types too.
+    assert!(page(site, "en/ref/replication.EnableVolumeReplicationRequest.html").contains(
+        "url=../../addons/replication/ref/replication.EnableVolumeReplicationRequest.html"
+    ));
+    let root = page(site, "index.html");
+    assert!(root.contains("href=\"en/v1.12.0/index.html\""), "the front page's default");
+}
+
+#[test]
+fn csi_addons_have_their_own_part() {
+    let Some(site) = site() else { return };
+    let enable = page(site, "addons/replication/rpc/EnableVolumeReplication.html");
+    assert!(enable.contains("<table class=\"errors\">"), "no error table");
+    assert!(
+        enable.contains("id=\"EnableVolumeReplicationRequest.secrets\""),
+        "no request field table"
+    );
+    assert!(enable.contains("badge badge-secret"), "no secret badge");
+    // replication has an earlier version (v0.1.1): badges and a changes page from it.
+    assert!(enable.contains("since v0.1.1") && enable.contains("since main"), "no since badges");
+    assert!(page(site, "addons/replication/changes.html").contains("GetVolumeReplicationInfo"));
+    // csi.v1 types link into the newest CSI release.
+    let reclaim = page(site, "addons/reclaimspace/ref/reclaimspace.NodeReclaimSpaceRequest.html");
+    assert!(
+        reclaim.contains("href=\"../../../en/v1.12.0/ref/csi.v1.VolumeCapability.html\""),
+        "no link to csi.v1"
+    );
+    for name in support::ADDONS {
+        page(site, &format!("addons/{name}/index.html"));
+    }
+}
+
 #[test]
 fn output_is_deterministic() {
     let Some(site) = site() else { return };
-    let again = generate_site(&site.en, &site.options);
+    let again = generate_site(&site.releases, &site.options);
     assert!(site.files == again, "two renders differ");
 }

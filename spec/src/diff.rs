@@ -61,8 +61,8 @@ pub struct Finding {
     /// What happened.
     pub change: Change,
     /// To what: `service`, `rpc`, `message`, `field`, `enum`, `enum_value`, `field_type`,
-    /// `field_number`, `presence`, `secret`, `alpha`, `size_limit`, `error_row`, `obligation`,
-    /// `package`.
+    /// `field_number`, `presence`, `secret`, `alpha`, `deprecated`, `size_limit`, `error_row`,
+    /// `obligation`, `package`.
     pub element: &'static str,
     /// The element's full name in the new Model (the old one for removals).
     pub path: String,
@@ -200,6 +200,7 @@ impl<'a> Differ<'a> {
                 ),
                 Some(o) => {
                     self.alpha(&s.full_name, o.alpha, s.alpha, None);
+                    self.deprecated(&s.full_name, o.deprecated, s.deprecated, None);
                     self.methods(o, s);
                 }
             }
@@ -254,6 +255,7 @@ impl<'a> Differ<'a> {
                 );
             }
             self.alpha(&path, o.alpha, m.alpha, section.clone());
+            self.deprecated(&path, o.deprecated, m.deprecated, section.clone());
             if o.obligation != m.obligation {
                 self.push(
                     Change::Changed,
@@ -348,6 +350,22 @@ impl<'a> Differ<'a> {
         }
     }
 
+    /// The standard `deprecated` option set or cleared: advice to stop using the element, which
+    /// changes neither the wire nor the bindings' shape.
+    fn deprecated(&mut self, path: &str, old: bool, new: bool, section: Option<String>) {
+        if old != new {
+            let change = if new { Change::Added } else { Change::Removed };
+            self.push(
+                change,
+                "deprecated",
+                path.to_owned(),
+                Severity::Info,
+                (json!(old), json!(new)),
+                section,
+            );
+        }
+    }
+
     fn messages(&mut self) {
         let old: BTreeMap<&str, &Message> = self
             .old
@@ -369,6 +387,7 @@ impl<'a> Differ<'a> {
                 ),
                 Some(o) => {
                     self.alpha(&m.full_name, o.alpha, m.alpha, section.clone());
+                    self.deprecated(&m.full_name, o.deprecated, m.deprecated, section.clone());
                     self.fields(o, m, section);
                 }
             }
@@ -510,6 +529,7 @@ impl<'a> Differ<'a> {
             );
         }
         self.alpha(path, o.alpha, f.alpha, section.clone());
+        self.deprecated(path, o.deprecated, f.deprecated, section.clone());
         if o.max_bytes() != f.max_bytes() {
             self.push(
                 Change::Changed,
@@ -537,6 +557,7 @@ impl<'a> Differ<'a> {
                 ),
                 Some(o) => {
                     self.alpha(&e.full_name, o.alpha, e.alpha, None);
+                    self.deprecated(&e.full_name, o.deprecated, e.deprecated, None);
                     self.values(o, e);
                 }
             }
@@ -609,6 +630,7 @@ impl<'a> Differ<'a> {
                         });
                     }
                     self.alpha(&path, o.alpha, v.alpha, None);
+                    self.deprecated(&path, o.deprecated, v.deprecated, None);
                 }
             }
         }
@@ -666,6 +688,13 @@ pub fn markdown(report: &Report, link_base: &str) -> String {
                             format!("`{}` promoted to GA (no longer alpha)", f.path)
                         } else {
                             format!("`{}` marked alpha", f.path)
+                        }
+                    }
+                    (c, _) if f.element == "deprecated" => {
+                        if c == Change::Removed {
+                            format!("`{}` no longer deprecated", f.path)
+                        } else {
+                            format!("`{}` deprecated", f.path)
                         }
                     }
                     (c, _) => {

@@ -104,6 +104,7 @@ pub fn lower_model(input: LowerInput<'_>, diags: &mut Vec<Diagnostic>) -> Model 
                     input: m.input().full_name().to_owned(),
                     output: m.output().full_name().to_owned(),
                     alpha: has_flag(&m.options(), is_alpha_option),
+                    deprecated: is_deprecated(&m.options()),
                     client_streaming: m.is_client_streaming(),
                     server_streaming: m.is_server_streaming(),
                     comment: cx.comment(m.path()),
@@ -117,6 +118,7 @@ pub fn lower_model(input: LowerInput<'_>, diags: &mut Vec<Diagnostic>) -> Model 
                 name: s.name().to_owned(),
                 full_name: s.full_name().to_owned(),
                 alpha: has_flag(&s.options(), is_alpha_option),
+                deprecated: is_deprecated(&s.options()),
                 comment: cx.comment(s.path()),
                 methods,
                 span: cx.span(s.path()),
@@ -263,6 +265,7 @@ impl Lower<'_, '_> {
         Message {
             full_name: m.full_name().to_owned(),
             alpha: has_flag(&m.options(), is_alpha_option),
+            deprecated: is_deprecated(&m.options()),
             comment: self.comment(m.path()),
             fields,
             oneofs,
@@ -333,6 +336,7 @@ impl Lower<'_, '_> {
             presence,
             secret: has_flag(&options, |n| n.ends_with("_secret")),
             alpha: has_flag(&options, is_alpha_option),
+            deprecated: is_deprecated(&options),
             size_limit,
             non_negative: comment::non_negative(&text),
             no_control_chars: comment::no_control_chars(&text),
@@ -345,6 +349,7 @@ impl Lower<'_, '_> {
         Enum {
             full_name: e.full_name().to_owned(),
             alpha: has_flag(&e.options(), is_alpha_option),
+            deprecated: is_deprecated(&e.options()),
             comment: self.comment(e.path()),
             values: e
                 .values()
@@ -352,6 +357,7 @@ impl Lower<'_, '_> {
                     name: v.name().to_owned(),
                     number: v.number(),
                     alpha: has_flag(&v.options(), is_alpha_option),
+                    deprecated: is_deprecated(&v.options()),
                     comment: self.comment(v.path()),
                 })
                 .collect(),
@@ -371,6 +377,12 @@ impl Lower<'_, '_> {
 
 fn is_alpha_option(name: &str) -> bool {
     name.starts_with("alpha_")
+}
+
+/// True when an options message (of a service, RPC, message, field, enum or enum value) sets the
+/// standard `deprecated` option: the only mark of deprecation a proto carries.
+fn is_deprecated(options: &DynamicMessage) -> bool {
+    options.get_field_by_name("deprecated").is_some_and(|v| matches!(*v, Value::Bool(true)))
 }
 
 /// True when an options message sets a bool extension whose name satisfies `pred` to true.

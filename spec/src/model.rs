@@ -49,6 +49,8 @@ pub struct Service {
     pub full_name: String,
     /// Marked with an `alpha_*` option.
     pub alpha: bool,
+    /// Marked with the standard `deprecated = true` option.
+    pub deprecated: bool,
     /// The leading comment in the proto.
     pub comment: String,
     /// RPCs in declaration order.
@@ -69,6 +71,8 @@ pub struct Method {
     pub output: String,
     /// Marked with an `alpha_*` option.
     pub alpha: bool,
+    /// Marked with the standard `deprecated = true` option.
+    pub deprecated: bool,
     /// Declared `stream` on the request.
     pub client_streaming: bool,
     /// Declared `stream` on the response.
@@ -113,6 +117,8 @@ pub struct Message {
     pub full_name: String,
     /// Marked with an `alpha_*` option.
     pub alpha: bool,
+    /// Marked with the standard `deprecated = true` option.
+    pub deprecated: bool,
     /// The leading comment in the proto.
     pub comment: String,
     /// Fields in declaration order.
@@ -297,6 +303,8 @@ pub struct Field {
     pub secret: bool,
     /// Marked with an `alpha_*` option.
     pub alpha: bool,
+    /// Marked with the standard `deprecated = true` option.
+    pub deprecated: bool,
     /// The size rule and where it comes from.
     pub size_limit: SizeLimit,
     /// The comment says the value MUST NOT be negative.
@@ -321,7 +329,7 @@ impl Field {
 impl Serialize for Field {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
-        let mut s = serializer.serialize_struct("Field", 13)?;
+        let mut s = serializer.serialize_struct("Field", 14)?;
         s.serialize_field("name", &self.name)?;
         s.serialize_field("number", &self.number)?;
         s.serialize_field("type", &self.ty)?;
@@ -331,6 +339,7 @@ impl Serialize for Field {
         s.serialize_field("presence", &self.presence)?;
         s.serialize_field("secret", &self.secret)?;
         s.serialize_field("alpha", &self.alpha)?;
+        s.serialize_field("deprecated", &self.deprecated)?;
         s.serialize_field("max_bytes", &self.max_bytes())?;
         s.serialize_field("size_limit", &self.size_limit)?;
         s.serialize_field("non_negative", &self.non_negative)?;
@@ -347,6 +356,8 @@ pub struct Enum {
     pub full_name: String,
     /// Marked with an `alpha_*` option.
     pub alpha: bool,
+    /// Marked with the standard `deprecated = true` option.
+    pub deprecated: bool,
     /// The leading comment in the proto.
     pub comment: String,
     /// Values in declaration order.
@@ -365,6 +376,8 @@ pub struct EnumValue {
     pub number: i32,
     /// Marked with an `alpha_*` option.
     pub alpha: bool,
+    /// Marked with the standard `deprecated = true` option.
+    pub deprecated: bool,
     /// The leading comment in the proto.
     pub comment: String,
 }

@@ -391,6 +391,11 @@ fn every_kind_of_change_is_reported_once() {
         .find(|m| m.name == "DeleteSnapshot")
         .expect("DeleteSnapshot");
     ds.obligation = None;
+    // A field deprecated (the standard option), a service marked alpha.
+    let dv = msg(&mut new, "csi.v1.DeleteVolumeRequest");
+    new.messages[dv].fields[0].deprecated = true;
+    let deprecated_field = new.messages[dv].fields[0].name.clone();
+    new.services[controller].alpha = true;
 
     let r = diff(&old, &new, "v1.12.0", "edited");
     let f = &r.findings;
@@ -444,8 +449,11 @@ fn every_kind_of_change_is_reported_once() {
     let alpha = one(f, "alpha", &format!("csi.v1.CreateSnapshotRequest.{}", first_field.name));
     assert_eq!(alpha.change, Change::Added);
     assert_eq!(one(f, "obligation", "csi.v1.Controller.DeleteSnapshot").new, json!(null));
+    let dep = one(f, "deprecated", &format!("csi.v1.DeleteVolumeRequest.{deprecated_field}"));
+    assert_eq!((dep.change, dep.severity), (Change::Added, Severity::Info));
+    assert_eq!(one(f, "alpha", "csi.v1.Controller").change, Change::Added);
     // Nothing else: every finding above, and only those.
-    assert_eq!(f.len(), 17, "{f:#?}");
+    assert_eq!(f.len(), 19, "{f:#?}");
     // The JSON contract's shape.
     let j = serde_json::to_value(&r).expect("serialises");
     assert_eq!(j["old"], json!("v1.12.0"));
@@ -465,6 +473,9 @@ fn release_history_facts() {
     let ga = one(f, "alpha", "csi.v1.Controller.ControllerModifyVolume");
     assert_eq!((ga.change, ga.severity), (Change::Removed, Severity::Info));
     assert!(f.iter().all(|x| x.severity != Severity::WireBreaking), "{f:#?}");
+    // v1.11.0 takes the GroupController service itself out of alpha, not only its RPCs.
+    let r = diff(&load(&spec.join("v1.10.0")), &load(&spec.join("v1.11.0")), "v1.10.0", "v1.11.0");
+    assert_eq!(one(&r.findings, "alpha", "csi.v1.GroupController").change, Change::Removed);
 
     // v1.11.0 took the group snapshot API out of alpha, read from the two csi.proto files: each
     // of these had an `alpha_*` option in v1.10.0 and is there without it in v1.11.0, and no

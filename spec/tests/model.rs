@@ -175,3 +175,49 @@ fn v1_12_0_json_snapshot() {
     assert_eq!(json, load(&corpus.join("csi-spec/v1.12.0"), &LoadOptions::default()).to_json());
     expect_test::expect_file!["data/model-v1.12.0.json"].assert_eq(&json);
 }
+
+/// Deprecation is read from the standard `deprecated` option only: a small spec of its own shows
+/// it is read on every kind of element; of the releases, only v0.3.0 sets it (on `NodeGetId`,
+/// removed in v1.0.0), so the v1 line has no deprecated element.
+#[test]
+fn deprecated_option_is_read_on_every_element() {
+    let dir = std::env::temp_dir().join(format!("csikit-deprecated-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let spec = "# Old\n\n```protobuf\nsyntax = \"proto3\";\npackage old.v1;\n\n\
+        service Old {\n  option deprecated = true;\n  rpc Ping (PingRequest) returns (PingResponse) {\n    option deprecated = true;\n  }\n  rpc Pong (PingRequest) returns (PingResponse) {}\n}\n\n\
+        message PingRequest {\n  option deprecated = true;\n  string a = 1 [deprecated = true];\n  string b = 2;\n}\n\n\
+        message PingResponse {\n  Kind kind = 1;\n}\n\n\
+        enum Kind {\n  option deprecated = true;\n  KIND_UNKNOWN = 0;\n  KIND_OLD = 1 [deprecated = true];\n}\n```\n";
+    std::fs::write(dir.join("spec.md"), spec).expect("write spec");
+    let loaded = csikit_spec::load_dir(&dir, &LoadOptions::default());
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!loaded.diagnostics.has_errors(), "{}", loaded.diagnostics);
+    let m = loaded.model.expect("model");
+    let service = &m.services[0];
+    assert!(service.deprecated);
+    let flags: Vec<(&str, bool)> =
+        service.methods.iter().map(|x| (x.name.as_str(), x.deprecated)).collect();
+    assert_eq!(flags, [("Ping", true), ("Pong", false)]);
+    let request = m.message("old.v1.PingRequest").expect("PingRequest");
+    assert!(request.deprecated);
+    assert_eq!(request.fields.iter().map(|f| f.deprecated).collect::<Vec<_>>(), [true, false]);
+    assert!(!m.message("old.v1.PingResponse").expect("PingResponse").deprecated);
+    let kind = m.enum_type("old.v1.Kind").expect("Kind");
+    assert!(kind.deprecated);
+    assert_eq!(kind.values.iter().map(|v| v.deprecated).collect::<Vec<_>>(), [false, true]);
+
+    let Some(corpus) = common::corpus() else { return };
+    for (tag, dir) in common::releases(&corpus) {
+        let m = load(&dir, &LoadOptions::default());
+        let any = m.services.iter().any(|s| s.deprecated)
+            || m.services.iter().flat_map(|s| &s.methods).any(|x| x.deprecated)
+            || m.messages.iter().any(|x| x.deprecated || x.fields.iter().any(|f| f.deprecated))
+            || m.enums.iter().any(|e| e.deprecated || e.values.iter().any(|v| v.deprecated));
+        if tag == "v0.3.0" {
+            let (_, get_id) = m.method("NodeGetId").expect("NodeGetId");
+            assert!(get_id.deprecated, "v0.3.0 deprecates NodeGetId");
+        } else {
+            assert!(!any, "{tag} marks something deprecated");
+        }
+    }
+}

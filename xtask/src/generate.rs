@@ -10,7 +10,7 @@ use csikit_codegen::{CrateOptions, Dependency, Package};
 use csikit_spec::{CSI_GO_IMPORT, ImportMap, LoadOptions, Loaded, SourceFile};
 
 /// The csi-addons specs bundled into `csikit::addons`.
-const ADDONS: &[&str] = &["identity", "reclaimspace", "replication", "volumegroup"];
+pub(crate) const ADDONS: &[&str] = &["identity", "reclaimspace", "replication", "volumegroup"];
 /// The release `generated/` follows when `--spec-dir` is not given.
 const DEFAULT_RELEASE: &str = "v1.12.0";
 

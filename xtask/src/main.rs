@@ -31,7 +31,7 @@ enum Command {
     Diff(diff::DiffArgs),
     /// Every consecutive pair of corpus releases (newest first) and csi-addons replication.
     Changelog(diff::ChangelogArgs),
-    /// Render the en/ja/zh documentation site (default into target/site).
+    /// Render the docs site: releases from v1.0.0, ja, zh, csi-addons (default target/site).
     Docs(docs::DocsArgs),
     /// Regenerate the `csikit` crate in `generated/` (or a standalone crate with --out).
     Generate(generate::GenerateArgs),

@@ -7,21 +7,67 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 /// Writes `files` (paths relative to the tree) into a fresh temporary sibling of `out` and
-/// returns that folder.
+/// returns that folder; every file is synced to disk before the folder can be swapped in.
 pub fn stage(out: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<PathBuf> {
+    stage_with(out, files, |dest, text| Ok(csikit_spec::fs::write_atomic(dest, text.as_bytes())?))
+}
+
+/// As [`stage`], without syncing each file: for build output such as the docs site (thousands
+/// of files under `target/`, rebuilt at will), where a sync per file cost more than the render.
+/// The swap is as atomic; only durability across a power loss is given up. Files are written by
+/// a few threads, as creating a file costs a round trip to the disk that overlaps well.
+pub fn stage_unsynced(out: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<PathBuf> {
+    let tmp = stage_with(out, &BTreeMap::new(), |_, _| Ok(()))?;
+    let mut dirs: Vec<PathBuf> =
+        files.keys().filter_map(|p| tmp.join(p).parent().map(Path::to_path_buf)).collect();
+    dirs.dedup();
+    for dir in &dirs {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
+    }
+    let files: Vec<(&PathBuf, &String)> = files.iter().collect();
+    const WRITERS: usize = 4;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let (files, tmp) = (&files, &tmp);
+                scope.spawn(move || -> anyhow::Result<()> {
+                    for (path, text) in files.iter().skip(w).step_by(WRITERS) {
+                        let dest = tmp.join(path);
+                        std::fs::write(&dest, text)
+                            .with_context(|| format!("writing '{}'", dest.display()))?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    })?;
+    Ok(tmp)
+}
+
+fn stage_with(
+    out: &Path,
+    files: &BTreeMap<PathBuf, String>,
+    write: impl Fn(&Path, &str) -> anyhow::Result<()>,
+) -> anyhow::Result<PathBuf> {
     let parent = parent(out);
     std::fs::create_dir_all(parent).with_context(|| format!("creating '{}'", parent.display()))?;
     let tmp = sibling(out, "new");
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).with_context(|| format!("removing '{}'", tmp.display()))?;
     }
+    let mut made = std::collections::HashSet::new();
     for (path, text) in files {
         let dest = tmp.join(path);
-        if let Some(dir) = dest.parent() {
+        if let Some(dir) = dest.parent()
+            && made.insert(dir.to_path_buf())
+        {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("creating '{}'", dir.display()))?;
         }
-        csikit_spec::fs::write_atomic(&dest, text.as_bytes())?;
+        write(&dest, text)?;
     }
     Ok(tmp)
 }

@@ -23,13 +23,28 @@ fn parse(json: &str) -> BTreeMap<String, String> {
     serde_json::from_str(json).unwrap_or_default()
 }
 
+/// The compiled-in catalogs, parsed once per process.
+fn parsed() -> &'static [(&'static str, BTreeMap<String, String>)] {
+    static PARSED: std::sync::OnceLock<Vec<(&'static str, BTreeMap<String, String>)>> =
+        std::sync::OnceLock::new();
+    PARSED.get_or_init(|| CATALOGS.iter().map(|(l, j)| (*l, parse(j))).collect())
+}
+
 impl Catalog {
     /// The catalog for `lang`; a language without one gets English strings.
     pub fn for_lang(lang: &str) -> Catalog {
-        let find = |l: &str| CATALOGS.iter().find(|(c, _)| *c == l).map(|(_, j)| parse(j));
+        let find = |l: &str| parsed().iter().find(|(c, _)| *c == l).map(|(_, m)| m.clone());
         let fallback = find("en").unwrap_or_default();
         let strings = find(lang).unwrap_or_else(|| fallback.clone());
         Catalog { lang: lang.to_owned(), strings, fallback }
+    }
+
+    /// The name of `lang` in that language (`日本語`), without building a catalog.
+    pub fn lang_name(lang: &str) -> String {
+        let find = |l: &str| {
+            parsed().iter().find(|(c, _)| *c == l).and_then(|(_, m)| m.get("lang_name")).cloned()
+        };
+        find(lang).or_else(|| find("en")).unwrap_or_else(|| lang.to_owned())
     }
 
     /// The languages that have a catalog.

@@ -15,6 +15,34 @@ pub struct LangLink {
     pub href: String,
     /// The language shown.
     pub current: bool,
+    /// That language's edition lacks the page: the link goes to its contents page.
+    pub missing: bool,
+}
+
+/// An entry of the release menu.
+#[derive(Debug, Clone)]
+pub struct MenuEntry {
+    /// The release (or package) name.
+    pub label: String,
+    /// Href from the current page.
+    pub href: String,
+    /// The edition shown.
+    pub current: bool,
+    /// The edition lacks the page: the link goes to its contents page.
+    pub missing: bool,
+    /// The edition folder, for a switch that keeps the reader's anchor.
+    pub switch: Option<String>,
+    /// A note after the entry, e.g. "latest".
+    pub note: String,
+}
+
+/// A group of the release menu.
+#[derive(Debug, Clone)]
+pub struct MenuGroup {
+    /// Its heading, empty for none.
+    pub title: String,
+    /// Its entries.
+    pub entries: Vec<MenuEntry>,
 }
 
 /// The site navigation of one language: (title, page) pairs, pages relative to the language folder.
@@ -36,12 +64,24 @@ pub struct Layout<'a> {
     pub title: String,
     /// The page, relative to the language folder.
     pub page: String,
-    /// From the page up to the language folder (`""` or `"../"`).
+    /// From the page up to the edition folder (`""` or `"../"`).
     pub up: String,
     /// From the page up to the site root.
     pub root_up: String,
-    /// The release the site shows.
+    /// The release (or package version) the edition shows.
     pub release: &'a str,
+    /// What the header calls the edition, e.g. `v1.12.0` or `replication · main`.
+    pub edition_label: String,
+    /// The site's title in the header.
+    pub site_title: String,
+    /// The heading of the release menu.
+    pub menu_title: String,
+    /// The release menu.
+    pub menu: Vec<MenuGroup>,
+    /// The text of the link to the edition's changes page.
+    pub changes: String,
+    /// Whether the edition has a translation status page.
+    pub status: bool,
     /// The language switcher.
     pub langs: Vec<LangLink>,
     /// Navigation.
@@ -59,6 +99,13 @@ pub struct Badge {
     pub class: &'static str,
     /// Text shown.
     pub text: String,
+}
+
+impl Badge {
+    /// A badge of class `badge-CLASS` saying `text`.
+    pub fn new(class: &'static str, text: String) -> Badge {
+        Badge { class, text }
+    }
 }
 
 /// One row of a field table.
@@ -129,6 +176,35 @@ pub struct ProsePage<'a> {
     pub body: String,
     /// The contents listing, on the contents page only.
     pub contents: Option<Contents>,
+    /// The release line (HTML) at the top of the contents page; empty elsewhere.
+    pub release_line: String,
+}
+
+/// The changes page of an edition.
+#[derive(Template)]
+#[template(path = "docs/changes.html")]
+pub struct ChangesPage<'a> {
+    /// Shared parts.
+    pub l: Layout<'a>,
+    /// The heading.
+    pub heading: String,
+    /// The paragraph under it.
+    pub intro: String,
+    /// The findings as HTML.
+    pub body: String,
+}
+
+/// A page of the layout before releases, sending the reader on.
+#[derive(Template)]
+#[template(path = "docs/redirect.html")]
+pub struct RedirectPage {
+    /// Href of the new page, relative to this one.
+    pub target: String,
+    /// The same as a JavaScript string literal.
+    pub target_js: String,
+    /// Whether the reader's anchor goes along (not when the target is a contents page with a
+    /// notice).
+    pub keep_hash: bool,
 }
 
 /// An RPC on the contents page: name, href, badges.
@@ -229,12 +305,59 @@ pub struct StatusPage<'a> {
     pub rows: Vec<StatusRow>,
 }
 
-/// The site's front door: a language chooser.
+/// A CSI release on the front page.
+#[derive(Debug, Clone)]
+pub struct RootRelease {
+    /// Its name.
+    pub name: String,
+    /// Its edition folder.
+    pub dir: String,
+    /// The newest release, the default.
+    pub latest: bool,
+    /// The first release of the history (its changes page has no diff).
+    pub first: bool,
+}
+
+/// A translation on the front page.
+#[derive(Debug, Clone)]
+pub struct RootTranslation {
+    /// Language code.
+    pub lang: String,
+    /// The language's own name.
+    pub name: String,
+    /// The site title in that language.
+    pub title: String,
+    /// The release it follows.
+    pub release: String,
+    /// Its edition folder.
+    pub dir: String,
+}
+
+/// A csi-addons package on the front page.
+#[derive(Debug, Clone)]
+pub struct RootAddon {
+    /// Its name.
+    pub name: String,
+    /// The version shown.
+    pub version: String,
+    /// Where it comes from.
+    pub source: String,
+    /// Its edition folder.
+    pub dir: String,
+    /// Whether it has an earlier version to compare with.
+    pub changes: bool,
+}
+
+/// The site's front door: every release, translation and csi-addons package.
 #[derive(Template)]
 #[template(path = "docs/root.html")]
 pub struct RootPage {
-    /// (code, language name, site title in that language).
-    pub langs: Vec<(String, String, String)>,
-    /// The release shown.
-    pub release: String,
+    /// The default edition's folder.
+    pub latest: String,
+    /// English releases, newest first.
+    pub releases: Vec<RootRelease>,
+    /// Translations.
+    pub translations: Vec<RootTranslation>,
+    /// csi-addons packages.
+    pub addons: Vec<RootAddon>,
 }

@@ -1,30 +1,72 @@
-// csikit docs site: language switcher that keeps the reader's place, and client-side search
-// over the prebuilt index (search-index.js sets window.CSIKIT_SEARCH; a script tag, not fetch,
-// so it also works from file://).
+// csikit docs site: language and release switchers that keep the reader's place, notices for
+// a place a release lacks, and client-side search over the prebuilt index (search-index.js sets
+// window.CSIKIT_SEARCH; a script tag, not fetch, so it also works from file://).
 (function () {
   "use strict";
   var body = document.body;
   var up = body.getAttribute("data-up") || "";
+  var release = body.getAttribute("data-release") || "";
 
   // The anchor the reader is at: the URL's, else the last heading or row scrolled past.
   function currentAnchor() {
-    if (location.hash.length > 1) return location.hash.slice(1);
+    if (location.hash.length > 1) return decodeURIComponent(location.hash.slice(1));
     var best = null;
     var nodes = document.querySelectorAll("main [id]");
     for (var i = 0; i < nodes.length; i++) {
+      if (nodes[i].id === "release-notice") continue;
       if (nodes[i].getBoundingClientRect().top <= 80) best = nodes[i].id; else break;
     }
     return best;
   }
-  var switches = document.querySelectorAll("a[data-lang-switch]");
+  // A switch to the same page elsewhere carries the anchor; one to a contents page (the target
+  // lacks the page: data-missing) carries the notice's parameters instead.
+  var switches = document.querySelectorAll("a[data-lang-switch], a[data-release-switch]");
   for (var i = 0; i < switches.length; i++) {
     switches[i].addEventListener("click", function (ev) {
+      if (this.hasAttribute("data-missing")) return;
       var anchor = currentAnchor();
       if (!anchor) return;
       ev.preventDefault();
       location.href = this.getAttribute("href").split("#")[0] + "#" + encodeURIComponent(anchor);
     });
   }
+
+  function fill(template, args) {
+    return (template || "").replace(/\{(\w+)\}/g, function (m, k) { return k in args ? args[k] : m; });
+  }
+  function notice(text, withIndex) {
+    var box = document.getElementById("release-notice");
+    if (!box) return;
+    box.textContent = text;
+    if (withIndex) {
+      box.appendChild(document.createTextNode(" "));
+      var a = document.createElement("a");
+      a.href = up + "index.html";
+      a.textContent = fill(body.getAttribute("data-t-index"), { release: release });
+      box.appendChild(a);
+    }
+    box.hidden = false;
+  }
+  // Sent here because this release lacks the page the reader was on.
+  var params = new URLSearchParams(location.search);
+  var missing = params.get("missing");
+  if (missing) {
+    var text = fill(body.getAttribute("data-t-missing-anchor"), { name: missing, release: release });
+    if (params.get("added")) text += " " + fill(body.getAttribute("data-t-added"), { v: params.get("added") });
+    if (params.get("removed")) text += " " + fill(body.getAttribute("data-t-removed"), { v: params.get("removed") });
+    notice(text + " " + fill(body.getAttribute("data-t-contents"), { release: release }), false);
+  }
+  // An anchor this page does not have: the element is not part of this release.
+  function checkAnchor() {
+    if (location.hash.length <= 1) return;
+    var id;
+    try { id = decodeURIComponent(location.hash.slice(1)); } catch (e) { id = location.hash.slice(1); }
+    if (document.getElementById(id)) return;
+    notice(fill(body.getAttribute("data-t-missing-anchor"), { name: id, release: release }), true);
+    window.scrollTo(0, 0);
+  }
+  checkAnchor();
+  window.addEventListener("hashchange", checkAnchor);
 
   var input = document.getElementById("search");
   var list = document.getElementById("search-results");
