@@ -108,30 +108,9 @@ pub fn socket_path(endpoint: &str) -> Result<PathBuf> {
 /// How often the logger looks for completed calls.
 const LOGGER_PERIOD: Duration = Duration::from_millis(5);
 
-/// The gRPC status names, by code.
-const CODES: [&str; 17] = [
-    "OK",
-    "CANCELLED",
-    "UNKNOWN",
-    "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED",
-    "NOT_FOUND",
-    "ALREADY_EXISTS",
-    "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED",
-    "FAILED_PRECONDITION",
-    "ABORTED",
-    "OUT_OF_RANGE",
-    "UNIMPLEMENTED",
-    "INTERNAL",
-    "UNAVAILABLE",
-    "DATA_LOSS",
-    "UNAUTHENTICATED",
-];
-
 /// The name of a gRPC status code (`NOT_FOUND`); `NO STATUS` for -1.
 pub fn status_name(code: i32) -> String {
-    usize::try_from(code).ok().and_then(|c| CODES.get(c)).map_or_else(
+    usize::try_from(code).ok().and_then(|c| csikit_spec::check::GRPC_CODES.get(c)).map_or_else(
         || if code < 0 { "NO STATUS".into() } else { format!("CODE {code}") },
         |s| (*s).to_owned(),
     )
