@@ -39,13 +39,9 @@ pub struct ChangelogArgs {
     out: Option<PathBuf>,
 }
 
-/// What a spec folder is called in reports: its release folder name, or `name@tag`.
+/// What a spec folder is called in reports: the folder's name (`v1.12.0`, `replication`).
 fn release_name(dir: &Path) -> String {
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    match dir.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()) {
-        Some(parent) if parent.starts_with('v') || parent == "_tags" => name,
-        _ => name,
-    }
+    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// Loads a spec folder; csi-addons imports of csi.proto resolve to the corpus's newest release.
