@@ -1,11 +1,11 @@
 //! What `csi-view proxy` adds to a call: CreateVolume (with a secret, so redaction runs) from one
 //! tonic client to one csikit plugin over a unix socket, straight and through the proxy, whose
-//! output goes to a file as a user would send it. Two floors run beside it, to tell the cost of
-//! any extra hop from the proxy's own: a byte splice (`copy_bidirectional` between the two
-//! sockets: the least any proxy can add) and a bare HTTP/2 forwarder (hyper server to hyper
-//! client, streaming, nothing decoded or printed: the least a proxy that sees calls can add).
-//! Rounds rotate the order so machine noise hits all alike; the p50 of each is taken over every
-//! round's samples, in one run.
+//! output goes to a file as a user would send it. Two floors run beside it: a byte splice
+//! (`copy_bidirectional` between the two sockets: the least any proxy can add, and what the
+//! proxy's tapped connections are) and a bare HTTP/2 forwarder (hyper server to hyper client,
+//! streaming, nothing decoded or printed: the least a proxy that terminates HTTP/2 to see calls
+//! can add). Rounds rotate the order, and are short, so machine noise hits all alike; the p50 of
+//! each path is taken over every round's samples, in one run.
 //!
 //! Run: `cargo bench -p csi-view --bench proxy_latency`.
 
@@ -17,9 +17,9 @@ use csikit::v1::server::Controller;
 use csikit::v1::*;
 use tonic::{Request, Response, Status};
 
-const ROUNDS: usize = 10;
-const WARM_UP: usize = 300;
-const CALLS: usize = 2_000;
+const ROUNDS: usize = 40;
+const WARM_UP: usize = 100;
+const CALLS: usize = 500;
 
 struct Plugin;
 

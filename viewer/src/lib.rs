@@ -15,6 +15,7 @@ pub mod proxy;
 pub mod raw;
 pub mod redact;
 pub mod schema;
+mod tap;
 pub mod text;
 pub mod textparse;
 pub mod tui;

@@ -3,25 +3,31 @@
 //!
 //! # Design
 //!
-//! The proxy speaks HTTP/2 on both sides with hyper and forwards each request as it came: the
-//! method path, every metadata entry, the body frames as they arrive (server streaming
-//! included), then the response headers, body frames and trailers (status, details) as the plugin
-//! sent them. Nothing is decoded on the way through: the request (one message in every CSI RPC)
-//! is read whole and sent on in one write, the response body is *teed* (each data frame copied
-//! aside) as it streams back, and when a call ends the copies go to a logger thread that splits
-//! the gRPC frames, decodes each message with the type its method names, hides secrets, checks
-//! the spec's rules on both sides and prints. The call's latency holds only the copies.
+//! A connection is *tapped*: when a client connects, the proxy connects to the plugin and copies
+//! bytes both ways as they come, so every call, its metadata, status, trailers and any streaming
+//! reach the other side exactly as sent, at the cost of one more hop and nothing else. Each chunk
+//! is also put, once written on, in a queue ([`crate::tap`]). A logger thread takes the queue every
+//! few milliseconds, follows each connection's HTTP/2 frames and HPACK header blocks in both
+//! directions, puts each call together (method path, request, response, status, times), and
+//! decodes each message with the type its method names, hides secrets, checks the spec's rules
+//! on both sides, prints and records. No frame is parsed and no thread is woken on the data path.
 //!
-//! * Accepted streams go through `csikit`'s `:authority` rewriter, so every client is answered
-//!   whatever authority it sends over a unix socket, as a csikit plugin answers it.
-//! * One HTTP/2 connection to the upstream carries every call. When it breaks (the plugin
-//!   restarts), calls in flight end with UNAVAILABLE and the next call connects again; while the
-//!   plugin is down, calls are answered UNAVAILABLE at once.
-//! * Two calls in flight on one volume (or snapshot) are flagged: the spec says a CO should not
-//!   issue them. The volume is the request's `volume_id`, `name` for `Create*`, or `snapshot_id`.
+//! * The client's reads go through `csikit`'s `:authority` rewriter, so a plugin whose HTTP/2
+//!   library refuses the authority a client sends over a unix socket (h2 under tonic) answers
+//!   every client through the proxy, as a csikit plugin answers it directly.
+//! * When the plugin goes away, its connections close, and clients see what they would see from
+//!   the plugin itself (UNAVAILABLE, then they reconnect). A connection accepted while the plugin
+//!   is down is *answered*: the proxy speaks HTTP/2 with the client (hyper) and answers each call
+//!   UNAVAILABLE; once a call reaches the plugin again it is forwarded, and the connection is asked
+//!   to end (GOAWAY: calls in flight finish) so the client's next connection is tapped.
+//! * Calls are numbered, and checked for overlap, in the order the queue saw them, whichever way
+//!   they went. Two calls in flight on one volume (or snapshot) are flagged: the spec says a CO
+//!   should not issue them. The volume is the request's `volume_id`, `name` for `Create*`, or
+//!   `snapshot_id`.
 //! * A status message is scrubbed of the request's secret values before it is printed or
 //!   recorded (unless `--keep-secrets`): drivers echo their input in errors.
-//! * SIGTERM/SIGINT stop accepting, let the logger finish, and remove the listening socket.
+//! * SIGTERM/SIGINT stop accepting; each connection is closed once the calls on it have ended (at
+//!   most five seconds); the logger finishes and the listening socket is removed.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -42,11 +48,11 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::mpsc;
 
 use crate::capture;
 use crate::mask::{SecretMask, redact_bytes};
 use crate::schema::Schema;
+use crate::tap;
 use crate::text::{REDACTED, TextOptions, TextPrinter};
 
 /// How the proxy prints calls.
@@ -116,38 +122,65 @@ pub fn status_name(code: i32) -> String {
     )
 }
 
-/// What a call leaves behind for the logger.
-#[derive(Debug, Default)]
-struct CallRecord {
-    id: u64,
-    method: String,
-    start: Option<SystemTime>,
-    started: Option<Instant>,
-    duration: Duration,
-    request: Vec<u8>,
-    response: Vec<u8>,
-    status: Option<i32>,
-    message: String,
+/// What a call leaves behind for the logger. Its Debug form shows sizes, not bytes: the request
+/// may hold secrets.
+#[derive(Default)]
+pub(crate) struct CallRecord {
+    pub(crate) id: u64,
+    pub(crate) method: String,
+    pub(crate) start: Option<SystemTime>,
+    pub(crate) started: Option<Instant>,
+    pub(crate) duration: Duration,
+    pub(crate) request: Vec<u8>,
+    pub(crate) response: Vec<u8>,
+    pub(crate) status: Option<i32>,
+    pub(crate) message: String,
     /// Set when the proxy itself ended the call (upstream unreachable or broken).
-    proxy_error: Option<String>,
+    pub(crate) proxy_error: Option<String>,
+    /// Set when the call never ended on the wire (its connection closed first).
+    pub(crate) note: Option<String>,
     /// Calls on the same volume that were in flight when this one's request was complete.
-    concurrent_with: Vec<(u64, String)>,
+    pub(crate) concurrent_with: Vec<(u64, String)>,
     /// The volume the request names, while the call is in flight.
-    key: Option<String>,
-    finished: bool,
+    pub(crate) key: Option<String>,
+    pub(crate) finished: bool,
 }
 
-/// The state calls share.
-struct Shared {
+impl std::fmt::Debug for CallRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallRecord")
+            .field("id", &self.id)
+            .field("method", &self.method)
+            .field("duration", &self.duration)
+            .field("request_bytes", &self.request.len())
+            .field("response_bytes", &self.response.len())
+            .field("status", &self.status)
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What every call, tapped or answered, is numbered and checked against: the call numbers, and
+/// the calls in flight on each volume. The logger thread's alone: calls are numbered in the order
+/// the queue saw them start.
+pub(crate) struct Tracker {
     schema: Arc<Schema>,
+    next_id: u64,
+    /// Volume key → calls in flight on it.
+    in_flight: HashMap<String, Vec<(u64, String)>>,
+    /// Per method path: the request field naming the volume.
+    keys: HashMap<String, Option<u32>>,
+}
+
+/// The state calls on answered (not tapped) connections share.
+struct Shared {
     upstream: PathBuf,
     sender: tokio::sync::Mutex<Option<hyper::client::conn::http2::SendRequest<Full<Bytes>>>>,
-    next_id: AtomicU64,
-    /// Volume key → calls in flight on it.
-    in_flight: Mutex<HashMap<String, Vec<(u64, String)>>>,
-    /// Per method path: the request field naming the volume.
-    keys: Mutex<HashMap<String, Option<u32>>>,
-    log: mpsc::UnboundedSender<CallRecord>,
+    /// Answered calls go to the logger through the tap's queue, so every call is numbered and
+    /// checked for overlap in one order.
+    queue: Arc<tap::Queue>,
+    /// Names answered calls in the queue.
+    tokens: AtomicU64,
 }
 
 /// One call's copy, shared by its request and response bodies.
@@ -161,24 +194,17 @@ impl Call {
         self.record.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The request is complete: note the volume it names, and who else is on it.
+    /// The request is complete: the logger notes the volume it names, and who else is on it.
     fn request_done(&self) {
-        let (method, id, key) = {
-            let r = self.lock();
-            if r.finished {
-                return;
-            }
-            (r.method.clone(), r.id, self.shared.volume_key(&r.method, &r.request))
-        };
-        let Some(key) = key else { return };
-        let mut flight = self.shared.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-        let others = flight.entry(key.clone()).or_default();
-        let concurrent: Vec<(u64, String)> = others.clone();
-        others.push((id, method));
-        drop(flight);
-        let mut r = self.lock();
-        r.concurrent_with = concurrent;
-        r.key = Some(key);
+        let r = self.lock();
+        if !r.finished {
+            self.shared.queue.push(tap::Event::Request {
+                token: r.id,
+                at: r.started.unwrap_or_else(Instant::now),
+                method: r.method.clone(),
+                request: r.request.clone(),
+            });
+        }
     }
 
     fn trailers(&self, t: &HeaderMap) {
@@ -194,21 +220,11 @@ impl Call {
         }
         r.finished = true;
         r.duration = r.started.map_or(Duration::ZERO, |s| s.elapsed());
-        let key = r.key.take();
         let record = std::mem::take(&mut *r);
         // What is left says the call is over, so nothing registers or finishes it again.
         r.finished = true;
         drop(r);
-        if let Some(key) = key {
-            let mut flight = self.shared.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(list) = flight.get_mut(&key) {
-                list.retain(|(id, _)| *id != record.id);
-                if list.is_empty() {
-                    flight.remove(&key);
-                }
-            }
-        }
-        let _ = self.shared.log.send(record);
+        self.shared.queue.push(tap::Event::Answered(Box::new(record)));
     }
 }
 
@@ -220,7 +236,7 @@ fn read_status(h: &HeaderMap, r: &mut CallRecord) {
 }
 
 /// gRPC's percent-encoding of `grpc-message`.
-fn percent_decode(v: &[u8]) -> String {
+pub(crate) fn percent_decode(v: &[u8]) -> String {
     let mut out = Vec::with_capacity(v.len());
     let mut i = 0;
     while i < v.len() {
@@ -251,13 +267,43 @@ fn percent_encode(s: &str) -> String {
     out
 }
 
-impl Shared {
+impl Tracker {
+    pub(crate) fn new(schema: Arc<Schema>) -> Self {
+        Self { schema, next_id: 0, in_flight: HashMap::new(), keys: HashMap::new() }
+    }
+
+    /// The next call's number.
+    pub(crate) fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// A call's request is complete: note the volume it names, and the calls already on it.
+    pub(crate) fn enter(&mut self, r: &mut CallRecord) {
+        let Some(key) = self.volume_key(&r.method, &r.request) else { return };
+        let others = self.in_flight.entry(key.clone()).or_default();
+        r.concurrent_with.clone_from(others);
+        others.push((r.id, r.method.clone()));
+        r.key = Some(key);
+    }
+
+    /// A call is over: it is no longer in flight on its volume.
+    pub(crate) fn leave(&mut self, r: &CallRecord) {
+        let Some(key) = &r.key else { return };
+        if let Some(list) = self.in_flight.get_mut(key) {
+            list.retain(|(id, _)| *id != r.id);
+            if list.is_empty() {
+                self.in_flight.remove(key);
+            }
+        }
+    }
+
     /// The volume a request names, for the concurrency check.
-    fn volume_key(&self, method: &str, request: &[u8]) -> Option<String> {
+    fn volume_key(&mut self, method: &str, request: &[u8]) -> Option<String> {
         let number = {
-            let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
-            *keys.entry(method.to_owned()).or_insert_with(|| {
-                let m = self.schema.find_method(method)?;
+            let schema = &self.schema;
+            *self.keys.entry(method.to_owned()).or_insert_with(|| {
+                let m = schema.find_method(method)?;
                 let input = m.input();
                 let create = m.name().starts_with("Create");
                 let by_name = |n: &str| input.get_field_by_name(n).map(|f| f.number());
@@ -280,7 +326,9 @@ impl Shared {
         }
         None
     }
+}
 
+impl Shared {
     async fn sender(&self) -> Result<hyper::client::conn::http2::SendRequest<Full<Bytes>>> {
         let mut slot = self.sender.lock().await;
         if let Some(s) = slot.as_ref()
@@ -387,8 +435,16 @@ fn status_response(code: i32, message: &str) -> Response<ProxyBody> {
     r
 }
 
-async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBody> {
-    let id = shared.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+/// Answers a call on a connection accepted while the plugin was down: forwarded if the plugin is
+/// back (and `back` told, so the connection is asked to end and the client's next one is
+/// tapped), answered UNAVAILABLE if it is not.
+async fn handle(
+    shared: Arc<Shared>,
+    back: Arc<tokio::sync::Notify>,
+    req: Request<Incoming>,
+) -> Response<ProxyBody> {
+    // A token until the logger numbers the call.
+    let id = shared.tokens.fetch_add(1, Ordering::Relaxed) + 1;
     let method = req.uri().path().to_owned();
     let call = Arc::new(Call {
         shared: shared.clone(),
@@ -424,6 +480,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<ProxyBo
         Ok(s) => s,
         Err(e) => return fail(&call, 14, &format!("csi-view proxy: {e:#}")),
     };
+    back.notify_one();
     match sender.send_request(upstream_req).await {
         Ok(resp) => {
             let (parts, body) = resp.into_parts();
@@ -504,37 +561,46 @@ pub async fn run(
         options.listen.display(),
         options.upstream.display()
     );
-    let (log, mut calls) = mpsc::unbounded_channel::<CallRecord>();
+    let queue = Arc::new(tap::Queue::default());
     let shared = Arc::new(Shared {
-        schema: schema.clone(),
         upstream: options.upstream.clone(),
         sender: tokio::sync::Mutex::new(None),
-        next_id: AtomicU64::new(0),
-        in_flight: Mutex::new(HashMap::new()),
-        keys: Mutex::new(HashMap::new()),
-        log,
+        queue: queue.clone(),
+        tokens: AtomicU64::new(0),
     });
     let logger = {
         let mut printer = Logger {
-            schema,
+            schema: schema.clone(),
             out,
             record,
             options: options.clone(),
             summary: Summary::default(),
             methods: HashMap::new(),
         };
-        // A thread of its own: decoding and printing never hold up the calls. It takes what has
-        // completed every few milliseconds rather than being woken for each call: a wake-up (a
-        // futex and a context switch) per call cost more than the forwarding.
+        let queue = queue.clone();
+        let mut tap = tap::Tap::new(Tracker::new(schema));
+        // A thread of its own: following, decoding and printing never hold up the calls. It takes
+        // what the pumps and the answered calls left every few milliseconds rather than being
+        // woken for each: a wake-up (a futex and a context switch) per call cost more than the
+        // forwarding.
         std::thread::Builder::new().name("csi-view-logger".into()).spawn(move || {
+            let mut ended = Vec::new();
             loop {
-                match calls.try_recv() {
-                    Ok(call) => printer.call(call)?,
-                    Err(mpsc::error::TryRecvError::Empty) => {
-                        printer.out.flush()?;
-                        std::thread::sleep(LOGGER_PERIOD);
+                // Closed is read before the events: once the queue is closed nothing is added.
+                let closed = queue.is_closed();
+                let events = queue.take();
+                let (n, idle) = (events.len(), events.is_empty());
+                tap.feed(events, &mut ended);
+                queue.done(n);
+                for call in ended.drain(..) {
+                    printer.call(call)?;
+                }
+                if idle {
+                    if closed {
+                        break;
                     }
-                    Err(mpsc::error::TryRecvError::Disconnected) => break,
+                    printer.out.flush()?;
+                    std::thread::sleep(LOGGER_PERIOD);
                 }
             }
             printer.out.flush()?;
@@ -546,6 +612,7 @@ pub async fn run(
     };
     let mut connections = tokio::task::JoinSet::new();
     let (stopping, stop) = tokio::sync::watch::channel(false);
+    let mut conn_ids = 0_u64;
     tokio::pin!(shutdown);
     loop {
         while connections.try_join_next().is_some() {}
@@ -553,32 +620,17 @@ pub async fn run(
             () = &mut shutdown => break,
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
-                let shared = shared.clone();
-                let service = hyper::service::service_fn(move |req| {
-                    let shared = shared.clone();
-                    async move { Ok::<_, Infallible>(handle(shared, req).await) }
-                });
-                let io = TokioIo::new(csikit::server::authority::AuthorityFix::new(stream));
-                let mut stop = stop.clone();
-                connections.spawn(async move {
-                    let conn = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-                        .serve_connection(io, service);
-                    tokio::pin!(conn);
-                    tokio::select! {
-                        _ = conn.as_mut() => {}
-                        () = async {
-                            while !*stop.borrow_and_update() {
-                                if stop.changed().await.is_err() {
-                                    break;
-                                }
-                            }
-                        } => {
-                            // GOAWAY: calls in flight finish, no new ones start.
-                            conn.as_mut().graceful_shutdown();
-                            let _ = conn.await;
-                        }
+                conn_ids += 1;
+                let stop = stop.clone();
+                match UnixStream::connect(&options.upstream).await {
+                    Ok(up) => {
+                        let conn = Arc::new(tap::Conn { id: conn_ids, ..tap::Conn::default() });
+                        connections.spawn(splice(stream, up, conn, queue.clone(), stop));
                     }
-                });
+                    Err(_) => {
+                        connections.spawn(answer(stream, shared.clone(), stop));
+                    }
+                }
             }
         }
     }
@@ -586,18 +638,146 @@ pub async fn run(
     let removed = std::fs::remove_file(&options.listen);
     // Calls in flight get a moment to finish; then the logger drains what completed.
     let _ = stopping.send(true);
-    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+    let _ = tokio::time::timeout(tap::DRAIN + Duration::from_secs(1), async {
         while connections.join_next().await.is_some() {}
     })
     .await;
     connections.abort_all();
+    while connections.join_next().await.is_some() {}
     drop(shared);
+    queue.close();
     let summary = tokio::task::spawn_blocking(move || logger.join())
         .await
         .map_err(|e| anyhow!("the logger stopped: {e}"))?
         .map_err(|_| anyhow!("the logger panicked"))??;
     removed.with_context(|| format!("cannot remove '{}'", options.listen.display()))?;
     Ok(summary)
+}
+
+/// Waits until `stop` says the proxy is stopping.
+async fn stopping(mut stop: tokio::sync::watch::Receiver<bool>) {
+    while !*stop.borrow_and_update() {
+        if stop.changed().await.is_err() {
+            // The proxy is gone without saying so: never stop from here.
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// A tapped connection: bytes both ways as they come, each chunk also queued for the tap. When
+/// the proxy stops, the connection is closed once the calls on it have ended (at most
+/// [`tap::DRAIN`] later).
+async fn splice(
+    down: UnixStream,
+    up: UnixStream,
+    conn: Arc<tap::Conn>,
+    queue: Arc<tap::Queue>,
+    stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let id = conn.id;
+    queue.push(tap::Event::Open(conn.clone()));
+    let (down_read, down_write) = down.into_split();
+    let (up_read, up_write) = up.into_split();
+    // Over a unix socket the client's `:authority` may be one the plugin's HTTP/2 library
+    // refuses; it is made acceptable on the way, as a csikit plugin does itself.
+    let down_read = csikit::server::authority::AuthorityFix::new(down_read);
+    let to_plugin = pump(down_read, up_write, id, tap::Dir::Client, &queue);
+    let to_client = pump(up_read, down_write, id, tap::Dir::Plugin, &queue);
+    tokio::pin!(to_plugin, to_client);
+    // When one side is done, the other is told (its write half shut) and given a moment to
+    // follow.
+    let why = tokio::select! {
+        r = &mut to_plugin => {
+            let _ = tokio::time::timeout(tap::DRAIN, &mut to_client).await;
+            ended("client", r)
+        }
+        r = &mut to_client => {
+            let _ = tokio::time::timeout(tap::DRAIN, &mut to_plugin).await;
+            ended("plugin", r)
+        }
+        () = drained(stop, &conn, &queue) => "the proxy stopped".to_owned(),
+    };
+    queue.push(tap::Event::Closed { conn: id, at: Instant::now(), why });
+}
+
+fn ended(side: &str, r: std::io::Result<()>) -> String {
+    match r {
+        Ok(()) => format!("the {side} closed the connection"),
+        Err(e) => format!("the {side}'s connection broke: {e}"),
+    }
+}
+
+/// Resolves once the proxy is stopping and the tap has seen every call on `conn` end (or
+/// [`tap::DRAIN`] after the stop).
+async fn drained(stop: tokio::sync::watch::Receiver<bool>, conn: &tap::Conn, queue: &tap::Queue) {
+    stopping(stop).await;
+    let _ = tokio::time::timeout(tap::DRAIN, async {
+        loop {
+            let mark = queue.pushed();
+            tokio::time::sleep(LOGGER_PERIOD).await;
+            if queue.read_up_to(mark) && conn.open_calls.load(Ordering::Acquire) == 0 {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
+/// Copies `from` to `to` until `from` ends (then shuts `to`'s write side), queueing each chunk
+/// after it is written on.
+async fn pump(
+    mut from: impl tokio::io::AsyncRead + Unpin,
+    mut to: tokio::net::unix::OwnedWriteHalf,
+    conn: u64,
+    dir: tap::Dir,
+    queue: &tap::Queue,
+) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0_u8; 64 * 1024];
+    loop {
+        let n = from.read(&mut buf).await?;
+        if n == 0 {
+            let _ = to.shutdown().await;
+            return Ok(());
+        }
+        let at = Instant::now();
+        to.write_all(&buf[..n]).await?;
+        queue.push(tap::Event::Bytes { conn, dir, at, bytes: buf[..n].to_vec() });
+    }
+}
+
+/// A connection accepted while the plugin was down: HTTP/2 is spoken with the client and each
+/// call answered (UNAVAILABLE while the plugin is down, forwarded once it is back). Once a call
+/// has reached the plugin again, the connection is asked to end (GOAWAY: calls in flight
+/// finish), so the client's next connection is tapped.
+async fn answer(stream: UnixStream, shared: Arc<Shared>, stop: tokio::sync::watch::Receiver<bool>) {
+    let back = Arc::new(tokio::sync::Notify::new());
+    let service = {
+        let (back, shared) = (back.clone(), shared.clone());
+        hyper::service::service_fn(move |req| {
+            let (shared, back) = (shared.clone(), back.clone());
+            async move { Ok::<_, Infallible>(handle(shared, back, req).await) }
+        })
+    };
+    let io = TokioIo::new(csikit::server::authority::AuthorityFix::new(stream));
+    let conn = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+        .serve_connection(io, service);
+    tokio::pin!(conn);
+    eprintln!(
+        "# csi-view proxy: the plugin at unix://{} is not answering: calls on a new connection are \
+         answered UNAVAILABLE until it is back",
+        shared.upstream.display()
+    );
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        () = stopping(stop) => {}
+        () = back.notified() => eprintln!(
+            "# csi-view proxy: the plugin is back: asking the client to reconnect (GOAWAY), so its \
+             calls are tapped again"
+        ),
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = conn.await;
 }
 
 fn open_record(path: &Path, options: &Options) -> Result<std::io::BufWriter<std::fs::File>> {
@@ -813,6 +993,9 @@ impl Logger {
         if let Some(e) = &call.proxy_error {
             writeln!(b, "  (answered by the proxy: {e})")?;
         }
+        if let Some(n) = &call.note {
+            writeln!(b, "  (no answer on the wire: {n})")?;
+        }
         self.out.write_all(&b)?;
         Ok(())
     }
@@ -862,6 +1045,7 @@ impl Logger {
             "violations": violations,
             "concurrent_with": call.concurrent_with.iter().map(|(id, _)| id).collect::<Vec<_>>(),
             "proxy_error": call.proxy_error,
+            "note": call.note,
         });
         serde_json::to_writer(&mut self.out, &v)?;
         self.out.write_all(b"\n")?;

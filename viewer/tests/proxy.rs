@@ -163,25 +163,30 @@ fn proxy_forwards_prints_records_and_survives_a_plugin_restart() {
         assert_eq!(bad.err().map(|s| s.code()), Some(Code::InvalidArgument));
     });
 
-    // The plugin goes away: calls get UNAVAILABLE from the proxy, which keeps serving.
+    // One client connection through the plugin's restart. While the plugin is up the connection
+    // is tapped; when the plugin goes away, so does the connection, and the client's next one is
+    // answered by the proxy (UNAVAILABLE); once the plugin is back, that connection forwards the
+    // call, then asks the client to reconnect, and the next call is tapped again.
+    let ch = rt.block_on(channel(&proxy_sock));
+    let mut identity = IdentityClient::new(ch);
+    assert!(rt.block_on(identity.probe(ProbeRequest {})).is_ok(), "a probe before the restart");
     let _ = plugin_stop.send(());
     rt.block_on(plugin_task).expect("plugin stops");
     let probe = rt.block_on(async {
-        let mut identity = IdentityClient::new(channel(&proxy_sock).await);
-        identity.probe(ProbeRequest {}).await
+        // The client may first see its connection close, as from the plugin itself.
+        let first = identity.probe(ProbeRequest {}).await;
+        if first.is_ok() { first } else { identity.probe(ProbeRequest {}).await }
     });
     assert_eq!(probe.err().map(|s| s.code()), Some(Code::Unavailable));
-    // It comes back: the next call connects again.
     let (plugin_stop, plugin_task) = start_plugin(&rt, &plugin_sock);
     rt.block_on(wait_for_socket(&plugin_sock));
-    let info = rt.block_on(async {
-        let mut identity = IdentityClient::new(channel(&proxy_sock).await);
-        identity.get_plugin_info(GetPluginInfoRequest {}).await
-    });
-    assert_eq!(
-        info.expect("answered after the restart").into_inner().name,
-        "proxy-test.csikit.dev"
-    );
+    for _ in 0..2 {
+        let info = rt.block_on(identity.get_plugin_info(GetPluginInfoRequest {}));
+        assert_eq!(
+            info.expect("answered after the restart").into_inner().name,
+            "proxy-test.csikit.dev"
+        );
+    }
 
     // SIGTERM: exit 1 under --check (a call broke a rule), socket removed.
     assert_eq!(stop(&mut proxy), 1, "{}", read(&dir.join("proxy.err")));
@@ -204,6 +209,21 @@ fn proxy_forwards_prints_records_and_survives_a_plugin_restart() {
     assert!(out.contains("/csi.v1.Identity/Probe") && out.contains("UNAVAILABLE"), "{out}");
     assert!(out.contains("/csi.v1.Identity/GetPluginInfo") && out.contains(" OK"), "{out}");
     assert!(err.contains("broke a spec rule"), "{err}");
+    assert!(err.contains("the plugin at unix://") && err.contains("is not answering"), "{err}");
+    assert!(err.contains("asking the client to reconnect (GOAWAY)"), "{err}");
+    assert_eq!(out.matches("/csi.v1.Identity/GetPluginInfo").count(), 2, "{out}");
+    // Calls are numbered in the order they started, tapped or answered alike.
+    let mut started: Vec<(&str, u64)> = out
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.strip_prefix('#')?.split(' ');
+            let id = words.next()?.parse().ok()?;
+            Some((words.nth(1)?, id))
+        })
+        .collect();
+    assert_eq!(started.len(), 9, "{out}");
+    started.sort_unstable();
+    assert!(started.windows(2).all(|w| w[0].1 < w[1].1), "{started:?}\n{out}");
 
     // The recording reads back, each message typed by its method, the secret blanked.
     let decoded = Command::new(BIN)
