@@ -9,7 +9,7 @@ mod support;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use support::{Server, grpcio_stubs, python, random_token, required_fields_json, tail};
+use support::{Lifecycle, Server, grpcio_stubs, python, tail};
 
 /// grpcio channels with every `:authority` style real clients send over a unix socket (the
 /// %-encoded path by default, the raw path, localhost, host:port, spaces, non-ASCII bytes), each
@@ -47,37 +47,20 @@ fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
         return;
     };
 
-    let required = tmp.path().join("required.json");
-    std::fs::write(&required, required_fields_json()).expect("write required.json");
-
-    let node_id = "interop-node-1";
-    let secret_key = "memdriver-key";
-    let secret_value = random_token("s3cr3t-");
-    let extra_secret = random_token("x7ra-");
-    let require = format!("{secret_key}={secret_value}");
+    let life = Lifecycle::new(tmp.path(), "interop-node-1");
+    let (secret_value, extra_secret) = (life.secret_value.clone(), life.extra_secret.clone());
+    let require = life.require();
     let mut server = Server::start(
         tmp.path(),
         &[
             ("RUST_LOG", "trace"),
-            ("MEMDRIVER_NODE_ID", node_id),
+            ("MEMDRIVER_NODE_ID", life.node_id),
             ("MEMDRIVER_REQUIRE_SECRET", &require),
         ],
     );
 
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop.py");
     let started = Instant::now();
-    let out = python()
-        .arg(&script)
-        .arg(&stubs)
-        .arg(&server.socket)
-        .arg(&required)
-        .arg(node_id)
-        .env("MEMDRIVER_TEST_SECRET_KEY", secret_key)
-        .env("MEMDRIVER_TEST_SECRET_VALUE", &secret_value)
-        .env("MEMDRIVER_TEST_EXTRA_SECRET", &extra_secret)
-        .env("MEMDRIVER_TEST_DIR", tmp.path().join("kubelet"))
-        .output()
-        .expect("run interop.py");
+    let out = life.script(&stubs, &server.socket, tmp.path()).output().expect("run interop.py");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -112,7 +95,7 @@ fn lifecycle_errors_overlap_and_secrets_through_grpcio() {
         );
     }
     assert!(
-        log.contains(secret_key),
+        log.contains(life.secret_key),
         "the log never mentions the secret's key; are requests logged at all?"
     );
     for (what, secret) in [("required secret", &secret_value), ("extra secret", &extra_secret)] {

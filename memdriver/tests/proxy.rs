@@ -21,7 +21,7 @@ use csikit::v1::volume_capability::access_mode::Mode;
 use csikit::v1::volume_capability::{AccessMode, AccessType, MountVolume};
 use csikit::v1::*;
 use prost_reflect::DynamicMessage;
-use support::{Server, grpcio_stubs, python, random_token, required_fields_json};
+use support::{Lifecycle, Server, grpcio_stubs};
 
 /// The proxy, in this process, on its own runtime thread, until `stop` fires.
 struct Proxy {
@@ -186,31 +186,20 @@ fn grpcio_and_tonic_lifecycles_through_csi_view_proxy() {
     let Some(stubs) = grpcio_stubs(tmp.path()) else {
         return;
     };
-    let required = tmp.path().join("required.json");
-    std::fs::write(&required, required_fields_json()).expect("write required.json");
-    let node_id = "proxy-node-1";
-    let secret_key = "memdriver-key";
-    let secret_value = random_token("s3cr3t-");
-    let extra_secret = random_token("x7ra-");
-    let require = format!("{secret_key}={secret_value}");
+    let life = Lifecycle::new(tmp.path(), "proxy-node-1");
+    let (secret_key, secret_value, extra_secret) =
+        (life.secret_key, life.secret_value.clone(), life.extra_secret.clone());
+    let require = life.require();
     let mut server = Server::start(
         tmp.path(),
-        &[("MEMDRIVER_NODE_ID", node_id), ("MEMDRIVER_REQUIRE_SECRET", &require)],
+        &[("MEMDRIVER_NODE_ID", life.node_id), ("MEMDRIVER_REQUIRE_SECRET", &require)],
     );
     let (record, output) = (tmp.path().join("calls.jsonl"), tmp.path().join("proxy.out"));
     let mut proxy = Proxy::start(tmp.path(), &server.socket, &record, &output);
 
     let sent = tmp.path().join("sent.json");
-    let out = python()
-        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop.py"))
-        .arg(&stubs)
-        .arg(&proxy.socket)
-        .arg(&required)
-        .arg(node_id)
-        .env("MEMDRIVER_TEST_SECRET_KEY", secret_key)
-        .env("MEMDRIVER_TEST_SECRET_VALUE", &secret_value)
-        .env("MEMDRIVER_TEST_EXTRA_SECRET", &extra_secret)
-        .env("MEMDRIVER_TEST_DIR", tmp.path().join("kubelet"))
+    let out = life
+        .script(&stubs, &proxy.socket, tmp.path())
         .env("INTEROP_RECORD", &sent)
         .output()
         .expect("run interop.py");

@@ -111,6 +111,63 @@ pub struct Capture {
     pub calls: Vec<Call>,
 }
 
+/// One message of a capture, with the type its call's method names.
+#[derive(Debug, Clone)]
+pub struct Typed {
+    /// The call's number.
+    pub call: u64,
+    /// The call's method path.
+    pub method: String,
+    /// The call's status name (`OK`, `NOT_FOUND`, `NO STATUS`).
+    pub status: String,
+    /// `request` or `response`.
+    pub side: &'static str,
+    /// Which of the side's messages this is (from 1), and how many it has.
+    pub index: usize,
+    /// How many messages the side has.
+    pub of: usize,
+    /// The message's type.
+    pub desc: prost_reflect::MessageDescriptor,
+    /// The message's bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl Capture {
+    /// Every message, in order, each with the type its call's method names in `schema`.
+    ///
+    /// # Errors
+    ///
+    /// When a call's method is not in the schema (`call #N: method M is not in the schema`).
+    pub fn typed(&self, schema: &crate::schema::Schema) -> Result<Vec<Typed>> {
+        let mut out = Vec::new();
+        for call in &self.calls {
+            let method = schema.find_method(&call.method).ok_or_else(|| {
+                anyhow!("call #{}: method {} is not in the schema", call.call, call.method)
+            })?;
+            let status = crate::proxy::status_name(call.status);
+            for (side, desc, list) in [
+                ("request", method.input(), call.request_bytes()?),
+                ("response", method.output(), call.response_bytes()?),
+            ] {
+                let of = list.len();
+                for (i, bytes) in list.into_iter().enumerate() {
+                    out.push(Typed {
+                        call: call.call,
+                        method: call.method.clone(),
+                        status: status.clone(),
+                        side,
+                        index: i + 1,
+                        of,
+                        desc: desc.clone(),
+                        bytes,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// Reads a capture file.
 ///
 /// # Errors

@@ -429,38 +429,21 @@ struct Typed {
 /// Every message of a capture, typed by its method; a method the schema lacks is an error.
 fn capture_messages(schema: &Schema, path: &Path) -> Result<Vec<Typed>> {
     let capture = csi_view::capture::read(path)?;
-    let mut out = Vec::new();
-    for call in &capture.calls {
-        let method = schema.find_method(&call.method).ok_or_else(|| {
-            anyhow!(
-                "{}: call #{}: method {} is not in the schema (--spec-dir or --proto)",
-                path.display(),
-                call.call,
-                call.method
-            )
-        })?;
-        for (side, desc, list) in [
-            ("request", method.input(), call.request_bytes()?),
-            ("response", method.output(), call.response_bytes()?),
-        ] {
-            let n = list.len();
-            for (i, bytes) in list.into_iter().enumerate() {
-                let k = if n > 1 { format!(" {}", i + 1) } else { String::new() };
-                out.push(Typed {
-                    label: Some(format!(
-                        "call #{} {} {side}{k} ({})",
-                        call.call,
-                        call.method,
-                        csi_view::proxy::status_name(call.status)
-                    )),
-                    desc: desc.clone(),
-                    mask: None,
-                    message: Message { offset: 0, bytes },
-                });
+    let typed = capture
+        .typed(schema)
+        .map_err(|e| anyhow!("{}: {e} (--spec-dir or --proto)", path.display()))?;
+    Ok(typed
+        .into_iter()
+        .map(|m| {
+            let k = if m.of > 1 { format!(" {}", m.index) } else { String::new() };
+            Typed {
+                label: Some(format!("call #{} {} {}{k} ({})", m.call, m.method, m.side, m.status)),
+                desc: m.desc,
+                mask: None,
+                message: Message { offset: 0, bytes: m.bytes },
             }
-        }
-    }
-    Ok(out)
+        })
+        .collect())
 }
 
 fn decode(a: DecodeArgs) -> Result<u8> {

@@ -780,6 +780,61 @@ async fn answer(stream: UnixStream, shared: Arc<Shared>, stop: tokio::sync::watc
     let _ = conn.await;
 }
 
+/// Follows `data` as one tapped connection's traffic and prints each call it puts together to
+/// `out`, as the proxy would; returns how many calls were printed. For the fuzzer and tests: the
+/// data is chunks, each behind a byte whose high bit picks the direction (0 from the client) and
+/// whose other bits are its length; the client's connection preface is put in front of its
+/// bytes; the connection closes at the end.
+///
+/// # Errors
+///
+/// When `out` cannot be written.
+#[doc(hidden)]
+pub fn replay(
+    schema: Arc<Schema>,
+    data: &[u8],
+    format: Format,
+    out: Box<dyn Write + Send>,
+) -> Result<u64> {
+    let conn = Arc::new(tap::Conn { id: 1, ..tap::Conn::default() });
+    let at = Instant::now();
+    let mut events = vec![
+        tap::Event::Open(conn),
+        tap::Event::Bytes { conn: 1, dir: tap::Dir::Client, at, bytes: tap::PREFACE.to_vec() },
+    ];
+    let mut rest = data;
+    while let Some((&head, tail)) = rest.split_first() {
+        let n = usize::from(head & 0x7f).min(tail.len());
+        let dir = if head & 0x80 == 0 { tap::Dir::Client } else { tap::Dir::Plugin };
+        events.push(tap::Event::Bytes { conn: 1, dir, at, bytes: tail[..n].to_vec() });
+        rest = &tail[n..];
+    }
+    events.push(tap::Event::Closed { conn: 1, at, why: "the client closed the connection".into() });
+    let mut tap = tap::Tap::new(Tracker::new(schema.clone()));
+    let mut calls = Vec::new();
+    tap.feed(events, &mut calls);
+    let options = Options {
+        listen: PathBuf::new(),
+        upstream: PathBuf::new(),
+        record: None,
+        keep_secrets: false,
+        format,
+    };
+    let mut logger = Logger {
+        schema,
+        out,
+        record: None,
+        options,
+        summary: Summary::default(),
+        methods: HashMap::new(),
+    };
+    for call in calls {
+        logger.call(call)?;
+    }
+    logger.out.flush()?;
+    Ok(logger.summary.calls)
+}
+
 fn open_record(path: &Path, options: &Options) -> Result<std::io::BufWriter<std::fs::File>> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let mut open = std::fs::OpenOptions::new();

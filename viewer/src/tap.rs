@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::proxy::{CallRecord, Tracker};
 
 /// The HTTP/2 client connection preface.
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 const FRAME_HEADER: usize = 9;
 /// Frame types.
 const DATA: u8 = 0x0;
@@ -315,6 +315,8 @@ impl Tap {
         done: &mut Vec<CallRecord>,
     ) {
         match (dir, f) {
+            // A header block on no stream (a pushed request's) only kept the decoder in step.
+            (_, Frame::Headers { stream: 0, .. }) => {}
             (Dir::Client, Frame::Headers { stream, end_stream, fields }) => {
                 if let Some(call) = c.calls.get_mut(&stream) {
                     // Request trailers: gRPC sends none; the request ends here if they say so.
@@ -798,5 +800,59 @@ mod tests {
         tap.feed(std::mem::take(&mut talk.events), &mut done);
         assert!(done.is_empty());
         assert_eq!(conn.open_calls.load(Ordering::Acquire), 0);
+    }
+
+    /// Collects what the logger prints.
+    #[derive(Clone, Default)]
+    struct Printed(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Printed {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("not poisoned").extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_replayed_call_is_printed_with_its_secret_hidden() {
+        let mut client = loona_hpack::Encoder::new();
+        let mut plugin = loona_hpack::Encoder::new();
+        let request = prost::Message::encode_to_vec(&csikit::v1::CreateVolumeRequest {
+            name: "pvc-1".into(),
+            secrets: [("password".to_owned(), "hunter2".to_owned())].into(),
+            ..Default::default()
+        });
+        let mut c = frame(0x4, 0, 0, &[]);
+        let block = client.encode([(&b":path"[..], &b"/csi.v1.Controller/CreateVolume"[..])]);
+        c.extend(frame(HEADERS, END_HEADERS, 1, &block));
+        let mut grpc = vec![0, 0, 0, 0, u8::try_from(request.len()).expect("short")];
+        grpc.extend(request);
+        c.extend(frame(DATA, END_STREAM, 1, &grpc));
+        let block = plugin.encode([
+            (&b":status"[..], &b"200"[..]),
+            (b"grpc-status", b"16"),
+            (b"grpc-message", b"bad password hunter2"),
+        ]);
+        let p = frame(HEADERS, END_HEADERS | END_STREAM, 1, &block);
+        let mut data = Vec::new();
+        for (high, bytes) in [(0, c), (0x80, p)] {
+            for chunk in bytes.chunks(127) {
+                data.push(high | u8::try_from(chunk.len()).expect("short"));
+                data.extend_from_slice(chunk);
+            }
+        }
+        let schema = Arc::new(crate::schema::Schema::builtin().expect("the built-in schema"));
+        for format in [crate::proxy::Format::Text, crate::proxy::Format::Json] {
+            let out = Printed::default();
+            let calls = crate::proxy::replay(schema.clone(), &data, format, Box::new(out.clone()));
+            assert_eq!(calls.ok(), Some(1));
+            let text =
+                String::from_utf8(out.0.lock().expect("not poisoned").clone()).expect("utf-8");
+            assert!(text.contains("UNAUTHENTICATED") && text.contains("pvc-1"), "{text}");
+            assert!(!text.contains("hunter2"), "{text}");
+        }
     }
 }

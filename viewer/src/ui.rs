@@ -140,32 +140,13 @@ pub fn open(schema: &Schema, files: &[PathBuf], options: &Options) -> Result<Vec
 
 fn open_capture(schema: &Schema, path: &Path) -> Result<Document> {
     let capture = crate::capture::read(path)?;
+    let typed = capture.typed(schema).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let mut entries = Vec::new();
-    for call in &capture.calls {
-        let method = schema.find_method(&call.method).ok_or_else(|| {
-            anyhow!(
-                "{}: call #{}: method {} is not in the schema",
-                path.display(),
-                call.call,
-                call.method
-            )
-        })?;
-        for (side, desc, list) in [
-            ("request", method.input(), call.request_bytes()?),
-            ("response", method.output(), call.response_bytes()?),
-        ] {
-            for bytes in list {
-                let message = decode(&desc, &bytes)
-                    .map_err(|e| anyhow!("{}: call #{}: {e}", path.display(), call.call))?;
-                let label = format!(
-                    "#{} {} {side} ({})",
-                    call.call,
-                    call.method,
-                    crate::proxy::status_name(call.status)
-                );
-                entries.push(Entry { label, message, certain: true });
-            }
-        }
+    for m in typed {
+        let message = decode(&m.desc, &m.bytes)
+            .map_err(|e| anyhow!("{}: call #{}: {e}", path.display(), m.call))?;
+        let label = format!("#{} {} {} ({})", m.call, m.method, m.side, m.status);
+        entries.push(Entry { label, message, certain: true });
     }
     Ok(Document {
         name: path.display().to_string(),

@@ -189,3 +189,53 @@ pub fn grpcio_stubs(dir: &Path) -> Option<PathBuf> {
     );
     Some(stubs)
 }
+
+/// What `interop.py` drives memdriver with: the REQUIRED-fields table it checks, a node id, and a
+/// required secret (and an extra one) nobody else would log.
+pub struct Lifecycle {
+    /// `required.json`, from [`required_fields_json`].
+    pub required: PathBuf,
+    /// The node id memdriver is started with.
+    pub node_id: &'static str,
+    /// The secret's key.
+    pub secret_key: &'static str,
+    /// The secret memdriver requires.
+    pub secret_value: String,
+    /// A secret sent beside it.
+    pub extra_secret: String,
+}
+
+impl Lifecycle {
+    /// Writes `dir/required.json` and draws the secrets.
+    pub fn new(dir: &Path, node_id: &'static str) -> Self {
+        let required = dir.join("required.json");
+        std::fs::write(&required, required_fields_json()).expect("write required.json");
+        Self {
+            required,
+            node_id,
+            secret_key: "memdriver-key",
+            secret_value: random_token("s3cr3t-"),
+            extra_secret: random_token("x7ra-"),
+        }
+    }
+
+    /// `MEMDRIVER_REQUIRE_SECRET`'s value.
+    pub fn require(&self) -> String {
+        format!("{}={}", self.secret_key, self.secret_value)
+    }
+
+    /// `interop.py` against `socket`, with the grpcio `stubs`, its scratch under `dir`.
+    pub fn script(&self, stubs: &Path, socket: &Path, dir: &Path) -> Command {
+        let mut c = python();
+        c.arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop.py"))
+            .arg(stubs)
+            .arg(socket)
+            .arg(&self.required)
+            .arg(self.node_id)
+            .env("MEMDRIVER_TEST_SECRET_KEY", self.secret_key)
+            .env("MEMDRIVER_TEST_SECRET_VALUE", &self.secret_value)
+            .env("MEMDRIVER_TEST_EXTRA_SECRET", &self.extra_secret)
+            .env("MEMDRIVER_TEST_DIR", dir.join("kubelet"));
+        c
+    }
+}
