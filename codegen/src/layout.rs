@@ -206,6 +206,10 @@ fn lib_rs(packages: &[Package<'_>]) -> String {
             .to_owned(),
     };
     let _ = writeln!(out, "/// The server skeleton (see [`runtime::server`]){builder}");
+    out.push_str(
+        "/// A tonic channel to a plugin's endpoint, for the clients (see [`runtime::channel`]).\n\
+         #[cfg(feature = \"channel\")]\npub use csikit_runtime::channel;\n\n",
+    );
     out.push_str("pub mod registry;\nmod validate_encoded;\n\n");
     let mut tops: Vec<&str> =
         packages.iter().map(|p| p.module.split("::").next().unwrap_or(&p.module)).collect();
@@ -282,6 +286,8 @@ fn cargo_toml(options: &CrateOptions, inputs: &str) -> String {
 default = []\n\
 # tonic clients (no transport stack: bring your own channel).\n\
 client = [\"dep:tonic\", \"dep:tonic-prost\", \"csikit-runtime/tonic\"]\n\
+# `csikit::channel::connect`: a channel for those clients to a plugin's unix socket or TCP endpoint.\n\
+channel = [\"client\", \"csikit-runtime/channel\"]\n\
 # The server skeleton (`csikit::server`): driver traits, layers, CSI_ENDPOINT serving.\n\
 server = [\"dep:tonic\", \"dep:tonic-prost\", \"tonic/server\", \"tonic/router\", \"csikit-runtime/server\"]\n\
 # `descriptor_pool()` accessors through prost-reflect.\nreflect = [\"dep:prost-reflect\"]\n\n\

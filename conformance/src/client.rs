@@ -45,46 +45,13 @@ impl Endpoint {
 
     /// Opens a channel, within `timeout`.
     pub(crate) async fn connect(&self, timeout: Duration) -> Result<Channel, String> {
-        match self {
-            Endpoint::Unix(path) => {
-                let path = path.clone();
-                let shown = path.display().to_string();
-                tonic::transport::Endpoint::from_static("http://plugin")
-                    .connect_timeout(timeout)
-                    .timeout(timeout)
-                    .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
-                        let path = path.clone();
-                        async move {
-                            Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
-                                tokio::net::UnixStream::connect(path).await?,
-                            ))
-                        }
-                    }))
-                    .await
-                    .map_err(|e| format!("cannot connect to unix://{shown}: {}", source_chain(&e)))
-            }
-            Endpoint::Tcp(addr) => {
-                tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-                    .map_err(|e| format!("bad address '{addr}': {e}"))?
-                    .connect_timeout(timeout)
-                    .timeout(timeout)
-                    .connect()
-                    .await
-                    .map_err(|e| format!("cannot connect to tcp://{addr}: {}", source_chain(&e)))
-            }
-        }
+        let endpoint = match self {
+            Endpoint::Unix(path) if path.is_absolute() => format!("unix://{}", path.display()),
+            Endpoint::Unix(path) => format!("unix:{}", path.display()),
+            Endpoint::Tcp(addr) => format!("tcp://{addr}"),
+        };
+        csikit::channel::connect_with_timeout(&endpoint, timeout).await.map_err(|e| e.to_string())
     }
-}
-
-fn source_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
-    }
-    s
 }
 
 /// Bytes in, bytes out: a codec for messages built by reflection.

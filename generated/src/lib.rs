@@ -34,6 +34,9 @@
 //!   it sends (grpcio's %-encoded socket path, the raw path of grpc-java and gocsi's `csc`, ...):
 //!   h2 under tonic refuses those, so `server::authority` rewrites a refused one before h2 reads
 //!   it, and passes every other byte through unchanged.
+//! * `csikit::channel` (feature `channel`): `connect("unix:///csi/csi.sock")` gives a tonic `Channel`
+//!   to a plugin for the generated clients (tonic does not dial unix sockets by itself); it
+//!   connects before returning, so a missing plugin is an error naming the endpoint and the cause.
 //! * `csikit::Validate`: every message validates against the spec's rules (REQUIRED fields, size
 //!   limits, non-negative numbers, banned control characters, secret key charset), reporting every
 //!   violation with its field path (`volume_capabilities[1].access_mode.mode`) and never a value.
@@ -97,14 +100,15 @@
 //! | feature | default | adds |
 //! |---|---|---|
 //! | `client` | off | tonic clients (no transport: pass any `GrpcService`, e.g. a `Channel`) |
+//! | `channel` | off | `client`, and `csikit::channel::connect("unix:///path.sock")`: a `Channel` to a plugin's unix socket or TCP endpoint |
 //! | `server` | off | the server skeleton `csikit::server` (tonic transport, tokio, tracing) |
 //! | `reflect` | off | `descriptor_pool()` accessors through prost-reflect |
 //!
 //! No feature is on by default: the crate is then the prost types, validators (`Validate`,
 //! `validate_encoded`), descriptors, facts, redaction and alpha policy, with no tonic and no
 //! transport stack.
-//! A driver adds `features = ["server"]`, a CO or sidecar `features = ["client"]`, a tool
-//! `["reflect"]`.
+//! A driver adds `features = ["server"]`, a CO or sidecar `features = ["client"]` (or `["channel"]` to
+//! dial the plugin's socket with csikit), a tool `["reflect"]`.
 //! The crate's own tests that need descriptors run with `cargo test -p csikit --all-features`.
 
 // `#[csi_validate]` expansions and generated code name `::csikit`, inside this crate too.
@@ -161,6 +165,10 @@ pub mod server {
     pub use crate::v1::server::Builder;
     pub use csikit_runtime::server::*;
 }
+
+/// A tonic channel to a plugin's endpoint, for the clients (see [`runtime::channel`]).
+#[cfg(feature = "channel")]
+pub use csikit_runtime::channel;
 
 pub mod registry;
 mod validate_encoded;

@@ -25,11 +25,10 @@ use csikit::v1::{
     NodeGetCapabilitiesRequest, NodePublishVolumeRequest, NodeStageVolumeRequest,
     NodeUnpublishVolumeRequest, ProbeRequest, VolumeCapability,
 };
-use hyper_util::rt::TokioIo;
 use support::{Server, tail};
 use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
-use tonic::transport::{Channel, Endpoint, Uri};
+use tonic::transport::Channel;
 
 const CLIENTS: usize = 64;
 const CALLS: usize = 10_000;
@@ -105,15 +104,7 @@ impl Tally {
 }
 
 async fn connect(socket: &Path) -> Channel {
-    let socket = socket.to_owned();
-    // The URI is a placeholder: the connector ignores it and dials the socket.
-    Endpoint::from_static("http://memdriver.invalid")
-        .connect_with_connector(tower::service_fn(move |_: Uri| {
-            let socket = socket.clone();
-            async move { Ok::<_, std::io::Error>(TokioIo::new(UnixStream::connect(socket).await?)) }
-        }))
-        .await
-        .expect("connect to memdriver")
+    csikit::channel::connect_unix(socket).await.expect("connect to memdriver")
 }
 
 fn mount_capability() -> VolumeCapability {

@@ -68,18 +68,7 @@ impl Proxy {
 }
 
 async fn channel(path: &Path) -> tonic::transport::Channel {
-    let path = path.to_owned();
-    tonic::transport::Endpoint::from_static("http://plugin")
-        .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
-            let path = path.clone();
-            async move {
-                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
-                    tokio::net::UnixStream::connect(path).await?,
-                ))
-            }
-        }))
-        .await
-        .expect("connects")
+    csikit::channel::connect_unix(&path).await.expect("connects")
 }
 
 /// A tonic CO's lifecycle: create, publish, stage, publish on the node, and back, then delete.

@@ -488,15 +488,5 @@ async fn channel(path: PathBuf) -> tonic::transport::Channel {
         assert!(Instant::now() < deadline, "the server never listened on '{}'", path.display());
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    tonic::transport::Endpoint::from_static("http://plugin")
-        .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
-            let path = path.clone();
-            async move {
-                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
-                    tokio::net::UnixStream::connect(path).await?,
-                ))
-            }
-        }))
-        .await
-        .expect("connects")
+    csikit::channel::connect_unix(&path).await.expect("connects")
 }

@@ -13,13 +13,18 @@
 //! * [`errors`]: the shapes of the per-RPC error catalogs.
 //! * `server` (feature `server`): the server skeleton: layers, the pipeline every call passes,
 //!   the generic plugin builder fed by a package's `const` tables, `CSI_ENDPOINT` serving.
+//! * `channel` (feature `channel`): a tonic channel to a plugin's endpoint (unix socket or TCP),
+//!   for the generated clients.
 //!
 //! | feature | adds |
 //! |---|---|
 //! | `tonic` | `tonic::Status` conversions for violations and alpha refusals |
 //! | `server` | the server skeleton (tonic's server transport, tokio, tracing) |
+//! | `channel` | `channel::connect` (tonic's client transport, tokio, a unix-socket connector) |
 
 pub mod alpha;
+#[cfg(feature = "channel")]
+pub mod channel;
 pub mod errors;
 pub mod facts;
 pub mod redact;

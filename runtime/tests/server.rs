@@ -404,24 +404,13 @@ fn socket_dir(test: &str) -> PathBuf {
 }
 
 async fn channel(path: &Path) -> tonic::transport::Channel {
-    let path = path.to_owned();
     for _ in 0..250 {
         if tokio::net::UnixStream::connect(&path).await.is_ok() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    tonic::transport::Endpoint::from_static("http://plugin")
-        .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
-            let path = path.clone();
-            async move {
-                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
-                    tokio::net::UnixStream::connect(path).await?,
-                ))
-            }
-        }))
-        .await
-        .expect("connects")
+    csikit::channel::connect_unix(&path).await.expect("connects")
 }
 
 #[tokio::test]

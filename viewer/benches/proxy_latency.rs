@@ -65,17 +65,7 @@ async fn channel(path: &Path) -> tonic::transport::Channel {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let path = path.to_owned();
-    tonic::transport::Endpoint::from_static("http://plugin")
-        .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
-            let path = path.clone();
-            async move {
-                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
-                    tokio::net::UnixStream::connect(path).await?,
-                ))
-            }
-        }))
-        .await
-        .expect("connects")
+    csikit::channel::connect_unix(&path).await.expect("connects")
 }
 
 async fn measure(client: &mut ControllerClient<tonic::transport::Channel>, n: usize) -> Vec<u64> {

@@ -21,7 +21,9 @@
 //! `requests` and `responses` hold each gRPC message (the payload of each length-prefixed frame)
 //! in standard base64; an empty string is the empty message. `status` is the gRPC status code
 //! (`message` its text, secrets scrubbed unless kept); `-1` when the call ended without one (the
-//! client went away, the upstream broke the stream).
+//! plugin ended the stream with no status, or the client went away from a call the proxy
+//! answered). A call cut short by its connection closing has UNAVAILABLE (14, the plugin's side
+//! closed) or CANCELLED (1, the client's side), and `message` says so.
 
 use std::io::BufRead;
 use std::path::Path;

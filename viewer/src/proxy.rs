@@ -592,6 +592,9 @@ pub async fn run(
                 let (n, idle) = (events.len(), events.is_empty());
                 tap.feed(events, &mut ended);
                 queue.done(n);
+                for notice in tap.notices.drain(..) {
+                    eprintln!("# csi-view proxy: {notice}");
+                }
                 for call in ended.drain(..) {
                     printer.call(call)?;
                 }

@@ -196,6 +196,8 @@ pub struct Tap {
     answered: HashMap<u64, CallRecord>,
     /// The wall clock at a known instant, to date calls from the instants the pumps took.
     epoch: (SystemTime, Instant),
+    /// What the user should be told (a connection no longer followed), not yet taken.
+    pub notices: Vec<String>,
 }
 
 impl Tap {
@@ -206,6 +208,7 @@ impl Tap {
             conns: HashMap::new(),
             answered: HashMap::new(),
             epoch: (SystemTime::now(), Instant::now()),
+            notices: Vec::new(),
         }
     }
 
@@ -291,10 +294,10 @@ impl Tap {
                 }
                 Err(why) => {
                     let side = if dir == Dir::Client { "client" } else { "plugin" };
-                    eprintln!(
-                        "# csi-view proxy: connection {conn}: cannot follow the {side}'s HTTP/2 \
-                         ({why}); its calls are forwarded but not shown"
-                    );
+                    self.notices.push(format!(
+                        "connection {conn}: cannot follow the {side}'s HTTP/2 ({why}); its calls \
+                         are forwarded but not shown"
+                    ));
                     for (_, call) in c.calls.drain() {
                         self.tracker.leave(&call.record);
                     }
@@ -799,6 +802,10 @@ mod tests {
         let mut done = Vec::new();
         tap.feed(std::mem::take(&mut talk.events), &mut done);
         assert!(done.is_empty());
+        assert_eq!(tap.notices.len(), 1, "{:?}", tap.notices);
+        assert!(
+            tap.notices[0].starts_with("connection 1: cannot follow the plugin's HTTP/2 (HPACK")
+        );
         assert_eq!(conn.open_calls.load(Ordering::Acquire), 0);
     }
 

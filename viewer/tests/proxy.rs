@@ -72,18 +72,7 @@ async fn wait_for_socket(path: &Path) {
 
 async fn channel(path: &Path) -> tonic::transport::Channel {
     wait_for_socket(path).await;
-    let path = path.to_owned();
-    tonic::transport::Endpoint::from_static("http://plugin")
-        .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
-            let path = path.clone();
-            async move {
-                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
-                    tokio::net::UnixStream::connect(path).await?,
-                ))
-            }
-        }))
-        .await
-        .expect("connects")
+    csikit::channel::connect_unix(&path).await.expect("connects")
 }
 
 fn start_proxy(dir: &Path, listen: &Path, upstream: &Path, extra: &[&str]) -> Child {

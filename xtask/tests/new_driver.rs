@@ -134,17 +134,7 @@ fn read_log(path: &Path) -> String {
 }
 
 async fn channel(path: PathBuf) -> tonic::transport::Channel {
-    tonic::transport::Endpoint::from_static("http://plugin")
-        .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
-            let path = path.clone();
-            async move {
-                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
-                    tokio::net::UnixStream::connect(path).await?,
-                ))
-            }
-        }))
-        .await
-        .expect("connects")
+    csikit::channel::connect_unix(&path).await.expect("connects")
 }
 
 fn mount() -> Option<VolumeCapability> {
