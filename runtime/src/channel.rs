@@ -178,7 +178,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_plugin_not_there_is_an_error_naming_the_endpoint_and_the_cause() {
-        let e = connect("unix:///nonexistent-csikit/csi.sock").await.err().expect("an error");
+        let e = connect("unix:///nonexistent-csikit/csi.sock").await.expect_err("an error");
         let text = e.to_string();
         assert!(
             text.starts_with("cannot connect to unix:///nonexistent-csikit/csi.sock: "),
@@ -186,7 +186,7 @@ mod tests {
         );
         assert!(text.contains("No such file or directory"), "{text}");
         assert_eq!(e.endpoint(), "unix:///nonexistent-csikit/csi.sock");
-        let e = connect("http://plugin:1").await.err().expect("an error");
+        let e = connect("http://plugin:1").await.expect_err("an error");
         assert!(e.to_string().contains("expected unix:///path/to/plugin.sock"), "{e}");
     }
 }
