@@ -263,6 +263,45 @@ fn keep_secrets_records_them_exactly_in_a_private_file() {
 }
 
 #[test]
+fn a_client_that_does_not_speak_http2_is_forwarded_and_named() {
+    let dir = temp_dir("not-h2");
+    let (plugin_sock, proxy_sock) = (dir.join("plugin.sock"), dir.join("proxy.sock"));
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let (plugin_stop, plugin_task) = start_plugin(&rt, &plugin_sock);
+    rt.block_on(wait_for_socket(&plugin_sock));
+    let mut proxy = start_proxy(&dir, &proxy_sock, &plugin_sock, &[]);
+    rt.block_on(wait_for_socket(&proxy_sock));
+    // HTTP/1.1 where HTTP/2 is due: the bytes reach the plugin, whose answer (or close) comes
+    // back; the proxy says it cannot follow that connection and goes on serving.
+    let answered = rt.block_on(async {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = tokio::net::UnixStream::connect(&proxy_sock).await.expect("connects");
+        s.write_all(b"GET / HTTP/1.1\r\nHost: plugin\r\n\r\n").await.expect("writes");
+        let mut back = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut back))
+            .await
+            .expect("the connection ends")
+            .map(|_| back)
+    });
+    assert!(answered.is_ok(), "{answered:?}");
+    let probe = rt.block_on(async {
+        IdentityClient::new(channel(&proxy_sock).await).probe(ProbeRequest {}).await
+    });
+    assert!(probe.is_ok(), "{probe:?}");
+    assert_eq!(stop(&mut proxy), 0);
+    let _ = plugin_stop.send(());
+    rt.block_on(plugin_task).expect("plugin stops");
+    let (out, err) = (read(&dir.join("proxy.out")), read(&dir.join("proxy.err")));
+    assert!(
+        err.contains("cannot follow the client's HTTP/2 (no HTTP/2 connection preface)"),
+        "{err}"
+    );
+    assert_eq!(out.lines().filter(|l| l.starts_with('#')).count(), 1, "{out}");
+    assert!(out.contains("/csi.v1.Identity/Probe") && out.contains(" OK"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn bad_endpoints_and_captures_are_clear_errors() {
     let dir = temp_dir("bad");
     let run = |args: &[&str]| Command::new(BIN).args(args).output().expect("runs");
