@@ -55,6 +55,18 @@ pub enum Change {
     Changed,
 }
 
+impl Change {
+    /// The JSON spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Removed => "removed",
+            Change::Renamed => "renamed",
+            Change::Changed => "changed",
+        }
+    }
+}
+
 /// One change.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {

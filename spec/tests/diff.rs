@@ -35,15 +35,6 @@ fn one<'a>(fs: &'a [Finding], element: &str, path: &str) -> &'a Finding {
     found[0]
 }
 
-fn change_name(c: Change) -> &'static str {
-    match c {
-        Change::Added => "added",
-        Change::Removed => "removed",
-        Change::Renamed => "renamed",
-        Change::Changed => "changed",
-    }
-}
-
 /// Every release of the corpus, oldest first by version number (v1.9.0 before v1.10.0), loaded.
 fn releases(corpus: &std::path::Path) -> Vec<(String, PathBuf, Model)> {
     let releases: Vec<(String, PathBuf, Model)> = common::releases(corpus)
@@ -76,7 +67,7 @@ fn disagreement(report: &Report, want: &BTreeSet<Expected>) -> Option<String> {
         .iter()
         .filter(|f| STRUCTURAL.contains(&f.element))
         .map(|f| Expected {
-            change: change_name(f.change),
+            change: f.change.as_str(),
             element: f.element,
             path: f.path.clone(),
             old_path: f.old_path.clone(),
@@ -224,7 +215,7 @@ type Key = (&'static str, &'static str, String, Option<String>, String, String);
 
 fn key(f: &Finding) -> Key {
     (
-        change_name(f.change),
+        f.change.as_str(),
         f.element,
         f.path.clone(),
         f.old_path.clone(),
@@ -507,7 +498,7 @@ fn release_history_facts() {
         .findings
         .iter()
         .filter(|x| x.element == "alpha")
-        .map(|x| (x.path.as_str(), change_name(x.change)))
+        .map(|x| (x.path.as_str(), x.change.as_str()))
         .collect();
     assert_eq!(alpha, promoted, "v1.10.0 → v1.11.0 alpha findings");
     assert_eq!(r.findings.iter().filter(|x| x.element == "alpha").count(), promoted.len());

@@ -232,7 +232,7 @@ pub fn changes_html(cat: &Catalog, report: &Report, links: &dyn ChangeLinks) -> 
                     out,
                     "<li data-element=\"{}\" data-change=\"{}\">{}</li>",
                     f.element,
-                    change_name(f.change),
+                    f.change.as_str(),
                     sentence(cat, links, f)
                 );
             }
@@ -240,13 +240,4 @@ pub fn changes_html(cat: &Catalog, report: &Report, links: &dyn ChangeLinks) -> 
         }
     }
     out
-}
-
-fn change_name(c: Change) -> &'static str {
-    match c {
-        Change::Added => "added",
-        Change::Removed => "removed",
-        Change::Renamed => "renamed",
-        Change::Changed => "changed",
-    }
 }
