@@ -99,7 +99,11 @@ pub async fn connect_with_timeout(
 /// When nothing answers there.
 pub async fn connect_unix(path: impl AsRef<Path>) -> Result<Channel, ConnectError> {
     let path = path.as_ref();
-    let shown = format!("unix://{}", path.display());
+    let shown = if path.is_absolute() {
+        format!("unix://{}", path.display())
+    } else {
+        format!("unix:{}", path.display())
+    };
     unix(path.to_owned(), &shown, None).await
 }
 

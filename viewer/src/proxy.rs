@@ -200,7 +200,6 @@ impl Call {
         if !r.finished {
             self.shared.queue.push(tap::Event::Request {
                 token: r.id,
-                at: r.started.unwrap_or_else(Instant::now),
                 method: r.method.clone(),
                 request: r.request.clone(),
             });

@@ -66,7 +66,7 @@ pub enum Event {
     Closed { conn: u64, at: Instant, why: String },
     /// A call the proxy answered itself (on a connection accepted while the plugin was down) has
     /// its whole request; `token` names it until it is numbered.
-    Request { token: u64, at: Instant, method: String, request: Vec<u8> },
+    Request { token: u64, method: String, request: Vec<u8> },
     /// Such a call is over.
     Answered(Box<CallRecord>),
 }
@@ -79,7 +79,7 @@ impl std::fmt::Debug for Event {
                 write!(f, "Bytes {{ conn: {conn}, dir: {dir:?}, len: {} }}", bytes.len())
             }
             Self::Closed { conn, why, .. } => write!(f, "Closed {{ conn: {conn}, why: {why:?} }}"),
-            Self::Request { token, method, request, .. } => {
+            Self::Request { token, method, request } => {
                 write!(
                     f,
                     "Request {{ token: {token}, method: {method:?}, len: {} }}",
@@ -233,12 +233,13 @@ impl Tap {
                     );
                 }
                 Event::Bytes { conn, dir, at, bytes } => self.bytes(conn, dir, at, &bytes, done),
-                Event::Request { token, at, method, request } => {
+                Event::Request { token, method, request } => {
+                    // Only the number, the volume and the overlaps are kept: the call's own
+                    // record (start, times, response) comes with `Answered`.
                     let mut r = CallRecord {
                         id: self.tracker.next_id(),
                         method,
                         request,
-                        start: Some(self.wall(at)),
                         ..CallRecord::default()
                     };
                     self.tracker.enter(&mut r);
