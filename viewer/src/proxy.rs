@@ -688,18 +688,18 @@ async fn splice(
     tokio::pin!(to_plugin, to_client);
     // When one side is done, the other is told (its write half shut) and given a moment to
     // follow.
-    let why = tokio::select! {
+    let (why, by_client) = tokio::select! {
         r = &mut to_plugin => {
             let _ = tokio::time::timeout(tap::DRAIN, &mut to_client).await;
-            ended("client", r)
+            (ended("client", r), true)
         }
         r = &mut to_client => {
             let _ = tokio::time::timeout(tap::DRAIN, &mut to_plugin).await;
-            ended("plugin", r)
+            (ended("plugin", r), false)
         }
-        () = drained(stop, &conn, &queue) => "the proxy stopped".to_owned(),
+        () = drained(stop, &conn, &queue) => ("the proxy stopped".to_owned(), false),
     };
-    queue.push(tap::Event::Closed { conn: id, at: Instant::now(), why });
+    queue.push(tap::Event::Closed { conn: id, at: Instant::now(), why, by_client });
 }
 
 fn ended(side: &str, r: std::io::Result<()>) -> String {
@@ -811,7 +811,8 @@ pub fn replay(
         events.push(tap::Event::Bytes { conn: 1, dir, at, bytes: tail[..n].to_vec() });
         rest = &tail[n..];
     }
-    events.push(tap::Event::Closed { conn: 1, at, why: "the client closed the connection".into() });
+    let why = "the client closed the connection".into();
+    events.push(tap::Event::Closed { conn: 1, at, why, by_client: true });
     let mut tap = tap::Tap::new(Tracker::new(schema.clone()));
     let mut calls = Vec::new();
     tap.feed(events, &mut calls);

@@ -62,8 +62,10 @@ pub enum Event {
     Open(Arc<Conn>),
     /// Bytes went one way, read at `at`.
     Bytes { conn: u64, dir: Dir, at: Instant, bytes: Vec<u8> },
-    /// Both directions of a connection ended; `why` says which side ended it first.
-    Closed { conn: u64, at: Instant, why: String },
+    /// Both directions of a connection ended; `why` says which side ended it first, and
+    /// `by_client` whether that was the client (calls left open were cancelled) or not (the
+    /// plugin or the proxy went: they are unavailable).
+    Closed { conn: u64, at: Instant, why: String, by_client: bool },
     /// A call the proxy answered itself (on a connection accepted while the plugin was down) has
     /// its whole request; `token` names it until it is numbered.
     Request { token: u64, method: String, request: Vec<u8> },
@@ -257,16 +259,13 @@ impl Tap {
                     }
                     done.push(*record);
                 }
-                Event::Closed { conn, at, why } => {
+                Event::Closed { conn, at, why, by_client } => {
                     let Some(mut c) = self.conns.remove(&conn) else { continue };
                     let mut open: Vec<(u32, Open)> = c.calls.drain().collect();
                     open.sort_by_key(|(s, _)| *s);
                     for (_, call) in open {
-                        let (code, message) = if why.starts_with("the client") {
-                            (1, format!("the call did not end: {why}"))
-                        } else {
-                            (14, format!("the call did not end: {why}"))
-                        };
+                        let code = if by_client { 1 } else { 14 };
+                        let message = format!("the call did not end: {why}");
                         self.end(&c.conn, call, at, Some((code, message, true)), done);
                     }
                     c.conn.open_calls.store(0, Ordering::Release);
@@ -758,6 +757,7 @@ mod tests {
             conn: 1,
             at: talk.t0 + Duration::from_millis(12),
             why: "the plugin closed the connection".into(),
+            by_client: false,
         };
         tap.feed(vec![closed], &mut done);
         assert_eq!(conn.open_calls.load(Ordering::Acquire), 0);
