@@ -225,15 +225,18 @@ impl Builder {
         needs(self.server, "server", self.types, "types")?;
         needs(self.server, "server", self.validation, "validation")?;
         needs(self.server, "server", self.facts, "facts")?;
-        let gate = |on: bool| if on { Gate::On } else { Gate::Off };
+        // A part that needs a feature of `csikit` is checked: a crate without the feature gets
+        // one error naming it (and this builder's option), not one per item that needs it.
+        let gate =
+            |on: bool, feature: &'static str| if on { Gate::Checked(feature) } else { Gate::Off };
         Ok(Parts {
             types: self.types,
             validation: self.validation,
             facts: self.facts,
             errors: self.errors,
-            server: gate(self.server),
-            client: gate(self.client),
-            reflect: gate(self.reflect),
+            server: gate(self.server, "server"),
+            client: gate(self.client, "client"),
+            reflect: gate(self.reflect, "reflect"),
         })
     }
 

@@ -98,12 +98,13 @@ fn translated<'a>(
         .filter(|r| r.lang != "en")
 }
 
-/// The `errors` module of a package: `None` when its spec has no error tables. `status_cfg` is
-/// the `#[cfg]` line of the `status()` methods (which need tonic), `None` to leave them out.
+/// The `errors` module of a package: `None` when its spec has no error tables. `status` is
+/// what goes before and after the `status()` methods (which need tonic): a `#[cfg]` line, or a
+/// checked feature's macro; `None` leaves them out.
 pub fn generate_errors(
     model: &Model,
     translation: Option<&Model>,
-    status_cfg: Option<&str>,
+    status: Option<(&str, &str)>,
 ) -> Option<String> {
     let any = !model.general_errors.is_empty()
         || model.services.iter().any(|s| s.methods.iter().any(|m| !m.errors.is_empty()));
@@ -213,13 +214,14 @@ pub fn generate_errors(
                 out,
                 "    pub const fn code(self) -> Code {{\n        self.info().code\n    }}\n"
             );
-            if let Some(cfg) = status_cfg {
+            if let Some((before, after)) = status {
+                let _ = write!(out, "{before}");
                 let _ = writeln!(out, "    /// A status with this row's code and `message`.");
-                let _ = write!(out, "{cfg}");
                 let _ = writeln!(
                     out,
                     "    pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {{\n        ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)\n    }}"
                 );
+                let _ = write!(out, "{after}");
             }
             let _ = writeln!(out, "}}\n");
             let _ = writeln!(

@@ -133,7 +133,7 @@ fn package_mod(p: &Package<'_>, parts: &PackageParts) -> String {
             out,
             "{}{}{}mod {};",
             m.doc,
-            m.cfg,
+            m.gate.cfg(),
             if m.public { "pub " } else { "" },
             m.name
         );
@@ -162,6 +162,75 @@ macro_rules! include_spec {
 
 ";
 
+/// The feature checks of the files `csikit-build` writes: `__require_features!` at the top of
+/// such a file names, in one error, every feature of this crate the parts it holds need; the
+/// `__<feature>_items!` macros around those parts drop them when the feature is off, so that
+/// error is the only one. A feature's macros are defined twice, under `cfg` and its negation,
+/// because only this crate knows which of its features are on.
+fn feature_checks() -> String {
+    let mut out = String::from(
+        r#"/// Stops a build whose `csikit-build` output needs features of this crate that are off, with one
+/// error naming them and the builder options that leave those parts out.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __require_features {
+    (@ $package:literal []) => {};
+    (@ $package:literal [$only:literal]) => {
+        compile_error!(concat!(
+            "the bindings csikit-build generated for '", $package, "' need csikit's `", $only,
+            "` feature: turn it on in Cargo.toml (csikit = { features = [\"", $only,
+            "\"] }), or leave that part out in build.rs (csikit_build::configure().", $only, "(false))"
+        ));
+    };
+    (@ $package:literal [$first:literal $($more:literal)+]) => {
+        compile_error!(concat!(
+            "the bindings csikit-build generated for '", $package, "' need csikit's `", $first, "`",
+            $(", `", $more, "`",)+ " features: turn them on in Cargo.toml (csikit = { features = [\"",
+            $first, "\"", $(", \"", $more, "\"",)+ "] }), or leave those parts out in build.rs ",
+            "(csikit_build::configure().", $first, "(false)", $(".", $more, "(false)",)+ ")"
+        ));
+    };
+"#,
+    );
+    for f in ["client", "server", "reflect"] {
+        out.push_str(&format!(
+            "    (@ $package:literal [$($missing:literal)*] {f} $($rest:ident)*) => {{\n        \
+             $crate::__require_{f}!(@ $package [$($missing)*] $($rest)*);\n    }};\n"
+        ));
+    }
+    out.push_str(
+        "    ($package:literal: $($part:ident)*) => {\n        \
+         $crate::__require_features!(@ $package [] $($part)*);\n    };\n}\n\n",
+    );
+    let cfgs = [
+        ("client", "feature = \"client\""),
+        ("server", "feature = \"server\""),
+        ("reflect", "feature = \"reflect\""),
+        ("tonic", "any(feature = \"client\", feature = \"server\")"),
+    ];
+    for (f, cfg) in cfgs {
+        for on in [true, false] {
+            let cfg = if on { cfg.to_owned() } else { format!("not({cfg})") };
+            if f != "tonic" {
+                let missing = if on { String::new() } else { format!(" \"{f}\"") };
+                out.push_str(&format!(
+                    "#[cfg({cfg})]\n#[doc(hidden)]\n#[macro_export]\nmacro_rules! __require_{f} {{\n    \
+                     (@ $package:literal [$($missing:literal)*] $($rest:ident)*) => {{\n        \
+                     $crate::__require_features!(@ $package [$($missing)*{missing}] $($rest)*);\n    }};\n}}\n\n"
+                ));
+            }
+            let body = if on { "$($item)*" } else { "" };
+            out.push_str(&format!(
+                "/// The items a `csikit-build` output holds for the `{f}` part: kept when this crate has\n\
+                 /// it, dropped otherwise (`__require_features!` then says so).\n\
+                 #[cfg({cfg})]\n#[doc(hidden)]\n#[macro_export]\nmacro_rules! __{f}_items {{\n    \
+                 ($($item:tt)*) => {{\n        {body}\n    }};\n}}\n\n"
+            ));
+        }
+    }
+    out
+}
+
 fn lib_rs(packages: &[Package<'_>]) -> String {
     let mut out: String = include_str!("../templates/csikit/lib_docs.md")
         .lines()
@@ -187,6 +256,7 @@ fn lib_rs(packages: &[Package<'_>]) -> String {
          #[cfg(feature = \"reflect\")]\n#[doc(hidden)]\npub use prost_reflect;\n\n",
     );
     out.push_str(INCLUDE_SPEC);
+    out.push_str(&feature_checks());
     let csi = packages.iter().find(|p| crate::server::is_csi(p.model));
     if let Some(csi) = csi {
         let release = csi.source.rsplit(' ').next().unwrap_or(&csi.source);

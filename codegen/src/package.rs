@@ -29,10 +29,15 @@ pub struct Package<'a> {
 pub enum Gate {
     /// Left out.
     Off,
-    /// Emitted unconditionally (a user's build script chose it).
+    /// Emitted unconditionally.
     On,
     /// Emitted behind `#[cfg(feature = "...")]` (the `csikit` crate's own features).
     Feature(&'static str),
+    /// Emitted for a user's crate that needs this feature of `csikit` (a build script chose
+    /// the part): inside `::csikit::__<feature>_items! { .. }`, which drops the items when
+    /// `csikit` lacks the feature, so the file's one `::csikit::__require_features!` check is
+    /// the only error, naming the feature to turn on.
+    Checked(&'static str),
 }
 
 impl Gate {
@@ -45,7 +50,26 @@ impl Gate {
     pub fn cfg(self) -> String {
         match self {
             Gate::Feature(f) => format!("#[cfg(feature = \"{f}\")]\n"),
-            Gate::On | Gate::Off => String::new(),
+            Gate::On | Gate::Off | Gate::Checked(_) => String::new(),
+        }
+    }
+
+    /// `items` (whole lines) as this gate emits them: as they are, after the `cfg` line, or
+    /// inside the checked feature's macro; nothing when the part is off.
+    pub fn wrap(self, items: &str) -> String {
+        match self {
+            Gate::Off => String::new(),
+            Gate::On => items.to_owned(),
+            Gate::Feature(_) => format!("{}{items}", self.cfg()),
+            Gate::Checked(f) => format!("::csikit::__{f}_items! {{\n{items}}}\n"),
+        }
+    }
+
+    /// The feature a user's crate must give `csikit` for this part, when it is checked.
+    pub fn checked_feature(self) -> Option<&'static str> {
+        match self {
+            Gate::Checked(f) => Some(f),
+            Gate::Off | Gate::On | Gate::Feature(_) => None,
         }
     }
 }
@@ -96,8 +120,8 @@ pub struct SubModule {
     pub public: bool,
     /// Outer doc lines (each ending in a newline) to put before the declaration.
     pub doc: String,
-    /// The `#[cfg(...)]` line the declaration carries, if any.
-    pub cfg: String,
+    /// Whether and how the module is gated (its `#[cfg]` line, or its checked feature's macro).
+    pub gate: Gate,
     /// The module's text (its own `//!` docs first).
     pub content: String,
 }
@@ -132,7 +156,7 @@ pub fn package_parts(
             name: "facts",
             public: true,
             doc: String::new(),
-            cfg: String::new(),
+            gate: Gate::On,
             content: format!(
                 "//! Spec facts of `{}`.\n\n{}",
                 model.package,
@@ -144,7 +168,7 @@ pub fn package_parts(
         name: "descriptor_set",
         public: false,
         doc: String::new(),
-        cfg: String::new(),
+        gate: Gate::On,
         content: format!(
             "//! The encoded descriptors of `{}`.\n\n{}",
             model.package,
@@ -156,7 +180,7 @@ pub fn package_parts(
             name: "redacted_debug",
             public: false,
             doc: String::new(),
-            cfg: String::new(),
+            gate: Gate::On,
             content: format!(
                 "//! `Debug` impls of `{}` messages that hold secrets: keys show, values never.\n\n{}",
                 model.package,
@@ -170,7 +194,7 @@ pub fn package_parts(
             public: true,
             doc: "/// Server traits and layered adapters for drivers (see [`csikit::server`]).\n"
                 .to_owned(),
-            cfg: parts.server.cfg(),
+            gate: parts.server,
             content: crate::server::generate_server(p),
         });
     }
@@ -179,9 +203,12 @@ pub fn package_parts(
             // `status()` needs tonic: the crate's client or server feature, or either part.
             match (parts.client, parts.server) {
                 (Gate::Feature(_), _) | (_, Gate::Feature(_)) => {
-                    Some("    #[cfg(any(feature = \"client\", feature = \"server\"))]\n")
+                    Some(("    #[cfg(any(feature = \"client\", feature = \"server\"))]\n", ""))
                 }
-                (Gate::On, _) | (_, Gate::On) => Some(""),
+                (Gate::Checked(_), _) | (_, Gate::Checked(_)) => {
+                    Some(("    ::csikit::__tonic_items! {\n", "    }\n"))
+                }
+                (Gate::On, _) | (_, Gate::On) => Some(("", "")),
                 (Gate::Off, Gate::Off) => None,
             }
         })
@@ -191,21 +218,21 @@ pub fn package_parts(
             public: true,
             doc: "/// The spec's error tables as types: per RPC, the errors it may return and what they mean.\n"
                 .to_owned(),
-            cfg: String::new(),
+            gate: Gate::On,
             content: errors,
         });
     }
     let mut tail = String::from("pub use descriptor_set::FILE_DESCRIPTOR_SET;\n");
     if parts.reflect.emitted() {
-        tail.push_str(&format!(
-            "\n/// The descriptors of [`FILE_DESCRIPTOR_SET`], decoded once.\n{}\
-             pub fn descriptor_pool() -> &'static ::csikit::prost_reflect::DescriptorPool {{\n    \
+        tail.push('\n');
+        tail.push_str(&parts.reflect.wrap(
+            "/// The descriptors of [`FILE_DESCRIPTOR_SET`], decoded once.\n\
+             pub fn descriptor_pool() -> &'static ::csikit::prost_reflect::DescriptorPool {\n    \
              static POOL: std::sync::OnceLock<::csikit::prost_reflect::DescriptorPool> = std::sync::OnceLock::new();\n    \
-             POOL.get_or_init(|| {{\n        \
+             POOL.get_or_init(|| {\n        \
              #[allow(clippy::expect_used, reason = \"the bytes were produced by the compiler at generate time\")]\n        \
              ::csikit::prost_reflect::DescriptorPool::decode(FILE_DESCRIPTOR_SET).expect(\"embedded descriptor set decodes\")\n    \
-             }})\n}}\n",
-            parts.reflect.cfg()
+             })\n}\n",
         ));
     }
     Ok(PackageParts { code, modules, tail })
@@ -223,17 +250,31 @@ pub fn package_file(p: &Package<'_>, parts: &Parts, command: &str) -> Result<Str
         "// @generated by {command} from {}. Do not edit.\n// `{}`: include it with `csikit::include_spec!({:?})`.\n\n",
         p.source, p.model.package, p.model.package
     );
+    // One error, naming every feature `csikit` lacks for the parts chosen, instead of one per
+    // item that needs them: the checked parts' macros drop those items.
+    let checked: Vec<&str> = [parts.client, parts.server, parts.reflect]
+        .iter()
+        .filter_map(|g| g.checked_feature())
+        .collect();
+    if !checked.is_empty() {
+        out.push_str(&format!(
+            "::csikit::__require_features!({:?}: {});\n\n",
+            p.model.package,
+            checked.join(" ")
+        ));
+    }
     out.push_str(&pieces.code);
     for m in &pieces.modules {
-        out.push_str(&format!(
-            "\n{}{}#[allow({})]\n{}mod {} {{\n{}}}\n",
+        let module = format!(
+            "{}#[allow({})]\n{}mod {} {{\n{}}}\n",
             m.doc,
-            m.cfg,
             crate::rust::GENERATED_ALLOWS,
             if m.public { "pub " } else { "" },
             m.name,
             m.content
-        ));
+        );
+        out.push('\n');
+        out.push_str(&m.gate.wrap(&module));
     }
     out.push('\n');
     out.push_str(&pieces.tail);

@@ -6,7 +6,7 @@ use prost_build::{Config, Module};
 use prost_types::FileDescriptorSet;
 
 use crate::docs::{ALPHA_NOTE, doc_attribute, field_marker};
-use crate::package::{Package, Parts};
+use crate::package::{Gate, Package, Parts};
 use crate::{Error, debug};
 
 /// Lints the prost and tonic output is not held to: it is reviewed upstream, and its doc
@@ -151,5 +151,35 @@ pub fn generate_rust(
     // that `::csikit::tonic` there.
     let code =
         code.replace("use tonic::codegen::*;", "use ::csikit::tonic;\n    use tonic::codegen::*;");
+    let code = wrap_tonic_modules(&code, "/// Generated client implementations.", parts.client);
+    let code = wrap_tonic_modules(&code, "/// Generated server implementations.", parts.server);
     Ok(crate::docs::retag_code_blocks(&code))
+}
+
+/// Puts each tonic module of `code` that starts at the line `marker` (tonic's own doc line for
+/// its client or server modules) through `gate`'s [`Gate::wrap`]. prost-build prints the code
+/// through prettyplease, so a top-level module ends at the first `}` line after it.
+fn wrap_tonic_modules(code: &str, marker: &str, gate: Gate) -> String {
+    if gate.checked_feature().is_none() {
+        return code.to_owned();
+    }
+    let mut out = String::with_capacity(code.len());
+    let mut module: Option<String> = None;
+    for line in code.split_inclusive('\n') {
+        match &mut module {
+            None if line.trim_end() == marker => module = Some(line.to_owned()),
+            None => out.push_str(line),
+            Some(m) => {
+                m.push_str(line);
+                if line.trim_end() == "}" {
+                    out.push_str(&gate.wrap(m));
+                    module = None;
+                }
+            }
+        }
+    }
+    if let Some(m) = module {
+        out.push_str(&m);
+    }
+    out
 }

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use csikit_spec::{Label, Method, Model, Presence, Service};
+use csikit_spec::{Label, Method, Model, Service};
 
 use crate::debug::secret_holders;
 use crate::names::{camel, relative_type_path, snake};
@@ -22,51 +22,6 @@ fn type_path(p: &Package<'_>, full_name: &str) -> Option<String> {
         let package = proto.trim_start_matches('.');
         relative_type_path(package, full_name).map(|rel| format!("{rust}::{rel}"))
     })
-}
-
-/// Words of a `CamelCase` name in lower case: `VolumeGroupSnapshot` -> `volume group snapshot`.
-fn words(camel_name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in camel_name.char_indices() {
-        if c.is_ascii_uppercase() && i > 0 {
-            out.push(' ');
-        }
-        out.push(c.to_ascii_lowercase());
-    }
-    out
-}
-
-/// The id a call works on, for per-volume serialisation: `Create*` RPCs are keyed by the
-/// `name` of what they create; others by their first REQUIRED top-level `*_id` string (other
-/// than `node_id`). Streaming RPCs only read, and are not serialised.
-pub fn serialisation_key(model: &Model, method: &Method) -> Option<(String, String)> {
-    if method.server_streaming || method.client_streaming {
-        return None;
-    }
-    let input = model.message(&method.input)?;
-    let string = |name: &str| {
-        input.fields.iter().find(|f| {
-            f.name == name
-                && f.ty.is_scalar("string")
-                && f.label == Label::Singular
-                && f.oneof.is_none()
-        })
-    };
-    if let (Some(object), Some(f)) = (method.name.strip_prefix("Create"), string("name")) {
-        return Some((format!("{} name", words(object)), f.name.clone()));
-    }
-    input
-        .fields
-        .iter()
-        .find(|f| {
-            f.presence == Presence::Required
-                && f.ty.is_scalar("string")
-                && f.label == Label::Singular
-                && f.oneof.is_none()
-                && f.name.ends_with("_id")
-                && f.name != "node_id"
-        })
-        .map(|f| (f.name.trim_end_matches("_id").replace('_', " "), f.name.clone()))
 }
 
 /// The RPCs whose answer the skeleton derives when the driver does not define them.
@@ -145,7 +100,7 @@ fn rpc_records(p: &Package<'_>, out: &mut String) {
         .services
         .iter()
         .flat_map(|s| &s.methods)
-        .any(|m| serialisation_key(model, m).is_some());
+        .any(|m| model.serialisation_key(m).is_some());
     let _ = writeln!(
         out,
         "pub mod rpc {{\n    use ::csikit::server::{};\n",
@@ -155,7 +110,8 @@ fn rpc_records(p: &Package<'_>, out: &mut String) {
         for m in &s.methods {
             let Some(input) = type_path(p, &m.input) else { continue };
             let input = input.replacen("super::", "super::super::", 1);
-            let key = match serialisation_key(model, m) {
+            // The key is a fact of the method, derived once in `csikit_spec::facts`.
+            let key = match model.serialisation_key(m).map(|k| (k.kind, k.field)) {
                 Some((kind, field)) => {
                     let fname = format!("key_{}", snake(&m.name).trim_start_matches("r#"));
                     let _ = writeln!(

@@ -633,7 +633,7 @@ impl Suite {
             else {
                 continue;
             };
-            let total = generated::required_count(method.input);
+            let total = generated::required_count(&method.input);
             self.required_total += total;
             let Some(bytes) = self.baseline(o.rpc, fixture) else {
                 if total > 0 {
@@ -647,7 +647,8 @@ impl Suite {
                 }
                 continue;
             };
-            let Some(desc) = csikit::v1::descriptor_pool().get_message_by_name(method.input) else {
+            let Some(desc) = csikit::v1::descriptor_pool().get_message_by_name(&method.input)
+            else {
                 continue;
             };
             let Ok(base) = DynamicMessage::decode(desc, bytes.as_slice()) else { continue };
@@ -658,7 +659,7 @@ impl Suite {
             mutations.extend(generated::control_chars(&base));
             for m in mutations {
                 let started = Instant::now();
-                let answer = raw_call(&self.ch, method.path, m.bytes, self.t).await;
+                let answer = raw_call(&self.ch, &method.path, m.bytes, self.t).await;
                 self.adopt(o.rpc, &answer);
                 let outcome = match (m.expect, &answer) {
                     (Expect::Invalid, Err(s)) if s.code() == Code::InvalidArgument => {
@@ -716,7 +717,7 @@ impl Suite {
             };
             let started = Instant::now();
             let bytes = self.baseline(o.rpc, fixture).unwrap_or_default();
-            let answer = raw_call(&self.ch, method.path, bytes, self.t).await;
+            let answer = raw_call(&self.ch, &method.path, bytes, self.t).await;
             self.adopt(o.rpc, &answer);
             let why = if o.if_any.is_empty() {
                 "always".to_owned()

@@ -36,10 +36,10 @@ pub(crate) fn missing_required(message: &DynamicMessage) -> Vec<Mutation> {
     let mut out = Vec::new();
     walk(message, &mut Vec::new(), &mut |path, _msg, mfacts| {
         for f in mfacts.fields.iter().filter(|f| testable(f)) {
-            let name = join(path, f.name);
+            let name = join(path, &f.name);
             let mut copy = message.clone();
             if let Some(target) = at_path(&mut copy, path)
-                && let Some(field) = target.descriptor().get_field_by_name(f.name)
+                && let Some(field) = target.descriptor().get_field_by_name(&f.name)
             {
                 target.clear_field(&field);
             }
@@ -50,7 +50,7 @@ pub(crate) fn missing_required(message: &DynamicMessage) -> Vec<Mutation> {
             });
         }
         for o in mfacts.oneofs.iter().filter(|o| o.required) {
-            let name = join(path, o.name);
+            let name = join(path, &o.name);
             let mut copy = message.clone();
             if let Some(target) = at_path(&mut copy, path) {
                 let desc = target.descriptor();
@@ -79,7 +79,7 @@ fn testable(f: &FieldFacts) -> bool {
     ];
     f.presence == Presence::Required
         && f.oneof.is_none()
-        && !(matches!(f.label, csikit::facts::Label::Singular) && SCALARS.contains(&f.type_name))
+        && !(matches!(f.label, csikit::facts::Label::Singular) && SCALARS.contains(&&*f.type_name))
 }
 
 /// How many REQUIRED fields and required oneofs `full_name` and the messages it holds have,
@@ -95,8 +95,8 @@ pub(crate) fn required_count(full_name: &str) -> usize {
         own + m
             .fields
             .iter()
-            .filter(|f| facts(f.type_name).is_some() && f.type_name != full_name)
-            .map(|f| count(f.type_name, depth + 1))
+            .filter(|f| facts(&f.type_name).is_some() && f.type_name != full_name)
+            .map(|f| count(&f.type_name, depth + 1))
             .sum::<usize>()
     }
     count(full_name, 0)
@@ -176,9 +176,9 @@ pub(crate) fn size_limits(message: &DynamicMessage) -> Vec<Mutation> {
     let desc = message.descriptor();
     let Some(mfacts) = facts(desc.full_name()) else { return Vec::new() };
     let mut out = Vec::new();
-    for f in mfacts.fields {
+    for f in mfacts.fields.iter() {
         let Some(limit) = f.size_limit.max_bytes() else { continue };
-        let Some(field) = desc.get_field_by_name(f.name) else { continue };
+        let Some(field) = desc.get_field_by_name(&f.name) else { continue };
         if f.secret || field.is_list() {
             continue;
         }
@@ -235,7 +235,7 @@ pub(crate) fn bad_secret_key(message: &DynamicMessage) -> Vec<Mutation> {
     let Some(mfacts) = facts(desc.full_name()) else { return Vec::new() };
     let mut out = Vec::new();
     for f in mfacts.fields.iter().filter(|f| f.secret && field_is_map(f)) {
-        let Some(field) = desc.get_field_by_name(f.name) else { continue };
+        let Some(field) = desc.get_field_by_name(&f.name) else { continue };
         let mut copy = message.clone();
         let mut map = match copy.get_field(&field).as_ref() {
             Value::Map(m) => m.clone(),
@@ -262,7 +262,7 @@ pub(crate) fn control_chars(message: &DynamicMessage) -> Vec<Mutation> {
     let Some(mfacts) = facts(desc.full_name()) else { return Vec::new() };
     let mut out = Vec::new();
     for f in mfacts.fields.iter().filter(|f| f.no_control_chars) {
-        let Some(field) = desc.get_field_by_name(f.name) else { continue };
+        let Some(field) = desc.get_field_by_name(&f.name) else { continue };
         if !matches!(field.kind(), Kind::String) || field.is_list() {
             continue;
         }

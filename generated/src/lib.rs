@@ -155,6 +155,175 @@ macro_rules! include_spec {
     };
 }
 
+/// Stops a build whose `csikit-build` output needs features of this crate that are off, with one
+/// error naming them and the builder options that leave those parts out.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __require_features {
+    (@ $package:literal []) => {};
+    (@ $package:literal [$only:literal]) => {
+        compile_error!(concat!(
+            "the bindings csikit-build generated for '", $package, "' need csikit's `", $only,
+            "` feature: turn it on in Cargo.toml (csikit = { features = [\"", $only,
+            "\"] }), or leave that part out in build.rs (csikit_build::configure().", $only, "(false))"
+        ));
+    };
+    (@ $package:literal [$first:literal $($more:literal)+]) => {
+        compile_error!(concat!(
+            "the bindings csikit-build generated for '", $package, "' need csikit's `", $first, "`",
+            $(", `", $more, "`",)+ " features: turn them on in Cargo.toml (csikit = { features = [\"",
+            $first, "\"", $(", \"", $more, "\"",)+ "] }), or leave those parts out in build.rs ",
+            "(csikit_build::configure().", $first, "(false)", $(".", $more, "(false)",)+ ")"
+        ));
+    };
+    (@ $package:literal [$($missing:literal)*] client $($rest:ident)*) => {
+        $crate::__require_client!(@ $package [$($missing)*] $($rest)*);
+    };
+    (@ $package:literal [$($missing:literal)*] server $($rest:ident)*) => {
+        $crate::__require_server!(@ $package [$($missing)*] $($rest)*);
+    };
+    (@ $package:literal [$($missing:literal)*] reflect $($rest:ident)*) => {
+        $crate::__require_reflect!(@ $package [$($missing)*] $($rest)*);
+    };
+    ($package:literal: $($part:ident)*) => {
+        $crate::__require_features!(@ $package [] $($part)*);
+    };
+}
+
+#[cfg(feature = "client")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __require_client {
+    (@ $package:literal [$($missing:literal)*] $($rest:ident)*) => {
+        $crate::__require_features!(@ $package [$($missing)*] $($rest)*);
+    };
+}
+
+/// The items a `csikit-build` output holds for the `client` part: kept when this crate has
+/// it, dropped otherwise (`__require_features!` then says so).
+#[cfg(feature = "client")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __client_items {
+    ($($item:tt)*) => {
+        $($item)*
+    };
+}
+
+#[cfg(not(feature = "client"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __require_client {
+    (@ $package:literal [$($missing:literal)*] $($rest:ident)*) => {
+        $crate::__require_features!(@ $package [$($missing)* "client"] $($rest)*);
+    };
+}
+
+/// The items a `csikit-build` output holds for the `client` part: kept when this crate has
+/// it, dropped otherwise (`__require_features!` then says so).
+#[cfg(not(feature = "client"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __client_items {
+    ($($item:tt)*) => {};
+}
+
+#[cfg(feature = "server")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __require_server {
+    (@ $package:literal [$($missing:literal)*] $($rest:ident)*) => {
+        $crate::__require_features!(@ $package [$($missing)*] $($rest)*);
+    };
+}
+
+/// The items a `csikit-build` output holds for the `server` part: kept when this crate has
+/// it, dropped otherwise (`__require_features!` then says so).
+#[cfg(feature = "server")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __server_items {
+    ($($item:tt)*) => {
+        $($item)*
+    };
+}
+
+#[cfg(not(feature = "server"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __require_server {
+    (@ $package:literal [$($missing:literal)*] $($rest:ident)*) => {
+        $crate::__require_features!(@ $package [$($missing)* "server"] $($rest)*);
+    };
+}
+
+/// The items a `csikit-build` output holds for the `server` part: kept when this crate has
+/// it, dropped otherwise (`__require_features!` then says so).
+#[cfg(not(feature = "server"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __server_items {
+    ($($item:tt)*) => {};
+}
+
+#[cfg(feature = "reflect")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __require_reflect {
+    (@ $package:literal [$($missing:literal)*] $($rest:ident)*) => {
+        $crate::__require_features!(@ $package [$($missing)*] $($rest)*);
+    };
+}
+
+/// The items a `csikit-build` output holds for the `reflect` part: kept when this crate has
+/// it, dropped otherwise (`__require_features!` then says so).
+#[cfg(feature = "reflect")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __reflect_items {
+    ($($item:tt)*) => {
+        $($item)*
+    };
+}
+
+#[cfg(not(feature = "reflect"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __require_reflect {
+    (@ $package:literal [$($missing:literal)*] $($rest:ident)*) => {
+        $crate::__require_features!(@ $package [$($missing)* "reflect"] $($rest)*);
+    };
+}
+
+/// The items a `csikit-build` output holds for the `reflect` part: kept when this crate has
+/// it, dropped otherwise (`__require_features!` then says so).
+#[cfg(not(feature = "reflect"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __reflect_items {
+    ($($item:tt)*) => {};
+}
+
+/// The items a `csikit-build` output holds for the `tonic` part: kept when this crate has
+/// it, dropped otherwise (`__require_features!` then says so).
+#[cfg(any(feature = "client", feature = "server"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __tonic_items {
+    ($($item:tt)*) => {
+        $($item)*
+    };
+}
+
+/// The items a `csikit-build` output holds for the `tonic` part: kept when this crate has
+/// it, dropped otherwise (`__require_features!` then says so).
+#[cfg(not(any(feature = "client", feature = "server")))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __tonic_items {
+    ($($item:tt)*) => {};
+}
+
 /// The CSI spec release `v1` was generated from.
 pub const SPEC_RELEASE: &str = "v1.12.0";
 

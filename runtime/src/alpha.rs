@@ -151,10 +151,10 @@ fn first_alpha_field(
                 buf = buf.get(len..)?;
                 let nested = field
                     .filter(|f| f.label != Label::Map)
-                    .and_then(|f| facts.message(f.type_name));
+                    .and_then(|f| facts.message(&f.type_name));
                 if let Some(nested) = nested.filter(|_| depth < 64) {
                     if nested.alpha {
-                        return Some(nested.full_name.to_owned());
+                        return Some(nested.full_name.to_string());
                     }
                     if let Some(found) = first_alpha_field(facts, nested, value, depth + 1) {
                         return Some(found);

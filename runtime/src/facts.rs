@@ -1,8 +1,19 @@
-//! The shapes of the spec-facts tables (`csikit::v1::facts::FACTS`, one per package): what the
-//! spec states about every field and RPC, as data for validators, viewers and linters.
+//! The one family of spec-facts types: what a spec states about every field and RPC, as data for
+//! validators, viewers, linters and the server skeleton.
+//!
+//! The same types hold a generated table (`csikit::v1::facts::FACTS`, `'static` data borrowed
+//! from the binary) and the facts of a spec read at run time (`csikit_spec::Model::facts`, owned):
+//! text and lists are [`Cow`]s. The spec crate's `Model` uses [`Presence`], [`Label`] and
+//! [`SizeLimit`] from here, so a fact has one spelling everywhere.
+
+use std::borrow::Cow;
+
+/// Text in a facts table: borrowed by a generated table, owned when read at run time.
+pub type Text = Cow<'static, str>;
 
 /// What the spec says about whether a field must be set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "lowercase"))]
 pub enum Presence {
     /// The comment says REQUIRED.
     Required,
@@ -10,10 +21,25 @@ pub enum Presence {
     Optional,
     /// The comment says neither.
     Unspecified,
+    /// The source has no comments to say it (a descriptor set without source info), or no
+    /// facts are known for the field at all.
+    Unknown,
+}
+
+impl Presence {
+    /// The word the spec uses, `REQUIRED` / `OPTIONAL`, or `None` when it states none.
+    pub const fn word(self) -> Option<&'static str> {
+        match self {
+            Presence::Required => Some("REQUIRED"),
+            Presence::Optional => Some("OPTIONAL"),
+            Presence::Unspecified | Presence::Unknown => None,
+        }
+    }
 }
 
 /// How a field is repeated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "lowercase"))]
 pub enum Label {
     /// One value.
     Singular,
@@ -25,6 +51,11 @@ pub enum Label {
 
 /// A field's size rule, as the spec states it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(tag = "kind", rename_all = "snake_case")
+)]
 pub enum SizeLimit {
     /// No size rule applies (numbers, enums, messages, bytes).
     None,
@@ -38,12 +69,13 @@ pub enum SizeLimit {
         /// The limit.
         bytes: u32,
     },
-    /// The comment caps the total size of a repeated field.
+    /// The comment caps the total size of a repeated field (all values together).
     MaxTotal {
         /// The limit.
         bytes: u32,
     },
-    /// No maximum; receivers must accept at least this many bytes.
+    /// The comment lifts the general limit: receivers must accept at least this many bytes and
+    /// no maximum is set.
     AtLeast {
         /// The minimum a receiver must accept.
         bytes: u32,
@@ -63,19 +95,19 @@ impl SizeLimit {
 }
 
 /// The facts of one field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldFacts {
     /// Field name as in the proto.
-    pub name: &'static str,
+    pub name: Text,
     /// Field number.
     pub number: u32,
     /// Scalar type, full message or enum name, or `map<K, V>`.
-    pub type_name: &'static str,
+    pub type_name: Text,
     /// How it is repeated.
     pub label: Label,
     /// The (real) oneof it belongs to.
-    pub oneof: Option<&'static str>,
-    /// REQUIRED, OPTIONAL or not stated.
+    pub oneof: Option<Text>,
+    /// REQUIRED, OPTIONAL, not stated, or not knowable from the source.
     pub presence: Presence,
     /// Marked `csi_secret`: never log the value.
     pub secret: bool,
@@ -90,67 +122,82 @@ pub struct FieldFacts {
 }
 
 /// A oneof and whether one of its fields is REQUIRED.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OneofFacts {
     /// Name of the oneof.
-    pub name: &'static str,
+    pub name: Text,
     /// One of its fields MUST be set.
     pub required: bool,
 }
 
 /// The facts of one message type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MessageFacts {
     /// Full proto name without a leading dot.
-    pub full_name: &'static str,
+    pub full_name: Text,
     /// Marked `alpha_message`.
     pub alpha: bool,
     /// Fields in declaration order.
-    pub fields: &'static [FieldFacts],
+    pub fields: Cow<'static, [FieldFacts]>,
     /// Real oneofs in declaration order.
-    pub oneofs: &'static [OneofFacts],
+    pub oneofs: Cow<'static, [OneofFacts]>,
 }
 
 impl MessageFacts {
     /// A field by proto name.
-    pub fn field(&self, name: &str) -> Option<&'static FieldFacts> {
+    pub fn field(&self, name: &str) -> Option<&FieldFacts> {
         self.fields.iter().find(|f| f.name == name)
     }
 
     /// A field by number.
-    pub fn field_by_number(&self, number: u32) -> Option<&'static FieldFacts> {
+    pub fn field_by_number(&self, number: u32) -> Option<&FieldFacts> {
         self.fields.iter().find(|f| f.number == number)
     }
 }
 
+/// The id a call works on, by which calls on the same object are serialised: `name` for the
+/// `Create*` RPCs, else the request's first REQUIRED top-level `*_id` string other than
+/// `node_id`. Streaming RPCs have none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyFacts {
+    /// What the id names, for messages: `volume`, `volume name`, `snapshot`, `group snapshot`.
+    pub kind: Text,
+    /// The request field holding it, e.g. `volume_id`.
+    pub field: Text,
+    /// That field's number, for readers of the wire form.
+    pub number: u32,
+}
+
 /// The facts of one RPC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MethodFacts {
     /// Full name of the service.
-    pub service: &'static str,
+    pub service: Text,
     /// RPC name.
-    pub name: &'static str,
+    pub name: Text,
     /// The gRPC path, `/csi.v1.Controller/CreateVolume`.
-    pub path: &'static str,
+    pub path: Text,
     /// Full name of the request message.
-    pub input: &'static str,
+    pub input: Text,
     /// Full name of the response message.
-    pub output: &'static str,
+    pub output: Text,
     /// The RPC or its service is marked alpha.
     pub alpha: bool,
+    /// The id calls are serialised on, if the request names one.
+    pub key: Option<KeyFacts>,
 }
 
 /// Everything one spec states, per message and per RPC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackageFacts {
     /// The proto package, `csi.v1`.
-    pub package: &'static str,
-    /// The input it was generated from.
-    pub release: &'static str,
+    pub package: Text,
+    /// The input it was read from.
+    pub release: Text,
     /// Every message, nested ones included, map entries left out.
-    pub messages: &'static [MessageFacts],
+    pub messages: Cow<'static, [MessageFacts]>,
     /// Every RPC.
-    pub methods: &'static [MethodFacts],
+    pub methods: Cow<'static, [MethodFacts]>,
 }
 
 impl PackageFacts {
@@ -160,12 +207,67 @@ impl PackageFacts {
     /// let m = csikit::v1::facts::FACTS.message("csi.v1.CreateVolumeRequest").unwrap();
     /// assert!(m.field("secrets").unwrap().secret);
     /// ```
-    pub fn message(&self, full_name: &str) -> Option<&'static MessageFacts> {
+    pub fn message(&self, full_name: &str) -> Option<&MessageFacts> {
         self.messages.iter().find(|m| m.full_name == full_name)
     }
 
     /// An RPC by gRPC path, `/csi.v1.Controller/CreateVolume`.
-    pub fn method_by_path(&self, path: &str) -> Option<&'static MethodFacts> {
+    ///
+    /// ```
+    /// let m = csikit::v1::facts::FACTS.method_by_path("/csi.v1.Node/NodePublishVolume").unwrap();
+    /// assert_eq!(m.key.as_ref().map(|k| &*k.field), Some("volume_id"));
+    /// ```
+    pub fn method_by_path(&self, path: &str) -> Option<&MethodFacts> {
         self.methods.iter().find(|m| m.path == path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static TABLE: PackageFacts = PackageFacts {
+        package: Cow::Borrowed("p"),
+        release: Cow::Borrowed("test"),
+        messages: Cow::Borrowed(&[MessageFacts {
+            full_name: Cow::Borrowed("p.M"),
+            alpha: false,
+            fields: Cow::Borrowed(&[FieldFacts {
+                name: Cow::Borrowed("volume_id"),
+                number: 1,
+                type_name: Cow::Borrowed("string"),
+                label: Label::Singular,
+                oneof: None,
+                presence: Presence::Required,
+                secret: false,
+                alpha: false,
+                size_limit: SizeLimit::General { bytes: 128 },
+                non_negative: false,
+                no_control_chars: false,
+            }]),
+            oneofs: Cow::Borrowed(&[]),
+        }]),
+        methods: Cow::Borrowed(&[]),
+    };
+
+    #[test]
+    fn a_table_read_at_run_time_equals_the_static_one() {
+        let mut owned = TABLE.clone();
+        owned.messages.to_mut()[0].fields.to_mut()[0].name = Cow::Owned("volume_id".to_owned());
+        assert!(matches!(owned.messages, Cow::Owned(_)));
+        assert_eq!(owned, TABLE);
+        assert_eq!(
+            owned.message("p.M").and_then(|m| m.field_by_number(1)).map(|f| f.number),
+            Some(1)
+        );
+        assert_eq!(TABLE.message("p.M").and_then(|m| m.field("nope")), None);
+    }
+
+    #[test]
+    fn only_required_and_optional_have_a_word() {
+        assert_eq!(Presence::Required.word(), Some("REQUIRED"));
+        assert_eq!(Presence::Optional.word(), Some("OPTIONAL"));
+        assert_eq!(Presence::Unspecified.word(), None);
+        assert_eq!(Presence::Unknown.word(), None);
     }
 }

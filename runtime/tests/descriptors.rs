@@ -5,25 +5,26 @@ use csikit::registry as support;
 #[test]
 fn custom_options_and_source_info_survive() {
     for (facts, pool) in support::packages() {
-        let in_facts = facts.messages.iter().flat_map(|m| m.fields).filter(|f| f.secret).count();
+        let in_facts =
+            facts.messages.iter().flat_map(|m| m.fields.iter()).filter(|f| f.secret).count();
         // A package that does not import csi.proto (identity) has no csi_secret and no secrets.
         let Some(secret) = pool.get_extension_by_name("csi.v1.csi_secret") else {
             assert_eq!(in_facts, 0, "'{}' has secrets but no csi_secret option", facts.package);
             continue;
         };
         let mut secrets = 0;
-        for m in facts.messages {
+        for m in facts.messages.iter() {
             let desc = pool
-                .get_message_by_name(m.full_name)
+                .get_message_by_name(&m.full_name)
                 .unwrap_or_else(|| panic!("'{}' in the pool", m.full_name));
             assert!(
                 desc.parent_file().file_descriptor_proto().source_code_info.is_some(),
                 "source info of '{}'",
                 m.full_name
             );
-            for f in m.fields {
+            for f in m.fields.iter() {
                 let field = desc
-                    .get_field_by_name(f.name)
+                    .get_field_by_name(&f.name)
                     .unwrap_or_else(|| panic!("'{}.{}'", m.full_name, f.name));
                 let marked = field.options().get_extension(&secret).as_bool() == Some(true);
                 if f.secret && marked {

@@ -52,7 +52,7 @@ fn every_message_with_a_secret_field_is_a_holder() {
     for (facts, _) in support::packages() {
         for m in facts.messages.iter().filter(|m| m.fields.iter().any(|f| f.secret)) {
             assert!(
-                support::SECRET_HOLDERS.contains(&m.full_name),
+                support::SECRET_HOLDERS.contains(&&*m.full_name),
                 "'{}' has a secret field",
                 m.full_name
             );

@@ -13,6 +13,7 @@ pub mod compile;
 pub mod diagnostic;
 pub mod diff;
 pub mod extract;
+pub mod facts;
 pub mod fs;
 pub mod lower;
 pub mod markdown;

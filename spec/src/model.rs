@@ -144,70 +144,7 @@ pub struct Oneof {
     pub span: Span,
 }
 
-/// How a field is repeated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Label {
-    /// One value.
-    Singular,
-    /// `repeated`.
-    Repeated,
-    /// `map<K, V>`.
-    Map,
-}
-
-/// What the spec says about whether a field must be set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Presence {
-    /// The comment says REQUIRED.
-    Required,
-    /// The comment says OPTIONAL.
-    Optional,
-    /// The comment says neither.
-    Unspecified,
-}
-
-/// A field's size rule, as the spec states it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SizeLimit {
-    /// No size rule applies (numbers, enums, messages, bytes).
-    None,
-    /// The general limit for the field's type (128 bytes per string, 4 KiB per map).
-    General {
-        /// The limit.
-        bytes: u32,
-    },
-    /// The comment overrides the general limit with another maximum.
-    Max {
-        /// The limit.
-        bytes: u32,
-    },
-    /// The comment caps the total size of a repeated field (all values together).
-    MaxTotal {
-        /// The limit.
-        bytes: u32,
-    },
-    /// The comment lifts the general limit: the receiver must accept at least this many bytes
-    /// and no maximum is set.
-    AtLeast {
-        /// The minimum the receiver must accept.
-        bytes: u32,
-    },
-}
-
-impl SizeLimit {
-    /// The largest value size the spec allows, if it sets one.
-    pub fn max_bytes(self) -> Option<u32> {
-        match self {
-            SizeLimit::General { bytes }
-            | SizeLimit::Max { bytes }
-            | SizeLimit::MaxTotal { bytes } => Some(bytes),
-            SizeLimit::None | SizeLimit::AtLeast { .. } => None,
-        }
-    }
-}
+pub use csikit_runtime::facts::{Label, Presence, SizeLimit};
 
 /// A field's type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

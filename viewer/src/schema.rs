@@ -55,7 +55,7 @@ impl FieldFacts {
         match self.presence {
             Presence::Required => parts.push("REQUIRED".into()),
             Presence::Optional => parts.push("OPTIONAL".into()),
-            Presence::Unspecified => {}
+            Presence::Unspecified | Presence::Unknown => {}
         }
         if self.alpha {
             parts.push("alpha".into());
@@ -156,11 +156,11 @@ impl Schema {
         // Comments (and anything the table does not cover) come from the descriptors.
         let mut from_options = Schema::default();
         from_options.add_option_facts(&pool);
-        for m in table.messages {
-            let Some(desc) = pool.get_message_by_name(m.full_name) else {
+        for m in table.messages.iter() {
+            let Some(desc) = pool.get_message_by_name(&m.full_name) else {
                 continue;
             };
-            let base = from_options.facts.remove(m.full_name).unwrap_or_default();
+            let base = from_options.facts.remove(&*m.full_name).unwrap_or_default();
             let mut facts = MessageFacts {
                 alpha: m.alpha,
                 comment: base.comment,
@@ -169,10 +169,10 @@ impl Schema {
                     .oneofs
                     .iter()
                     .filter(|o| o.required)
-                    .map(|o| o.name.to_owned())
+                    .map(|o| o.name.to_string())
                     .collect(),
             };
-            for f in m.fields {
+            for f in m.fields.iter() {
                 if desc.get_field(f.number).is_none() {
                     continue;
                 }
@@ -181,33 +181,17 @@ impl Schema {
                 facts.fields.insert(
                     f.number,
                     FieldFacts {
-                        presence: match f.presence {
-                            csikit::facts::Presence::Required => Presence::Required,
-                            csikit::facts::Presence::Optional => Presence::Optional,
-                            csikit::facts::Presence::Unspecified => Presence::Unspecified,
-                        },
+                        presence: f.presence,
                         secret: f.secret,
                         alpha: f.alpha,
-                        size_limit: match f.size_limit {
-                            csikit::facts::SizeLimit::None => SizeLimit::None,
-                            csikit::facts::SizeLimit::General { bytes } => {
-                                SizeLimit::General { bytes }
-                            }
-                            csikit::facts::SizeLimit::Max { bytes } => SizeLimit::Max { bytes },
-                            csikit::facts::SizeLimit::MaxTotal { bytes } => {
-                                SizeLimit::MaxTotal { bytes }
-                            }
-                            csikit::facts::SizeLimit::AtLeast { bytes } => {
-                                SizeLimit::AtLeast { bytes }
-                            }
-                        },
+                        size_limit: f.size_limit,
                         non_negative: f.non_negative,
                         no_control_chars: f.no_control_chars,
                         comment,
                     },
                 );
             }
-            self.facts.entry(m.full_name.to_owned()).or_insert(facts);
+            self.facts.entry(m.full_name.to_string()).or_insert(facts);
         }
         self.add_option_facts(&pool);
         self.pools.push(pool);

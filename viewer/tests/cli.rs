@@ -577,16 +577,16 @@ fn required_facts_json() -> String {
         &csikit::addons::volumegroup::facts::FACTS,
     ];
     let mut out = serde_json::Map::new();
-    for m in tables.iter().flat_map(|t| t.messages) {
+    for m in tables.iter().flat_map(|t| t.messages.iter()) {
         let fields: Vec<u32> = m
             .fields
             .iter()
             .filter(|f| f.presence == Presence::Required && f.oneof.is_none())
             .map(|f| f.number)
             .collect();
-        let oneofs: Vec<&str> = m.oneofs.iter().filter(|o| o.required).map(|o| o.name).collect();
+        let oneofs: Vec<&str> = m.oneofs.iter().filter(|o| o.required).map(|o| &*o.name).collect();
         out.insert(
-            m.full_name.to_owned(),
+            m.full_name.to_string(),
             serde_json::json!({ "fields": fields, "oneofs": oneofs }),
         );
     }

@@ -139,8 +139,8 @@ impl GetPluginInfoError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -199,8 +199,8 @@ impl GetPluginCapabilitiesError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -301,8 +301,8 @@ impl ProbeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -457,8 +457,8 @@ impl CreateVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -541,8 +541,8 @@ impl DeleteVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -697,8 +697,8 @@ impl ControllerPublishVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -799,8 +799,8 @@ impl ControllerUnpublishVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -883,8 +883,8 @@ impl ValidateVolumeCapabilitiesError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -967,8 +967,8 @@ impl ListVolumesError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -1027,8 +1027,8 @@ impl GetCapacityError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -1087,8 +1087,8 @@ impl ControllerGetCapabilitiesError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -1209,8 +1209,8 @@ impl CreateSnapshotError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -1317,8 +1317,8 @@ impl DeleteSnapshotError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -1397,8 +1397,8 @@ impl ListSnapshotsError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -1477,8 +1477,8 @@ impl GetSnapshotError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -1599,8 +1599,8 @@ impl ControllerExpandVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -1683,8 +1683,8 @@ impl ControllerGetVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -1777,8 +1777,8 @@ impl ControllerModifyVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -1837,8 +1837,8 @@ impl GroupControllerGetCapabilitiesError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -1947,8 +1947,8 @@ impl CreateVolumeGroupSnapshotError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -2041,8 +2041,8 @@ impl DeleteVolumeGroupSnapshotError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -2135,8 +2135,8 @@ impl GetVolumeGroupSnapshotError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -2243,8 +2243,8 @@ impl GetMetadataAllocatedError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -2365,8 +2365,8 @@ impl GetMetadataDeltaError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -2473,8 +2473,8 @@ impl NodeStageVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -2553,8 +2553,8 @@ impl NodeUnstageVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -2675,8 +2675,8 @@ impl NodePublishVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -2755,8 +2755,8 @@ impl NodeUnpublishVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -2835,8 +2835,8 @@ impl NodeGetVolumeStatsError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -2957,8 +2957,8 @@ impl NodeExpandVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -3017,8 +3017,8 @@ impl NodeGetCapabilitiesError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -3077,8 +3077,8 @@ impl NodeGetInfoError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }

@@ -140,18 +140,18 @@ pub fn random_token(prefix: &str) -> String {
 /// the generator derived from the spec's comments), as JSON for the Python side.
 pub fn required_fields_json() -> String {
     let mut out = serde_json::Map::new();
-    for message in csikit::v1::facts::FACTS.messages {
+    for message in csikit::v1::facts::FACTS.messages.iter() {
         let fields: Vec<&str> = message
             .fields
             .iter()
             .filter(|f| f.presence == Presence::Required)
-            .map(|f| f.name)
+            .map(|f| &*f.name)
             .collect();
         let oneofs: Vec<&str> =
-            message.oneofs.iter().filter(|o| o.required).map(|o| o.name).collect();
+            message.oneofs.iter().filter(|o| o.required).map(|o| &*o.name).collect();
         if !fields.is_empty() || !oneofs.is_empty() {
             out.insert(
-                message.full_name.to_owned(),
+                message.full_name.to_string(),
                 serde_json::json!({ "fields": fields, "oneofs": oneofs }),
             );
         }

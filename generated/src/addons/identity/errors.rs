@@ -27,8 +27,8 @@ impl GetIdentityError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -60,8 +60,8 @@ impl GetCapabilitiesError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -121,8 +121,8 @@ impl ProbeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }

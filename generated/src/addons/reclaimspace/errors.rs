@@ -114,8 +114,8 @@ impl ControllerReclaimSpaceError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -234,8 +234,8 @@ impl NodeReclaimSpaceError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }

@@ -789,8 +789,8 @@ pub mod server;
 
 pub use descriptor_set::FILE_DESCRIPTOR_SET;
 
-/// The descriptors of [`FILE_DESCRIPTOR_SET`], decoded once.
 #[cfg(feature = "reflect")]
+/// The descriptors of [`FILE_DESCRIPTOR_SET`], decoded once.
 pub fn descriptor_pool() -> &'static ::csikit::prost_reflect::DescriptorPool {
     static POOL: std::sync::OnceLock<::csikit::prost_reflect::DescriptorPool> =
         std::sync::OnceLock::new();

@@ -100,8 +100,8 @@ impl EnableVolumeReplicationError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -206,8 +206,8 @@ impl DisableVolumeReplicationError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -340,8 +340,8 @@ impl PromoteVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -474,8 +474,8 @@ impl DemoteVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -608,8 +608,8 @@ impl ResyncVolumeError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -742,8 +742,8 @@ impl GetVolumeReplicationInfoError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -890,8 +890,8 @@ impl GetReplicationDestinationInfoError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }

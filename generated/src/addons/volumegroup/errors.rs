@@ -74,8 +74,8 @@ impl CreateVolumeGroupError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -152,8 +152,8 @@ impl ModifyVolumeGroupMembershipError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -198,8 +198,8 @@ impl DeleteVolumeGroupError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -244,8 +244,8 @@ impl ListVolumeGroupsError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
@@ -290,8 +290,8 @@ impl ControllerGetVolumeGroupError {
         self.info().code
     }
 
-    /// A status with this row's code and `message`.
     #[cfg(any(feature = "client", feature = "server"))]
+    /// A status with this row's code and `message`.
     pub fn status(self, message: impl Into<String>) -> ::csikit::tonic::Status {
         ::csikit::tonic::Status::new(::csikit::tonic::Code::from_i32(self.code().number()), message)
     }
