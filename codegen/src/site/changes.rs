@@ -25,13 +25,13 @@ pub trait ChangeLinks {
     fn is_service_or_rpc(&self, full: &str) -> bool;
 }
 
-const ORDER: [Severity; 4] =
-    [Severity::WireBreaking, Severity::SourceBreaking, Severity::Behaviour, Severity::Info];
+const ORDER: [Severity; 5] = Severity::ALL;
 
 fn severity_key(s: Severity) -> &'static str {
     match s {
         Severity::WireBreaking => "sev_wire_breaking",
         Severity::SourceBreaking => "sev_source_breaking",
+        Severity::AlphaBreaking => "sev_alpha_breaking",
         Severity::Behaviour => "sev_behaviour",
         Severity::Info => "sev_info",
     }
