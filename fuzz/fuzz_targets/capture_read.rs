@@ -6,8 +6,8 @@
 
 use std::sync::LazyLock;
 
-use csi_view::schema::Schema;
-use csi_view::text::{TextOptions, TextPrinter};
+use csi_view_core::schema::Schema;
+use csi_view_core::text::{TextOptions, TextPrinter};
 use libfuzzer_sys::fuzz_target;
 
 static SCHEMA: LazyLock<Schema> = LazyLock::new(|| Schema::builtin().expect("built-in schema"));
@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
         Some((flag, rest)) if flag & 1 == 1 => [HEADER, rest].concat(),
         _ => data.to_vec(),
     };
-    let Ok(capture) = csi_view::capture::parse(input.as_slice(), "fuzz") else { return };
+    let Ok(capture) = csi_view_core::capture::parse(input.as_slice(), "fuzz") else { return };
     for call in &capture.calls {
         let Some(method) = SCHEMA.find_method(&call.method) else { continue };
         let sides = [

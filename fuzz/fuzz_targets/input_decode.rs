@@ -1,7 +1,7 @@
 //! Fuzzes input decoding: format detection, hex, base64 and gRPC frame splitting.
 #![no_main]
 
-use csi_view::input::{InputFormat, parse_input};
+use csi_view_core::input::{InputFormat, parse_input};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

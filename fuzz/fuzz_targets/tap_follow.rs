@@ -6,8 +6,8 @@
 
 use std::sync::{Arc, LazyLock};
 
-use csi_view::proxy::{Format, replay};
-use csi_view::schema::Schema;
+use csi_view_core::schema::Schema;
+use csi_view_proxy::{Format, replay};
 use libfuzzer_sys::fuzz_target;
 
 static SCHEMA: LazyLock<Arc<Schema>> =

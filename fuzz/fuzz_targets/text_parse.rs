@@ -4,9 +4,9 @@
 
 use std::sync::LazyLock;
 
-use csi_view::schema::Schema;
-use csi_view::text::{TextOptions, TextPrinter};
-use csi_view::textparse::encode_text;
+use csi_view_core::schema::Schema;
+use csi_view_core::text::{TextOptions, TextPrinter};
+use csi_view_core::textparse::encode_text;
 use libfuzzer_sys::fuzz_target;
 use prost_reflect::MessageDescriptor;
 

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use csi_view::capture;
-use csi_view::mask::{SecretMask, redact_bytes};
-use csi_view::schema::Schema;
+use csi_view_core::capture;
+use csi_view_core::mask::{SecretMask, redact_bytes};
+use csi_view_core::schema::Schema;
 use csikit::v1::controller_client::ControllerClient;
 use csikit::v1::node_client::NodeClient;
 use csikit::v1::volume_capability::access_mode::Mode;
@@ -27,18 +27,18 @@ use support::{Lifecycle, Server, grpcio_stubs};
 struct Proxy {
     socket: PathBuf,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<anyhow::Result<csi_view::proxy::Summary>>>,
+    thread: Option<std::thread::JoinHandle<anyhow::Result<csi_view_proxy::Summary>>>,
 }
 
 impl Proxy {
     fn start(dir: &Path, upstream: &Path, record: &Path, output: &Path) -> Proxy {
         let socket = dir.join("proxy.sock");
-        let options = csi_view::proxy::Options {
+        let options = csi_view_proxy::Options {
             listen: socket.clone(),
             upstream: upstream.to_owned(),
             record: Some(record.to_owned()),
             keep_secrets: false,
-            format: csi_view::proxy::Format::Text,
+            format: csi_view_proxy::Format::Text,
         };
         let out: Box<dyn Write + Send> =
             Box::new(std::io::BufWriter::new(std::fs::File::create(output).expect("output")));
@@ -46,7 +46,7 @@ impl Proxy {
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let schema = Arc::new(Schema::builtin()?);
-            rt.block_on(csi_view::proxy::run(schema, options, out, async {
+            rt.block_on(csi_view_proxy::run(schema, options, out, async {
                 let _ = stopped.await;
             }))
         });
@@ -58,7 +58,7 @@ impl Proxy {
         Proxy { socket, stop: Some(stop), thread: Some(thread) }
     }
 
-    fn stop(&mut self) -> csi_view::proxy::Summary {
+    fn stop(&mut self) -> csi_view_proxy::Summary {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

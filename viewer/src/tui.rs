@@ -15,11 +15,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, List, ListItem, ListState, Paragraph, Wrap};
 
-use crate::edit::{encode_like, write_atomically};
-use crate::input::InputFormat;
-use crate::mask::SecretMask;
-use crate::schema::Schema;
-use crate::text::{Redactions, TextOptions, TextPrinter, kind_name};
+use csi_view_core::edit::{encode_like, write_atomically};
+use csi_view_core::input::InputFormat;
+use csi_view_core::mask::SecretMask;
+use csi_view_core::schema::Schema;
+use csi_view_core::text::{Redactions, TextOptions, TextPrinter, kind_name};
 
 /// The state of the terminal UI.
 pub struct App<'s> {
@@ -139,7 +139,7 @@ impl<'s> App<'s> {
     }
 
     fn encode(&self) -> Result<Vec<u8>> {
-        crate::textparse::encode_text(&self.desc, &self.text(), Some(&self.redactions))
+        csi_view_core::textparse::encode_text(&self.desc, &self.text(), Some(&self.redactions))
             .map_err(|e| anyhow!("{e}"))
     }
 
@@ -222,7 +222,7 @@ impl<'s> App<'s> {
             let bytes = self.encode()?;
             let msg = DynamicMessage::decode(self.desc.clone(), bytes.as_slice())
                 .context("cannot decode the result")?;
-            let violations = crate::validate::validate(self.schema, &msg);
+            let violations = csi_view_core::validate::validate(self.schema, &msg);
             if !violations.is_empty() && !force {
                 return Err(anyhow!(
                     "not saved: {} violation(s), first: {} (F saves anyway)",

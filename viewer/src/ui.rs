@@ -34,10 +34,10 @@ use prost_reflect::{
 };
 use serde_json::{Value as Json, json};
 
-use crate::input::{self, InputFormat};
-use crate::mask::{SecretMask, redact_bytes};
-use crate::schema::Schema;
-use crate::text::REDACTED;
+use csi_view_core::input::{self, InputFormat};
+use csi_view_core::mask::{SecretMask, redact_bytes};
+use csi_view_core::redact::REDACTED;
+use csi_view_core::schema::Schema;
 
 /// One message on the page.
 struct Entry {
@@ -84,14 +84,27 @@ pub struct Options {
     pub docs_url: String,
 }
 
-/// A random token from the kernel, hex.
+/// A random 128-bit token from the operating system's generator, in lowercase hex.
 fn token() -> Result<String> {
-    use std::io::Read;
     let mut bytes = [0u8; 16];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .context("cannot read /dev/urandom for the page's token")?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    getrandom::fill(&mut bytes)
+        .map_err(|e| anyhow!("cannot get random bytes for the page's token: {e}"))?;
+    Ok(data_encoding::HEXLOWER.encode(&bytes))
+}
+
+/// The route after `/TOKEN/` when `path` starts with the page's token, compared in constant time
+/// so the time a guess takes says nothing about how much of it was right.
+fn token_route<'a>(path: &'a str, token: &str) -> Option<&'a str> {
+    use subtle::ConstantTimeEq;
+    let rest = path.strip_prefix('/')?;
+    let (given, route) = rest.split_at_checked(token.len())?;
+    let route = route.strip_prefix('/')?;
+    bool::from(given.as_bytes().ct_eq(token.as_bytes())).then_some(route)
+}
+
+/// The query string's pairs, percent-decoded (`+` is a space), as forms encode them.
+fn query_pairs(query: Option<&str>) -> HashMap<String, String> {
+    form_urlencoded::parse(query.unwrap_or("").as_bytes()).into_owned().collect()
 }
 
 /// Opens every file: a capture when its first line is a capture header, else message bytes.
@@ -139,7 +152,7 @@ pub fn open(schema: &Schema, files: &[PathBuf], options: &Options) -> Result<Vec
 }
 
 fn open_capture(schema: &Schema, path: &Path) -> Result<Document> {
-    let capture = crate::capture::read(path)?;
+    let capture = csi_view_core::capture::read(path)?;
     let typed = capture.typed(schema).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let mut entries = Vec::new();
     for m in typed {
@@ -168,7 +181,7 @@ fn type_of(schema: &Schema, ty: Option<&str>, bytes: &[u8]) -> Result<(MessageDe
     if bytes.is_empty() {
         bail!("an empty message fits every type; pass --type");
     }
-    let ranking = crate::detect::rank(schema, bytes).map_err(|e| anyhow!("{e}"))?;
+    let ranking = csi_view_core::detect::rank(schema, bytes).map_err(|e| anyhow!("{e}"))?;
     match ranking.best() {
         Some(c) => Ok((c.desc.clone(), false)),
         None => bail!("the type is ambiguous ({}); pass --type", ranking.tied_names(3)),
@@ -176,7 +189,7 @@ fn type_of(schema: &Schema, ty: Option<&str>, bytes: &[u8]) -> Result<(MessageDe
 }
 
 fn decode(desc: &MessageDescriptor, bytes: &[u8]) -> Result<DynamicMessage> {
-    crate::text::check_typed(desc, bytes, 0, 0).map_err(|e| anyhow!("{e}"))?;
+    csi_view_core::text::check_typed(desc, bytes, 0, 0).map_err(|e| anyhow!("{e}"))?;
     DynamicMessage::decode(desc.clone(), bytes)
         .map_err(|e| anyhow!("not a {}: {e}", desc.full_name()))
 }
@@ -240,9 +253,9 @@ impl State {
                 let hidden = redact_bytes(&display.descriptor(), &bytes, &mask);
                 display = DynamicMessage::decode(display.descriptor(), hidden.as_slice())?;
             }
-            crate::redact::redact(&self.schema, &mut display);
+            csi_view_core::redact::redact(&self.schema, &mut display);
         }
-        let violations: Vec<Json> = crate::validate::validate(&self.schema, &entry.message)
+        let violations: Vec<Json> = csi_view_core::validate::validate(&self.schema, &entry.message)
             .iter()
             .map(|v| json!({"path": v.path, "message": v.to_string()}))
             .collect();
@@ -278,7 +291,7 @@ impl State {
                 "name": field.name(),
                 "number": field.number(),
                 "path": fpath,
-                "type": crate::text::kind_name(&field.kind()),
+                "type": csi_view_core::text::kind_name(&field.kind()),
                 "note": facts.note(facts.secret),
                 "doc": facts.comment,
                 "link": self.link(&desc, Some(field.name())),
@@ -310,7 +323,7 @@ impl State {
                     node["entries"] = keys
                         .into_iter()
                         .map(|k| {
-                            let key = crate::validate::show_key(k);
+                            let key = csi_view_core::validate::show_key(k);
                             let mut e =
                                 self.value(&value_kind, &map[k], &format!("{fpath}[{key}]"));
                             e["key"] = json!(key);
@@ -376,8 +389,8 @@ impl State {
                 bytes.extend(encoded);
             }
         }
-        let out = crate::edit::encode_like(&bytes, d.format, false, d.trailing_newline)?;
-        let backup = crate::edit::write_atomically(&path, &out)?;
+        let out = csi_view_core::edit::encode_like(&bytes, d.format, false, d.trailing_newline)?;
+        let backup = csi_view_core::edit::write_atomically(&path, &out)?;
         d.dirty = false;
         Ok(json!({"saved": path.display().to_string(), "backup": backup.display().to_string()}))
     }
@@ -595,21 +608,13 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Full<Byte
     let host_ok = req.headers().get("host").and_then(|h| h.to_str().ok()).is_some_and(|h| {
         h == format!("127.0.0.1:{}", state.port) || h == format!("localhost:{}", state.port)
     });
-    let prefix = format!("/{}/", state.token);
-    let Some(route) = req.uri().path().strip_prefix(&prefix).map(str::to_owned) else {
+    let Some(route) = token_route(req.uri().path(), &state.token).map(str::to_owned) else {
         return not_found();
     };
     if !host_ok {
         return not_found();
     }
-    let query: HashMap<String, String> = req
-        .uri()
-        .query()
-        .unwrap_or("")
-        .split('&')
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
+    let query = query_pairs(req.uri().query());
     let num = |k: &str| query.get(k).and_then(|v| v.parse::<usize>().ok());
     let method = req.method().clone();
     let body: Json = if method == Method::POST {
@@ -726,6 +731,37 @@ mod tests {
             ]
         );
         assert!(steps("a[").is_err() && steps("a[\"x").is_err() && steps(".a").is_err());
+    }
+
+    #[test]
+    fn tokens_are_random_hex() {
+        let (a, b) = (token().expect("a token"), token().expect("another"));
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()), "{a}");
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn routes_need_the_whole_token() {
+        let token = "0123456789abcdef0123456789abcdef";
+        assert_eq!(token_route(&format!("/{token}/api/state"), token), Some("api/state"));
+        assert_eq!(token_route(&format!("/{token}/"), token), Some(""));
+        assert_eq!(token_route(&format!("/{token}"), token), None);
+        assert_eq!(token_route("/0123456789abcdef0123456789abcdee/api/state", token), None);
+        assert_eq!(token_route("/0123/api/state", token), None);
+        assert_eq!(token_route("/", token), None);
+        // A path with a multi-byte character where the token would end is refused, not a panic.
+        assert_eq!(token_route("/0123456789abcdef0123456789abcde\u{e9}/x", token), None);
+    }
+
+    #[test]
+    fn query_strings_are_percent_decoded() {
+        let q = query_pairs(Some("doc=1&msg=%32&name=a+b%2Fc&flag"));
+        assert_eq!(q.get("doc").map(String::as_str), Some("1"));
+        assert_eq!(q.get("msg").map(String::as_str), Some("2"));
+        assert_eq!(q.get("name").map(String::as_str), Some("a b/c"));
+        assert_eq!(q.get("flag").map(String::as_str), Some(""));
+        assert!(query_pairs(None).is_empty());
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! The terminal UI driven through ratatui's test backend: the tree and docs render, a scalar
 //! is edited in place, a bad value is refused, and the save is atomic with a backup.
 
-use csi_view::input::InputFormat;
-use csi_view::schema::{Schema, load_proto};
 use csi_view::tui::App;
+use csi_view_core::input::InputFormat;
+use csi_view_core::schema::{Schema, load_proto};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

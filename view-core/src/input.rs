@@ -6,7 +6,8 @@ use std::fmt;
 use crate::wire::WireError;
 
 /// How the input bytes are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum InputFormat {
     /// Decide from the bytes: hex if only hex digits and spaces, else base64 if it decodes, else raw.
     Auto,

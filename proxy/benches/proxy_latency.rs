@@ -7,7 +7,10 @@
 //! can add). Rounds rotate the order, and are short, so machine noise hits all alike; the p50 of
 //! each path is taken over every round's samples, in one run.
 //!
-//! Run: `cargo bench -p csi-view --bench proxy_latency`.
+//! The proxy runs in this process as `csi-view proxy` runs it (`csi_view_proxy::run` on a
+//! current-thread runtime of its own, the logger on its thread), printing to a file.
+//!
+//! Run: `cargo bench -p csi-view-proxy --bench proxy_latency`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -157,17 +160,8 @@ fn main() {
             .await
             .expect("serves");
     });
-    // The proxy as users run it: the csi-view binary, its output to a file.
-    let mut proxy = std::process::Command::new(env!("CARGO_BIN_EXE_csi-view"))
-        .arg("proxy")
-        .arg("--listen")
-        .arg(format!("unix://{}", proxy_sock.display()))
-        .arg("--upstream")
-        .arg(format!("unix://{}", plugin_sock.display()))
-        .stdout(std::fs::File::create(&output).expect("output file"))
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("starts csi-view proxy");
+    // The proxy as `csi-view proxy` runs it: its own current-thread runtime, output to a file.
+    let proxy = Proxy::start(&proxy_sock, &plugin_sock, &output);
 
     let (splice_sock, h2_sock) = (dir.join("splice.sock"), dir.join("h2.sock"));
     splice(splice_sock.clone(), plugin_sock.clone());
@@ -205,11 +199,8 @@ fn main() {
         }
     });
     // The proxy's own CPU time (user + system), per call it carried.
-    let cpu = proxy_cpu(proxy.id());
-    let killed =
-        std::process::Command::new("kill").arg("-TERM").arg(proxy.id().to_string()).status();
-    assert!(killed.is_ok_and(|s| s.success()), "SIGTERM to the proxy");
-    assert!(proxy.wait().expect("proxy exits").success(), "the proxy exits 0");
+    let cpu = proxy.cpu();
+    proxy.stop();
     let calls = std::fs::read_to_string(&output)
         .map_or(0, |t| t.lines().filter(|l| l.starts_with('#')).count());
     let _ = stop_plugin.send(());
@@ -241,9 +232,69 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// User + system time of a process, from /proc (Linux; `None` elsewhere).
-fn proxy_cpu(pid: u32) -> Option<Duration> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+/// The proxy on its own thread and runtime, until `stop`.
+struct Proxy {
+    stop: tokio::sync::oneshot::Sender<()>,
+    thread: std::thread::JoinHandle<anyhow::Result<csi_view_proxy::Summary>>,
+    /// The proxy runtime thread's id, for its CPU time.
+    tid: u64,
+}
+
+impl Proxy {
+    fn start(listen: &Path, upstream: &Path, output: &Path) -> Self {
+        let options = csi_view_proxy::Options {
+            listen: listen.to_owned(),
+            upstream: upstream.to_owned(),
+            record: None,
+            keep_secrets: false,
+            format: csi_view_proxy::Format::Text,
+        };
+        let out: Box<dyn std::io::Write + Send> =
+            Box::new(std::io::BufWriter::new(std::fs::File::create(output).expect("output")));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let _ = tid_tx.send(thread_id());
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let schema = std::sync::Arc::new(csi_view_core::schema::Schema::builtin()?);
+            rt.block_on(csi_view_proxy::run(schema, options, out, async {
+                let _ = stopped.await;
+            }))
+        });
+        let tid = tid_rx.recv().expect("the proxy thread starts");
+        Self { stop, thread, tid }
+    }
+
+    /// User + system time of the proxy's threads (the runtime's and the logger's), from /proc
+    /// (Linux; `None` elsewhere).
+    fn cpu(&self) -> Option<Duration> {
+        let mut total = thread_cpu(self.tid)?;
+        for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            if comm.trim() == "csi-view-logger" {
+                total += thread_cpu(task.file_name().to_str()?.parse().ok()?)?;
+            }
+        }
+        Some(total)
+    }
+
+    fn stop(self) {
+        let _ = self.stop.send(());
+        self.thread.join().expect("proxy thread").expect("the proxy ran and stopped cleanly");
+    }
+}
+
+/// This thread's id, from /proc (0 elsewhere).
+fn thread_id() -> u64 {
+    std::fs::read_link("/proc/thread-self")
+        .ok()
+        .and_then(|p| p.file_name()?.to_str()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// User + system time of one of this process's threads, from /proc.
+fn thread_cpu(tid: u64) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
     // Fields after the command name (which may hold spaces) start at the last ')'.
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;

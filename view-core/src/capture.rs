@@ -34,6 +34,15 @@ use serde::{Deserialize, Serialize};
 /// The version of the format this module writes and reads.
 pub const VERSION: u32 = 1;
 
+/// The name of a gRPC status code as captures and the proxy show it (`NOT_FOUND`); `NO STATUS`
+/// for -1, the code for one gRPC does not name.
+pub fn status_name(code: i32) -> String {
+    usize::try_from(code).ok().and_then(|c| csikit_spec::check::GRPC_CODES.get(c)).map_or_else(
+        || if code < 0 { "NO STATUS".into() } else { format!("CODE {code}") },
+        |s| (*s).to_owned(),
+    )
+}
+
 /// The first line of a capture.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Header {
@@ -146,7 +155,7 @@ impl Capture {
             let method = schema.find_method(&call.method).ok_or_else(|| {
                 anyhow!("call #{}: method {} is not in the schema", call.call, call.method)
             })?;
-            let status = crate::proxy::status_name(call.status);
+            let status = status_name(call.status);
             for (side, desc, list) in [
                 ("request", method.input(), call.request_bytes()?),
                 ("response", method.output(), call.response_bytes()?),

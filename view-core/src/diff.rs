@@ -5,8 +5,8 @@ use prost_reflect::{DynamicMessage, MapKey, MessageDescriptor, ReflectMessage, V
 
 use crate::mask::{SecretMask, redact_bytes};
 
+use crate::redact::REDACTED;
 use crate::schema::Schema;
-use crate::text::REDACTED;
 use crate::validate::show_key;
 
 /// One difference.

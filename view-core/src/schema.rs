@@ -520,6 +520,11 @@ pub fn wire_type_of(kind: &Kind) -> crate::wire::WireType {
     }
 }
 
+/// The wire type a field's values use.
+pub fn field_wire_type(field: &FieldDescriptor) -> crate::wire::WireType {
+    if field.is_group() { crate::wire::WireType::StartGroup } else { wire_type_of(&field.kind()) }
+}
+
 /// True for field types whose repeated form may be packed.
 pub fn is_packable(kind: &Kind) -> bool {
     !matches!(kind, Kind::String | Kind::Bytes | Kind::Message(_))

@@ -9,11 +9,9 @@ use std::io::{self, Write};
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 
 use crate::mask::SecretMask;
-use crate::schema::{FieldFacts, Schema, is_packable, wire_type_of};
+use crate::redact::REDACTED;
+use crate::schema::{FieldFacts, Schema, field_wire_type, is_packable, wire_type_of};
 use crate::wire::{self, MAX_DEPTH, Record, Records, WireError, WireType, WireValue};
-
-/// What a redacted value prints as.
-pub const REDACTED: &str = "<redacted>";
 
 /// How to print.
 #[derive(Debug, Clone, Copy, Default)]
@@ -78,11 +76,6 @@ impl std::fmt::Display for PrintError {
 }
 
 impl std::error::Error for PrintError {}
-
-/// The wire type a field's values use.
-pub fn field_wire_type(field: &FieldDescriptor) -> WireType {
-    if field.is_group() { WireType::StartGroup } else { wire_type_of(&field.kind()) }
-}
 
 /// Checks that `bytes` is a valid message of type `desc`: valid records, the wire type each
 /// known field needs, UTF-8 strings, nested messages likewise.

@@ -4,7 +4,9 @@
 use prost_reflect::{DynamicMessage, ReflectMessage, Value};
 
 use crate::schema::Schema;
-use crate::text::REDACTED;
+
+/// What a secret value is shown as, everywhere csikit shows one.
+pub use csikit::redact::REDACTED;
 
 /// Replaces every secret value in `msg`, recursively.
 pub fn redact(schema: &Schema, msg: &mut DynamicMessage) {

@@ -7,8 +7,8 @@ use std::fmt;
 
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 
-use crate::schema::is_packable;
-use crate::text::{Redactions, field_wire_type};
+use crate::schema::{field_wire_type, is_packable};
+use crate::text::Redactions;
 use crate::wire::{self, MAX_DEPTH, WireType};
 
 /// Text that is not valid for the type, with where it went wrong.

@@ -9,8 +9,9 @@ use std::io::{self, Write};
 use prost_reflect::{Kind, MessageDescriptor};
 
 use crate::mask::SecretMask;
+use crate::redact::REDACTED;
 use crate::schema::Schema;
-use crate::text::{REDACTED, write_string};
+use crate::text::write_string;
 use crate::wire::{self, Records, WireError, WireValue};
 
 /// Prints the layout of `bytes` (starting at absolute offset `base`).

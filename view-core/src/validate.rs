@@ -240,7 +240,7 @@ fn descend(
 }
 
 /// A map key as paths show it: strings quoted, numbers and bools bare.
-pub(crate) fn show_key(k: &MapKey) -> String {
+pub fn show_key(k: &MapKey) -> String {
     match k {
         MapKey::String(s) => format!("{s:?}"),
         MapKey::Bool(b) => b.to_string(),

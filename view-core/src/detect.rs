@@ -14,8 +14,7 @@ use std::collections::HashSet;
 
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor, Syntax};
 
-use crate::schema::{Schema, is_packable, wire_type_of};
-use crate::text::field_wire_type;
+use crate::schema::{Schema, field_wire_type, is_packable, wire_type_of};
 use crate::wire::{
     MAX_DEPTH, Record, Records, WireError, WireType, WireValue, read_varint, varint_len,
 };

@@ -16,8 +16,8 @@ use std::ops::Range;
 use prost_reflect::{Kind, MessageDescriptor};
 
 use crate::detect;
+use crate::redact::REDACTED;
 use crate::schema::Schema;
-use crate::text::REDACTED;
 use crate::wire::{self, MAX_DEPTH, Records, WireError, WireType, WireValue};
 
 /// Byte ranges of a message (offsets from its first byte) that hold a secret value under some

@@ -1,0 +1,63 @@
+//! `csi-view-proxy`, the daemon behind `csi-view proxy`: a transparent gRPC proxy between a CO (kubelet, a sidecar, csc, a test) and
+//! a plugin over unix sockets, printing every call as it completes.
+//!
+//! # Design
+//!
+//! A connection is *tapped*: when a client connects, the proxy connects to the plugin and copies
+//! bytes both ways as they come, so every call, its metadata, status, trailers and any streaming
+//! reach the other side exactly as sent, at the cost of one more hop and nothing else. Each chunk
+//! is also put, once written on, in a queue. A logger thread takes the queue every
+//! few milliseconds, follows each connection's HTTP/2 frames and HPACK header blocks in both
+//! directions, puts each call together (method path, request, response, status, times), and
+//! decodes each message with the type its method names, hides secrets, checks the spec's rules
+//! on both sides, prints and records. No frame is parsed and no thread is woken on the data path.
+//!
+//! * The client's reads go through `csikit`'s `:authority` rewriter, so a plugin whose HTTP/2
+//!   library refuses the authority a client sends over a unix socket (h2 under tonic) answers
+//!   every client through the proxy, as a csikit plugin answers it directly.
+//! * When the plugin goes away, its connections close, and clients see what they would see from
+//!   the plugin itself (UNAVAILABLE, then they reconnect). A connection accepted while the plugin
+//!   is down is *answered*: the proxy speaks HTTP/2 with the client (hyper) and answers each call
+//!   UNAVAILABLE; once a call reaches the plugin again it is forwarded, and the connection is asked
+//!   to end (GOAWAY: calls in flight finish) so the client's next connection is tapped.
+//! * Calls are numbered, and checked for overlap, in the order the queue saw them, whichever way
+//!   they went. Two calls in flight on one volume (or snapshot) are flagged: the spec says a CO
+//!   should not issue them. The volume is the request's `volume_id`, `name` for `Create*`, or
+//!   `snapshot_id`.
+//! * A status message is scrubbed of the request's secret values before it is printed or
+//!   recorded (unless `--keep-secrets`): drivers echo their input in errors.
+//! * When told to stop (the binary passes SIGTERM/SIGINT) the proxy stops accepting; each connection is closed once the calls on it have ended (at
+//!   most five seconds); the logger finishes and the listening socket is removed.
+
+//!
+//! # Modules
+//!
+//! Each depends only on those above it: `config` (options and the summary), `endpoint` (the
+//! endpoint forms, the stale-socket check), `grpc` (message framing, status coding),
+//! `timestamp`, `tracker` (call records, numbering, the overlap check), `queue` (the data path's
+//! only cost), `stop`, `frames` (the tap's HTTP/2 reader), `tap` (calls put together from the
+//! queue), `splice` (tapped connections), `answer` (connections accepted while the plugin is
+//! down), `scrub` (secrets out of status messages), `print` (text and JSON), `logger` (checks,
+//! prints and records each call) and `run` (the main loop, and `replay` for the fuzzer).
+
+mod answer;
+mod config;
+mod endpoint;
+mod frames;
+mod grpc;
+mod logger;
+mod print;
+mod queue;
+mod run;
+mod scrub;
+mod splice;
+mod stop;
+mod tap;
+mod timestamp;
+mod tracker;
+
+pub use config::{Format, Options, Summary};
+pub use endpoint::socket_path;
+pub use grpc::grpc_messages;
+pub use run::{replay, run};
+pub use timestamp::rfc3339;

@@ -1,0 +1,119 @@
+//! The only thing a tapped connection does besides forwarding: each chunk a pump has written on
+//! is put in a [`Queue`] with the instant it was read, for the logger thread to take every few
+//! milliseconds. No frame is parsed and no task or thread is woken on the data path.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::tracker::CallRecord;
+
+/// How often the logger takes the queue.
+pub(crate) const LOGGER_PERIOD: Duration = Duration::from_millis(5);
+
+/// Which way bytes went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    /// From the client (the CO) to the plugin.
+    Client,
+    /// From the plugin to the client.
+    Plugin,
+}
+
+/// A tapped connection's handle, shared by its pumps and the tap.
+#[derive(Debug, Default)]
+pub struct Conn {
+    /// The connection's number.
+    pub id: u64,
+    /// Calls the tap has seen start on it and not yet end.
+    pub open_calls: AtomicUsize,
+}
+
+/// What the pumps tell the tap. Its Debug form shows sizes, not bytes: requests may hold secrets.
+pub enum Event {
+    /// A connection was spliced.
+    Open(Arc<Conn>),
+    /// Bytes went one way, read at `at`.
+    Bytes { conn: u64, dir: Dir, at: Instant, bytes: Vec<u8> },
+    /// Both directions of a connection ended; `why` says which side ended it first, and
+    /// `by_client` whether that was the client (calls left open were cancelled) or not (the
+    /// plugin or the proxy went: they are unavailable).
+    Closed { conn: u64, at: Instant, why: String, by_client: bool },
+    /// A call the proxy answered itself (on a connection accepted while the plugin was down) has
+    /// its whole request; `token` names it until it is numbered.
+    Request { token: u64, method: String, request: Vec<u8> },
+    /// Such a call is over.
+    Answered(Box<CallRecord>),
+}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Open(c) => write!(f, "Open({})", c.id),
+            Self::Bytes { conn, dir, bytes, .. } => {
+                write!(f, "Bytes {{ conn: {conn}, dir: {dir:?}, len: {} }}", bytes.len())
+            }
+            Self::Closed { conn, why, .. } => write!(f, "Closed {{ conn: {conn}, why: {why:?} }}"),
+            Self::Request { token, method, request } => {
+                write!(
+                    f,
+                    "Request {{ token: {token}, method: {method:?}, len: {} }}",
+                    request.len()
+                )
+            }
+            Self::Answered(r) => write!(f, "Answered({r:?})"),
+        }
+    }
+}
+
+/// The events of every tapped connection, in the order they happened.
+#[derive(Debug, Default)]
+pub struct Queue {
+    events: Mutex<Vec<Event>>,
+    /// Events pushed, and events the tap has taken in, so far.
+    pushed: AtomicU64,
+    taken: AtomicU64,
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl Queue {
+    /// Adds an event (a lock and a push: the only cost on the data path).
+    pub fn push(&self, e: Event) {
+        let mut events = self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        events.push(e);
+        self.pushed.fetch_add(1, Ordering::Release);
+    }
+
+    /// Takes every event so far.
+    pub fn take(&self) -> Vec<Event> {
+        let mut events = self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let out = std::mem::take(&mut *events);
+        drop(events);
+        out
+    }
+
+    /// Marks `n` taken events as read by the tap.
+    pub fn done(&self, n: usize) {
+        self.taken.fetch_add(n as u64, Ordering::Release);
+    }
+
+    /// How many events were pushed so far.
+    pub fn pushed(&self) -> u64 {
+        self.pushed.load(Ordering::Acquire)
+    }
+
+    /// Says nothing more will be pushed.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    /// Whether [`Queue::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Whether the tap has read every event up to `mark` (a value of [`Queue::pushed`]).
+    pub fn read_up_to(&self, mark: u64) -> bool {
+        self.taken.load(Ordering::Acquire) >= mark
+    }
+}

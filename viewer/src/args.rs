@@ -1,0 +1,227 @@
+//! The arguments of each subcommand, as clap reads them.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use csi_view_core::input::InputFormat;
+
+#[derive(Args, Debug, Clone)]
+pub(crate) struct SchemaArgs {
+    /// A .proto file to compile (protox) and use instead of the CSI specs.
+    #[arg(long = "proto", value_name = "FILE")]
+    pub(crate) protos: Vec<PathBuf>,
+    /// Import path for --proto.
+    #[arg(short = 'I', long = "include", value_name = "DIR")]
+    pub(crate) includes: Vec<PathBuf>,
+    /// An encoded FileDescriptorSet to use instead of the CSI specs.
+    #[arg(long = "descriptor-set", value_name = "FILE")]
+    pub(crate) descriptor_sets: Vec<PathBuf>,
+    /// A CSI spec directory (spec.md + csi.proto, or a csi-addons README.md + .proto) to use
+    /// instead of the built-in schema (csi.v1 v1.12.0 and the csi-addons, from `csikit`).
+    #[arg(long = "spec-dir", value_name = "DIR")]
+    pub(crate) spec_dirs: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub(crate) struct InputArgs {
+    /// How the input is written.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) input_format: InputFormat,
+    /// The input is gRPC length-prefixed frames (one or many).
+    #[arg(long)]
+    pub(crate) grpc: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub(crate) enum OutFormat {
+    /// Protobuf text format.
+    Text,
+    /// Canonical proto3 JSON.
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct DecodeArgs {
+    /// Message type: short (CreateVolumeRequest) or full (csi.v1.CreateVolumeRequest) name;
+    /// detected when absent.
+    #[arg(long = "type", short = 't', value_name = "NAME")]
+    pub(crate) ty: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: OutFormat,
+    /// Add each field's comment from the spec.
+    #[arg(long)]
+    pub(crate) explain: bool,
+    /// Leave out the spec annotations.
+    #[arg(long)]
+    pub(crate) no_annotations: bool,
+    /// Show secret values.
+    #[arg(long)]
+    pub(crate) show_secrets: bool,
+    /// Read a capture written by `csi-view proxy --record`: every message, typed by its method.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "ty"])]
+    pub(crate) capture: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+    /// Input file; stdin when absent or '-'.
+    pub(crate) file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct RawArgs {
+    /// Message type, to name fields and redact secrets (the layout needs none).
+    #[arg(long = "type", short = 't', value_name = "NAME")]
+    pub(crate) ty: Option<String>,
+    /// Show secret values (only matters with --type).
+    #[arg(long)]
+    pub(crate) show_secrets: bool,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+    /// Input file; stdin when absent or '-'.
+    pub(crate) file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct DetectArgs {
+    /// How many candidates to print.
+    #[arg(long, default_value_t = 5)]
+    pub(crate) top: usize,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+    /// Input file; stdin when absent or '-'.
+    pub(crate) file: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub(crate) enum EncodeTo {
+    /// Raw bytes.
+    Raw,
+    /// Lowercase hex.
+    Hex,
+    /// Standard base64.
+    Base64,
+    /// One gRPC frame (raw bytes).
+    Grpc,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct EncodeArgs {
+    /// Message type (short or full name).
+    #[arg(long = "type", short = 't', value_name = "NAME")]
+    pub(crate) ty: String,
+    /// Input format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) from: OutFormat,
+    /// Output encoding.
+    #[arg(long, value_enum, default_value = "raw")]
+    pub(crate) to: EncodeTo,
+    /// Write here instead of stdout (atomically).
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+    /// Text or JSON file; stdin when absent or '-'.
+    pub(crate) file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ValidateArgs {
+    /// Message type; detected when absent.
+    #[arg(long = "type", short = 't', value_name = "NAME")]
+    pub(crate) ty: Option<String>,
+    /// Check every message of a capture written by `csi-view proxy --record`.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "ty"])]
+    pub(crate) capture: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+    /// Input file; stdin when absent or '-'.
+    pub(crate) file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct UiArgs {
+    /// The type of the message files; detected when absent (captures name their own).
+    #[arg(long = "type", short = 't', value_name = "NAME")]
+    pub(crate) ty: Option<String>,
+    /// Port on 127.0.0.1; a free one when 0.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) port: u16,
+    /// The docs site that field links point into.
+    #[arg(long, value_name = "URL", default_value = concat!(env!("CARGO_PKG_HOMEPAGE"), "/docs"))]
+    pub(crate) docs_url: String,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+    /// Message files (raw, hex, base64; --grpc for frames) and captures from `proxy --record`.
+    pub(crate) files: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ProxyArgs {
+    /// Where COs connect: unix:///path.sock.
+    #[arg(long, value_name = "ENDPOINT")]
+    pub(crate) listen: String,
+    /// Where the plugin listens: unix:///path.sock.
+    #[arg(long, value_name = "ENDPOINT")]
+    pub(crate) upstream: String,
+    /// Record every call to FILE (JSON Lines; secret values blanked unless --keep-secrets).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) record: Option<PathBuf>,
+    /// Keep secret values in the recording (written with mode 0600) and in status messages.
+    #[arg(long, requires = "record")]
+    pub(crate) keep_secrets: bool,
+    /// How each call is printed.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: OutFormat,
+    /// Exit 1 at the end when any call broke a spec rule.
+    #[arg(long)]
+    pub(crate) check: bool,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct DiffArgs {
+    /// Message type of both; detected when absent.
+    #[arg(long = "type", short = 't', value_name = "NAME")]
+    pub(crate) ty: Option<String>,
+    /// Show secret values.
+    #[arg(long)]
+    pub(crate) show_secrets: bool,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+    /// The first message.
+    pub(crate) a: PathBuf,
+    /// The second message.
+    pub(crate) b: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct EditArgs {
+    /// Message type; detected when absent.
+    #[arg(long = "type", short = 't', value_name = "NAME")]
+    pub(crate) ty: Option<String>,
+    /// Write even when the result breaks spec rules.
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Show secret values in the editor.
+    #[arg(long)]
+    pub(crate) show_secrets: bool,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+    /// The message file, rewritten in place (the original kept as FILE.bak).
+    pub(crate) file: PathBuf,
+}

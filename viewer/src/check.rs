@@ -1,0 +1,91 @@
+//! The commands that judge messages: `validate` (the spec's rules) and `diff` (two messages).
+
+use std::io::Write;
+
+use anyhow::{Context, Result, anyhow};
+use prost_reflect::DynamicMessage;
+
+use crate::args::{DiffArgs, ValidateArgs};
+use crate::load::{
+    capture_messages, decode_dynamic, load_schema, read_messages, stdout, uncertain_mask,
+};
+
+pub(crate) fn validate(a: ValidateArgs) -> Result<u8> {
+    let schema = load_schema(&a.schema)?;
+    let typed: Vec<(String, DynamicMessage)> = match &a.capture {
+        Some(path) => capture_messages(&schema, path)?
+            .into_iter()
+            .map(|t| {
+                let label = format!("{}: ", t.label.unwrap_or_default());
+                csi_view_core::text::check_typed(&t.desc, &t.message.bytes, 0, 0)
+                    .map_err(|e| anyhow!("{label}{e}"))?;
+                let msg = DynamicMessage::decode(t.desc, t.message.bytes.as_slice())
+                    .with_context(|| format!("{label}cannot decode"))?;
+                Ok((label, msg))
+            })
+            .collect::<Result<_>>()?,
+        None => {
+            let msgs = read_messages(a.file.as_deref(), &a.input)?;
+            let many = msgs.len() > 1;
+            msgs.iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let prefix = if many { format!("frame {}: ", i + 1) } else { String::new() };
+                    Ok((prefix, decode_dynamic(&schema, a.ty.as_deref(), m)?))
+                })
+                .collect::<Result<_>>()?
+        }
+    };
+    let mut out = stdout();
+    let mut failed = false;
+    for (prefix, msg) in &typed {
+        let violations = csi_view_core::validate::validate(&schema, msg);
+        if violations.is_empty() {
+            writeln!(
+                out,
+                "{prefix}{}: valid",
+                prost_reflect::ReflectMessage::descriptor(msg).full_name()
+            )?;
+        }
+        for v in &violations {
+            writeln!(out, "{prefix}{v}")?;
+        }
+        failed |= !violations.is_empty();
+    }
+    out.flush()?;
+    Ok(u8::from(failed))
+}
+
+pub(crate) fn diff(a: DiffArgs) -> Result<u8> {
+    let schema = load_schema(&a.schema)?;
+    let ma = read_messages(Some(&a.a), &a.input)?;
+    let mb = read_messages(Some(&a.b), &a.input)?;
+    if ma.len() != mb.len() {
+        println!("~ frames: {} -> {}", ma.len(), mb.len());
+        return Ok(1);
+    }
+    let mut out = stdout();
+    let mut differ = false;
+    for (x, y) in ma.iter().zip(&mb) {
+        let (mx, my) = (x, y);
+        let x = decode_dynamic(&schema, a.ty.as_deref(), mx)?;
+        let desc = prost_reflect::ReflectMessage::descriptor(&x);
+        let y = decode_dynamic(&schema, Some(desc.full_name()), my)?;
+        let changes = match (
+            uncertain_mask(&schema, a.ty.as_deref(), a.show_secrets, mx)?,
+            uncertain_mask(&schema, a.ty.as_deref(), a.show_secrets, my)?,
+        ) {
+            (Some(ka), Some(kb)) => {
+                csi_view_core::diff::diff_masked(&schema, &desc, (&mx.bytes, &ka), (&my.bytes, &kb))
+                    .context("cannot decode")?
+            }
+            _ => csi_view_core::diff::diff(&schema, &x, &y, a.show_secrets),
+        };
+        for c in changes {
+            differ = true;
+            writeln!(out, "{c}")?;
+        }
+    }
+    out.flush()?;
+    Ok(u8::from(differ))
+}

@@ -1,0 +1,80 @@
+//! The long-running commands: `ui` (the web page) and `proxy`, each until SIGTERM or SIGINT.
+
+use std::io::{self, BufWriter, Write};
+
+use anyhow::{Context, Result};
+
+use crate::args::{OutFormat, ProxyArgs, UiArgs};
+use crate::load::load_schema;
+
+pub(crate) fn ui(a: UiArgs) -> Result<u8> {
+    let schema = load_schema(&a.schema)?;
+    let options = csi_view::ui::Options {
+        ty: a.ty.clone(),
+        input_format: Some(a.input.input_format),
+        grpc: a.input.grpc,
+        docs_url: a.docs_url.clone(),
+    };
+    let documents = csi_view::ui::open(&schema, &a.files, &options)?;
+    let state = csi_view::ui::State::new(schema, documents, &options)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let shutdown = shutdown_signal()?;
+        csi_view::ui::serve(
+            state,
+            a.port,
+            |url| {
+                println!("{url}");
+                let _ = io::stdout().flush();
+            },
+            shutdown,
+        )
+        .await
+    })?;
+    Ok(0)
+}
+
+pub(crate) fn proxy(a: ProxyArgs) -> Result<u8> {
+    let schema = std::sync::Arc::new(load_schema(&a.schema)?);
+    let options = csi_view_proxy::Options {
+        listen: csi_view_proxy::socket_path(&a.listen).context("--listen")?,
+        upstream: csi_view_proxy::socket_path(&a.upstream).context("--upstream")?,
+        record: a.record.clone(),
+        keep_secrets: a.keep_secrets,
+        format: match a.format {
+            OutFormat::Text => csi_view_proxy::Format::Text,
+            OutFormat::Json => csi_view_proxy::Format::Json,
+        },
+    };
+    // One thread carries the calls (the proxy only moves bytes; a multi-thread runtime cost more
+    // in wake-ups across workers than it gained), the logger has its own.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let summary = runtime.block_on(async {
+        let shutdown = shutdown_signal()?;
+        let out: Box<dyn Write + Send> = Box::new(BufWriter::new(io::stdout()));
+        csi_view_proxy::run(schema, options, out, shutdown).await
+    })?;
+    eprintln!(
+        "# {} call(s); {} broke a spec rule; {} concurrent on one volume",
+        summary.calls, summary.broke_rules, summary.concurrent
+    );
+    Ok(u8::from(a.check && summary.broke_rules > 0))
+}
+
+/// Resolves at the first SIGTERM or SIGINT.
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("cannot watch SIGTERM")?;
+    Ok(async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    })
+}
