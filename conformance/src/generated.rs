@@ -7,6 +7,8 @@ use csikit::facts::{FieldFacts, MessageFacts, Presence};
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, Kind, MapKey, ReflectMessage, Value};
 
+use crate::sentence::{Sentence, general};
+
 /// One request to send and what must come back.
 pub(crate) struct Mutation {
     /// What was changed, for the case's name.
@@ -15,6 +17,11 @@ pub(crate) struct Mutation {
     pub bytes: Vec<u8>,
     /// What the answer must be.
     pub expect: Expect,
+    /// The sentence it checks.
+    pub sentence: Sentence,
+    /// For a REQUIRED field left out: its path without list indices
+    /// (`volume_capabilities.access_mode`).
+    pub required: Option<String>,
 }
 
 /// The answer a mutation must get.
@@ -47,6 +54,8 @@ pub(crate) fn missing_required(message: &DynamicMessage) -> Vec<Mutation> {
                 what: format!("without {name}"),
                 bytes: copy.encode_to_vec(),
                 expect: Expect::Invalid,
+                sentence: general::MISSING_REQUIRED,
+                required: Some(plain(&name)),
             });
         }
         for o in mfacts.oneofs.iter().filter(|o| o.required) {
@@ -64,6 +73,8 @@ pub(crate) fn missing_required(message: &DynamicMessage) -> Vec<Mutation> {
                 what: format!("without {name} (required oneof)"),
                 bytes: copy.encode_to_vec(),
                 expect: Expect::Invalid,
+                sentence: general::MISSING_REQUIRED,
+                required: Some(plain(&name)),
             });
         }
     });
@@ -82,24 +93,44 @@ fn testable(f: &FieldFacts) -> bool {
         && !(matches!(f.label, csikit::facts::Label::Singular) && SCALARS.contains(&f.type_name))
 }
 
-/// How many REQUIRED fields and required oneofs `full_name` and the messages it holds have,
-/// counted as [`missing_required`] counts them on a request that sets every message field.
-pub(crate) fn required_count(full_name: &str) -> usize {
-    fn count(full_name: &str, depth: usize) -> usize {
-        let Some(m) = facts(full_name) else { return 0 };
+/// Every REQUIRED field and required oneof of `full_name` and of the messages it holds, by path
+/// without list indices (`volume_capabilities.access_mode`), as [`missing_required`] names them
+/// on a request that sets every message field.
+pub(crate) fn required_paths(full_name: &str) -> Vec<String> {
+    fn walk(full_name: &str, prefix: &str, depth: usize, out: &mut Vec<String>) {
+        let Some(m) = facts(full_name) else { return };
         if depth > 8 {
-            return 0;
+            return;
         }
-        let own = m.fields.iter().filter(|f| testable(f)).count()
-            + m.oneofs.iter().filter(|o| o.required).count();
-        own + m
-            .fields
-            .iter()
-            .filter(|f| facts(f.type_name).is_some() && f.type_name != full_name)
-            .map(|f| count(f.type_name, depth + 1))
-            .sum::<usize>()
+        let at = |name: &str| {
+            if prefix.is_empty() { name.to_owned() } else { format!("{prefix}.{name}") }
+        };
+        out.extend(m.fields.iter().filter(|f| testable(f)).map(|f| at(f.name)));
+        out.extend(m.oneofs.iter().filter(|o| o.required).map(|o| at(o.name)));
+        for f in
+            m.fields.iter().filter(|f| facts(f.type_name).is_some() && f.type_name != full_name)
+        {
+            walk(f.type_name, &at(f.name), depth + 1, out);
+        }
     }
-    count(full_name, 0)
+    let mut out = Vec::new();
+    walk(full_name, "", 0, &mut out);
+    out
+}
+
+/// A path without its list indices: `a[0].b` is `a.b`.
+fn plain(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut skip = false;
+    for c in path.chars() {
+        match c {
+            '[' => skip = true,
+            ']' => skip = false,
+            c if !skip => out.push(c),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The paths of set message fields, each visited with its facts.
@@ -170,8 +201,9 @@ fn at_path<'m>(msg: &'m mut DynamicMessage, path: &[Step]) -> Option<&'m mut Dyn
     Some(cur)
 }
 
-/// Top-level strings and string maps with a size limit: at the limit (accepted) and one byte
-/// over (INVALID_ARGUMENT). Secret maps are left out (the plugin may check their content).
+/// Top-level strings with a size limit at the limit (accepted), strings and string maps one byte
+/// over (INVALID_ARGUMENT). Secret maps are left out (the plugin may check their content). Both
+/// check a sentence that binds the sender, so what they find is a note.
 pub(crate) fn size_limits(message: &DynamicMessage) -> Vec<Mutation> {
     let desc = message.descriptor();
     let Some(mfacts) = facts(desc.full_name()) else { return Vec::new() };
@@ -196,7 +228,9 @@ pub(crate) fn size_limits(message: &DynamicMessage) -> Vec<Mutation> {
                 Kind::Message(entry) if field.is_map() => {
                     let string_map = matches!(entry.map_entry_key_field().kind(), Kind::String)
                         && matches!(entry.map_entry_value_field().kind(), Kind::String);
-                    if !string_map || len < 2 {
+                    // A map's keys are the plugin's to know: one at the limit may be refused
+                    // for its key, so only the map one byte over is sent.
+                    if !string_map || len < 2 || expect == Expect::NotInvalid {
                         continue;
                     }
                     // One entry: a one-byte key and the rest in its value.
@@ -210,6 +244,8 @@ pub(crate) fn size_limits(message: &DynamicMessage) -> Vec<Mutation> {
                 what: format!("{} {label} its limit ({len} of {limit} bytes)", f.name),
                 bytes: copy.encode_to_vec(),
                 expect,
+                sentence: general::SIZE_LIMITS,
+                required: None,
             });
         }
     }
@@ -247,6 +283,8 @@ pub(crate) fn bad_secret_key(message: &DynamicMessage) -> Vec<Mutation> {
             what: format!("{} with the key 'bad key!'", f.name),
             bytes: copy.encode_to_vec(),
             expect: Expect::Invalid,
+            sentence: general::SECRET_KEYS,
+            required: None,
         });
     }
     out
@@ -272,6 +310,8 @@ pub(crate) fn control_chars(message: &DynamicMessage) -> Vec<Mutation> {
             what: format!("{} holding U+0007", f.name),
             bytes: copy.encode_to_vec(),
             expect: Expect::Invalid,
+            sentence: general::CONTROL_CHARS,
+            required: None,
         });
     }
     out
