@@ -64,13 +64,13 @@ pub(crate) fn check_log(s: &Suite, path: &Path) -> Outcome {
     if s.sent_secrets.is_empty() {
         return Outcome::Skipped("no secret was sent (--secrets names none)".into());
     }
-    for secret in &s.sent_secrets {
-        if let Some(at) = text.find(secret.as_str()) {
-            let line = text[..at].lines().count().max(1);
-            return Outcome::Failed(format!(
-                "a secret value sent is in the driver log at line {line}"
-            ));
+    // The first line that holds any of them.
+    let first = s.sent_secrets.iter().filter_map(|secret| text.find(secret.as_str())).min();
+    match first {
+        Some(at) => {
+            let line = text[..at].matches('\n').count() + 1;
+            Outcome::Failed(format!("a secret value sent is in the driver log at line {line}"))
         }
+        None => Outcome::Passed,
     }
-    Outcome::Passed
 }

@@ -18,7 +18,8 @@ use csikit::v1::plugin_capability::service::Type as Svc;
 use csikit::v1::volume_capability::access_mode::Mode;
 use csikit::v1::volume_capability::{AccessMode, AccessType, BlockVolume, MountVolume};
 use csikit::v1::{
-    CapacityRange, ControllerGetCapabilitiesRequest, CreateVolumeRequest, DeleteVolumeRequest,
+    CapacityRange, ControllerGetCapabilitiesRequest, ControllerPublishVolumeRequest,
+    ControllerUnpublishVolumeRequest, CreateVolumeRequest, DeleteVolumeRequest,
     DeleteVolumeResponse, GetPluginCapabilitiesRequest, GetPluginInfoRequest, ListVolumesRequest,
     NodeGetCapabilitiesRequest, NodeGetInfoRequest, Volume, VolumeCapability,
     controller_service_capability, node_service_capability, plugin_capability,
@@ -313,6 +314,51 @@ impl Suite {
         } else {
             Ok(String::new())
         }
+    }
+
+    /// What a CO does before the node uses a volume: ControllerPublishVolume to the node when
+    /// the plugin advertises PUBLISH_UNPUBLISH_VOLUME (remembered for the clean-up); its
+    /// `publish_context`, empty otherwise.
+    pub(crate) async fn publish_for_node(
+        &mut self,
+        volume: &str,
+        cap: VolumeCapability,
+    ) -> Result<HashMap<String, String>, String> {
+        if !self.has(Ctl::PublishUnpublishVolume) {
+            return Ok(HashMap::new());
+        }
+        let req = ControllerPublishVolumeRequest {
+            volume_id: volume.into(),
+            node_id: self.node_id.clone(),
+            volume_capability: Some(cap),
+            secrets: self.secrets("ControllerPublishVolumeSecret"),
+            ..ControllerPublishVolumeRequest::default()
+        };
+        let mut c = self.ctl_client();
+        let r = self
+            .call(c.controller_publish_volume(self.req(req)))
+            .await
+            .map_err(|e| format!("ControllerPublishVolume: {}", show_status(&e)))?;
+        self.published.push((volume.to_owned(), self.node_id.clone()));
+        Ok(r.publish_context)
+    }
+
+    /// Undoes [`Suite::publish_for_node`].
+    pub(crate) async fn unpublish_for_node(&mut self, volume: &str) -> Result<(), String> {
+        if !self.has(Ctl::PublishUnpublishVolume) {
+            return Ok(());
+        }
+        let req = ControllerUnpublishVolumeRequest {
+            volume_id: volume.into(),
+            node_id: self.node_id.clone(),
+            secrets: self.secrets("ControllerUnpublishVolumeSecret"),
+        };
+        let mut c = self.ctl_client();
+        self.call(c.controller_unpublish_volume(self.req(req)))
+            .await
+            .map_err(|e| format!("ControllerUnpublishVolume: {}", show_status(&e)))?;
+        self.published.retain(|(v, _)| v != volume);
+        Ok(())
     }
 
     /// A plain CreateVolume request: the capability, `--csi.testvolumeparameters`, the secrets.

@@ -5,10 +5,7 @@
 use csikit::v1::controller_service_capability::rpc::Type as Ctl;
 use csikit::v1::node_service_capability::rpc::Type as Nd;
 use csikit::v1::volume_capability::access_mode::Mode;
-use csikit::v1::{
-    ControllerPublishVolumeRequest, NodePublishVolumeRequest, NodeStageVolumeRequest,
-    VolumeCapability,
-};
+use csikit::v1::{NodePublishVolumeRequest, NodeStageVolumeRequest, VolumeCapability};
 use tonic::Code;
 
 use crate::case::{Case, Need, body};
@@ -63,21 +60,9 @@ async fn second_publish(s: &mut Suite, mode: Mode, second: Code) -> Outcome {
         Ok(v) => v.volume_id,
         Err(e) => return Outcome::Failed(format!("CreateVolume in {mode:?}: {}", show_status(&e))),
     };
-    let publish_context = if s.has(Ctl::PublishUnpublishVolume) {
-        let req = ControllerPublishVolumeRequest {
-            volume_id: volume.clone(),
-            node_id: s.node_id.clone(),
-            volume_capability: Some(cap.clone()),
-            secrets: s.secrets("ControllerPublishVolumeSecret"),
-            ..ControllerPublishVolumeRequest::default()
-        };
-        let mut c = s.ctl_client();
-        let r = s.call(c.controller_publish_volume(s.req(req))).await;
-        check!(expect(&r, Code::Ok, "ControllerPublishVolume"));
-        s.published.push((volume.clone(), s.node_id.clone()));
-        r.map(|r| r.publish_context).unwrap_or_default()
-    } else {
-        Default::default()
+    let publish_context = match s.publish_for_node(&volume, cap.clone()).await {
+        Ok(c) => c,
+        Err(why) => return Outcome::Failed(why),
     };
     let staging = match s.staging_for_publish() {
         Ok(p) => p,

@@ -281,6 +281,9 @@ pub(crate) async fn run(s: &mut Suite, rec: &mut Recorder<'_>) -> Coverage {
         mutations.extend(generated::size_limits(&base));
         mutations.extend(generated::bad_secret_key(&base));
         mutations.extend(generated::control_chars(&base));
+        let unknown_id = [UNKNOWN_VOLUME, UNKNOWN_SNAPSHOT]
+            .iter()
+            .any(|id| bytes.windows(id.len()).any(|w| w == id.as_bytes()));
         for m in mutations {
             let name = format!("{}: {}", method.name, m.what);
             if !rec.wants(&name) {
@@ -289,7 +292,33 @@ pub(crate) async fn run(s: &mut Suite, rec: &mut Recorder<'_>) -> Coverage {
             let started = Instant::now();
             let answer = s.raw(method, m.bytes).await;
             adopt(s, method.name, &answer);
-            let outcome = verdict(m.expect, &answer);
+            let mut outcome = verdict(m.expect, &answer);
+            // The request also names an id never issued: "Volume does not exist" holds as much
+            // as "Missing required field", and the spec orders neither row before the other.
+            let also_not_found = unknown_id
+                && m.required.as_deref().is_some_and(|p| !p.ends_with("_id"))
+                && matches!(&answer, Err(e) if e.code() == Code::NotFound);
+            if also_not_found {
+                outcome = Outcome::Passed;
+            }
+            if m.expect == Expect::Invalid && !m.sentence.fails_plugin() {
+                // A request out of the spec on purpose: what its answer breaks (a volume_context
+                // echoing an oversized parameter) follows from the request, so it is a note too.
+                let problems = s.take_problems();
+                if !problems.is_empty() {
+                    let also = format!(
+                        "the answer to this request breaks the spec too: {}",
+                        problems.join("; ")
+                    );
+                    outcome = match outcome {
+                        Outcome::Passed => Outcome::Note(also),
+                        Outcome::Failed(w) | Outcome::Note(w) => {
+                            Outcome::Note(format!("{w}; {also}"))
+                        }
+                        other => other,
+                    };
+                }
+            }
             rec.record(s, name, m.sentence, started, outcome);
         }
     }

@@ -48,12 +48,17 @@ async fn lifecycle(s: &mut Suite) -> Outcome {
         (Ok(st), Ok(t)) => (st, t),
         (Err(why), _) | (_, Err(why)) => return Outcome::Failed(why),
     };
+    let publish_context = match s.publish_for_node(&fixture, s.capability()).await {
+        Ok(c) => c,
+        Err(why) => return Outcome::Failed(why),
+    };
     let stage = !staging.is_empty();
     if stage {
         let req = NodeStageVolumeRequest {
             volume_id: fixture.clone(),
             staging_target_path: staging.clone(),
             volume_capability: Some(s.capability()),
+            publish_context: publish_context.clone(),
             secrets: s.secrets("NodeStageVolumeSecret"),
             ..NodeStageVolumeRequest::default()
         };
@@ -68,6 +73,7 @@ async fn lifecycle(s: &mut Suite) -> Outcome {
         staging_target_path: staging.clone(),
         target_path: target.display().to_string(),
         volume_capability: Some(s.capability()),
+        publish_context,
         secrets: s.secrets("NodePublishVolumeSecret"),
         ..NodePublishVolumeRequest::default()
     };
@@ -115,6 +121,9 @@ async fn lifecycle(s: &mut Suite) -> Outcome {
             check!(expect(&r, Code::Ok, what));
         }
         s.staged.retain(|(_, p)| p.as_os_str() != staging.as_str());
+    }
+    if let Err(why) = s.unpublish_for_node(&fixture).await {
+        return Outcome::Failed(why);
     }
     Outcome::Passed
 }
