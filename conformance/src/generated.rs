@@ -316,3 +316,85 @@ pub(crate) fn control_chars(message: &DynamicMessage) -> Vec<Mutation> {
     }
     out
 }
+
+/// Enum values in `bytes` (a `full_name` message) that its enum does not declare, by path:
+/// `capabilities[0].rpc.type: 99 is not a declared Type`. Unknown message types and bytes that
+/// do not decode give nothing (the other checks say so).
+pub(crate) fn undeclared_enums(full_name: &str, bytes: &[u8]) -> Vec<String> {
+    let Some(desc) = csikit::v1::descriptor_pool().get_message_by_name(full_name) else {
+        return Vec::new();
+    };
+    let Ok(msg) = DynamicMessage::decode(desc, bytes) else { return Vec::new() };
+    let mut out = Vec::new();
+    enums_in(&msg, "", &mut out);
+    out
+}
+
+fn enums_in(msg: &DynamicMessage, prefix: &str, out: &mut Vec<String>) {
+    for (field, value) in msg.fields() {
+        let path = if prefix.is_empty() {
+            field.name().to_owned()
+        } else {
+            format!("{prefix}.{}", field.name())
+        };
+        let check = |v: &Value, path: &str, out: &mut Vec<String>| match (v, field.kind()) {
+            (Value::EnumNumber(n), Kind::Enum(e)) if e.get_value(*n).is_none() => {
+                out.push(format!("{path}: {n} is not a declared {}", e.name()));
+            }
+            (Value::Message(m), _) => enums_in(m, path, out),
+            _ => {}
+        };
+        match value {
+            Value::List(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    check(v, &format!("{path}[{i}]"), out);
+                }
+            }
+            Value::Map(map) => {
+                for (k, v) in map {
+                    check(v, &format!("{path}[{k:?}]"), out);
+                }
+            }
+            v => check(v, &path, out),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use csikit::v1::controller_service_capability::{Rpc, Type};
+    use csikit::v1::{ControllerGetCapabilitiesResponse, ControllerServiceCapability};
+
+    #[test]
+    fn an_enum_value_the_spec_does_not_declare_is_named_with_its_path() {
+        let answer = |n: i32| ControllerGetCapabilitiesResponse {
+            capabilities: vec![ControllerServiceCapability {
+                r#type: Some(Type::Rpc(Rpc { r#type: n })),
+            }],
+        };
+        let name = "csi.v1.ControllerGetCapabilitiesResponse";
+        assert!(undeclared_enums(name, &answer(1).encode_to_vec()).is_empty());
+        let found = undeclared_enums(name, &answer(999).encode_to_vec());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with("capabilities[0].rpc.type: 999 is not a declared"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn required_paths_name_nested_fields_as_missing_required_does() {
+        let paths = required_paths("csi.v1.CreateVolumeRequest");
+        assert!(paths.contains(&"name".to_owned()), "{paths:?}");
+        assert!(paths.contains(&"volume_capabilities.access_mode".to_owned()), "{paths:?}");
+        assert!(
+            paths.contains(&"volume_content_source.snapshot.snapshot_id".to_owned()),
+            "{paths:?}"
+        );
+        assert_eq!(
+            plain("volume_capabilities[0].access_mode.mode"),
+            "volume_capabilities.access_mode.mode"
+        );
+    }
+}

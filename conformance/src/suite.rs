@@ -241,7 +241,10 @@ impl Suite {
                 if let Err(v) = m.validate() {
                     self.problem(format!("{name}: {v}"));
                 }
-                self.scan(name, &m.encode_to_vec());
+                let bytes = m.encode_to_vec();
+                // Every answer the suite reads through a typed client is a `csi.v1` message.
+                self.enums(&format!("csi.v1.{name}"), name, &bytes);
+                self.scan(name, &bytes);
             }
             Err(s) => self.scan("the status message", s.message().as_bytes()),
         }
@@ -262,11 +265,19 @@ impl Suite {
                 if let Err(e) = csikit::validate_encoded(method.output, bytes) {
                     self.problem(format!("{name}: {e}"));
                 }
+                self.enums(method.output, name, bytes);
                 self.scan(name, bytes);
             }
             Err(s) => self.scan("the status message", s.message().as_bytes()),
         }
         answer
+    }
+
+    fn enums(&self, full_name: &str, name: &str, bytes: &[u8]) {
+        let undeclared = crate::generated::undeclared_enums(full_name, bytes);
+        if !undeclared.is_empty() {
+            self.problem(format!("{name}: {}", undeclared.join("; ")));
+        }
     }
 
     fn scan(&self, what: &str, bytes: &[u8]) {
