@@ -62,7 +62,7 @@ pub(crate) fn check_log(s: &Suite, path: &Path) -> Outcome {
         }
     };
     if s.sent_secrets.is_empty() {
-        return Outcome::Skipped("no secret was sent (--secrets names none)".into());
+        return Outcome::Skipped("no secret was sent".into());
     }
     // The first line that holds any of them.
     let first = s.sent_secrets.iter().filter_map(|secret| text.find(secret.as_str())).min();

@@ -119,7 +119,7 @@ pub(crate) fn required_paths(full_name: &str) -> Vec<String> {
 }
 
 /// A path without its list indices: `a[0].b` is `a.b`.
-fn plain(path: &str) -> String {
+pub(crate) fn plain(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     let mut skip = false;
     for c in path.chars() {

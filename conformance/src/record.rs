@@ -13,6 +13,8 @@ pub(crate) struct Recorder<'l> {
     filter: Option<String>,
     strict: bool,
     line: &'l mut dyn FnMut(&CaseResult),
+    /// The answers' broken rules already reported.
+    seen: std::collections::BTreeSet<String>,
 }
 
 impl<'l> Recorder<'l> {
@@ -21,7 +23,7 @@ impl<'l> Recorder<'l> {
         strict: bool,
         line: &'l mut dyn FnMut(&CaseResult),
     ) -> Recorder<'l> {
-        Recorder { results: Vec::new(), filter, strict, line }
+        Recorder { results: Vec::new(), filter, strict, line, seen: Default::default() }
     }
 
     /// Whether the case named `name` is to run (`--filter`).
@@ -39,36 +41,33 @@ impl<'l> Recorder<'l> {
         started: Instant,
         outcome: Outcome,
     ) {
-        let outcome = verdict(sentence, outcome, &suite.take_problems(), self.strict);
-        let r = CaseResult { name, sentence, outcome, duration: started.elapsed() };
+        let problems = suite.take_problems();
+        let outcome = verdict(sentence, outcome, self.strict);
+        let r = CaseResult { name: name.clone(), sentence, outcome, duration: started.elapsed() };
         (self.line)(&r);
         self.results.push(r);
+        // Each rule an answer broke is a result of its own, the first time it is broken.
+        for p in problems {
+            if !self.seen.insert(p.key.clone()) {
+                continue;
+            }
+            let r = CaseResult {
+                name: format!("answers: {}", p.key),
+                sentence: if p.secret { general::SECRETS } else { general::RESPONSES },
+                outcome: Outcome::Failed(format!("{} (first in '{name}')", p.detail)),
+                duration: std::time::Duration::ZERO,
+            };
+            (self.line)(&r);
+            self.results.push(r);
+        }
     }
 }
 
-/// A case's verdict: a broken sentence that does not bind the plugin with MUST is a note; what
-/// the answers broke (`problems`) fails a case that did not fail already; `strict` makes notes
-/// failures.
-pub(crate) fn verdict(
-    sentence: Sentence,
-    outcome: Outcome,
-    problems: &[String],
-    strict: bool,
-) -> Outcome {
-    let outcome = match outcome {
-        Outcome::Failed(why) if !sentence.fails_plugin() => Outcome::Note(why),
-        other => other,
-    };
-    let outcome = if problems.is_empty() || matches!(outcome, Outcome::Failed(_)) {
-        outcome
-    } else {
-        Outcome::Failed(format!(
-            "an answer broke the spec ({}): {}",
-            general::RESPONSES,
-            problems.join("; ")
-        ))
-    };
+/// A case's verdict: a broken sentence that does not bind the plugin with MUST is a note;
+/// `strict` makes notes failures.
+pub(crate) fn verdict(sentence: Sentence, outcome: Outcome, strict: bool) -> Outcome {
     match outcome {
+        Outcome::Failed(why) if !sentence.fails_plugin() && !strict => Outcome::Note(why),
         Outcome::Note(why) if strict => Outcome::Failed(why),
         other => other,
     }
@@ -81,17 +80,17 @@ mod tests {
     #[test]
     fn only_a_plugin_must_fails_and_strict_makes_notes_failures() {
         let failed = || Outcome::Failed("x".into());
-        assert_eq!(verdict(general::MISSING_REQUIRED, failed(), &[], false), failed());
+        assert_eq!(verdict(general::MISSING_REQUIRED, failed(), false), failed());
         for sentence in [general::SIZE_LIMITS, general::SECRET_KEYS, Sentence::should("s", "t")] {
-            assert_eq!(verdict(sentence, failed(), &[], false), Outcome::Note("x".into()));
-            assert_eq!(verdict(sentence, failed(), &[], true), failed());
+            assert_eq!(verdict(sentence, failed(), false), Outcome::Note("x".into()));
+            assert_eq!(verdict(sentence, failed(), true), failed());
         }
-        // A broken answer fails a case that passed, whatever the case's own sentence.
-        let broken = ["GetPluginInfoResponse: name: is REQUIRED".to_owned()];
-        let v = verdict(general::SIZE_LIMITS, Outcome::Passed, &broken, false);
-        assert!(matches!(&v, Outcome::Failed(w) if w.contains("name: is REQUIRED")), "{v:?}");
         assert_eq!(
-            verdict(general::MISSING_REQUIRED, Outcome::Skipped("no".into()), &[], true),
+            verdict(general::SIZE_LIMITS, Outcome::Note("y".into()), true),
+            Outcome::Failed("y".into())
+        );
+        assert_eq!(
+            verdict(general::MISSING_REQUIRED, Outcome::Skipped("no".into()), true),
             Outcome::Skipped("no".into())
         );
     }

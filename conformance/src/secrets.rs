@@ -16,6 +16,11 @@ impl Secrets {
         self.by_kind.get(kind).cloned().unwrap_or_default()
     }
 
+    /// True when the file names no kind at all.
+    pub fn is_empty(&self) -> bool {
+        self.by_kind.is_empty()
+    }
+
     /// Every value, to look for in a driver's log.
     pub fn values(&self) -> Vec<String> {
         self.by_kind.values().flat_map(|m| m.values().cloned()).filter(|v| !v.is_empty()).collect()

@@ -36,6 +36,8 @@ use crate::report::Outcome;
 pub(crate) const UNKNOWN_VOLUME: &str = "csi-conformance-no-such-volume";
 pub(crate) const UNKNOWN_SNAPSHOT: &str = "csi-conformance-no-such-snapshot";
 pub(crate) const MIB: i64 = 1 << 20;
+/// The key of the canary secret sent when no secrets file is given.
+const CANARY_KEY: &str = "csi-conformance-canary";
 
 pub(crate) struct Suite {
     pub(crate) ch: Channel,
@@ -60,8 +62,10 @@ pub(crate) struct Suite {
     pub(crate) staged: Vec<(String, PathBuf)>,
     names: u64,
     pub(crate) sent_secrets: BTreeSet<String>,
+    /// The canary secret's value (see [`Suite::secrets`]).
+    canary: String,
     /// What the answers since the last [`Suite::take_problems`] broke.
-    problems: Mutex<Vec<String>>,
+    problems: Mutex<Vec<Problem>>,
 }
 
 impl Suite {
@@ -92,6 +96,13 @@ impl Suite {
             staged: Vec::new(),
             names: 0,
             sent_secrets: BTreeSet::new(),
+            canary: format!(
+                "csi-conformance-canary-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.subsec_nanos())
+            ),
             problems: Mutex::new(Vec::new()),
         };
         suite.discover().await?;
@@ -202,8 +213,15 @@ impl Suite {
     }
 
     /// The secrets for a kind of call, remembered to look for in answers and the log.
+    /// With no secrets file, one canary secret (a key of its own, a value unique to the run) is
+    /// sent in every `secrets` field, so a plugin that echoes secrets into an answer or its log
+    /// is still seen.
     pub(crate) fn secrets(&mut self, kind: &str) -> HashMap<String, String> {
-        let s = self.cfg.secrets.get(kind);
+        let s = if self.cfg.secrets.is_empty() {
+            HashMap::from([(CANARY_KEY.to_owned(), self.canary.clone())])
+        } else {
+            self.cfg.secrets.get(kind)
+        };
         self.sent_secrets.extend(s.values().filter(|v| !v.is_empty()).cloned());
         s
     }
@@ -239,14 +257,14 @@ impl Suite {
         match &answer {
             Ok(m) => {
                 if let Err(v) = m.validate() {
-                    self.problem(format!("{name}: {v}"));
+                    self.violations(name, &v);
                 }
                 let bytes = m.encode_to_vec();
                 // Every answer the suite reads through a typed client is a `csi.v1` message.
                 self.enums(&format!("csi.v1.{name}"), name, &bytes);
                 self.scan(name, &bytes);
             }
-            Err(s) => self.scan("the status message", s.message().as_bytes()),
+            Err(s) => self.scan(&status_of(name), s.message().as_bytes()),
         }
         answer
     }
@@ -262,21 +280,33 @@ impl Suite {
         let name = method.output.rsplit('.').next().unwrap_or(method.output);
         match &answer {
             Ok(bytes) => {
-                if let Err(e) = csikit::validate_encoded(method.output, bytes) {
-                    self.problem(format!("{name}: {e}"));
+                match csikit::validate_encoded(method.output, bytes) {
+                    Ok(()) => {}
+                    Err(csikit::ValidateEncodedError::Invalid(v)) => self.violations(name, &v),
+                    Err(e) => {
+                        self.problem(format!("{name}: does not decode"), e.to_string(), false)
+                    }
                 }
                 self.enums(method.output, name, bytes);
                 self.scan(name, bytes);
             }
-            Err(s) => self.scan("the status message", s.message().as_bytes()),
+            Err(s) => self.scan(&status_of(name), s.message().as_bytes()),
         }
         answer
     }
 
+    fn violations(&self, name: &str, v: &csikit::Violations) {
+        for one in v.iter() {
+            let path = crate::generated::plain(&one.path);
+            self.problem(format!("{name}.{path}: {}", one.rule), format!("{name}: {one}"), false);
+        }
+    }
+
     fn enums(&self, full_name: &str, name: &str, bytes: &[u8]) {
-        let undeclared = crate::generated::undeclared_enums(full_name, bytes);
-        if !undeclared.is_empty() {
-            self.problem(format!("{name}: {}", undeclared.join("; ")));
+        for one in crate::generated::undeclared_enums(full_name, bytes) {
+            let path = one.split(':').next().unwrap_or_default();
+            let key = format!("{name}.{}: an undeclared enum value", crate::generated::plain(path));
+            self.problem(key, format!("{name}: {one}"), false);
         }
     }
 
@@ -285,16 +315,22 @@ impl Suite {
             self.sent_secrets.iter().any(|s| bytes.windows(s.len()).any(|w| w == s.as_bytes()));
         if leaked {
             // Say where, never the value.
-            self.problem(format!("{what} holds a secret value the suite sent"));
+            let key = format!("{what} holds a secret value the suite sent");
+            self.problem(key.clone(), key, true);
         }
     }
 
-    fn problem(&self, what: String) {
-        self.problems.lock().unwrap_or_else(PoisonError::into_inner).push(what);
+    fn problem(&self, key: String, detail: String, secret: bool) {
+        self.problems.lock().unwrap_or_else(PoisonError::into_inner).push(Problem {
+            key,
+            detail,
+            secret,
+        });
     }
 
-    /// What the answers since the last call broke (REQUIRED response fields, limits, secrets).
-    pub(crate) fn take_problems(&self) -> Vec<String> {
+    /// What the answers since the last call broke (REQUIRED response fields, limits, enum
+    /// values, secrets).
+    pub(crate) fn take_problems(&self) -> Vec<Problem> {
         std::mem::take(&mut *self.problems.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
@@ -459,6 +495,23 @@ impl Suite {
         }
         Err("ListVolumes gave 10,000 pages: the listing never ends".into())
     }
+}
+
+/// One rule an answer broke.
+#[derive(Debug, Clone)]
+pub(crate) struct Problem {
+    /// What was broken, the same for every answer that breaks it the same way:
+    /// `ListVolumesResponse.entries.status.volume_condition.message: required`.
+    pub(crate) key: String,
+    /// The first answer's words.
+    pub(crate) detail: String,
+    /// A secret value sent came back.
+    pub(crate) secret: bool,
+}
+
+/// Where a status message answering a call whose answer would be `name` stands.
+fn status_of(name: &str) -> String {
+    format!("the status message of {}", name.strip_suffix("Response").unwrap_or(name))
 }
 
 /// The spec's name of a code: `NOT_FOUND`.

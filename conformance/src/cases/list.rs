@@ -19,6 +19,15 @@ const NEVER_ISSUED: &str = "csi-conformance-never-issued";
 
 pub(crate) const CASES: &[Case] = &[
     Case {
+        name: "list: ListVolumes lists every volume the suite holds and none it deleted",
+        needs: &[Need::Ctl(Ctl::CreateDeleteVolume), Need::Ctl(Ctl::ListVolumes)],
+        sentence: Sentence::must(
+            "ListVolumes",
+            "The Plugin SHALL return the information about all the volumes that it knows about.",
+        ),
+        body: body!(presence),
+    },
+    Case {
         name: "list: ListVolumes pages with max_entries and tokens",
         needs: &[Need::Ctl(Ctl::CreateDeleteVolume), Need::Ctl(Ctl::ListVolumes)],
         sentence: Sentence::must(
@@ -49,6 +58,36 @@ pub(crate) const CASES: &[Case] = &[
         body: body!(concurrent_changes),
     },
 ];
+
+/// One listing without max_entries holds every volume the suite made and still holds, and not
+/// one it deleted.
+async fn presence(s: &mut Suite) -> Outcome {
+    let gone = match s.fresh_volume("list-gone", 0).await {
+        Ok(v) => v.volume_id,
+        Err(why) => return Outcome::Failed(why),
+    };
+    if let Err(e) = s.delete(&gone).await {
+        return Outcome::Failed(format!("DeleteVolume: {}", show_status(&e)));
+    }
+    for _ in 0..3 {
+        if let Err(why) = s.fresh_volume("list-present", 0).await {
+            return Outcome::Failed(why);
+        }
+    }
+    let listed = match s.list_all(0).await {
+        Ok(l) => l,
+        Err(why) => return Outcome::Failed(why),
+    };
+    let missing: Vec<&String> = s.volumes.iter().filter(|v| !listed.contains(v)).collect();
+    ensure!(
+        missing.is_empty(),
+        "ListVolumes left out {} of the {} volumes the suite holds: {missing:?}",
+        missing.len(),
+        s.volumes.len()
+    );
+    ensure!(!listed.contains(&gone), "ListVolumes still lists the deleted volume {gone}");
+    Outcome::Passed
+}
 
 /// Three volumes of its own, paged one at a time among whatever else the plugin holds (which it
 /// never touches): each of its own is seen exactly once.

@@ -66,6 +66,15 @@ pub(crate) const CASES: &[Case] = &[
         body: body!(list_own),
     },
     Case {
+        name: "snapshot: ListSnapshots by source_volume_id lists no snapshot of another volume",
+        needs: &[Need::Ctl(Ctl::CreateDeleteVolume), SNAP, Need::Ctl(Ctl::ListSnapshots)],
+        sentence: Sentence::must(
+            "ListSnapshots",
+            "The Plugin SHALL return the information about all snapshots on the storage system within the given parameters regardless of how they were created. / source_volume_id: It can be used to list snapshots by volume.",
+        ),
+        body: body!(list_by_source_only),
+    },
+    Case {
         name: "snapshot: ListSnapshots by source_volume_id lists every snapshot of it",
         needs: &[Need::Ctl(Ctl::CreateDeleteVolume), SNAP, Need::Ctl(Ctl::ListSnapshots)],
         sentence: Sentence::must(
@@ -256,6 +265,35 @@ async fn list_by_source(s: &mut Suite) -> Outcome {
         by_source.as_ref().is_ok_and(|ids| made.iter().all(|m| ids.contains(m))),
         "ListSnapshots with source_volume_id {fixture}: expected both snapshots made of it, got {:?}",
         by_source
+    );
+    Outcome::Passed
+}
+
+async fn list_by_source_only(s: &mut Suite) -> Outcome {
+    let fixture = s.fixture.clone();
+    let other = match s.fresh_volume("snap-other", 0).await {
+        Ok(v) => v.volume_id,
+        Err(why) => return Outcome::Failed(why),
+    };
+    let mut made = Vec::new();
+    for source in [fixture.clone(), other.clone()] {
+        let name = s.name("snap-filter");
+        match create(s, &source, &name).await {
+            Ok(snap) => made.push(snap.snapshot_id),
+            Err(e) => return Outcome::Failed(format!("CreateSnapshot: {}", show_status(&e))),
+        }
+    }
+    let filter = ListSnapshotsRequest { source_volume_id: fixture.clone(), ..Default::default() };
+    let listed = list_all(s, filter).await;
+    for id in made.clone() {
+        let _ = delete(s, &id).await;
+    }
+    let _ = s.delete(&other).await;
+    ensure!(
+        listed.as_ref().is_ok_and(|ids| !ids.contains(&made[1])),
+        "ListSnapshots with source_volume_id {fixture} listed {}, a snapshot of volume {other}: {:?}",
+        made[1],
+        listed
     );
     Outcome::Passed
 }

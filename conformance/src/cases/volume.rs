@@ -92,6 +92,15 @@ pub(crate) const CASES: &[Case] = &[
         ),
         body: body!(expand),
     },
+    Case {
+        name: "expand: ControllerExpandVolume to less than the volume holds does not shrink it",
+        needs: &[CREATE, Need::Ctl(Ctl::ExpandVolume)],
+        sentence: Sentence::should(
+            "ControllerExpandVolume",
+            "If a volume corresponding to the specified volume ID is already larger than or equal to the target capacity of the expansion request, the plugin SHOULD reply 0 OK.",
+        ),
+        body: body!(no_shrink),
+    },
 ];
 
 async fn lifecycle(s: &mut Suite) -> Outcome {
@@ -256,4 +265,28 @@ async fn expand(s: &mut Suite) -> Outcome {
     );
     let r = s.call(c.controller_expand_volume(s.req(grow(UNKNOWN_VOLUME)))).await;
     expect(&r, Code::NotFound, "ControllerExpandVolume of an unknown volume")
+}
+
+async fn no_shrink(s: &mut Suite) -> Outcome {
+    let v = match s.fresh_volume("no-shrink", 8 * MIB).await {
+        Ok(v) => v,
+        Err(why) => return Outcome::Failed(why),
+    };
+    let held = v.capacity_bytes.max(8 * MIB);
+    let mut c = s.ctl_client();
+    let req = ControllerExpandVolumeRequest {
+        volume_id: v.volume_id.clone(),
+        capacity_range: Some(CapacityRange { required_bytes: MIB, limit_bytes: 0 }),
+        secrets: s.secrets("ControllerExpandVolumeSecret"),
+        volume_capability: Some(s.capability()),
+    };
+    let r = s.call(c.controller_expand_volume(s.req(req))).await;
+    let _ = s.delete(&v.volume_id).await;
+    check!(expect(&r, Code::Ok, "ControllerExpandVolume to 1 MiB of a volume of 8 MiB or more"));
+    let after = r.map(|r| r.capacity_bytes).unwrap_or_default();
+    ensure!(
+        after == 0 || after >= held,
+        "ControllerExpandVolume to 1 MiB shrank the volume from {held} to {after} bytes"
+    );
+    Outcome::Passed
 }
