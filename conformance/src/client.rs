@@ -123,21 +123,3 @@ pub(crate) async fn raw_call(
         Err(_) => Err(Status::new(Code::DeadlineExceeded, "no answer within the deadline")),
     }
 }
-
-/// A typed call with a deadline: `call(request)` is any csikit client method.
-pub(crate) async fn typed<T, F>(timeout: Duration, call: F) -> Result<T, Status>
-where
-    F: std::future::Future<Output = Result<tonic::Response<T>, Status>>,
-{
-    match tokio::time::timeout(timeout, call).await {
-        Ok(r) => r.map(tonic::Response::into_inner),
-        Err(_) => Err(Status::new(Code::DeadlineExceeded, "no answer within the deadline")),
-    }
-}
-
-/// A request carrying the suite's deadline.
-pub(crate) fn request<T>(message: T, timeout: Duration) -> tonic::Request<T> {
-    let mut r = tonic::Request::new(message);
-    r.set_timeout(timeout);
-    r
-}

@@ -7,6 +7,8 @@ use csikit::facts::{FieldFacts, MessageFacts, Presence};
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, Kind, MapKey, ReflectMessage, Value};
 
+use crate::sentence::{Sentence, general};
+
 /// One request to send and what must come back.
 pub(crate) struct Mutation {
     /// What was changed, for the case's name.
@@ -15,6 +17,11 @@ pub(crate) struct Mutation {
     pub bytes: Vec<u8>,
     /// What the answer must be.
     pub expect: Expect,
+    /// The sentence it checks.
+    pub sentence: Sentence,
+    /// For a REQUIRED field left out: its path without list indices
+    /// (`volume_capabilities.access_mode`).
+    pub required: Option<String>,
 }
 
 /// The answer a mutation must get.
@@ -36,10 +43,10 @@ pub(crate) fn missing_required(message: &DynamicMessage) -> Vec<Mutation> {
     let mut out = Vec::new();
     walk(message, &mut Vec::new(), &mut |path, _msg, mfacts| {
         for f in mfacts.fields.iter().filter(|f| testable(f)) {
-            let name = join(path, &f.name);
+            let name = join(path, f.name);
             let mut copy = message.clone();
             if let Some(target) = at_path(&mut copy, path)
-                && let Some(field) = target.descriptor().get_field_by_name(&f.name)
+                && let Some(field) = target.descriptor().get_field_by_name(f.name)
             {
                 target.clear_field(&field);
             }
@@ -47,10 +54,12 @@ pub(crate) fn missing_required(message: &DynamicMessage) -> Vec<Mutation> {
                 what: format!("without {name}"),
                 bytes: copy.encode_to_vec(),
                 expect: Expect::Invalid,
+                sentence: general::MISSING_REQUIRED,
+                required: Some(plain(&name)),
             });
         }
         for o in mfacts.oneofs.iter().filter(|o| o.required) {
-            let name = join(path, &o.name);
+            let name = join(path, o.name);
             let mut copy = message.clone();
             if let Some(target) = at_path(&mut copy, path) {
                 let desc = target.descriptor();
@@ -64,6 +73,8 @@ pub(crate) fn missing_required(message: &DynamicMessage) -> Vec<Mutation> {
                 what: format!("without {name} (required oneof)"),
                 bytes: copy.encode_to_vec(),
                 expect: Expect::Invalid,
+                sentence: general::MISSING_REQUIRED,
+                required: Some(plain(&name)),
             });
         }
     });
@@ -79,27 +90,47 @@ fn testable(f: &FieldFacts) -> bool {
     ];
     f.presence == Presence::Required
         && f.oneof.is_none()
-        && !(matches!(f.label, csikit::facts::Label::Singular) && SCALARS.contains(&&*f.type_name))
+        && !(matches!(f.label, csikit::facts::Label::Singular) && SCALARS.contains(&f.type_name))
 }
 
-/// How many REQUIRED fields and required oneofs `full_name` and the messages it holds have,
-/// counted as [`missing_required`] counts them on a request that sets every message field.
-pub(crate) fn required_count(full_name: &str) -> usize {
-    fn count(full_name: &str, depth: usize) -> usize {
-        let Some(m) = facts(full_name) else { return 0 };
+/// Every REQUIRED field and required oneof of `full_name` and of the messages it holds, by path
+/// without list indices (`volume_capabilities.access_mode`), as [`missing_required`] names them
+/// on a request that sets every message field.
+pub(crate) fn required_paths(full_name: &str) -> Vec<String> {
+    fn walk(full_name: &str, prefix: &str, depth: usize, out: &mut Vec<String>) {
+        let Some(m) = facts(full_name) else { return };
         if depth > 8 {
-            return 0;
+            return;
         }
-        let own = m.fields.iter().filter(|f| testable(f)).count()
-            + m.oneofs.iter().filter(|o| o.required).count();
-        own + m
-            .fields
-            .iter()
-            .filter(|f| facts(&f.type_name).is_some() && f.type_name != full_name)
-            .map(|f| count(&f.type_name, depth + 1))
-            .sum::<usize>()
+        let at = |name: &str| {
+            if prefix.is_empty() { name.to_owned() } else { format!("{prefix}.{name}") }
+        };
+        out.extend(m.fields.iter().filter(|f| testable(f)).map(|f| at(f.name)));
+        out.extend(m.oneofs.iter().filter(|o| o.required).map(|o| at(o.name)));
+        for f in
+            m.fields.iter().filter(|f| facts(f.type_name).is_some() && f.type_name != full_name)
+        {
+            walk(f.type_name, &at(f.name), depth + 1, out);
+        }
     }
-    count(full_name, 0)
+    let mut out = Vec::new();
+    walk(full_name, "", 0, &mut out);
+    out
+}
+
+/// A path without its list indices: `a[0].b` is `a.b`.
+pub(crate) fn plain(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut skip = false;
+    for c in path.chars() {
+        match c {
+            '[' => skip = true,
+            ']' => skip = false,
+            c if !skip => out.push(c),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The paths of set message fields, each visited with its facts.
@@ -170,15 +201,16 @@ fn at_path<'m>(msg: &'m mut DynamicMessage, path: &[Step]) -> Option<&'m mut Dyn
     Some(cur)
 }
 
-/// Top-level strings and string maps with a size limit: at the limit (accepted) and one byte
-/// over (INVALID_ARGUMENT). Secret maps are left out (the plugin may check their content).
+/// Top-level strings with a size limit at the limit (accepted), strings and string maps one byte
+/// over (INVALID_ARGUMENT). Secret maps are left out (the plugin may check their content). Both
+/// check a sentence that binds the sender, so what they find is a note.
 pub(crate) fn size_limits(message: &DynamicMessage) -> Vec<Mutation> {
     let desc = message.descriptor();
     let Some(mfacts) = facts(desc.full_name()) else { return Vec::new() };
     let mut out = Vec::new();
-    for f in mfacts.fields.iter() {
+    for f in mfacts.fields {
         let Some(limit) = f.size_limit.max_bytes() else { continue };
-        let Some(field) = desc.get_field_by_name(&f.name) else { continue };
+        let Some(field) = desc.get_field_by_name(f.name) else { continue };
         if f.secret || field.is_list() {
             continue;
         }
@@ -196,7 +228,9 @@ pub(crate) fn size_limits(message: &DynamicMessage) -> Vec<Mutation> {
                 Kind::Message(entry) if field.is_map() => {
                     let string_map = matches!(entry.map_entry_key_field().kind(), Kind::String)
                         && matches!(entry.map_entry_value_field().kind(), Kind::String);
-                    if !string_map || len < 2 {
+                    // A map's keys are the plugin's to know: one at the limit may be refused
+                    // for its key, so only the map one byte over is sent.
+                    if !string_map || len < 2 || expect == Expect::NotInvalid {
                         continue;
                     }
                     // One entry: a one-byte key and the rest in its value.
@@ -210,6 +244,8 @@ pub(crate) fn size_limits(message: &DynamicMessage) -> Vec<Mutation> {
                 what: format!("{} {label} its limit ({len} of {limit} bytes)", f.name),
                 bytes: copy.encode_to_vec(),
                 expect,
+                sentence: general::SIZE_LIMITS,
+                required: None,
             });
         }
     }
@@ -235,7 +271,7 @@ pub(crate) fn bad_secret_key(message: &DynamicMessage) -> Vec<Mutation> {
     let Some(mfacts) = facts(desc.full_name()) else { return Vec::new() };
     let mut out = Vec::new();
     for f in mfacts.fields.iter().filter(|f| f.secret && field_is_map(f)) {
-        let Some(field) = desc.get_field_by_name(&f.name) else { continue };
+        let Some(field) = desc.get_field_by_name(f.name) else { continue };
         let mut copy = message.clone();
         let mut map = match copy.get_field(&field).as_ref() {
             Value::Map(m) => m.clone(),
@@ -247,6 +283,8 @@ pub(crate) fn bad_secret_key(message: &DynamicMessage) -> Vec<Mutation> {
             what: format!("{} with the key 'bad key!'", f.name),
             bytes: copy.encode_to_vec(),
             expect: Expect::Invalid,
+            sentence: general::SECRET_KEYS,
+            required: None,
         });
     }
     out
@@ -262,7 +300,7 @@ pub(crate) fn control_chars(message: &DynamicMessage) -> Vec<Mutation> {
     let Some(mfacts) = facts(desc.full_name()) else { return Vec::new() };
     let mut out = Vec::new();
     for f in mfacts.fields.iter().filter(|f| f.no_control_chars) {
-        let Some(field) = desc.get_field_by_name(&f.name) else { continue };
+        let Some(field) = desc.get_field_by_name(f.name) else { continue };
         if !matches!(field.kind(), Kind::String) || field.is_list() {
             continue;
         }
@@ -272,7 +310,91 @@ pub(crate) fn control_chars(message: &DynamicMessage) -> Vec<Mutation> {
             what: format!("{} holding U+0007", f.name),
             bytes: copy.encode_to_vec(),
             expect: Expect::Invalid,
+            sentence: general::CONTROL_CHARS,
+            required: None,
         });
     }
     out
+}
+
+/// Enum values in `bytes` (a `full_name` message) that its enum does not declare, by path:
+/// `capabilities[0].rpc.type: 99 is not a declared Type`. Unknown message types and bytes that
+/// do not decode give nothing (the other checks say so).
+pub(crate) fn undeclared_enums(full_name: &str, bytes: &[u8]) -> Vec<String> {
+    let Some(desc) = csikit::v1::descriptor_pool().get_message_by_name(full_name) else {
+        return Vec::new();
+    };
+    let Ok(msg) = DynamicMessage::decode(desc, bytes) else { return Vec::new() };
+    let mut out = Vec::new();
+    enums_in(&msg, "", &mut out);
+    out
+}
+
+fn enums_in(msg: &DynamicMessage, prefix: &str, out: &mut Vec<String>) {
+    for (field, value) in msg.fields() {
+        let path = if prefix.is_empty() {
+            field.name().to_owned()
+        } else {
+            format!("{prefix}.{}", field.name())
+        };
+        let check = |v: &Value, path: &str, out: &mut Vec<String>| match (v, field.kind()) {
+            (Value::EnumNumber(n), Kind::Enum(e)) if e.get_value(*n).is_none() => {
+                out.push(format!("{path}: {n} is not a declared {}", e.name()));
+            }
+            (Value::Message(m), _) => enums_in(m, path, out),
+            _ => {}
+        };
+        match value {
+            Value::List(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    check(v, &format!("{path}[{i}]"), out);
+                }
+            }
+            Value::Map(map) => {
+                for (k, v) in map {
+                    check(v, &format!("{path}[{k:?}]"), out);
+                }
+            }
+            v => check(v, &path, out),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use csikit::v1::controller_service_capability::{Rpc, Type};
+    use csikit::v1::{ControllerGetCapabilitiesResponse, ControllerServiceCapability};
+
+    #[test]
+    fn an_enum_value_the_spec_does_not_declare_is_named_with_its_path() {
+        let answer = |n: i32| ControllerGetCapabilitiesResponse {
+            capabilities: vec![ControllerServiceCapability {
+                r#type: Some(Type::Rpc(Rpc { r#type: n })),
+            }],
+        };
+        let name = "csi.v1.ControllerGetCapabilitiesResponse";
+        assert!(undeclared_enums(name, &answer(1).encode_to_vec()).is_empty());
+        let found = undeclared_enums(name, &answer(999).encode_to_vec());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with("capabilities[0].rpc.type: 999 is not a declared"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn required_paths_name_nested_fields_as_missing_required_does() {
+        let paths = required_paths("csi.v1.CreateVolumeRequest");
+        assert!(paths.contains(&"name".to_owned()), "{paths:?}");
+        assert!(paths.contains(&"volume_capabilities.access_mode".to_owned()), "{paths:?}");
+        assert!(
+            paths.contains(&"volume_content_source.snapshot.snapshot_id".to_owned()),
+            "{paths:?}"
+        );
+        assert_eq!(
+            plain("volume_capabilities[0].access_mode.mode"),
+            "volume_capabilities.access_mode.mode"
+        );
+    }
 }

@@ -1,4 +1,7 @@
-//! `csi-conformance`: the conformance suite against a running plugin.
+//! `csi-conformance`: the conformance suite against a running plugin. Takes csi-sanity's flags it
+//! can honour (`--csi.endpoint`, `--csi.secrets`, `--csi.testvolumeparameters`,
+//! `--csi.testvolumemutableparameters`, `--csi.mountdir`, `--csi.stagingdir`, `--ginkgo.focus`),
+//! so a driver's CI can swap one binary for the other.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -9,28 +12,48 @@ use clap::Parser;
 use csikit_conformance::{Config, Endpoint, Outcome, Secrets};
 
 /// Runs the CSI conformance suite (generated from the spec's facts, plus written lifecycle
-/// cases) against a plugin; exit 0 when every case passes, 1 when one fails, 2 on a bad command
-/// line.
+/// cases) against a plugin; exit 0 when no case fails, 1 when one fails, 2 on a bad command
+/// line. A case fails only for a plugin's MUST broken; what binds the sender and the plugin's
+/// SHOULDs are printed as notes (`--strict`: failures).
 #[derive(Parser, Debug)]
 #[command(name = "csi-conformance", version, about)]
 struct Cli {
     /// The plugin: unix:///path.sock or tcp://host:port.
+    #[arg(long, alias = "csi.endpoint", required_unless_present = "list")]
+    endpoint: Option<String>,
+    /// Print every case with the spec sentence it checks, and exit.
     #[arg(long)]
-    endpoint: String,
+    list: bool,
+    /// Notes (a sentence that binds the sender, a plugin's SHOULD) are failures.
+    #[arg(long)]
+    strict: bool,
     /// Write JUnit XML here.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
     /// csi-sanity's secrets YAML (CreateVolumeSecret, NodePublishVolumeSecret, ...).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, alias = "csi.secrets", value_name = "FILE")]
     secrets: Option<PathBuf>,
+    /// A YAML mapping of `parameters` for every CreateVolume (csi-sanity's format).
+    #[arg(long, alias = "csi.testvolumeparameters", value_name = "FILE")]
+    volume_parameters: Option<PathBuf>,
+    /// A YAML mapping of mutable parameters the plugin accepts (csi-sanity's format), sent in
+    /// CreateVolume and ControllerModifyVolume.
+    #[arg(long, alias = "csi.testvolumemutableparameters", value_name = "FILE")]
+    mutable_parameters: Option<PathBuf>,
+    /// Where target paths are made (default: a temporary folder).
+    #[arg(long, alias = "csi.mountdir", value_name = "DIR")]
+    mount_dir: Option<PathBuf>,
+    /// Where staging paths are made (default: a temporary folder).
+    #[arg(long, alias = "csi.stagingdir", value_name = "DIR")]
+    staging_dir: Option<PathBuf>,
     /// The plugin's log: no secret value the suite sent may appear in it.
     #[arg(long, value_name = "FILE")]
     driver_log: Option<PathBuf>,
     /// The deadline of every call, in seconds.
     #[arg(long, default_value_t = 10.0)]
     timeout: f64,
-    /// Only the cases whose name contains this.
-    #[arg(long)]
+    /// Only the cases whose name contains this (`--ginkgo.focus` is read the same way).
+    #[arg(long, alias = "ginkgo.focus")]
     filter: Option<String>,
 }
 
@@ -42,7 +65,14 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    let endpoint = match Endpoint::parse(&cli.endpoint) {
+    if cli.list {
+        for (name, sentence) in csikit_conformance::list() {
+            println!("{name}\n    {sentence}");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let raw = cli.endpoint.clone().unwrap_or_default();
+    let endpoint = match Endpoint::parse(&raw) {
         Ok(e) => e,
         Err(why) => {
             eprintln!("error: --endpoint {why}");
@@ -53,18 +83,12 @@ fn main() -> ExitCode {
         eprintln!("error: --timeout must be a positive number of seconds");
         return ExitCode::from(2);
     }
-    let secrets = match cli.secrets.as_deref().map(Secrets::read).transpose() {
-        Ok(s) => s.unwrap_or_default(),
+    let config = match config(&cli) {
+        Ok(c) => c,
         Err(e) => {
-            eprintln!("error: --secrets {e:#}");
+            eprintln!("error: {e:#}");
             return ExitCode::from(2);
         }
-    };
-    let config = Config {
-        timeout: Duration::from_secs_f64(cli.timeout),
-        secrets,
-        driver_log: cli.driver_log,
-        filter: cli.filter,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
@@ -76,7 +100,8 @@ fn main() -> ExitCode {
     let report = runtime.block_on(csikit_conformance::run(&endpoint, &config, &mut |r| {
         let (mark, why) = match &r.outcome {
             Outcome::Passed => ("ok  ", String::new()),
-            Outcome::Failed(w) => ("FAIL", format!(": {w}")),
+            Outcome::Failed(w) => ("FAIL", format!(": {w}\n     {}", r.sentence)),
+            Outcome::Note(w) => ("note", format!(": {w}\n     {}", r.sentence)),
             Outcome::Skipped(w) => ("skip", format!(" ({w})")),
         };
         println!("{mark} {}{why}", r.name);
@@ -95,8 +120,33 @@ fn main() -> ExitCode {
         report.required_covered,
         report.required_total
     );
+    for why in &report.required_uncovered {
+        println!("#   not covered: {why}");
+    }
     println!("{}", report.summary());
     ExitCode::from(u8::from(!report.passed()))
+}
+
+fn config(cli: &Cli) -> anyhow::Result<Config> {
+    let secrets = match &cli.secrets {
+        Some(p) => Secrets::read(p).map_err(|e| anyhow::anyhow!("--secrets {e:#}"))?,
+        None => Secrets::default(),
+    };
+    let flat = |p: &Option<PathBuf>, flag: &str| match p {
+        Some(p) => csikit_conformance::read_flat(p).map_err(|e| anyhow::anyhow!("{flag} {e:#}")),
+        None => Ok(Default::default()),
+    };
+    Ok(Config {
+        timeout: Duration::from_secs_f64(cli.timeout),
+        secrets,
+        driver_log: cli.driver_log.clone(),
+        filter: cli.filter.clone(),
+        strict: cli.strict,
+        volume_parameters: flat(&cli.volume_parameters, "--volume-parameters")?,
+        mutable_parameters: flat(&cli.mutable_parameters, "--mutable-parameters")?,
+        staging_dir: cli.staging_dir.clone(),
+        mount_dir: cli.mount_dir.clone(),
+    })
 }
 
 /// Writes a file whole: a temporary file beside it, then a rename.

@@ -35,11 +35,21 @@ pub enum Fault {
     SnapshotNotIdempotent,
     /// DeleteVolume answers OK and keeps the volume.
     LeakOnDelete,
+    /// CreateVolume and ControllerModifyVolume accept any mutable parameter name.
+    AcceptAnyMutable,
+    /// GetSnapshot answers another snapshot than the one asked for, when there is another.
+    GetSnapshotOther,
+    /// A second NodePublishVolume of a SINGLE_NODE_SINGLE_WRITER volume at another target path
+    /// is accepted.
+    SingleWriterTwice,
+    /// ListVolumes pages newest first by offset, so volumes created while a CO pages shift the
+    /// pages: entries are repeated (or, with deletions, skipped).
+    ListShiftsUnderCreation,
 }
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 14] = [
+    pub const ALL: [Fault; 18] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -54,6 +64,10 @@ impl Fault {
         Fault::StatsAnyPath,
         Fault::SnapshotNotIdempotent,
         Fault::LeakOnDelete,
+        Fault::AcceptAnyMutable,
+        Fault::GetSnapshotOther,
+        Fault::SingleWriterTwice,
+        Fault::ListShiftsUnderCreation,
     ];
 
     /// The switch's name, as `MEMDRIVER_FAULT` takes it.
@@ -73,6 +87,10 @@ impl Fault {
             Fault::StatsAnyPath => "stats-any-path",
             Fault::SnapshotNotIdempotent => "snapshot-not-idempotent",
             Fault::LeakOnDelete => "leak-on-delete",
+            Fault::AcceptAnyMutable => "accept-any-mutable",
+            Fault::GetSnapshotOther => "get-snapshot-other",
+            Fault::SingleWriterTwice => "single-writer-twice",
+            Fault::ListShiftsUnderCreation => "list-shifts-under-creation",
         }
     }
 

@@ -18,7 +18,8 @@
 //! | `CSI_ENDPOINT` | `unix:///path/csi.sock` or `tcp://host:port` (required) |
 //! | `MEMDRIVER_NODE_ID` | the node id `NodeGetInfo` reports and `ControllerPublishVolume` accepts (default: the host name, else `memdriver-node`) |
 //! | `MEMDRIVER_REQUIRE_SECRET` | `key=value`: every request with a `secrets` field must carry this secret, else `UNAUTHENTICATED` |
-//! | `MEMDRIVER_FAULT` | one bug on purpose, for testing conformance suites (see [`fault::Fault`]): `no-validation`, `create-not-idempotent`, `internal-for-unknown`, `delete-not-found`, `log-secrets`, `ignore-token`, `accept-bad-token`, `no-target-path`, `ignore-capacity`, `unpublish-not-idempotent`, `no-already-exists`, `stats-any-path`, `snapshot-not-idempotent`, `leak-on-delete` |
+//! | `MEMDRIVER_FAULT` | one bug on purpose, for testing conformance suites (see [`fault::Fault`]): `no-validation`, `create-not-idempotent`, `internal-for-unknown`, `delete-not-found`, `log-secrets`, `ignore-token`, `accept-bad-token`, `no-target-path`, `ignore-capacity`, `unpublish-not-idempotent`, `no-already-exists`, `stats-any-path`, `snapshot-not-idempotent`, `leak-on-delete`, `accept-any-mutable`, `get-snapshot-other`, `single-writer-twice`, `list-shifts-under-creation` |
+//! | `MEMDRIVER_MUTABLE_PARAMETERS` | the mutable parameter names `CreateVolume` and `ControllerModifyVolume` accept, comma-separated (as csi-driver-host-path's `--accepted-mutable-parameter-names`); others are refused with `INVALID_ARGUMENT` and nothing is applied. Unset: [`DEFAULT_MUTABLE_PARAMETERS`] (`iops`, `throughput`); set but empty: none |
 //! | `RUST_LOG` | log filter (default `info`); logs go to stderr |
 //!
 //! # The delay hook
@@ -33,13 +34,14 @@ pub mod driver;
 pub mod fault;
 pub mod service;
 
-pub use driver::{Config, DELAY_KEY, Driver};
+pub use driver::{Config, DEFAULT_MUTABLE_PARAMETERS, DELAY_KEY, Driver};
 
 /// The plugin name reported by `GetPluginInfo`.
 pub const PLUGIN_NAME: &str = "memdriver.csikit.dev";
 
 impl Config {
-    /// Reads `MEMDRIVER_NODE_ID` and `MEMDRIVER_REQUIRE_SECRET`.
+    /// Reads `MEMDRIVER_NODE_ID`, `MEMDRIVER_REQUIRE_SECRET`, `MEMDRIVER_FAULT` and
+    /// `MEMDRIVER_MUTABLE_PARAMETERS`.
     ///
     /// # Errors
     ///
@@ -65,7 +67,16 @@ impl Config {
                 Err(_) => None,
             };
         let fault = crate::fault::Fault::from_env()?;
-        Ok(Config { node_id, required_secret, fault, ..Config::default() })
+        let mutable_parameters = match std::env::var("MEMDRIVER_MUTABLE_PARAMETERS") {
+            Ok(names) => names
+                .split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            Err(_) => Config::default().mutable_parameters,
+        };
+        Ok(Config { node_id, required_secret, fault, mutable_parameters, ..Config::default() })
     }
 }
 

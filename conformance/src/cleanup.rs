@@ -1,0 +1,76 @@
+//! The end of every run: what the suite published, staged and made is undone, and the driver's
+//! log is searched for the secret values sent.
+
+use std::path::Path;
+
+use csikit::v1::{
+    ControllerUnpublishVolumeRequest, DeleteSnapshotRequest, NodeUnpublishVolumeRequest,
+    NodeUnstageVolumeRequest,
+};
+
+use crate::report::Outcome;
+use crate::suite::{Suite, show_status};
+
+/// Undoes everything the suite did; what could not be deleted, each with the plugin's answer.
+pub(crate) async fn clean_up(s: &mut Suite) -> Vec<String> {
+    let mut left = Vec::new();
+    let mut n = s.node_client();
+    for (volume, target) in std::mem::take(&mut s.node_published) {
+        let un = NodeUnpublishVolumeRequest {
+            volume_id: volume,
+            target_path: target.display().to_string(),
+        };
+        let _ = s.call(n.node_unpublish_volume(s.req(un))).await;
+    }
+    for (volume, staging) in std::mem::take(&mut s.staged) {
+        let un = NodeUnstageVolumeRequest {
+            volume_id: volume,
+            staging_target_path: staging.display().to_string(),
+        };
+        let _ = s.call(n.node_unstage_volume(s.req(un))).await;
+    }
+    let mut c = s.ctl_client();
+    for (volume, node) in std::mem::take(&mut s.published) {
+        let secrets = s.secrets("ControllerUnpublishVolumeSecret");
+        let un = ControllerUnpublishVolumeRequest { volume_id: volume, node_id: node, secrets };
+        let _ = s.call(c.controller_unpublish_volume(s.req(un))).await;
+    }
+    for id in std::mem::take(&mut s.snapshots) {
+        let secrets = s.secrets("DeleteSnapshotSecret");
+        let del = DeleteSnapshotRequest { snapshot_id: id.clone(), secrets };
+        if let Err(e) = s.call(c.delete_snapshot(s.req(del))).await {
+            left.push(format!("snapshot {id}: {}", show_status(&e)));
+        }
+    }
+    for v in s.volumes.clone() {
+        if let Err(e) = s.delete(&v).await {
+            left.push(format!("volume {v}: {}", show_status(&e)));
+        }
+    }
+    left
+}
+
+/// No secret value the suite sent is in the driver's log.
+pub(crate) fn check_log(s: &Suite, path: &Path) -> Outcome {
+    let text = match std::fs::read(path) {
+        Ok(t) => String::from_utf8_lossy(&t).into_owned(),
+        Err(e) => {
+            return Outcome::Failed(format!(
+                "cannot read the driver log '{}': {e}",
+                path.display()
+            ));
+        }
+    };
+    if s.sent_secrets.is_empty() {
+        return Outcome::Skipped("no secret was sent".into());
+    }
+    // The first line that holds any of them.
+    let first = s.sent_secrets.iter().filter_map(|secret| text.find(secret.as_str())).min();
+    match first {
+        Some(at) => {
+            let line = text[..at].matches('\n').count() + 1;
+            Outcome::Failed(format!("a secret value sent is in the driver log at line {line}"))
+        }
+        None => Outcome::Passed,
+    }
+}

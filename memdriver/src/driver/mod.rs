@@ -1,0 +1,456 @@
+//! The plugin's state and CSI semantics: every RPC as a plain function from request to response,
+//! with the spec's idempotency rules and error tables, and no gRPC plumbing.
+//!
+//! Required fields, in-flight overlap and alpha policy are the server skeleton's job (its layers
+//! run before these functions); what is left here is what only the plugin can know: whether a
+//! volume exists, whether a retried call matches the first, whether a path is staged.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use csikit::v1::errors::CreateVolumeError;
+use csikit::v1::volume_capability::AccessType;
+use csikit::v1::volume_capability::access_mode::Mode;
+use csikit::v1::volume_content_source::{SnapshotSource, Type as SourceType, VolumeSource};
+use csikit::v1::{CapacityRange, CreateVolumeRequest, VolumeCapability, VolumeContentSource};
+use tonic::Status;
+
+use crate::fault::Fault;
+
+/// The `parameters` key (copied into `volume_context`) that makes `CreateVolume`,
+/// `NodeStageVolume` and `NodePublishVolume` sleep this many milliseconds first: a test hook that
+/// keeps a call in flight long enough for a second, overlapping one to arrive.
+pub const DELAY_KEY: &str = "memdriver.csikit.dev/delay-ms";
+
+/// The longest delay the hook honours, so a typo cannot wedge a volume for hours.
+const MAX_DELAY: Duration = Duration::from_secs(60);
+
+const GIB: i64 = 1 << 30;
+
+/// The mutable parameter names accepted when `MEMDRIVER_MUTABLE_PARAMETERS` is unset.
+pub const DEFAULT_MUTABLE_PARAMETERS: &[&str] = &["iops", "throughput"];
+
+/// File systems a mount capability may ask for; the empty string means the plugin's default.
+const FS_TYPES: &[&str] = &["", "ext4", "xfs"];
+
+/// How the plugin is set up.
+#[derive(Clone)]
+pub struct Config {
+    /// The node this plugin serves (`NodeGetInfo`), and the only node `ControllerPublishVolume`
+    /// knows.
+    pub node_id: String,
+    /// The pool volumes are carved from, in bytes.
+    pub total_capacity: i64,
+    /// The largest single volume, in bytes; larger requests get `OUT_OF_RANGE`.
+    pub max_volume_size: i64,
+    /// The size of a volume created without a `capacity_range`.
+    pub default_volume_size: i64,
+    /// A secret every request with a `secrets` field must carry: `(key, value)`.
+    pub required_secret: Option<(String, String)>,
+    /// A bug to have on purpose (`MEMDRIVER_FAULT`), for testing conformance suites.
+    pub fault: Option<crate::fault::Fault>,
+    /// The mutable parameter names `CreateVolume` and `ControllerModifyVolume` accept.
+    pub mutable_parameters: Vec<String>,
+}
+
+// Hand-written so the required secret's value never reaches a log line through `{:?}`.
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("node_id", &self.node_id)
+            .field("total_capacity", &self.total_capacity)
+            .field("max_volume_size", &self.max_volume_size)
+            .field("default_volume_size", &self.default_volume_size)
+            .field(
+                "required_secret",
+                &self.required_secret.as_ref().map(|(key, _)| (key, csikit::redact::Redacted)),
+            )
+            .field("fault", &self.fault)
+            .field("mutable_parameters", &self.mutable_parameters)
+            .finish()
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            node_id: "memdriver-node".to_owned(),
+            total_capacity: 1024 * GIB,
+            max_volume_size: 256 * GIB,
+            default_volume_size: GIB,
+            required_secret: None,
+            fault: None,
+            mutable_parameters: DEFAULT_MUTABLE_PARAMETERS
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+        }
+    }
+}
+
+/// A volume as the controller and the node both see it (one process plays both parts).
+#[derive(Debug, Clone)]
+struct Volume {
+    id: String,
+    name: String,
+    capacity: i64,
+    capabilities: Vec<VolumeCapability>,
+    parameters: HashMap<String, String>,
+    mutable_parameters: HashMap<String, String>,
+    context: HashMap<String, String>,
+    source: Option<VolumeContentSource>,
+    /// Controller-published: node id to how.
+    published_nodes: BTreeMap<String, ControllerPublication>,
+    /// Node-staged: staging path to capability.
+    staged: BTreeMap<String, VolumeCapability>,
+    /// Node-published: target path to how.
+    published: BTreeMap<String, NodePublication>,
+    /// The size the node last expanded its file system to.
+    node_capacity: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct ControllerPublication {
+    capability: VolumeCapability,
+    readonly: bool,
+}
+
+/// Everything of a `NodePublishVolume` call but its secrets (the spec's P<sub>n</sub>).
+#[derive(Debug, Clone, PartialEq)]
+struct NodePublication {
+    staging_path: String,
+    capability: VolumeCapability,
+    readonly: bool,
+    context: HashMap<String, String>,
+    publish_context: HashMap<String, String>,
+}
+
+#[derive(Debug, Clone)]
+struct Snapshot {
+    id: String,
+    name: String,
+    source_volume_id: String,
+    size: i64,
+    created: prost_types::Timestamp,
+    parameters: HashMap<String, String>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    volumes: BTreeMap<String, Volume>,
+    volume_names: HashMap<String, String>,
+    snapshots: BTreeMap<String, Snapshot>,
+    snapshot_names: HashMap<String, String>,
+    next_id: u64,
+    used: i64,
+}
+
+/// The plugin: configuration plus the state behind one mutex, never held across an `await`.
+#[derive(Debug, Default)]
+pub struct Driver {
+    config: Config,
+    state: Mutex<State>,
+}
+
+impl Driver {
+    /// A plugin with nothing provisioned.
+    pub fn new(config: Config) -> Driver {
+        Driver { config, state: Mutex::default() }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn fault(&self, fault: crate::fault::Fault) -> bool {
+        self.config.fault == Some(fault)
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves state that is still consistent enough to serve
+        // (every mutation is a single insert or remove), so keep going rather than fail forever.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Checks `secrets` against the required secret, if one is configured.
+    ///
+    /// # Errors
+    ///
+    /// `UNAUTHENTICATED` when the key is missing or its value differs. The message names the key,
+    /// never a value.
+    pub fn authenticate(&self, secrets: &HashMap<String, String>) -> Result<(), Status> {
+        let Some((key, expected)) = &self.config.required_secret else {
+            return Ok(());
+        };
+        match secrets.get(key) {
+            Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => Ok(()),
+            Some(_) => Err(Status::unauthenticated(format!("secret '{key}' is not valid"))),
+            None => Err(Status::unauthenticated(format!("secret '{key}' is required"))),
+        }
+    }
+
+    /// The message refusing `refused` mutable parameter names.
+    fn mutable_refusal(&self, refused: &[String]) -> String {
+        format!(
+            "mutable_parameters: {} not supported (this plugin accepts: {})",
+            refused.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", "),
+            if self.config.mutable_parameters.is_empty() {
+                "none".to_owned()
+            } else {
+                self.config.mutable_parameters.join(", ")
+            }
+        )
+    }
+
+    /// The mutable parameter names in `parameters` this plugin does not accept, sorted; empty
+    /// when it accepts them all.
+    fn refused_mutable(&self, parameters: &HashMap<String, String>) -> Vec<String> {
+        if self.fault(Fault::AcceptAnyMutable) {
+            return Vec::new();
+        }
+        let mut refused: Vec<String> = parameters
+            .keys()
+            .filter(|k| !self.config.mutable_parameters.iter().any(|a| a == *k))
+            .cloned()
+            .collect();
+        refused.sort();
+        refused
+    }
+}
+
+impl State {
+    fn new_id(&mut self, kind: &str) -> String {
+        self.next_id += 1;
+        // Zero-padded so id order is creation order, which paging relies on.
+        format!("{kind}-{:010}", self.next_id)
+    }
+
+    /// The size of a content source, which a new volume may not undercut.
+    fn source_size(&self, source: &VolumeContentSource) -> Result<i64, Status> {
+        match &source.r#type {
+            Some(SourceType::Snapshot(SnapshotSource { snapshot_id })) => {
+                self.snapshots.get(snapshot_id).map(|s| s.size).ok_or_else(|| {
+                    CreateVolumeError::SourceDoesNotExist
+                        .status(format!("snapshot '{snapshot_id}' does not exist"))
+                })
+            }
+            Some(SourceType::Volume(VolumeSource { volume_id })) => {
+                self.volumes.get(volume_id).map(|v| v.capacity).ok_or_else(|| {
+                    CreateVolumeError::SourceDoesNotExist
+                        .status(format!("volume '{volume_id}' does not exist"))
+                })
+            }
+            None => Err(CreateVolumeError::SourceIncompatibleOrNotSupported
+                .status("volume_content_source names no snapshot or volume")),
+        }
+    }
+}
+
+impl Volume {
+    fn to_csi(&self) -> csikit::v1::Volume {
+        csikit::v1::Volume {
+            capacity_bytes: self.capacity,
+            volume_id: self.id.clone(),
+            volume_context: self.context.clone(),
+            content_source: self.source.clone(),
+            accessible_topology: Vec::new(),
+        }
+    }
+}
+
+impl Snapshot {
+    fn to_csi(&self) -> csikit::v1::Snapshot {
+        csikit::v1::Snapshot {
+            size_bytes: self.size,
+            snapshot_id: self.id.clone(),
+            source_volume_id: self.source_volume_id.clone(),
+            creation_time: Some(self.created),
+            ready_to_use: true,
+            group_snapshot_id: String::new(),
+        }
+    }
+}
+
+/// What makes a repeated `CreateVolume` differ from the volume its name already holds, if anything.
+fn create_mismatch(existing: &Volume, request: &CreateVolumeRequest) -> Option<&'static str> {
+    let (required, limit) =
+        request.capacity_range.map_or((0, 0), |r| (r.required_bytes, r.limit_bytes));
+    if existing.capacity < required || (limit > 0 && existing.capacity > limit) {
+        return Some("capacity_range");
+    }
+    if request.volume_capabilities.iter().any(|c| !compatible(&existing.capabilities, c)) {
+        return Some("volume_capabilities");
+    }
+    if request.parameters != existing.parameters {
+        return Some("parameters");
+    }
+    if request.mutable_parameters != existing.mutable_parameters {
+        return Some("mutable_parameters");
+    }
+    if request.volume_content_source != existing.source {
+        return Some("volume_content_source");
+    }
+    None
+}
+
+/// The size an expansion asks for: at least `required_bytes`, at most `limit_bytes` and `max`.
+fn expansion_target(range: Option<&CapacityRange>, max: i64) -> Result<i64, String> {
+    let (required, limit) = range.map_or((0, 0), |r| (r.required_bytes, r.limit_bytes));
+    if required < 0 || limit < 0 {
+        return Err("capacity_range must not be negative".to_owned());
+    }
+    if limit > 0 && limit < required {
+        return Err(format!("limit_bytes {limit} is below required_bytes {required}"));
+    }
+    if required > max {
+        return Err(format!(
+            "{required} bytes exceeds the largest size allowed here ({max} bytes)"
+        ));
+    }
+    Ok(required)
+}
+
+/// Whether the plugin can serve a capability at all.
+fn supported(capability: &VolumeCapability) -> Result<(), String> {
+    let mode = capability
+        .access_mode
+        .map_or(Mode::Unknown, |m| Mode::try_from(m.mode).unwrap_or(Mode::Unknown));
+    if mode == Mode::Unknown {
+        return Err("access_mode is unknown".to_owned());
+    }
+    match &capability.access_type {
+        Some(AccessType::Block(_)) => Ok(()),
+        Some(AccessType::Mount(mount)) if FS_TYPES.contains(&mount.fs_type.as_str()) => Ok(()),
+        Some(AccessType::Mount(mount)) => {
+            Err(format!("fs_type '{}' is not supported", mount.fs_type))
+        }
+        None => Err("access_type is not set".to_owned()),
+    }
+}
+
+/// Whether a volume created with `created` can be used as `wanted`: same access type kind and
+/// access mode as one of its capabilities.
+fn compatible(created: &[VolumeCapability], wanted: &VolumeCapability) -> bool {
+    supported(wanted).is_ok()
+        && created.iter().any(|c| {
+            c.access_mode == wanted.access_mode
+                && matches!(
+                    (&c.access_type, &wanted.access_type),
+                    (Some(AccessType::Block(_)), Some(AccessType::Block(_)))
+                        | (Some(AccessType::Mount(_)), Some(AccessType::Mount(_)))
+                )
+        })
+}
+
+fn mode(capability: &VolumeCapability) -> Mode {
+    capability
+        .access_mode
+        .map_or(Mode::Unknown, |m| Mode::try_from(m.mode).unwrap_or(Mode::Unknown))
+}
+
+/// MULTI_NODE_* modes may be controller-published to several nodes.
+fn multi_node(capability: &VolumeCapability) -> bool {
+    matches!(
+        mode(capability),
+        Mode::MultiNodeReaderOnly | Mode::MultiNodeSingleWriter | Mode::MultiNodeMultiWriter
+    )
+}
+
+/// The spec's second NodePublishVolume table: these modes may be published at several target
+/// paths on one node.
+fn multi_writer_on_node(capability: &VolumeCapability) -> bool {
+    multi_node(capability) || mode(capability) == Mode::SingleNodeMultiWriter
+}
+
+/// Creates a publication's `target_path`: a directory (mount access) or an empty file (block
+/// access); one that is already there as such is fine. The parent is the CO's to create.
+fn create_target(path: &str, block: bool) -> Result<(), Status> {
+    let target = std::path::Path::new(path);
+    let made = if block {
+        std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(target).map(drop)
+    } else {
+        match std::fs::create_dir(target) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && target.is_dir() => Ok(()),
+            other => other,
+        }
+    };
+    made.map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Status::failed_precondition(format!(
+            "cannot create target_path '{path}': its parent directory does not exist (the CO creates it)"
+        )),
+        _ => Status::internal(format!("cannot create target_path '{path}': {e}")),
+    })
+}
+
+/// Removes what [`create_target`] made at `path`; nothing there is fine.
+fn remove_target(path: &str) -> Result<(), Status> {
+    let target = std::path::Path::new(path);
+    let removed = match std::fs::symlink_metadata(target) {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir(target),
+        Ok(_) => std::fs::remove_file(target),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    };
+    removed.map_err(|e| Status::internal(format!("cannot remove target_path '{path}': {e}")))
+}
+
+fn has_mount(capabilities: &[VolumeCapability]) -> bool {
+    capabilities.iter().any(|c| matches!(c.access_type, Some(AccessType::Mount(_))))
+}
+
+fn publish_context(volume_id: &str) -> HashMap<String, String> {
+    HashMap::from([("devicePath".to_owned(), format!("/dev/memdriver/{volume_id}"))])
+}
+
+/// Sleeps for the test hook's delay, if `map` sets it.
+async fn delay(map: &HashMap<String, String>) -> Result<(), Status> {
+    let Some(value) = map.get(DELAY_KEY) else {
+        return Ok(());
+    };
+    let ms: u64 = value.parse().map_err(|_| {
+        Status::invalid_argument(format!("'{DELAY_KEY}' must be a number of milliseconds"))
+    })?;
+    tokio::time::sleep(Duration::from_millis(ms).min(MAX_DELAY)).await;
+    Ok(())
+}
+
+/// One page of `map` after `token` (an id previously returned), and the next token.
+fn page<'a, T>(
+    map: &'a BTreeMap<String, T>,
+    kind: &str,
+    token: &str,
+    max_entries: i32,
+    wanted: impl Fn(&T) -> bool,
+) -> Result<(Vec<&'a T>, String), ()> {
+    let start = if token.is_empty() {
+        std::ops::Bound::Unbounded
+    } else {
+        let digits = token.strip_prefix(kind).and_then(|t| t.strip_prefix('-')).ok_or(())?;
+        if digits.len() != 10 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(());
+        }
+        std::ops::Bound::Excluded(token.to_owned())
+    };
+    let limit = usize::try_from(max_entries).ok().filter(|&n| n > 0).unwrap_or(usize::MAX);
+    let mut matching = map.range((start, std::ops::Bound::Unbounded)).filter(|(_, v)| wanted(v));
+    let page: Vec<(&String, &T)> = matching.by_ref().take(limit).collect();
+    let next_token = match (page.last(), matching.next()) {
+        (Some((last, _)), Some(_)) => (*last).clone(),
+        _ => String::new(),
+    };
+    Ok((page.into_iter().map(|(_, v)| v).collect(), next_token))
+}
+
+/// Compares secrets without an early exit, so timing does not reveal a matching prefix.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+mod controller;
+mod node;
+mod snapshot;
+
+#[cfg(test)]
+mod tests;

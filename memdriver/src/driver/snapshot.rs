@@ -1,0 +1,139 @@
+//! The Controller service's snapshot RPCs: create, delete, list and get.
+
+use std::time::SystemTime;
+
+use csikit::v1::errors::{CreateSnapshotError, GetSnapshotError, ListSnapshotsError};
+use csikit::v1::{
+    CreateSnapshotRequest, CreateSnapshotResponse, DeleteSnapshotRequest, DeleteSnapshotResponse,
+    GetSnapshotRequest, GetSnapshotResponse, ListSnapshotsRequest, ListSnapshotsResponse,
+    list_snapshots_response,
+};
+use tonic::Status;
+
+use super::{Driver, Snapshot, page};
+use crate::fault::Fault;
+
+impl Driver {
+    /// `CreateSnapshot`: cut at once, so always `ready_to_use`.
+    ///
+    /// # Errors
+    ///
+    /// `NOT_FOUND` for an unknown source, `ALREADY_EXISTS` when the name is taken by a snapshot of
+    /// another volume.
+    pub fn create_snapshot(
+        &self,
+        request: CreateSnapshotRequest,
+    ) -> Result<CreateSnapshotResponse, Status> {
+        self.authenticate(&request.secrets)?;
+        let mut state = self.state();
+        if let Some(existing) = state
+            .snapshot_names
+            .get(&request.name)
+            .and_then(|id| state.snapshots.get(id))
+            .filter(|_| !self.fault(Fault::SnapshotNotIdempotent))
+        {
+            if existing.source_volume_id != request.source_volume_id
+                || existing.parameters != request.parameters
+            {
+                return Err(CreateSnapshotError::SnapshotAlreadyExistsIncompatible.status(
+                    format!(
+                        "snapshot '{}' already exists for another source_volume_id or parameters",
+                        request.name
+                    ),
+                ));
+            }
+            return Ok(CreateSnapshotResponse { snapshot: Some(existing.to_csi()) });
+        }
+        let size = match state.volumes.get(&request.source_volume_id) {
+            Some(volume) => volume.capacity,
+            None => {
+                return Err(Status::not_found(format!(
+                    "source volume '{}' does not exist",
+                    request.source_volume_id
+                )));
+            }
+        };
+        let id = state.new_id("snap");
+        let snapshot = Snapshot {
+            id: id.clone(),
+            name: request.name.clone(),
+            source_volume_id: request.source_volume_id,
+            size,
+            created: SystemTime::now().into(),
+            parameters: request.parameters,
+        };
+        let response = CreateSnapshotResponse { snapshot: Some(snapshot.to_csi()) };
+        state.snapshot_names.insert(request.name, id.clone());
+        state.snapshots.insert(id, snapshot);
+        Ok(response)
+    }
+
+    /// `DeleteSnapshot`: gone, or never there. Volumes made from it are copies, so it is never in
+    /// use.
+    ///
+    /// # Errors
+    ///
+    /// Only authentication.
+    pub fn delete_snapshot(
+        &self,
+        request: DeleteSnapshotRequest,
+    ) -> Result<DeleteSnapshotResponse, Status> {
+        self.authenticate(&request.secrets)?;
+        let mut state = self.state();
+        if let Some(snapshot) = state.snapshots.remove(&request.snapshot_id) {
+            state.snapshot_names.remove(&snapshot.name);
+        }
+        Ok(DeleteSnapshotResponse {})
+    }
+
+    /// `ListSnapshots`, filtered by `snapshot_id` and `source_volume_id`, in snapshot id order.
+    ///
+    /// # Errors
+    ///
+    /// `ABORTED` for a `starting_token` this plugin did not hand out.
+    pub fn list_snapshots(
+        &self,
+        request: ListSnapshotsRequest,
+    ) -> Result<ListSnapshotsResponse, Status> {
+        self.authenticate(&request.secrets)?;
+        let state = self.state();
+        let wanted = |s: &Snapshot| {
+            (request.snapshot_id.is_empty() || s.id == request.snapshot_id)
+                && (request.source_volume_id.is_empty()
+                    || s.source_volume_id == request.source_volume_id)
+        };
+        let (page, next_token) =
+            page(&state.snapshots, "snap", &request.starting_token, request.max_entries, wanted)
+                .map_err(|()| {
+                    ListSnapshotsError::InvalidStartingToken.status(format!(
+                        "starting_token '{}' is not one this plugin issued",
+                        request.starting_token
+                    ))
+                })?;
+        let entries = page
+            .into_iter()
+            .map(|s| list_snapshots_response::Entry { snapshot: Some(s.to_csi()) })
+            .collect();
+        Ok(ListSnapshotsResponse { entries, next_token })
+    }
+
+    /// `GetSnapshot`.
+    ///
+    /// # Errors
+    ///
+    /// `NOT_FOUND` for an unknown snapshot.
+    pub fn get_snapshot(&self, request: GetSnapshotRequest) -> Result<GetSnapshotResponse, Status> {
+        self.authenticate(&request.secrets)?;
+        let state = self.state();
+        let snapshot = state.snapshots.get(&request.snapshot_id).ok_or_else(|| {
+            GetSnapshotError::SnapshotDoesNotExist
+                .status(format!("snapshot '{}' does not exist", request.snapshot_id))
+        })?;
+        let snapshot = if self.fault(Fault::GetSnapshotOther) {
+            state.snapshots.values().find(|s| s.id != request.snapshot_id).unwrap_or(snapshot)
+        } else {
+            snapshot
+        };
+        Ok(GetSnapshotResponse { snapshot: Some(snapshot.to_csi()) })
+    }
+}
