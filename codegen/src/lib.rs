@@ -5,9 +5,6 @@
 //! descriptor set, a spec-facts table and `Debug` impls that redact secrets. The proto
 //! compile happens once, in `csikit-spec`; prost-build only turns those descriptors into
 //! Rust (through [`prost_build::Config::generate`], which returns strings).
-//!
-//! [`site`] renders the documentation site and [`scaffold`] a new driver crate, likewise as
-//! maps of path to text.
 
 mod debug;
 mod descriptor;
@@ -18,9 +15,7 @@ mod layout;
 mod names;
 mod package;
 mod rust;
-pub mod scaffold;
 mod server;
-pub mod site;
 pub mod validation;
 
 use std::collections::BTreeMap;

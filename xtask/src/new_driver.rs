@@ -1,12 +1,14 @@
 //! `cargo xtask new-driver NAME --out DIR`: writes a CSI driver crate built on csikit's server
-//! skeleton (rendered by `csikit_codegen::scaffold`), all at once or not at all.
+//! skeleton (rendered by [`scaffold`]), all at once or not at all.
+
+mod scaffold;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use csikit_codegen::scaffold::{self, CsikitSource, DriverOptions};
+use scaffold::{CsikitSource, DriverOptions};
 
 /// Flags of `cargo xtask new-driver`.
 #[derive(clap::Args)]

@@ -1,6 +1,7 @@
-//! Renders the documentation site from the [`Model`]s of every release (and their translations
-//! and the csi-addons packages): pure functions from models to a map of file path to HTML, CSS,
-//! JS and search indexes.
+//! The documentation site: [`load_corpus`] reads the [`Model`]s of every release (and their
+//! translations and the csi-addons packages) from a corpus folder, and [`generate_site`], a pure
+//! function, renders them into a map of file path to HTML, CSS, JS and search indexes, which
+//! `cargo xtask docs` writes.
 //!
 //! The URL scheme: `LANG/RELEASE/` is one edition (`en/v1.11.0/rpc/CreateVolume.html`), one per
 //! English release and one per translation at the release it translates (`ja/v1.7.0/`,
@@ -15,6 +16,8 @@ mod directory;
 mod edition;
 mod history;
 mod i18n;
+mod input;
+mod load;
 mod pages;
 mod prose;
 mod translation;
@@ -22,72 +25,23 @@ mod translation;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
-use askama::Template;
 use csikit_spec::Model;
 
 pub use history::{ElementKind, History, Lifecycle, Presence, short_version};
 pub use i18n::Catalog;
+pub use input::{Addon, Release, SiteOptions, Translation};
+pub use load::{FIRST_RELEASE, LoadError, load_corpus};
 pub use translation::{Status, is_cjk, prose_status};
 
 use directory::{Directory, Edition, PageIdentity, Part};
 use edition::{Site, SiteSource};
-use pages::{RedirectPage, RootAddon, RootPage, RootRelease, RootTranslation};
-use prose::{escape, ref_page};
+use pages::{RedirectPage, RootAddon, RootPage, RootRelease, RootTranslation, render};
+use prose::ref_page;
 
 /// The stylesheet of the site.
 const SITE_CSS: &str = include_str!("../templates/docs/assets/site.css");
 /// The script of the site: language and release switchers, notices and search.
 const SITE_JS: &str = include_str!("../templates/docs/assets/site.js");
-
-/// One English version of a spec: a CSI release, or a version of a csi-addons package.
-#[derive(Debug, Clone)]
-pub struct Release {
-    /// Its name, e.g. `v1.12.0`.
-    pub name: String,
-    /// Its model (English).
-    pub model: Model,
-}
-
-/// A translation of the spec, rendered as the edition of the release it translates.
-#[derive(Debug, Clone)]
-pub struct Translation {
-    /// Language code, e.g. `ja`.
-    pub lang: String,
-    /// The release the translation was made from, e.g. `v1.7.0`.
-    pub release: String,
-    /// That release's model loaded with the translation (`LoadOptions::translation`): its
-    /// files are the release's English markdown, its proto and the translated markdown.
-    pub model: Model,
-}
-
-/// A csi-addons package, rendered in English under `addons/NAME/`.
-#[derive(Debug, Clone)]
-pub struct Addon {
-    /// Its folder name, e.g. `replication`.
-    pub name: String,
-    /// The version rendered, e.g. `main`.
-    pub version: String,
-    /// Where it comes from, for the footer, e.g. `csi-addons/spec main at 80d74f987a54`.
-    pub source: String,
-    /// Its model; `csi.v1` types it names link to the newest CSI release.
-    pub model: Model,
-    /// Earlier versions, oldest first: the history of its badges and its changes page.
-    pub earlier: Vec<Release>,
-}
-
-/// What to render besides the CSI releases.
-#[derive(Debug, Clone, Default)]
-pub struct SiteOptions {
-    /// Translations, in the order their languages are listed.
-    pub translations: Vec<Translation>,
-    /// csi-addons packages, in the order they are listed.
-    pub addons: Vec<Addon>,
-}
-
-fn render<T: Template>(t: &T) -> String {
-    // Templates write into a String; the only failure is a template's own Display error, which ours never return.
-    t.render().unwrap_or_else(|e| format!("<!-- template error: {} -->", escape(&e.to_string())))
-}
 
 /// The `csi.v1` (or other imported) types an addon names, with their page in the newest
 /// English CSI edition, relative to the addon's edition folder.

@@ -2,7 +2,7 @@
 //! the ja and zh translations, the four csi-addons packages) from already loaded models, and to
 //! load those models, in one criterion run.
 //!
-//! Run: `cargo bench -p csikit-codegen --bench site`.
+//! Run: `cargo bench -p csikit-site --bench site`.
 
 #![allow(missing_docs, reason = "criterion's macros generate undocumented items")]
 
@@ -12,7 +12,7 @@ mod support;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use csikit_codegen::site::generate_site;
+use csikit_site::generate_site;
 
 fn bench(c: &mut Criterion) {
     let Some((releases, options)) = support::site_inputs() else { return };

@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 
 /// The catalogs compiled in: language code and JSON text.
 const CATALOGS: &[(&str, &str)] = &[
-    ("en", include_str!("../../templates/i18n/en.json")),
-    ("ja", include_str!("../../templates/i18n/ja.json")),
-    ("zh", include_str!("../../templates/i18n/zh.json")),
+    ("en", include_str!("../templates/i18n/en.json")),
+    ("ja", include_str!("../templates/i18n/ja.json")),
+    ("zh", include_str!("../templates/i18n/zh.json")),
 ];
 
 /// The interface strings of one language; `{name}` marks a placeholder.

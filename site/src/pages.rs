@@ -2,7 +2,14 @@
 
 use askama::Template;
 
-use super::i18n::Catalog;
+use crate::i18n::Catalog;
+use crate::prose::escape;
+
+/// A page rendered: templates write into a String, and the only failure is a template's own
+/// Display error, which ours never return.
+pub(crate) fn render<T: Template>(t: &T) -> String {
+    t.render().unwrap_or_else(|e| format!("<!-- template error: {} -->", escape(&e.to_string())))
+}
 
 /// A link to the same page in another language.
 #[derive(Debug, Clone)]

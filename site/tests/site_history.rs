@@ -4,9 +4,7 @@
 //! v1.12; every element of v1.0.0 since v1.0), the badges as rendered, and, on hand-edited
 //! models, deprecation, removal and renames.
 
-use csikit_codegen::site::{
-    ElementKind, History, Lifecycle, Presence, Release, SiteOptions, generate_site,
-};
+use csikit_site::{ElementKind, History, Lifecycle, Presence, Release, SiteOptions, generate_site};
 use csikit_spec::{LoadOptions, Model};
 
 fn load(dir: &std::path::Path) -> Model {

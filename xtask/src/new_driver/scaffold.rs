@@ -1,10 +1,9 @@
-//! The driver crate `cargo xtask new-driver` writes: the askama templates in
-//! `templates/new-driver/` filled with the crate's name, the plugin's name and where csikit is.
+//! The driver crate `cargo xtask new-driver` writes: the files in `xtask/templates/new-driver/`
+//! with their `{{ name }}` placeholders filled with the crate's name, the plugin's name and
+//! where csikit is.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-
-use askama::Template;
 
 /// What a new driver crate is called and what it builds against.
 #[derive(Debug, Clone)]
@@ -45,13 +44,13 @@ pub enum ScaffoldError {
         /// What is wrong with it.
         reason: String,
     },
-    /// A template failed to render.
-    #[error("rendering '{file}': {source}")]
+    /// A template names a placeholder that has no value.
+    #[error("rendering '{file}': no value for the placeholder '{placeholder}'")]
     Render {
         /// The file being rendered.
         file: &'static str,
-        /// askama's error.
-        source: askama::Error,
+        /// The placeholder's text, braces included.
+        placeholder: String,
     },
 }
 
@@ -155,35 +154,42 @@ pub fn default_plugin_name(crate_name: &str) -> String {
     format!("{}.csi.example.com", crate_name.to_ascii_lowercase().replace('_', "-"))
 }
 
-#[derive(Template)]
-#[template(path = "new-driver/Cargo.toml.in", escape = "none")]
-struct CargoToml<'a> {
-    name: &'a str,
-    /// `version = "0.1"` or `path = "..."`.
-    csikit_source: &'a str,
-    /// The same for csikit-conformance (a dev-dependency).
-    conformance_source: &'a str,
-}
+/// The templates, named by the file they become.
+const CARGO_TOML: &str = include_str!("../../templates/new-driver/Cargo.toml.in");
+const MAIN_RS: &str = include_str!("../../templates/new-driver/main.rs.in");
+const README_MD: &str = include_str!("../../templates/new-driver/README.md.in");
+const GITIGNORE: &str = include_str!("../../templates/new-driver/gitignore.in");
 
-#[derive(Template)]
-#[template(path = "new-driver/main.rs.in", escape = "none")]
-struct MainRs<'a> {
-    name: &'a str,
-    plugin_name: &'a str,
+/// `template` with each `{{ key }}` replaced by its value, as `(file, text)`.
+///
+/// # Errors
+///
+/// [`ScaffoldError::Render`] when a placeholder is left that `values` has no value for.
+fn fill(
+    file: &'static str,
+    template: &str,
+    values: &[(&str, &str)],
+) -> Result<(PathBuf, String), ScaffoldError> {
+    let mut text = String::with_capacity(template.len() + 256);
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        let Some(len) = rest[start..].find("}}").map(|end| end + 2) else { break };
+        let placeholder = &rest[start..start + len];
+        let key = placeholder[2..len - 2].trim();
+        let Some((_, value)) = values.iter().find(|(k, _)| *k == key) else {
+            return Err(ScaffoldError::Render { file, placeholder: placeholder.to_owned() });
+        };
+        text.push_str(&rest[..start]);
+        text.push_str(value);
+        rest = &rest[start + len..];
+    }
+    if let Some(start) = rest.find("{{") {
+        let placeholder = rest[start..].lines().next().unwrap_or_default().to_owned();
+        return Err(ScaffoldError::Render { file, placeholder });
+    }
+    text.push_str(rest);
+    Ok((PathBuf::from(file), text))
 }
-
-#[derive(Template)]
-#[template(path = "new-driver/README.md.in", escape = "none")]
-struct Readme<'a> {
-    name: &'a str,
-    plugin_name: &'a str,
-    /// How the manifest takes csikit, in words.
-    csikit_from: &'a str,
-}
-
-#[derive(Template)]
-#[template(path = "new-driver/gitignore.in", escape = "none")]
-struct GitIgnore;
 
 /// `s` as a TOML basic string, quotes included.
 fn toml_string(s: &str) -> String {
@@ -213,12 +219,6 @@ pub fn generate_driver(
     check_crate_name(&options.name)?;
     check_plugin_name(&options.plugin_name)?;
     let (name, plugin_name) = (options.name.as_str(), options.plugin_name.as_str());
-    let render = |file: &'static str, template: &dyn askama::DynTemplate| {
-        // askama drops a template's final newline; every file ends with one.
-        let text =
-            template.dyn_render().map_err(|source| ScaffoldError::Render { file, source })?;
-        Ok((PathBuf::from(file), text + "\n"))
-    };
     let (csikit_source, csikit_from, conformance_source) = match &options.csikit {
         CsikitSource::Version(v) => (
             format!("version = {}", toml_string(v)),
@@ -236,17 +236,22 @@ pub fn generate_driver(
         }
     };
     Ok(BTreeMap::from([
-        render(
+        fill(
             "Cargo.toml",
-            &CargoToml {
-                name,
-                csikit_source: &csikit_source,
-                conformance_source: &conformance_source,
-            },
+            CARGO_TOML,
+            &[
+                ("name", name),
+                ("csikit_source", &csikit_source),
+                ("conformance_source", &conformance_source),
+            ],
         )?,
-        render("src/main.rs", &MainRs { name, plugin_name })?,
-        render("README.md", &Readme { name, plugin_name, csikit_from: &csikit_from })?,
-        render(".gitignore", &GitIgnore)?,
+        fill("src/main.rs", MAIN_RS, &[("name", name), ("plugin_name", plugin_name)])?,
+        fill(
+            "README.md",
+            README_MD,
+            &[("name", name), ("plugin_name", plugin_name), ("csikit_from", &csikit_from)],
+        )?,
+        fill(".gitignore", GITIGNORE, &[])?,
     ]))
 }
 
@@ -351,6 +356,26 @@ mod tests {
         // Bad names are refused before anything renders.
         let bad = DriverOptions { name: "9".into(), ..options };
         assert!(matches!(generate_driver(&bad), Err(ScaffoldError::CrateName { .. })));
+    }
+
+    #[test]
+    fn placeholders_fill_or_fail() {
+        let (path, text) = fill("a", "x {{ k }} y {{k}}\n", &[("k", "v")]).expect("fills");
+        assert_eq!((path, text.as_str()), (PathBuf::from("a"), "x v y v\n"));
+        // A value is not read again for placeholders.
+        assert_eq!(fill("a", "{{ k }}", &[("k", "{{ k }}")]).expect("fills").1, "{{ k }}");
+        let err = fill("a", "x {{ other }}", &[("k", "v")]).expect_err("unknown key");
+        assert_eq!(err.to_string(), "rendering 'a': no value for the placeholder '{{ other }}'");
+        assert!(fill("a", "x {{ open", &[]).is_err());
+        // Every template's placeholders have values: no `{{` is left in what is written.
+        let options = DriverOptions {
+            name: "d".into(),
+            plugin_name: "d.example.com".into(),
+            csikit: CsikitSource::Version("0.1".into()),
+        };
+        for (path, text) in generate_driver(&options).expect("renders") {
+            assert!(!text.contains("{{"), "{}", path.display());
+        }
     }
 
     #[test]

@@ -12,8 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
-use csikit_codegen::site::{Release, SiteOptions, generate_site};
-use support::TRANSLATIONS;
+use csikit_site::{Release, SiteOptions, generate_site};
 
 struct Site {
     releases: Vec<Release>,
@@ -165,7 +164,7 @@ fn every_internal_link_and_anchor_resolves() {
 fn a_translation_has_the_anchors_of_its_english_release() {
     let Some(site) = site() else { return };
     let mut compared = 0;
-    for (lang, _, release) in TRANSLATIONS {
+    for (lang, release) in site.options.translations.iter().map(|t| (&t.lang, &t.release)) {
         let en_dir = PathBuf::from(format!("en/{release}"));
         for (path, text) in &site.files {
             let Ok(rest) = path.strip_prefix(&en_dir) else { continue };
@@ -197,8 +196,7 @@ fn japanese_create_volume_shows_japanese_error_conditions() {
     let ja = page(site, "ja/v1.7.0/rpc/CreateVolume.html");
     let conditions = error_conditions(ja);
     assert!(conditions.len() >= 5, "too few error rows: {conditions:?}");
-    let japanese =
-        conditions.iter().filter(|c| c.chars().any(csikit_codegen::site::is_cjk)).count();
+    let japanese = conditions.iter().filter(|c| c.chars().any(csikit_site::is_cjk)).count();
     assert_eq!(japanese, conditions.len(), "conditions not in Japanese: {conditions:?}");
     assert!(ja.contains("ソースが存在しない"), "the 'source does not exist' row is missing");
     assert!(ja.contains("v1.7.0"), "the page does not name the release it was translated from");
@@ -240,7 +238,7 @@ fn translations_follow_their_release() {
 #[test]
 fn status_page_lists_every_section_of_the_translated_release() {
     let Some(site) = site() else { return };
-    for (lang, _, release) in TRANSLATIONS {
+    for (lang, release) in site.options.translations.iter().map(|t| (&t.lang, &t.release)) {
         let status = page(site, &format!("{lang}/{release}/status.html"));
         for class in ["status-translated", "status-partly", "status-missing", "status-stale"] {
             assert!(status.contains(class), "no '{class}' on the {lang} status page");
@@ -406,7 +404,8 @@ fn csi_addons_have_their_own_part() {
         reclaim.contains("href=\"../../../en/v1.12.0/ref/csi.v1.VolumeCapability.html\""),
         "no link to csi.v1"
     );
-    for name in support::ADDONS {
+    assert_eq!(site.options.addons.len(), 4, "the four csi-addons packages");
+    for name in site.options.addons.iter().map(|a| &a.name) {
         page(site, &format!("addons/{name}/index.html"));
     }
 }

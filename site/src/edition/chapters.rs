@@ -1,0 +1,408 @@
+//! The pages made from the spec's prose: the contents page, one page per chapter and one per
+//! RPC (its sections, request and response tables and error table).
+
+use std::cell::Cell;
+use std::fmt::Write as _;
+use std::ops::Range;
+
+use csikit_spec::{ErrorRow, Model};
+
+use super::plan::{Item, PageKind, PageSpec};
+use super::search::SearchIndex;
+use super::version::{Lang, Site, relative_name};
+use crate::directory::{Directory, PageIdentity};
+use crate::history::{ElementKind, short_version};
+use crate::pages::{Badge, Contents, ErrorRowHtml, ErrorTable, Nav, ProsePage, RpcPage, render};
+use crate::prose::{HeadingOut, Prose, Rendered, escape, href, ref_page, rpc_page};
+use crate::translation::Status;
+
+impl Site<'_> {
+    /// Renders one section in a language: the translation when it has the section, else English.
+    pub(super) fn render_unit(
+        &self,
+        lang: &Lang<'_>,
+        u: usize,
+        prose: &Prose<'_>,
+        shift: u8,
+        first: bool,
+        tables_seen: &Cell<bool>,
+    ) -> (String, Rendered) {
+        let status = lang.status(u);
+        let unit = &self.units[u];
+        let translated = match (&lang.tr, status) {
+            (Some(tr), Some(s)) if s != Status::Missing => tr.pairing.pair[u].map(|t| (tr, t)),
+            _ => None,
+        };
+        let (src, range, model, file) = match translated {
+            Some((tr, t)) => (tr.src, tr.units[t].range.clone(), tr.model, tr.file),
+            None => (self.src, unit.range.clone(), self.model, 0),
+        };
+        let mut after = String::new();
+        let tr_release = lang.tr.as_ref().map_or("", |t| t.release.as_str());
+        match status {
+            Some(Status::Missing) => {
+                let _ = write!(
+                    after,
+                    "<p class=\"notice notice-fallback\" lang=\"{}\">{}</p>",
+                    lang.lang,
+                    escape(
+                        &lang.cat.fill("notice_fallback_section", &[("current", &self.version)])
+                    )
+                );
+            }
+            Some(Status::Stale) => {
+                let _ = write!(
+                    after,
+                    "<p class=\"notice notice-stale\" lang=\"{}\">{}</p>",
+                    lang.lang,
+                    escape(&lang.cat.fill(
+                        "notice_stale",
+                        &[("release", tr_release), ("current", &self.version)]
+                    ))
+                );
+            }
+            _ => {}
+        }
+        let heading =
+            HeadingOut { id: &unit.anchor, shift, min_level: if first { 1 } else { 2 }, after };
+        let tables = |r: Range<usize>| -> Option<String> {
+            let rows: Vec<&ErrorRow> = error_rows(model)
+                .filter(|row| row.span.file == file && r.contains(&row.span.offset))
+                .collect();
+            if rows.is_empty() {
+                return None;
+            }
+            tables_seen.set(true);
+            Some(self.error_table(lang, &rows, prose))
+        };
+        let rendered =
+            prose.render(&src.text()[range.clone()], range.start, Some(&heading), &tables);
+        let class = status.map_or("source", Status::class);
+        let lang_attr = if translated.is_none() && lang.tr.is_some() { " lang=\"en\"" } else { "" };
+        let html = format!(
+            "<section class=\"unit unit-{class}\"{lang_attr}>\n{}</section>\n",
+            rendered.html
+        );
+        (html, rendered)
+    }
+
+    pub(super) fn error_table(
+        &self,
+        lang: &Lang<'_>,
+        rows: &[&ErrorRow],
+        prose: &Prose<'_>,
+    ) -> String {
+        let rows: Vec<ErrorRowHtml> = rows
+            .iter()
+            .map(|r| ErrorRowHtml {
+                condition: prose.inline(&r.condition),
+                code: format!("{} {}", r.code_number, r.code),
+                description: prose.inline(&r.description),
+                recovery: prose.inline(&r.recovery),
+                lang: (r.lang != lang.lang).then(|| r.lang.clone()),
+            })
+            .collect();
+        let recovery = rows.iter().any(|r| !r.recovery.is_empty());
+        render(&ErrorTable { cat: &lang.cat, rows: &rows, recovery })
+    }
+
+    pub(super) fn render_page(
+        &self,
+        lang: &Lang<'_>,
+        dir: &Directory<'_>,
+        page: &PageSpec,
+        nav: &Nav,
+        search: &mut SearchIndex,
+    ) -> String {
+        let (inline, context) = match page.kind {
+            PageKind::Rpc(s, m) => self.rpc_context(&self.model.services[s].methods[m]),
+            _ => (Vec::new(), Vec::new()),
+        };
+        let prose = Prose {
+            index: &self.index,
+            page: &page.path,
+            inline: &inline,
+            context: &context,
+            anchors: &lang.anchors,
+        };
+        let shift = match page.items.first() {
+            Some(Item::Unit(u)) => self.units[*u].level.saturating_sub(1),
+            _ => 0,
+        };
+        let tables_seen = Cell::new(false);
+        let mut body = String::new();
+        let mut fallback = false;
+        for (i, item) in page.items.iter().enumerate() {
+            match item {
+                Item::Unit(u) => {
+                    let (html, rendered) =
+                        self.render_unit(lang, *u, &prose, shift, i == 0, &tables_seen);
+                    fallback |= lang.status(*u) == Some(Status::Missing);
+                    body.push_str(&html);
+                    search.push(
+                        "section",
+                        &rendered.title,
+                        &format!("{}#{}", page.path, self.units[*u].anchor),
+                        &rendered.text,
+                    );
+                }
+                Item::RpcLinks(rpcs) => {
+                    body.push_str("<ul class=\"rpc-links\">\n");
+                    for &(s, m) in rpcs {
+                        let method = &self.model.services[s].methods[m];
+                        let _ = writeln!(
+                            body,
+                            "<li><a href=\"{}\"><code>{}</code></a></li>",
+                            escape(&href(&page.path, &rpc_page(&method.name))),
+                            escape(&method.name)
+                        );
+                    }
+                    body.push_str("</ul>\n");
+                }
+            }
+        }
+        let title = match (&page.kind, page.items.first()) {
+            (PageKind::Rpc(s, m), _) => self.model.services[*s].methods[*m].name.clone(),
+            (_, Some(Item::Unit(u))) => self.unit_title(lang, *u),
+            _ => lang.cat.get("nav_home").to_owned(),
+        };
+        let element = match page.kind {
+            PageKind::Rpc(s, m) => Some((ElementKind::Rpc, self.rpc_key(s, m))),
+            _ => None,
+        };
+        let identity = PageIdentity { page: &page.path, label: &title, element };
+        let mut l = self.layout(lang, dir, &identity, title.clone(), nav);
+        if fallback {
+            l.notices.push((
+                "fallback".to_owned(),
+                lang.cat.fill("notice_fallback_page", &[("current", &self.version)]),
+            ));
+        }
+        match page.kind {
+            PageKind::Rpc(s, m) => {
+                let service = &self.model.services[s];
+                let method = &service.methods[m];
+                search.push("rpc", &method.name, &page.path, &method.comment);
+                let table = |full: &str, prefix: &str| match self.model.message(full) {
+                    Some(msg) => self.field_table(lang, msg, prefix, &prose),
+                    None => String::new(),
+                };
+                let req_prefix = format!("{}.", relative_name(self.model, &method.input));
+                let resp_prefix = format!("{}.", relative_name(self.model, &method.output));
+                if self.proto_only {
+                    // No prose: the RPC's own comment in the proto is its description.
+                    let _ = write!(
+                        body,
+                        "<section class=\"unit unit-proto\">\n<h1 id=\"{}\">{}</h1>\n{}</section>\n",
+                        escape(&method.name.to_lowercase()),
+                        escape(&method.name),
+                        prose.render(&method.comment, 0, None, &|_| None).html
+                    );
+                }
+                let errors = (!tables_seen.get()).then(|| {
+                    if self.proto_only {
+                        return format!("<p>{}</p>", escape(lang.cat.get("errors_not_in_corpus")));
+                    }
+                    let own = lang
+                        .tr
+                        .as_ref()
+                        .filter(|_| page.items.iter().any(|i| matches!(i, Item::Unit(u) if lang.status(*u) != Some(Status::Missing))))
+                        .and_then(|t| t.model.method(&method.name))
+                        .map(|(_, m)| m);
+                    let rows: Vec<&ErrorRow> = own.unwrap_or(method).errors.iter().collect();
+                    if rows.is_empty() {
+                        format!("<p>{}</p>", escape(lang.cat.get("no_errors")))
+                    } else {
+                        self.error_table(lang, &rows, &prose)
+                    }
+                });
+                let mut badges = Vec::new();
+                if method.alpha {
+                    badges.push(Badge::new("alpha", lang.cat.get("badge_alpha").to_owned()));
+                }
+                if method.client_streaming {
+                    badges.push(Badge::new(
+                        "stream",
+                        lang.cat.get("badge_client_streaming").to_owned(),
+                    ));
+                }
+                if method.server_streaming {
+                    badges.push(Badge::new(
+                        "stream",
+                        lang.cat.get("badge_server_streaming").to_owned(),
+                    ));
+                }
+                badges.extend(self.lifecycle_badges(
+                    &lang.cat,
+                    ElementKind::Rpc,
+                    &self.rpc_key(s, m),
+                ));
+                render(&RpcPage {
+                    request: (
+                        relative_name(self.model, &method.input).to_owned(),
+                        href(&page.path, &ref_page(&method.input)),
+                        format!("{}request", req_prefix.to_lowercase().replace('.', "-")),
+                    ),
+                    response: (
+                        relative_name(self.model, &method.output).to_owned(),
+                        href(&page.path, &ref_page(&method.output)),
+                        format!("{}response", resp_prefix.to_lowercase().replace('.', "-")),
+                    ),
+                    request_table: table(&method.input, &req_prefix),
+                    response_table: table(&method.output, &resp_prefix),
+                    l,
+                    name: method.name.clone(),
+                    service: service.name.clone(),
+                    badges,
+                    body,
+                    errors,
+                })
+            }
+            PageKind::Index => {
+                let contents = self.contents(lang, &page.path);
+                let release_line = self.release_line(lang, dir);
+                render(&ProsePage { l, body, contents: Some(contents), release_line })
+            }
+            PageKind::Chapter => {
+                render(&ProsePage { l, body, contents: None, release_line: String::new() })
+            }
+        }
+    }
+
+    /// The line at the top of the contents page: this version, what changed, every version.
+    pub(super) fn release_line(&self, lang: &Lang<'_>, dir: &Directory<'_>) -> String {
+        let cat = &lang.cat;
+        let mut out = String::new();
+        let latest = dir.find(&lang.dir).is_some_and(|e| dir.is_latest(e));
+        let text = match (&self.addon, latest) {
+            (Some((name, source)), _) => {
+                cat.fill("release_line_addon", &[("name", name), ("source", source)])
+            }
+            (None, true) => cat.fill("release_line_latest", &[("release", &self.version)]),
+            (None, false) => cat.fill("release_line", &[("release", &self.version)]),
+        };
+        let _ = write!(out, "{} · ", escape(&text));
+        let changes = match self
+            .history
+            .and_then(|(h, at)| at.checked_sub(1).map(|p| h.versions()[p].clone()))
+        {
+            Some(p) => cat.fill("nav_changes", &[("old", &p), ("new", &self.version)]),
+            None => cat.fill("nav_changes_first", &[("new", &self.version)]),
+        };
+        let _ = write!(
+            out,
+            "<a href=\"changes.html\">{}</a> · <a href=\"../../index.html\">{}</a>",
+            escape(&changes),
+            escape(cat.get("nav_all_releases"))
+        );
+        out
+    }
+
+    /// Messages whose tables sit on an RPC page (with their id prefixes), and messages whose
+    /// field names are preferred there.
+    pub(super) fn rpc_context(
+        &self,
+        method: &csikit_spec::Method,
+    ) -> (Vec<(String, String)>, Vec<String>) {
+        let inline: Vec<(String, String)> = [&method.input, &method.output]
+            .iter()
+            .map(|full| ((*full).clone(), format!("{}.", relative_name(self.model, full))))
+            .collect();
+        let mut context = Vec::new();
+        for (full, _) in &inline {
+            let nested = format!("{full}.");
+            context.extend(
+                self.model
+                    .messages
+                    .iter()
+                    .filter(|m| m.full_name.starts_with(&nested))
+                    .map(|m| m.full_name.clone()),
+            );
+            if let Some(msg) = self.model.message(full) {
+                for f in &msg.fields {
+                    let ty = f.ty.value_name();
+                    if self.model.message(ty).is_some() && !context.iter().any(|c| c == ty) {
+                        context.push(ty.to_owned());
+                    }
+                }
+            }
+        }
+        (inline, context)
+    }
+
+    pub(super) fn contents(&self, lang: &Lang<'_>, page: &str) -> Contents {
+        let nav = self.nav(lang);
+        // On the contents page only what is newer than the history's start carries a badge.
+        let newer = |badges: Vec<Badge>| -> Vec<Badge> {
+            let first = self.history.and_then(|(h, _)| h.versions().first().cloned());
+            let first = first.map(|v| lang.cat.fill("badge_since", &[("v", &short_version(&v))]));
+            badges
+                .into_iter()
+                .filter(|b| b.class != "since" || Some(&b.text) != first.as_ref())
+                .collect()
+        };
+        Contents {
+            chapters: nav.chapters.iter().map(|(t, p)| (t.clone(), href(page, p))).collect(),
+            services: self
+                .model
+                .services
+                .iter()
+                .enumerate()
+                .map(|(si, s)| {
+                    let rpcs = s
+                        .methods
+                        .iter()
+                        .enumerate()
+                        .map(|(mi, m)| {
+                            let mut badges = Vec::new();
+                            if m.alpha {
+                                badges.push(Badge::new(
+                                    "alpha",
+                                    lang.cat.get("badge_alpha").to_owned(),
+                                ));
+                            }
+                            badges.extend(newer(self.lifecycle_badges(
+                                &lang.cat,
+                                ElementKind::Rpc,
+                                &self.rpc_key(si, mi),
+                            )));
+                            (m.name.clone(), href(page, &rpc_page(&m.name)), badges)
+                        })
+                        .collect();
+                    (s.name.clone(), rpcs)
+                })
+                .collect(),
+            messages: self
+                .model
+                .messages
+                .iter()
+                .map(|m| {
+                    (
+                        relative_name(self.model, &m.full_name).to_owned(),
+                        href(page, &ref_page(&m.full_name)),
+                    )
+                })
+                .collect(),
+            enums: self
+                .model
+                .enums
+                .iter()
+                .map(|e| {
+                    (
+                        relative_name(self.model, &e.full_name).to_owned(),
+                        href(page, &ref_page(&e.full_name)),
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Every error row of a model: per RPC, then the general table.
+fn error_rows(model: &Model) -> impl Iterator<Item = &ErrorRow> {
+    model
+        .services
+        .iter()
+        .flat_map(|s| s.methods.iter().flat_map(|m| m.errors.iter()))
+        .chain(model.general_errors.iter())
+}
