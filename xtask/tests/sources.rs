@@ -138,8 +138,10 @@ fn a_release_against_its_proto_only_copy_has_nothing_but_not_comparable() {
 
 /// An unseen release: v1.12.0's csi.proto with the alpha VolumeCondition, the capabilities and
 /// fields that use it removed, a field and an RPC added.
-const EDITS: [(&str, &str); 7] = [
+const EDITS: [(&str, &str); 8] = [
     ("    VolumeCondition volume_condition = 2 [(alpha_field) = true];\n", ""),
+    // NodeGetVolumeStatsResponse's, indented less (matched once the one above is gone).
+    ("  VolumeCondition volume_condition = 2 [(alpha_field) = true];\n", ""),
     ("    VolumeCondition volume_condition = 2;\n", ""),
     ("      VOLUME_CONDITION = 11 [(alpha_enum_value) = true];\n", ""),
     ("      VOLUME_CONDITION = 4 [(alpha_enum_value) = true];\n", ""),
