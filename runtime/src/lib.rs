@@ -13,7 +13,8 @@
 //! * [`facts`]: the shapes of the spec-facts tables a generated package holds (`FACTS`).
 //! * [`h2frame`]: the HTTP/2 frame layer (frame headers, padding, header-block assembly, one
 //!   set of limits), pure bytes, for the skeleton's `:authority` rewriter and csi-view's tap.
-//! * [`redact`]: the pieces redacted `Debug` impls print secrets with.
+//! * [`redact`]: the pieces redacted `Debug` impls print secrets with, and [`redact::scrub`],
+//!   the one rule for removing secret values from a message (the skeleton's errors, the proxy's output).
 //! * [`alpha`]: the alpha policy, a run-time choice read against the facts.
 //! * [`errors`]: the shapes of the per-RPC error catalogs.
 //! * `server` (feature `server`): the server skeleton: layers, the pipeline every call passes,
