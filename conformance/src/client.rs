@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::{Buf, BufMut};
+use csikit::runtime::endpoint::{self as runtime, EndpointError};
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::transport::Channel;
 use tonic::{Code, Status};
@@ -19,38 +20,26 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    /// `unix:///path`, `unix:/path` or `tcp://host:port`.
+    /// Reads an endpoint as every csikit tool does (`csikit::runtime::endpoint`): `unix:///path`,
+    /// `unix:path`, an absolute path or `tcp://host:port`.
     ///
     /// # Errors
     ///
-    /// Any other form.
-    pub fn parse(s: &str) -> Result<Endpoint, String> {
-        if let Some(path) = s.strip_prefix("unix://") {
-            if !path.starts_with('/') {
-                return Err(format!("'{s}': a unix endpoint is unix:///absolute/path"));
-            }
-            return Ok(Endpoint::Unix(PathBuf::from(path)));
-        }
-        if let Some(path) = s.strip_prefix("unix:") {
-            return Ok(Endpoint::Unix(PathBuf::from(path)));
-        }
-        if let Some(addr) = s.strip_prefix("tcp://") {
-            if !addr.contains(':') {
-                return Err(format!("'{s}': a tcp endpoint is tcp://host:port"));
-            }
-            return Ok(Endpoint::Tcp(addr.to_owned()));
-        }
-        Err(format!("'{s}': expected unix:///path or tcp://host:port"))
+    /// Any other form, in the runtime's words.
+    pub fn parse(s: &str) -> Result<Endpoint, EndpointError> {
+        Ok(match s.parse()? {
+            runtime::Endpoint::Unix(path) => Endpoint::Unix(path),
+            runtime::Endpoint::Tcp(addr) => Endpoint::Tcp(addr),
+        })
     }
 
     /// Opens a channel, within `timeout`.
     pub(crate) async fn connect(&self, timeout: Duration) -> Result<Channel, String> {
         let endpoint = match self {
-            Endpoint::Unix(path) if path.is_absolute() => format!("unix://{}", path.display()),
-            Endpoint::Unix(path) => format!("unix:{}", path.display()),
-            Endpoint::Tcp(addr) => format!("tcp://{addr}"),
+            Endpoint::Unix(path) => runtime::Endpoint::Unix(path.clone()),
+            Endpoint::Tcp(addr) => runtime::Endpoint::Tcp(addr.clone()),
         };
-        csikit::channel::connect_with_timeout(&endpoint, timeout).await.map_err(|e| e.to_string())
+        csikit::channel::connect_to(&endpoint, Some(timeout)).await.map_err(|e| e.to_string())
     }
 }
 
@@ -140,4 +129,22 @@ pub(crate) fn request<T>(message: T, timeout: Duration) -> tonic::Request<T> {
     let mut r = tonic::Request::new(message);
     r.set_timeout(timeout);
     r
+}
+
+#[cfg(test)]
+mod endpoint_tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_are_read_as_every_csikit_tool_reads_them() {
+        csikit::runtime::endpoint::check_reader(|s| {
+            Endpoint::parse(s)
+                .map(|e| match e {
+                    Endpoint::Unix(path) => runtime::Endpoint::Unix(path),
+                    Endpoint::Tcp(addr) => runtime::Endpoint::Tcp(addr),
+                })
+                .map_err(|e| e.to_string())
+        })
+        .expect("agrees with the runtime's table");
+    }
 }

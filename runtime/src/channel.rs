@@ -2,8 +2,8 @@
 //! generated clients (`csikit::v1::identity_client::IdentityClient::new(channel)`).
 //!
 //! CSI plugins listen on unix sockets, which tonic does not dial by itself; this does, and TCP
-//! too. Endpoints are written as `CSI_ENDPOINT` is: `unix:///absolute/path.sock`,
-//! `unix:relative.sock`, `tcp://host:port`; a bare absolute path is a unix socket. The channel
+//! too. Endpoints are read by [`crate::endpoint`], as the server skeleton reads `CSI_ENDPOINT`:
+//! `unix:///absolute/path.sock`, `unix:relative.sock`, a bare absolute path, `tcp://host:port`. The channel
 //! connects before it is returned, so a plugin that is not there is an error here, naming the
 //! endpoint and the cause, not on the first call. Over a unix socket the channel sends the
 //! `:authority` `localhost`, as grpc-go (kubelet, the sidecars) does.
@@ -12,13 +12,23 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tonic::transport::{Channel, Endpoint, Uri};
+use tonic::transport::{Channel, Uri};
+
+use crate::endpoint::{Endpoint, EndpointError};
 
 /// Why a plugin could not be reached.
 #[derive(Debug)]
 pub struct ConnectError {
     endpoint: String,
-    reason: String,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    /// The endpoint could not be read: the runtime's one message for it.
+    Bad(EndpointError),
+    /// Nothing answered there: the causes, `: `-joined.
+    Unreachable(String),
 }
 
 impl ConnectError {
@@ -26,48 +36,31 @@ impl ConnectError {
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
+
+    /// Why the endpoint was refused, when it could not be read at all.
+    pub fn bad_endpoint(&self) -> Option<&EndpointError> {
+        match &self.kind {
+            Kind::Bad(e) => Some(e),
+            Kind::Unreachable(_) => None,
+        }
+    }
 }
 
 impl fmt::Display for ConnectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot connect to {}: {}", self.endpoint, self.reason)
-    }
-}
-
-impl std::error::Error for ConnectError {}
-
-/// Where a plugin listens, as a client reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Target {
-    Unix(PathBuf),
-    Tcp(String),
-}
-
-fn parse(endpoint: &str) -> Result<Target, &'static str> {
-    if let Some(rest) = endpoint.strip_prefix("unix:") {
-        let path = match rest.strip_prefix("//") {
-            Some(abs) if abs.starts_with('/') => abs,
-            Some(_) => return Err("a unix endpoint has no host; write unix:///absolute/path.sock"),
-            None => rest,
-        };
-        if path.is_empty() {
-            return Err("the socket path is empty");
-        }
-        return Ok(Target::Unix(PathBuf::from(path)));
-    }
-    if let Some(rest) = endpoint.strip_prefix("tcp://") {
-        let port = rest.rsplit_once(':').map(|(host, port)| (host, port.parse::<u16>()));
-        return match port {
-            Some((host, Ok(_))) if !host.is_empty() && !rest.contains('/') => {
-                Ok(Target::Tcp(rest.to_owned()))
+        match &self.kind {
+            Kind::Bad(e) => write!(f, "{e}"),
+            Kind::Unreachable(reason) => {
+                write!(f, "cannot connect to {}: {reason}", self.endpoint)
             }
-            _ => Err("a tcp endpoint is tcp://host:port with a port number"),
-        };
+        }
     }
-    if endpoint.starts_with('/') {
-        return Ok(Target::Unix(PathBuf::from(endpoint)));
+}
+
+impl std::error::Error for ConnectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.bad_endpoint().map(|e| e as _)
     }
-    Err("expected unix:///path/to/plugin.sock, tcp://host:port or an absolute socket path")
 }
 
 /// Connects to the plugin at `endpoint` (see the module's documentation for the forms).
@@ -98,26 +91,35 @@ pub async fn connect_with_timeout(
 ///
 /// When nothing answers there.
 pub async fn connect_unix(path: impl AsRef<Path>) -> Result<Channel, ConnectError> {
-    let path = path.as_ref();
-    let shown = if path.is_absolute() {
-        format!("unix://{}", path.display())
-    } else {
-        format!("unix:{}", path.display())
-    };
-    unix(path.to_owned(), &shown, None).await
+    connect_to(&Endpoint::Unix(path.as_ref().to_owned()), None).await
 }
 
 async fn dial(endpoint: &str, timeout: Option<Duration>) -> Result<Channel, ConnectError> {
-    let target = parse(endpoint)
-        .map_err(|reason| ConnectError { endpoint: endpoint.to_owned(), reason: reason.into() })?;
-    match target {
-        Target::Unix(path) => unix(path, endpoint, timeout).await,
-        Target::Tcp(addr) => {
+    let target = endpoint
+        .parse::<Endpoint>()
+        .map_err(|e| ConnectError { endpoint: endpoint.to_owned(), kind: Kind::Bad(e) })?;
+    connect_to(&target, timeout).await
+}
+
+/// Connects to a parsed endpoint, with `timeout` (when given) on connecting and on every call.
+///
+/// # Errors
+///
+/// When nothing answers there (within `timeout`).
+pub async fn connect_to(
+    endpoint: &Endpoint,
+    timeout: Option<Duration>,
+) -> Result<Channel, ConnectError> {
+    let shown = endpoint.to_string();
+    match endpoint {
+        Endpoint::Unix(path) => unix(path.clone(), &shown, timeout).await,
+        Endpoint::Tcp(addr) => {
             let failed = |e: &dyn std::error::Error| ConnectError {
-                endpoint: endpoint.to_owned(),
-                reason: causes(e),
+                endpoint: shown.clone(),
+                kind: Kind::Unreachable(causes(e)),
             };
-            let mut e = Endpoint::from_shared(format!("http://{addr}")).map_err(|e| failed(&e))?;
+            let mut e = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+                .map_err(|e| failed(&e))?;
             if let Some(t) = timeout {
                 e = e.connect_timeout(t).timeout(t);
             }
@@ -132,7 +134,7 @@ async fn unix(
     timeout: Option<Duration>,
 ) -> Result<Channel, ConnectError> {
     // The URI is only what the channel names in `:authority`; the connector ignores it.
-    let mut e = Endpoint::from_static("http://localhost");
+    let mut e = tonic::transport::Endpoint::from_static("http://localhost");
     if let Some(t) = timeout {
         e = e.connect_timeout(t).timeout(t);
     }
@@ -145,7 +147,10 @@ async fn unix(
         }
     }))
     .await
-    .map_err(|e| ConnectError { endpoint: endpoint.to_owned(), reason: causes(&e) })
+    .map_err(|e| ConnectError {
+        endpoint: endpoint.to_owned(),
+        kind: Kind::Unreachable(causes(&e)),
+    })
 }
 
 /// An error and its causes, `: `-joined (tonic's own message is only "transport error").
@@ -164,22 +169,6 @@ fn causes(e: &dyn std::error::Error) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn endpoints_read_as_csi_endpoint_is_written() {
-        let unix = |p: &str| Ok(Target::Unix(PathBuf::from(p)));
-        assert_eq!(parse("unix:///run/csi/csi.sock"), unix("/run/csi/csi.sock"));
-        assert_eq!(parse("unix:/run/csi.sock"), unix("/run/csi.sock"));
-        assert_eq!(parse("unix:csi.sock"), unix("csi.sock"));
-        assert_eq!(parse("/run/csi.sock"), unix("/run/csi.sock"));
-        assert_eq!(parse("tcp://127.0.0.1:10000"), Ok(Target::Tcp("127.0.0.1:10000".into())));
-        assert!(parse("unix://host/csi.sock").is_err());
-        assert!(parse("unix:").is_err());
-        assert!(parse("tcp://127.0.0.1").is_err());
-        assert!(parse("tcp://:1").is_err());
-        assert!(parse("http://x:1").is_err());
-        assert!(parse("csi.sock").is_err());
-    }
-
     #[tokio::test]
     async fn a_plugin_not_there_is_an_error_naming_the_endpoint_and_the_cause() {
         let e = connect("unix:///nonexistent-csikit/csi.sock").await.expect_err("an error");
@@ -191,6 +180,8 @@ mod tests {
         assert!(text.contains("No such file or directory"), "{text}");
         assert_eq!(e.endpoint(), "unix:///nonexistent-csikit/csi.sock");
         let e = connect("http://plugin:1").await.expect_err("an error");
-        assert!(e.to_string().contains("expected unix:///path/to/plugin.sock"), "{e}");
+        let bad = "http://plugin:1".parse::<Endpoint>().expect_err("refused");
+        assert_eq!(e.to_string(), bad.to_string());
+        assert_eq!(e.bad_endpoint(), Some(&bad));
     }
 }

@@ -7,6 +7,9 @@
 //! * [`validate`]: the [`Validate`] trait that `#[csi_validate]` implements, field paths, the
 //!   violations it reports (never a value) and the checks it calls. Validating a valid message
 //!   allocates nothing.
+//! * [`endpoint`]: the one reader of `CSI_ENDPOINT` and every endpoint a tool is given (the
+//!   forms it accepts and refuses are the table [`endpoint::FORMS`]); with feature `listen`, binding
+//!   a unix socket over a stale one, and the shutdown signal.
 //! * [`facts`]: the shapes of the spec-facts tables a generated package holds (`FACTS`).
 //! * [`redact`]: the pieces redacted `Debug` impls print secrets with.
 //! * [`alpha`]: the alpha policy, a run-time choice read against the facts.
@@ -18,13 +21,15 @@
 //!
 //! | feature | adds |
 //! |---|---|
+//! | `listen` | `endpoint::bind_unix`, `endpoint::shutdown_signal` (tokio) |
 //! | `tonic` | `tonic::Status` conversions for violations and alpha refusals |
-//! | `server` | the server skeleton (tonic's server transport, tokio, tracing) |
+//! | `server` | the server skeleton (tonic's server transport, tokio, tracing); implies `listen` |
 //! | `channel` | `channel::connect` (tonic's client transport, tokio, a unix-socket connector) |
 
 pub mod alpha;
 #[cfg(feature = "channel")]
 pub mod channel;
+pub mod endpoint;
 pub mod errors;
 pub mod facts;
 pub mod redact;

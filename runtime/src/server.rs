@@ -23,16 +23,17 @@
 //!    values in case a driver put one there.
 //!
 //! Serving follows the spec's Supervised Lifecycle Management section: [`Endpoint`] reads
-//! `CSI_ENDPOINT` (`unix:///path/to/plugin.sock`, plus `tcp://host:port` for development),
-//! a stale socket file left by a dead plugin is removed (a live one is an error), and SIGTERM
-//! or SIGINT stops accepting calls, lets in-flight ones finish, removes the socket and returns.
+//! `CSI_ENDPOINT` (the forms of [`crate::endpoint`]: `unix:///path/to/plugin.sock`, plus
+//! `tcp://host:port` for development), a stale socket file left by a dead plugin is removed (a
+//! live one is an error; [`crate::endpoint::bind_unix`]), and SIGTERM or SIGINT
+//! ([`shutdown_signal`]) stops accepting calls, lets in-flight ones finish, removes the socket and
+//! returns.
 
 use std::collections::HashSet;
 use std::fmt;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::pin::Pin;
-use std::str::FromStr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -48,6 +49,9 @@ pub use builder::{
 };
 
 pub use crate::alpha::AlphaPolicy;
+use crate::endpoint::{BindError, EndpointError};
+/// Where a plugin listens: the runtime's one endpoint type (see [`crate::endpoint`]).
+pub use crate::endpoint::{Endpoint, Signal, shutdown_signal};
 use crate::facts::PackageFacts;
 use crate::validate::Validate;
 
@@ -402,27 +406,13 @@ fn replace_words(text: &str, word: &str) -> String {
     out
 }
 
-/// Where a plugin listens: the parsed `CSI_ENDPOINT`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Endpoint {
-    /// `unix:///path/to/plugin.sock` (the spec's form; the path must end with `.sock`).
-    Unix(PathBuf),
-    /// `tcp://host:port`, outside the spec, for development and tests.
-    Tcp(String),
-}
-
 /// Why a plugin could not serve.
 #[derive(Debug)]
 pub enum ServeError {
     /// `CSI_ENDPOINT` is not set.
     NoEndpoint,
-    /// The endpoint could not be read.
-    BadEndpoint {
-        /// The endpoint as given.
-        endpoint: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
+    /// `CSI_ENDPOINT` could not be read.
+    BadEndpoint(EndpointError),
     /// Another plugin answers on the socket.
     InUse(PathBuf),
     /// The socket path holds something other than a socket; it is left alone.
@@ -446,9 +436,7 @@ impl fmt::Display for ServeError {
             Self::NoEndpoint => {
                 f.write_str("CSI_ENDPOINT is not set; set it to unix:///path/to/plugin.sock")
             }
-            Self::BadEndpoint { endpoint, reason } => {
-                write!(f, "CSI_ENDPOINT '{endpoint}': {reason}")
-            }
+            Self::BadEndpoint(e) => write!(f, "CSI_ENDPOINT: {e}"),
             Self::InUse(path) => {
                 write!(f, "{}: another process is serving on this socket", path.display())
             }
@@ -469,54 +457,24 @@ impl std::error::Error for ServeError {
         match self {
             Self::Io { source, .. } => Some(source),
             Self::Transport(e) => Some(e),
+            Self::BadEndpoint(e) => Some(e),
             _ => None,
         }
     }
 }
 
-impl FromStr for Endpoint {
-    type Err = ServeError;
-
-    fn from_str(endpoint: &str) -> Result<Self, ServeError> {
-        let bad = |reason| ServeError::BadEndpoint { endpoint: endpoint.to_owned(), reason };
-        if let Some(rest) = endpoint.strip_prefix("unix:") {
-            // unix:///abs/path.sock (the spec's form), unix:/abs/path.sock, unix:relative.sock
-            let path = match rest.strip_prefix("//") {
-                Some(rest) if rest.starts_with('/') => rest,
-                Some(_) => {
-                    return Err(bad(
-                        "a unix endpoint has no authority; write unix:///absolute/path.sock",
-                    ));
-                }
-                None => rest,
-            };
-            if path.is_empty() {
-                return Err(bad("the socket path is empty"));
-            }
-            if !path.ends_with(".sock") {
-                return Err(bad("the spec requires unix endpoints to end with .sock"));
-            }
-            Ok(Endpoint::Unix(PathBuf::from(path)))
-        } else if let Some(rest) = endpoint.strip_prefix("tcp://") {
-            let Some((host, port)) = rest.rsplit_once(':') else {
-                return Err(bad("a tcp endpoint needs host:port"));
-            };
-            if host.is_empty() || port.parse::<u16>().is_err() || rest.contains('/') {
-                return Err(bad("a tcp endpoint is tcp://host:port with a port number"));
-            }
-            Ok(Endpoint::Tcp(rest.to_owned()))
-        } else {
-            Err(bad("unsupported scheme; expected unix:///path/to/plugin.sock or tcp://host:port"))
-        }
+impl From<EndpointError> for ServeError {
+    fn from(e: EndpointError) -> Self {
+        Self::BadEndpoint(e)
     }
 }
 
-impl fmt::Display for Endpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Unix(path) if path.is_absolute() => write!(f, "unix://{}", path.display()),
-            Self::Unix(path) => write!(f, "unix:{}", path.display()),
-            Self::Tcp(addr) => write!(f, "tcp://{addr}"),
+impl From<BindError> for ServeError {
+    fn from(e: BindError) -> Self {
+        match e {
+            BindError::InUse(path) => Self::InUse(path),
+            BindError::NotASocket(path) => Self::NotASocket(path),
+            BindError::Io { action, source } => Self::Io { action, source },
         }
     }
 }
@@ -525,67 +483,12 @@ impl Endpoint {
     /// Reads `CSI_ENDPOINT`.
     pub fn from_env() -> Result<Self, ServeError> {
         match std::env::var("CSI_ENDPOINT") {
-            Ok(value) => value.parse(),
+            Ok(value) => Ok(value.parse()?),
             Err(std::env::VarError::NotPresent) => Err(ServeError::NoEndpoint),
-            Err(std::env::VarError::NotUnicode(_)) => Err(ServeError::BadEndpoint {
-                endpoint: "<not UTF-8>".into(),
-                reason: "not valid UTF-8",
-            }),
-        }
-    }
-}
-
-/// Removes a socket file left by a plugin that is gone; refuses when one still answers or
-/// when the path is not a socket.
-fn remove_stale_socket(path: &Path) -> Result<(), ServeError> {
-    use std::os::unix::fs::FileTypeExt as _;
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => {
-            return Err(ServeError::Io {
-                action: format!("inspecting {}", path.display()),
-                source,
-            });
-        }
-    };
-    if !meta.file_type().is_socket() {
-        return Err(ServeError::NotASocket(path.to_owned()));
-    }
-    if std::os::unix::net::UnixStream::connect(path).is_ok() {
-        return Err(ServeError::InUse(path.to_owned()));
-    }
-    tracing::info!(path = %path.display(), "removing stale socket");
-    std::fs::remove_file(path).map_err(|source| ServeError::Io {
-        action: format!("removing stale socket {}", path.display()),
-        source,
-    })
-}
-
-/// Resolves when SIGTERM or SIGINT arrives.
-pub async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).ok();
-    let mut int = signal(SignalKind::interrupt()).ok();
-    let term = async {
-        match term.as_mut() {
-            Some(s) => {
-                s.recv().await;
+            Err(std::env::VarError::NotUnicode(_)) => {
+                Err(ServeError::BadEndpoint(EndpointError::not_utf8()))
             }
-            None => std::future::pending().await,
         }
-    };
-    let int = async {
-        match int.as_mut() {
-            Some(s) => {
-                s.recv().await;
-            }
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        () = term => tracing::info!("SIGTERM: draining in-flight calls"),
-        () = int => tracing::info!("SIGINT: draining in-flight calls"),
     }
 }
 
@@ -602,6 +505,9 @@ pub async fn serve_routes(
     shutdown: impl Future<Output = ()>,
     drain_timeout: Duration,
 ) -> Result<(), ServeError> {
+    if let Some(note) = endpoint.spec_note() {
+        tracing::warn!(%endpoint, note, "serving on an endpoint outside the spec's form");
+    }
     let server = tonic::transport::Server::builder().add_routes(routes);
     let (fired, signalled) = tokio::sync::oneshot::channel::<()>();
     let shutdown = async move {
@@ -617,10 +523,7 @@ pub async fn serve_routes(
     };
     let served = match endpoint {
         Endpoint::Unix(path) => {
-            remove_stale_socket(path)?;
-            let listener = tokio::net::UnixListener::bind(path).map_err(|source| {
-                ServeError::Io { action: format!("binding {endpoint}"), source }
-            })?;
+            let listener = crate::endpoint::bind_unix(path).await?;
             tracing::info!(%endpoint, "serving");
             // Over a unix socket the `:authority` clients send is often one h2 refuses.
             let incoming = tokio_stream::StreamExt::map(
@@ -670,41 +573,6 @@ async fn drain(
 #[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use super::*;
-
-    #[test]
-    fn endpoints() {
-        assert_eq!(
-            "unix:///csi/csi.sock".parse::<Endpoint>().ok(),
-            Some(Endpoint::Unix("/csi/csi.sock".into()))
-        );
-        assert_eq!(
-            "unix:/csi/csi.sock".parse::<Endpoint>().ok(),
-            Some(Endpoint::Unix("/csi/csi.sock".into()))
-        );
-        assert_eq!(
-            "unix:csi.sock".parse::<Endpoint>().ok(),
-            Some(Endpoint::Unix("csi.sock".into()))
-        );
-        assert_eq!(
-            "tcp://127.0.0.1:10000".parse::<Endpoint>().ok(),
-            Some(Endpoint::Tcp("127.0.0.1:10000".into()))
-        );
-        for bad in [
-            "unix://host/csi.sock",
-            "unix:///csi/csi",
-            "unix://",
-            "tcp://127.0.0.1",
-            "tcp://:80",
-            "tcp://h:99999",
-            "http://x:1",
-            "/csi/csi.sock",
-            "",
-        ] {
-            let err = bad.parse::<Endpoint>().unwrap_err().to_string();
-            assert!(err.starts_with(&format!("CSI_ENDPOINT '{bad}'")), "{bad}: {err}");
-        }
-        assert_eq!(Endpoint::Unix("/a/b.sock".into()).to_string(), "unix:///a/b.sock");
-    }
 
     #[test]
     fn scrub_replaces_every_secret_longest_first() {

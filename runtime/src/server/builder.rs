@@ -495,7 +495,15 @@ impl<S: PluginSpec> Builder<S> {
     /// [`Builder::strict`], or serving fails.
     pub async fn serve_from_env(self) -> Result<(), ServeError> {
         let endpoint = super::Endpoint::from_env()?;
-        self.build().await?.serve(&endpoint, super::shutdown_signal()).await
+        let signal = super::shutdown_signal().map_err(|source| ServeError::Io {
+            action: "installing the SIGTERM and SIGINT handlers".into(),
+            source,
+        })?;
+        let shutdown = async move {
+            let signal = signal.await;
+            tracing::info!("{signal}: draining in-flight calls");
+        };
+        self.build().await?.serve(&endpoint, shutdown).await
     }
 }
 
