@@ -16,6 +16,7 @@ use csi_view_core::validate::validate_bytes;
 use prost_reflect::MethodDescriptor;
 
 use crate::config::{Format, Options, Summary};
+use crate::endpoint::shown;
 use crate::grpc::grpc_messages;
 use crate::print::{self, Seen, Side};
 use crate::scrub::{scrub, secret_values};
@@ -43,7 +44,7 @@ pub(crate) fn open_record(
     let header = capture::Header {
         csi_view_capture: capture::VERSION,
         secrets: if options.keep_secrets { "kept" } else { "blanked" }.into(),
-        upstream: format!("unix://{}", options.upstream.display()),
+        upstream: shown(&options.upstream),
     };
     serde_json::to_writer(&mut w, &header)?;
     w.write_all(b"\n")?;
