@@ -11,7 +11,10 @@
 //!   forms it accepts and refuses are the table [`endpoint::FORMS`]); with feature `listen`, binding
 //!   a unix socket over a stale one, and the shutdown signal.
 //! * [`facts`]: the shapes of the spec-facts tables a generated package holds (`FACTS`).
-//! * [`redact`]: the pieces redacted `Debug` impls print secrets with.
+//! * [`h2frame`]: the HTTP/2 frame layer (frame headers, padding, header-block assembly, one
+//!   set of limits), pure bytes, for the skeleton's `:authority` rewriter and csi-view's tap.
+//! * [`redact`]: the pieces redacted `Debug` impls print secrets with, and [`redact::scrub`],
+//!   the one rule for removing secret values from a message (the skeleton's errors, the proxy's output).
 //! * [`alpha`]: the alpha policy, a run-time choice read against the facts.
 //! * [`errors`]: the shapes of the per-RPC error catalogs.
 //! * `server` (feature `server`): the server skeleton: layers, the pipeline every call passes,
@@ -32,6 +35,7 @@ pub mod channel;
 pub mod endpoint;
 pub mod errors;
 pub mod facts;
+pub mod h2frame;
 pub mod redact;
 #[cfg(feature = "server")]
 pub mod server;

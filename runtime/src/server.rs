@@ -261,7 +261,7 @@ impl Pipeline {
                 }
                 Err(status) => Err(status),
             };
-            let result = result.map_err(|status| scrub(status, &secrets));
+            let result = result.map_err(|status| scrub_status(status, &secrets));
             if self.layers.tracing {
                 log_outcome(&result, started);
             }
@@ -293,7 +293,7 @@ impl Pipeline {
                 Ok(_in_flight) => handler(request).await,
                 Err(status) => Err(status),
             };
-            let result = result.map_err(|status| scrub(status, &secrets));
+            let result = result.map_err(|status| scrub_status(status, &secrets));
             if self.layers.tracing {
                 match &result {
                     Ok(_) => tracing::debug!(elapsed_us = elapsed_us(started), "stream opened"),
@@ -356,54 +356,17 @@ fn owned_secrets<Req: SecretValues>(request: &Req) -> Vec<String> {
     out
 }
 
-/// Secret values shorter than this are scrubbed only where they stand as a word of their own:
-/// a one- or two-letter value occurs inside ordinary words, where it reveals nothing.
-const SHORT_SECRET: usize = 4;
-
-/// Replaces every secret value in a status message with `<redacted>`, longest first so a
-/// secret that contains another is removed whole.
-fn scrub(status: Status, secrets: &[String]) -> Status {
-    if secrets.is_empty() || !secrets.iter().any(|s| status.message().contains(s.as_str())) {
-        return status;
+/// The status with every secret value in its message replaced ([`crate::redact::scrub`]'s rule).
+fn scrub_status(status: Status, secrets: &[String]) -> Status {
+    match crate::redact::scrub(status.message(), secrets) {
+        std::borrow::Cow::Borrowed(_) => status,
+        std::borrow::Cow::Owned(message) => Status::with_details_and_metadata(
+            status.code(),
+            message,
+            status.details().to_vec().into(),
+            status.metadata().clone(),
+        ),
     }
-    let mut sorted: Vec<&String> = secrets.iter().collect();
-    sorted.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    let mut message = status.message().to_owned();
-    for secret in sorted {
-        message = if secret.len() >= SHORT_SECRET {
-            message.replace(secret.as_str(), crate::redact::REDACTED)
-        } else {
-            replace_words(&message, secret)
-        };
-    }
-    Status::with_details_and_metadata(
-        status.code(),
-        message,
-        status.details().to_vec().into(),
-        status.metadata().clone(),
-    )
-}
-
-/// Replaces `word` where neither neighbour is alphanumeric.
-fn replace_words(text: &str, word: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    let mut before: Option<char> = None;
-    while let Some(at) = rest.find(word) {
-        let (head, tail) = rest.split_at(at);
-        let prev = head.chars().next_back().or(before);
-        let next = tail[word.len()..].chars().next();
-        out.push_str(head);
-        if prev.is_some_and(char::is_alphanumeric) || next.is_some_and(char::is_alphanumeric) {
-            out.push_str(word);
-        } else {
-            out.push_str(crate::redact::REDACTED);
-        }
-        before = word.chars().next_back();
-        rest = &tail[word.len()..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Why a plugin could not serve.
@@ -575,19 +538,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scrub_replaces_every_secret_longest_first() {
+    fn a_status_keeps_its_code_and_loses_its_secrets() {
         let secrets = vec!["abc".to_owned(), "abcdef".to_owned()];
-        let s = scrub(Status::internal("bad password abcdef and abc"), &secrets);
+        let s = scrub_status(Status::internal("bad password abcdef and abc"), &secrets);
         assert_eq!(s.message(), "bad password <redacted> and <redacted>");
         assert_eq!(s.code(), tonic::Code::Internal);
-        let untouched = scrub(Status::internal("nothing here"), &secrets);
-        assert_eq!(untouched.message(), "nothing here");
-        let short = vec!["s".to_owned(), "ab".to_owned()];
+        let untouched = scrub_status(Status::not_found("nothing here"), &secrets);
         assert_eq!(
-            scrub(Status::internal("key 's' is wrong, so is ab; abs stays"), &short).message(),
-            "key '<redacted>' is wrong, so is <redacted>; abs stays"
+            (untouched.message(), untouched.code()),
+            ("nothing here", tonic::Code::NotFound)
         );
-        assert_eq!(replace_words("s s-s", "s"), "<redacted> <redacted>-<redacted>");
-        assert_eq!(replace_words("ss", "s"), "ss");
     }
 }

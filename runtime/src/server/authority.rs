@@ -26,12 +26,16 @@
 //! * the rewritten block goes out as a HEADERS frame (with the original flags and priority, but no
 //!   padding) and CONTINUATION frames of at most 16,384 bytes, the frame size every peer accepts.
 //!
+//! Frames are read and written by the runtime's one frame layer, [`crate::h2frame`] (headers,
+//! padding, header-block assembly and its limit); this module only reads and edits HPACK.
+//!
 //! To know what a name index means, the reader follows the client's dynamic table (whether each
 //! entry's name is `:authority`, and its size) through every header block and size update.
 //!
 //! # Limits
 //!
-//! * A header block larger than 256 KiB, an HPACK error, or anything that is not HTTP/2 with prior
+//! * A header block larger than [`MAX_HEADER_BLOCK`] (1 MiB), a malformed frame, an HPACK error, a
+//!   PUSH_PROMISE (which no client may send), or anything that is not HTTP/2 with prior
 //!   knowledge is passed through untouched from there on (h2 then answers as it would have);
 //!   nothing is rewritten on that connection afterwards.
 //! * An empty `:authority` added to the dynamic table cannot get a same-length replacement and is
@@ -45,25 +49,19 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-/// The HTTP/2 client connection preface.
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-/// A frame header's length.
-const FRAME_HEADER: usize = 9;
-/// Frame types.
-const HEADERS: u8 = 0x1;
-const CONTINUATION: u8 = 0x9;
-/// HEADERS / CONTINUATION flags.
-const END_HEADERS: u8 = 0x4;
-const PADDED: u8 = 0x8;
-const PRIORITY: u8 = 0x20;
-/// The largest frame payload every HTTP/2 peer accepts (SETTINGS_MAX_FRAME_SIZE's initial value).
-const MAX_FRAME: usize = 16_384;
-/// The largest header block this reader assembles; a larger one is passed through untouched.
-const MAX_BLOCK: usize = 256 * 1024;
+use crate::h2frame::{
+    self, Assembler, HEADER_LEN, HeaderBlock, MAX_HEADER_BLOCK, MAX_WRITTEN_FRAME, PREFACE,
+    PUSH_PROMISE, Step,
+};
+
 /// HPACK's initial dynamic table size.
 const DEFAULT_TABLE_SIZE: usize = 4096;
 /// How much is read from the socket at once.
 const READ_CHUNK: usize = 16 * 1024;
+/// The most raw frame bytes held for one header block: its fragments plus their frame headers.
+/// The fragments alone are bounded by [`MAX_HEADER_BLOCK`]; this bounds a flood of empty
+/// CONTINUATION frames too.
+const MAX_HELD: usize = 2 * MAX_HEADER_BLOCK;
 
 /// The accepted stream, with the `:authority` of each request made acceptable to h2.
 #[derive(Debug)]
@@ -208,7 +206,9 @@ enum Stage {
 pub struct Rewriter {
     stage: Stage,
     table: Table,
-    /// The frames of a header block whose END_HEADERS has not come yet.
+    /// Puts each header block together.
+    assembler: Assembler,
+    /// The frames of a header block whose END_HEADERS has not come yet, as they came.
     pending: Vec<u8>,
     /// Header blocks rewritten so far.
     rewritten: u64,
@@ -241,56 +241,47 @@ impl Rewriter {
                     at = input.len();
                     break;
                 }
-                Stage::Preface => {
-                    let n = rest.len().min(PREFACE.len());
-                    if rest[..n] != PREFACE[..n] {
-                        self.stage = Stage::PassThrough;
-                        continue;
+                Stage::Preface => match h2frame::match_preface(0, rest) {
+                    Err(_) => self.stage = Stage::PassThrough,
+                    Ok(n) if n < PREFACE.len() => break,
+                    Ok(n) => {
+                        output.extend_from_slice(PREFACE);
+                        at += n;
+                        self.stage = Stage::Frames;
                     }
-                    if n < PREFACE.len() {
-                        break;
-                    }
-                    output.extend_from_slice(PREFACE);
-                    at += PREFACE.len();
-                    self.stage = Stage::Frames;
-                }
+                },
                 Stage::Frames => {
-                    if rest.len() < FRAME_HEADER {
-                        break;
-                    }
-                    let len = usize::from(rest[0]) << 16
-                        | usize::from(rest[1]) << 8
-                        | usize::from(rest[2]);
-                    let (kind, flags) = (rest[3], rest[4]);
-                    if rest.len() < FRAME_HEADER + len {
-                        if len > MAX_BLOCK + MAX_FRAME {
+                    let Some(head) = h2frame::Head::parse(rest) else { break };
+                    let Some((head, payload)) = h2frame::split_frame(rest) else {
+                        if head.len > MAX_HEADER_BLOCK + MAX_WRITTEN_FRAME {
                             // Larger than anything assembled here: no need to hold it.
                             self.stage = Stage::PassThrough;
                             continue;
                         }
                         break;
-                    }
-                    let frame = &rest[..FRAME_HEADER + len];
+                    };
+                    let frame = &rest[..HEADER_LEN + head.len];
                     at += frame.len();
-                    let in_block = !self.pending.is_empty();
-                    match (kind, in_block) {
-                        (HEADERS, false) | (CONTINUATION, true) => {
+                    match self.assembler.push(&head, payload) {
+                        Ok(Step::Frame) => output.extend_from_slice(frame),
+                        Ok(Step::Partial) => {
                             self.pending.extend_from_slice(frame);
-                            if self.pending.len() > MAX_BLOCK + FRAME_HEADER * 64 {
+                            if self.pending.len() > MAX_HELD {
                                 self.stage = Stage::PassThrough;
-                            } else if flags & END_HEADERS != 0 {
-                                let frames = std::mem::take(&mut self.pending);
-                                self.finish_block(&frames, output);
                             }
                         }
-                        (_, true) => {
-                            // A frame inside a header block is a protocol error: h2 will say so.
+                        Ok(Step::Block(block)) => {
+                            self.pending.extend_from_slice(frame);
+                            let frames = std::mem::take(&mut self.pending);
+                            self.finish_block(&block, &frames, output);
+                        }
+                        Err(_) => {
+                            // A malformed frame, or one inside a header block: h2 will say so.
                             output.extend_from_slice(&self.pending);
                             self.pending.clear();
                             output.extend_from_slice(frame);
                             self.stage = Stage::PassThrough;
                         }
-                        (_, false) => output.extend_from_slice(frame),
                     }
                 }
             }
@@ -300,13 +291,14 @@ impl Rewriter {
 
     /// A whole header block (its HEADERS and CONTINUATION frames, as they came): copied, or
     /// sent anew with the `:authority` value replaced.
-    fn finish_block(&mut self, frames: &[u8], output: &mut Vec<u8>) {
-        let Some((first_flags, stream, priority, block)) = split_block(frames) else {
+    fn finish_block(&mut self, block: &HeaderBlock, frames: &[u8], output: &mut Vec<u8>) {
+        if block.kind == PUSH_PROMISE {
+            // No client may push; h2 ends the connection, and nothing more is read here.
             output.extend_from_slice(frames);
             self.stage = Stage::PassThrough;
             return;
-        };
-        match rewrite_block(&mut self.table, &block) {
+        }
+        match rewrite_block(&mut self.table, &block.fragment) {
             Err(()) => {
                 output.extend_from_slice(frames);
                 self.stage = Stage::PassThrough;
@@ -314,84 +306,16 @@ impl Rewriter {
             Ok(None) => output.extend_from_slice(frames),
             Ok(Some(new_block)) => {
                 self.rewritten += 1;
-                write_block(first_flags, stream, priority.as_deref(), &new_block, output);
+                h2frame::write_header_block(
+                    block.stream,
+                    block.flags,
+                    block.priority.as_ref(),
+                    &new_block,
+                    output,
+                );
             }
         }
     }
-}
-
-/// The first frame's flags and stream id, its priority bytes, and the block's fragments joined;
-/// `None` when the frames are malformed (padding longer than the frame, say).
-#[allow(clippy::type_complexity, reason = "a private helper's plain tuple")]
-fn split_block(frames: &[u8]) -> Option<(u8, [u8; 4], Option<Vec<u8>>, Vec<u8>)> {
-    let mut block = Vec::with_capacity(frames.len());
-    let mut at = 0;
-    let mut first = None;
-    while at + FRAME_HEADER <= frames.len() {
-        let header = &frames[at..at + FRAME_HEADER];
-        let len =
-            usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
-        let (kind, flags) = (header[3], header[4]);
-        let payload = frames.get(at + FRAME_HEADER..at + FRAME_HEADER + len)?;
-        at += FRAME_HEADER + len;
-        if kind == HEADERS {
-            let mut p = payload;
-            let mut pad = 0;
-            if flags & PADDED != 0 {
-                pad = usize::from(*p.first()?);
-                p = &p[1..];
-            }
-            let mut priority = None;
-            if flags & PRIORITY != 0 {
-                priority = Some(p.get(..5)?.to_vec());
-                p = &p[5..];
-            }
-            let end = p.len().checked_sub(pad)?;
-            block.extend_from_slice(&p[..end]);
-            let stream = [header[5], header[6], header[7], header[8]];
-            first = Some((flags, stream, priority));
-        } else {
-            block.extend_from_slice(payload);
-        }
-    }
-    let (flags, stream, priority) = first?;
-    Some((flags, stream, priority, block))
-}
-
-/// `block` as a HEADERS frame plus CONTINUATION frames of at most [`MAX_FRAME`] bytes.
-fn write_block(
-    flags: u8,
-    stream: [u8; 4],
-    priority: Option<&[u8]>,
-    block: &[u8],
-    out: &mut Vec<u8>,
-) {
-    let room = MAX_FRAME - priority.map_or(0, <[u8]>::len);
-    let (head, mut rest) = block.split_at(block.len().min(room));
-    let mut first_flags = flags & !(PADDED | END_HEADERS);
-    if rest.is_empty() {
-        first_flags |= END_HEADERS;
-    }
-    let payload_len = head.len() + priority.map_or(0, <[u8]>::len);
-    frame_header(payload_len, HEADERS, first_flags, stream, out);
-    if let Some(p) = priority {
-        out.extend_from_slice(p);
-    }
-    out.extend_from_slice(head);
-    while !rest.is_empty() {
-        let (part, tail) = rest.split_at(rest.len().min(MAX_FRAME));
-        let flags = if tail.is_empty() { END_HEADERS } else { 0 };
-        frame_header(part.len(), CONTINUATION, flags, stream, out);
-        out.extend_from_slice(part);
-        rest = tail;
-    }
-}
-
-fn frame_header(len: usize, kind: u8, flags: u8, stream: [u8; 4], out: &mut Vec<u8>) {
-    // `len` is at most MAX_FRAME, well inside 24 bits.
-    let len = u32::try_from(len).unwrap_or(0).to_be_bytes();
-    out.extend_from_slice(&[len[1], len[2], len[3], kind, flags]);
-    out.extend_from_slice(&stream);
 }
 
 /// What the reader keeps of one dynamic table entry: whether its name is `:authority`, its
@@ -477,7 +401,7 @@ fn read_int(block: &[u8], at: &mut usize, n: u32) -> Option<usize> {
         *at += 1;
         value = value.checked_add(usize::from(b & 0x7f).checked_shl(shift)?)?;
         if b & 0x80 == 0 {
-            return (value <= MAX_BLOCK * 16).then_some(value);
+            return (value <= MAX_HEADER_BLOCK * 16).then_some(value);
         }
         shift += 7;
         if shift > 28 {
@@ -617,12 +541,11 @@ mod tests {
     use loona_hpack::{Decoder, Encoder};
 
     use super::*;
+    use crate::h2frame::{CONTINUATION, END_HEADERS, HEADERS, Head, PADDED, PRIORITY};
 
     fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        let len = u32::try_from(payload.len()).unwrap().to_be_bytes();
-        out.extend_from_slice(&[len[1], len[2], len[3], kind, flags]);
-        out.extend_from_slice(&stream.to_be_bytes());
+        Head { len: payload.len(), kind, flags, stream }.encode(&mut out);
         out.extend_from_slice(payload);
         out
     }
@@ -663,33 +586,15 @@ mod tests {
     fn decoded_blocks(stream: &[u8]) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
         assert!(stream.starts_with(PREFACE));
         let mut decoder = Decoder::new();
-        let (mut at, mut blocks, mut block) = (PREFACE.len(), Vec::new(), Vec::new());
-        while at < stream.len() {
-            let len = usize::from(stream[at]) << 16
-                | usize::from(stream[at + 1]) << 8
-                | usize::from(stream[at + 2]);
-            let (kind, flags) = (stream[at + 3], stream[at + 4]);
-            let mut payload = &stream[at + FRAME_HEADER..at + FRAME_HEADER + len];
-            at += FRAME_HEADER + len;
-            if kind != HEADERS && kind != CONTINUATION {
-                continue;
-            }
-            if kind == HEADERS {
-                let mut pad = 0;
-                if flags & PADDED != 0 {
-                    pad = usize::from(payload[0]);
-                    payload = &payload[1..];
-                }
-                if flags & PRIORITY != 0 {
-                    payload = &payload[5..];
-                }
-                payload = &payload[..payload.len() - pad];
-            }
-            block.extend_from_slice(payload);
-            if flags & END_HEADERS != 0 {
-                blocks.push(decoder.decode(&std::mem::take(&mut block)).unwrap());
+        let mut assembler = Assembler::default();
+        let (mut rest, mut blocks) = (&stream[PREFACE.len()..], Vec::new());
+        while let Some((head, payload)) = h2frame::split_frame(rest) {
+            rest = &rest[HEADER_LEN + head.len..];
+            if let Step::Block(block) = assembler.push(&head, payload).unwrap() {
+                blocks.push(decoder.decode(&block.fragment).unwrap());
             }
         }
+        assert!(rest.is_empty());
         blocks
     }
 
@@ -838,16 +743,13 @@ mod tests {
         input.extend(frame(CONTINUATION, END_HEADERS, 1, b));
         let (out, rewritten) = run(&input, &[333]);
         assert_eq!(rewritten, 1);
-        let mut at = PREFACE.len();
+        let mut rest = &out[PREFACE.len()..];
         let mut sizes = Vec::new();
-        while at < out.len() {
-            let len = usize::from(out[at]) << 16
-                | usize::from(out[at + 1]) << 8
-                | usize::from(out[at + 2]);
-            sizes.push(len);
-            at += FRAME_HEADER + len;
+        while let Some((head, _)) = h2frame::split_frame(rest) {
+            sizes.push(head.len);
+            rest = &rest[HEADER_LEN + head.len..];
         }
-        assert!(sizes.len() >= 3 && sizes.iter().all(|&s| s <= MAX_FRAME), "{sizes:?}");
+        assert!(sizes.len() >= 3 && sizes.iter().all(|&s| s <= MAX_WRITTEN_FRAME), "{sizes:?}");
         let seen = decoded_blocks(&out);
         // loona's encoder writes `:authority` by its static name without indexing: any length.
         assert_eq!(seen[0][3], (b":authority".to_vec(), b"localhost".to_vec()));
