@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, anyhow, bail};
 use csi_view_core::schema::Schema;
 use csikit_runtime::endpoint::bind_unix;
+use csikit_runtime::h2frame::PREFACE;
 use tokio::net::UnixStream;
 
 use crate::answer::{Shared, answer};
 use crate::config::{Format, Options, Summary};
 use crate::endpoint::shown;
-use crate::frames::PREFACE;
 use crate::logger::{Logger, open_record};
 use crate::queue::{Conn, Dir, Event, LOGGER_PERIOD, Queue};
 use crate::splice::splice;
@@ -193,7 +193,7 @@ mod tests {
 
     use super::*;
     use crate::frames::tests::frame;
-    use crate::frames::{DATA, END_HEADERS, END_STREAM, HEADERS};
+    use csikit_runtime::h2frame::{DATA, END_HEADERS, END_STREAM, HEADERS};
 
     /// Collects what the logger prints.
     #[derive(Clone, Default)]
