@@ -8,12 +8,20 @@
 //!
 //! [`site`] renders the documentation site and [`scaffold`] a new driver crate, likewise as
 //! maps of path to text.
+//!
+//! Inside, dependencies point down. At the bottom, `input` (a [`Package`] and which [`Parts`] to
+//! make of it), `names` (Rust names and type paths) and `docs` (rustdoc from spec comments). The
+//! per-package generators read only those: `rust` (prost/tonic output with `validation`'s
+//! attributes), `facts`, `descriptor`, `debug` (redacted `Debug`), `server` and `errors` (the
+//! error catalogs). `package` assembles their output into one package module, and `layout` lays
+//! the packages out as the `csikit` crate.
 
 mod debug;
 mod descriptor;
 mod docs;
 mod errors;
 mod facts;
+mod input;
 mod layout;
 mod names;
 mod package;

@@ -6,7 +6,7 @@ use prost_build::{Config, Module};
 use prost_types::FileDescriptorSet;
 
 use crate::docs::{ALPHA_NOTE, doc_attribute, field_marker};
-use crate::package::{Package, Parts};
+use crate::input::{Package, Parts};
 use crate::{Error, debug};
 
 /// Lints the prost and tonic output is not held to: it is reviewed upstream, and its doc

@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 use csikit_spec::{Label, Method, Model, Presence, Service};
 
 use crate::debug::secret_holders;
+use crate::input::Package;
 use crate::names::{camel, relative_type_path, snake};
-use crate::package::Package;
 
 /// The Rust path of a message from inside `<package>::server`.
 fn type_path(p: &Package<'_>, full_name: &str) -> Option<String> {

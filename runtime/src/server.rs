@@ -261,7 +261,7 @@ impl Pipeline {
                 }
                 Err(status) => Err(status),
             };
-            let result = result.map_err(|status| scrub_status(status, &secrets));
+            let result = result.map_err(|status| status_without_secrets(status, &secrets));
             if self.layers.tracing {
                 log_outcome(&result, started);
             }
@@ -293,7 +293,7 @@ impl Pipeline {
                 Ok(_in_flight) => handler(request).await,
                 Err(status) => Err(status),
             };
-            let result = result.map_err(|status| scrub_status(status, &secrets));
+            let result = result.map_err(|status| status_without_secrets(status, &secrets));
             if self.layers.tracing {
                 match &result {
                     Ok(_) => tracing::debug!(elapsed_us = elapsed_us(started), "stream opened"),
@@ -357,7 +357,7 @@ fn owned_secrets<Req: SecretValues>(request: &Req) -> Vec<String> {
 }
 
 /// The status with every secret value in its message replaced ([`crate::redact::scrub`]'s rule).
-fn scrub_status(status: Status, secrets: &[String]) -> Status {
+fn status_without_secrets(status: Status, secrets: &[String]) -> Status {
     match crate::redact::scrub(status.message(), secrets) {
         std::borrow::Cow::Borrowed(_) => status,
         std::borrow::Cow::Owned(message) => Status::with_details_and_metadata(
@@ -540,10 +540,10 @@ mod tests {
     #[test]
     fn a_status_keeps_its_code_and_loses_its_secrets() {
         let secrets = vec!["abc".to_owned(), "abcdef".to_owned()];
-        let s = scrub_status(Status::internal("bad password abcdef and abc"), &secrets);
+        let s = status_without_secrets(Status::internal("bad password abcdef and abc"), &secrets);
         assert_eq!(s.message(), "bad password <redacted> and <redacted>");
         assert_eq!(s.code(), tonic::Code::Internal);
-        let untouched = scrub_status(Status::not_found("nothing here"), &secrets);
+        let untouched = status_without_secrets(Status::not_found("nothing here"), &secrets);
         assert_eq!(
             (untouched.message(), untouched.code()),
             ("nothing here", tonic::Code::NotFound)

@@ -24,6 +24,9 @@ impl fmt::Display for Signal {
     }
 }
 
+/// SIGINT is read as a signal like SIGTERM, not through tokio's `ctrl_c`, so both come from one
+/// place and the caller learns which arrived.
+///
 /// Installs handlers for SIGTERM and SIGINT now, and returns a future that resolves with the
 /// first of them to arrive. A signal that comes after this call and before the future is polled
 /// is not lost.

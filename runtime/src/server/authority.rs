@@ -58,9 +58,8 @@ use crate::h2frame::{
 const DEFAULT_TABLE_SIZE: usize = 4096;
 /// How much is read from the socket at once.
 const READ_CHUNK: usize = 16 * 1024;
-/// The most raw frame bytes held for one header block: its fragments plus their frame headers.
-/// The fragments alone are bounded by [`MAX_HEADER_BLOCK`]; this bounds a flood of empty
-/// CONTINUATION frames too.
+/// The most raw frame bytes held for one header block (fragments and frame headers): bounds a
+/// flood of empty CONTINUATION frames, which [`MAX_HEADER_BLOCK`] alone does not.
 const MAX_HELD: usize = 2 * MAX_HEADER_BLOCK;
 
 /// The accepted stream, with the `:authority` of each request made acceptable to h2.
@@ -796,7 +795,6 @@ mod tests {
             assert_eq!(f.len(), len);
             assert!(acceptable(&f));
         }
-        assert!(!acceptable(b"%2Ftmp%2Fcsi.sock") || acceptable(b"%2Ftmp%2Fcsi.sock"));
         assert!(!acceptable(b"/tmp/csi.sock"));
     }
 }
