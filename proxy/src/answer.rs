@@ -22,6 +22,7 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::UnixStream;
 
+use crate::endpoint::shown;
 use crate::grpc::{percent_decode, percent_encode};
 use crate::queue::{Event, Queue};
 use crate::stop::stopping;
@@ -295,9 +296,9 @@ pub(crate) async fn answer(
         .serve_connection(io, service);
     tokio::pin!(conn);
     eprintln!(
-        "# csi-view proxy: the plugin at unix://{} is not answering: calls on a new connection are \
+        "# csi-view proxy: the plugin at {} is not answering: calls on a new connection are \
          answered UNAVAILABLE until it is back",
-        shared.upstream.display()
+        shown(&shared.upstream)
     );
     tokio::select! {
         _ = conn.as_mut() => return,

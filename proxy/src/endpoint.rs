@@ -1,56 +1,64 @@
-//! Where the proxy listens and forwards to: the endpoint forms it takes, and the listening socket's
-//! stale-file check.
+//! Where the proxy listens and forwards to: endpoints are read by csikit-runtime's one reader
+//! (`csikit_runtime::endpoint`), so `--listen` and `--upstream` take exactly the forms a plugin's
+//! `CSI_ENDPOINT`, the client channel and csi-conformance take, and refuse the rest with the same
+//! words. The proxy splices unix sockets only: a TCP endpoint, which the reader accepts, is then
+//! refused here.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, Result, bail};
-use tokio::net::UnixStream;
+use anyhow::{Result, bail};
+use csikit_runtime::endpoint::Endpoint;
 
-/// `unix:///path`, `unix:/path` or a plain path.
+/// Reads an endpoint as every csikit tool reads one.
 ///
 /// # Errors
 ///
-/// For any other scheme, or a relative `unix://` path.
-pub fn socket_path(endpoint: &str) -> Result<PathBuf> {
-    if let Some(rest) = endpoint.strip_prefix("unix://") {
-        if !rest.starts_with('/') {
-            bail!("'{endpoint}': a unix endpoint is unix:///absolute/path");
-        }
-        return Ok(PathBuf::from(rest));
-    }
-    if let Some(rest) = endpoint.strip_prefix("unix:") {
-        return Ok(PathBuf::from(rest));
-    }
-    if endpoint.contains("://") {
-        bail!("'{endpoint}': only unix sockets are proxied (unix:///path)");
-    }
-    Ok(PathBuf::from(endpoint))
+/// The runtime's refusal (`endpoint 'unix://rel': ...`).
+pub fn read_endpoint(endpoint: &str) -> Result<Endpoint> {
+    Ok(endpoint.parse::<Endpoint>()?)
 }
 
-/// Removes a socket file left by a proxy or plugin that is gone; refuses a live one or a file
-/// that is not a socket.
-pub(crate) async fn clear_socket(path: &Path) -> Result<()> {
-    use std::os::unix::fs::FileTypeExt;
-    let Ok(meta) = std::fs::symlink_metadata(path) else { return Ok(()) };
-    if !meta.file_type().is_socket() {
-        bail!("'{}' exists and is not a socket; not removing it", path.display());
+/// The socket path of a unix endpoint.
+///
+/// # Errors
+///
+/// For a TCP endpoint: the proxy splices unix sockets only.
+pub fn socket_path(endpoint: &Endpoint) -> Result<PathBuf> {
+    match endpoint.unix_path() {
+        Some(path) => Ok(path.to_owned()),
+        None => bail!("endpoint '{endpoint}': only unix sockets are proxied (unix:///path.sock)"),
     }
-    if UnixStream::connect(path).await.is_ok() {
-        bail!("'{}' is in use by a live server", path.display());
-    }
-    std::fs::remove_file(path).with_context(|| format!("cannot remove '{}'", path.display()))
+}
+
+/// A socket path as an endpoint is written (`unix:///abs/csi.sock`, `unix:rel/csi.sock`).
+pub(crate) fn shown(path: &Path) -> String {
+    Endpoint::Unix(path.to_owned()).to_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use csikit_runtime::endpoint::check_reader;
+
+    /// The proxy's row of the workspace's endpoint table: `--listen` and `--upstream` read every
+    /// form as the server, the channel and csi-conformance do, with the same words.
+    #[test]
+    fn endpoints_are_read_as_every_csikit_tool_reads_them() {
+        check_reader(|s| read_endpoint(s).map_err(|e| format!("--listen: {e:#}")))
+            .expect("the proxy agrees with the runtime's table");
+    }
 
     #[test]
-    fn endpoints() {
-        assert_eq!(socket_path("unix:///a/b.sock").ok(), Some(PathBuf::from("/a/b.sock")));
-        assert_eq!(socket_path("unix:/a/b.sock").ok(), Some(PathBuf::from("/a/b.sock")));
-        assert_eq!(socket_path("/a/b.sock").ok(), Some(PathBuf::from("/a/b.sock")));
-        assert!(socket_path("unix://rel.sock").is_err());
-        assert!(socket_path("tcp://127.0.0.1:1").is_err());
+    fn only_unix_sockets_are_proxied() {
+        let unix = |s: &str| read_endpoint(s).and_then(|e| socket_path(&e)).ok();
+        assert_eq!(unix("unix:///a/b.sock"), Some(PathBuf::from("/a/b.sock")));
+        assert_eq!(unix("unix:/a/b"), Some(PathBuf::from("/a/b")));
+        assert_eq!(unix("unix:rel.sock"), Some(PathBuf::from("rel.sock")));
+        assert_eq!(unix("/a/b.sock"), Some(PathBuf::from("/a/b.sock")));
+        let tcp = read_endpoint("tcp://h:1").and_then(|e| socket_path(&e));
+        let e = tcp.err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(e, "endpoint 'tcp://h:1': only unix sockets are proxied (unix:///path.sock)");
+        assert_eq!(shown(Path::new("/a/b.sock")), "unix:///a/b.sock");
+        assert_eq!(shown(Path::new("rel.sock")), "unix:rel.sock");
     }
 }

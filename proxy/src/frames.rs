@@ -1,46 +1,34 @@
 //! The tap's HTTP/2 reader: one direction of a connection, frame by frame, with its own HPACK
-//! decoder (so the header table stays in step with the peer's), header blocks put together
-//! across CONTINUATION frames, padding stripped.
+//! decoder (so the header table stays in step with the peer's). Frames, padding, header-block
+//! assembly and their limits are csikit-runtime's one frame layer (`h2frame`, which the
+//! `:authority` rewriter stands on too); this module turns what it gives into the few frames the
+//! tap cares about.
+
+use csikit_runtime::h2frame::{
+    Assembler, DATA, END_STREAM, HEADER_LEN, PREFACE, PUSH_PROMISE, RST_STREAM, Step,
+    match_preface, split_frame, strip_padding,
+};
 
 use crate::queue::Dir;
-
-/// The HTTP/2 client connection preface.
-pub(crate) const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-const FRAME_HEADER: usize = 9;
-/// Frame types.
-pub(crate) const DATA: u8 = 0x0;
-pub(crate) const HEADERS: u8 = 0x1;
-pub(crate) const RST_STREAM: u8 = 0x3;
-pub(crate) const PUSH_PROMISE: u8 = 0x5;
-pub(crate) const CONTINUATION: u8 = 0x9;
-/// Flags.
-pub(crate) const END_STREAM: u8 = 0x1;
-pub(crate) const END_HEADERS: u8 = 0x4;
-pub(crate) const PADDED: u8 = 0x8;
-pub(crate) const PRIORITY: u8 = 0x20;
-/// The largest frame a peer may be allowed to send (2^24 - 1); anything larger is not HTTP/2.
-const MAX_FRAME: usize = (1 << 24) - 1;
-/// The largest header block put together; a larger one is not followed.
-const MAX_BLOCK: usize = 1 << 20;
 
 /// One direction of a connection, as the tap follows it.
 pub(crate) struct Reader {
     /// Bytes not yet made into frames.
     buf: Vec<u8>,
-    /// Preface bytes still expected (the client's direction only).
-    preface: usize,
+    /// Preface bytes seen so far, while the client's preface is not complete (`None` once it is,
+    /// and in the plugin's direction).
+    preface: Option<usize>,
     decoder: loona_hpack::Decoder<'static>,
-    /// A header block waiting for its CONTINUATION frames: stream, END_STREAM, fragments so far.
-    block: Option<(u32, bool, Vec<u8>)>,
+    blocks: Assembler,
 }
 
 impl Reader {
     pub(crate) fn new(dir: Dir) -> Self {
         Self {
             buf: Vec::new(),
-            preface: if dir == Dir::Client { PREFACE.len() } else { 0 },
+            preface: (dir == Dir::Client).then_some(0),
             decoder: loona_hpack::Decoder::new(),
-            block: None,
+            blocks: Assembler::default(),
         }
     }
 }
@@ -58,89 +46,42 @@ pub(crate) fn read_frames(
     mut bytes: &[u8],
     out: &mut Vec<Frame>,
 ) -> Result<(), String> {
-    if r.preface > 0 {
-        let at = PREFACE.len() - r.preface;
-        let n = r.preface.min(bytes.len());
-        if bytes[..n] != PREFACE[at..at + n] {
-            return Err("no HTTP/2 connection preface".into());
-        }
-        r.preface -= n;
+    if let Some(seen) = r.preface {
+        let n = match_preface(seen, bytes).map_err(|e| e.to_string())?;
+        r.preface = (seen + n < PREFACE.len()).then_some(seen + n);
         bytes = &bytes[n..];
     }
     r.buf.extend_from_slice(bytes);
     let mut at = 0;
-    while let Some(h) = r.buf.get(at..at + FRAME_HEADER) {
-        let len = usize::from(h[0]) << 16 | usize::from(h[1]) << 8 | usize::from(h[2]);
-        let (kind, flags) = (h[3], h[4]);
-        let stream = u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff;
-        if len > MAX_FRAME {
-            return Err(format!("a frame of {len} bytes"));
-        }
-        let Some(payload) = r.buf.get(at + FRAME_HEADER..at + FRAME_HEADER + len) else { break };
-        at += FRAME_HEADER + len;
-        if let Some((block_stream, end_stream, mut block)) = r.block.take() {
-            if kind != CONTINUATION || stream != block_stream {
-                return Err("a header block without its CONTINUATION".into());
-            }
-            block.extend_from_slice(payload);
-            if block.len() > MAX_BLOCK {
-                return Err("a header block over 1 MiB".into());
-            }
-            if flags & END_HEADERS == 0 {
-                r.block = Some((block_stream, end_stream, block));
-            } else {
-                out.push(headers(&mut r.decoder, stream, end_stream, &block)?);
-            }
-            continue;
-        }
-        match kind {
-            DATA => {
-                let data = unpad(payload, flags)?;
-                out.push(Frame::Data {
-                    stream,
-                    end_stream: flags & END_STREAM != 0,
-                    data: data.to_vec(),
-                });
-            }
-            HEADERS | PUSH_PROMISE => {
-                let mut fragment = unpad(payload, flags)?;
-                let skip = match kind {
-                    HEADERS if flags & PRIORITY != 0 => 5,
-                    PUSH_PROMISE => 4,
-                    _ => 0,
-                };
-                fragment = fragment.get(skip..).ok_or("a header frame too short")?;
+    while let Some((head, payload)) = split_frame(&r.buf[at..]) {
+        at += HEADER_LEN + head.len;
+        match r.blocks.push(&head, payload).map_err(|e| e.to_string())? {
+            Step::Partial => {}
+            Step::Block(block) => {
                 // A pushed request's header block only keeps the decoder in step.
-                let stream = if kind == PUSH_PROMISE { 0 } else { stream };
-                let end_stream = kind == HEADERS && flags & END_STREAM != 0;
-                if flags & END_HEADERS == 0 {
-                    r.block = Some((stream, end_stream, fragment.to_vec()));
-                } else {
-                    out.push(headers(&mut r.decoder, stream, end_stream, fragment)?);
+                let stream = if block.kind == PUSH_PROMISE { 0 } else { block.stream };
+                let end_stream = block.end_stream();
+                out.push(headers(&mut r.decoder, stream, end_stream, &block.fragment)?);
+            }
+            Step::Frame => match head.kind {
+                DATA => {
+                    let data = strip_padding(&head, payload).map_err(|e| e.to_string())?;
+                    out.push(Frame::Data {
+                        stream: head.stream,
+                        end_stream: head.has(END_STREAM),
+                        data: data.to_vec(),
+                    });
                 }
-            }
-            RST_STREAM => {
-                let code =
-                    payload.get(..4).map_or(0, |c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
-                out.push(Frame::Reset { stream, code });
-            }
-            CONTINUATION => return Err("a CONTINUATION without a header block".into()),
-            _ => {}
+                RST_STREAM => {
+                    let code = payload.first_chunk::<4>().map_or(0, |c| u32::from_be_bytes(*c));
+                    out.push(Frame::Reset { stream: head.stream, code });
+                }
+                _ => {}
+            },
         }
     }
     r.buf.drain(..at);
     Ok(())
-}
-
-fn unpad(payload: &[u8], flags: u8) -> Result<&[u8], String> {
-    if flags & PADDED == 0 {
-        return Ok(payload);
-    }
-    let pad = usize::from(*payload.first().ok_or("a padded frame without its pad length")?);
-    payload
-        .get(1..payload.len().saturating_sub(pad))
-        .filter(|_| pad < payload.len())
-        .ok_or_else(|| "padding longer than its frame".into())
 }
 
 fn headers(
@@ -159,11 +100,12 @@ fn headers(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use csikit_runtime::h2frame::{CONTINUATION, END_HEADERS, HEADERS, Head, PADDED, PRIORITY};
 
+    /// One frame's bytes, its header written by the runtime's frame layer.
     pub(crate) fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-        let len = payload.len();
-        let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
-        f.extend_from_slice(&stream.to_be_bytes());
+        let mut f = Vec::new();
+        Head { len: payload.len(), kind, flags, stream }.encode(&mut f);
         f.extend_from_slice(payload);
         f
     }

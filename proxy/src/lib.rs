@@ -33,7 +33,7 @@
 //! # Modules
 //!
 //! Each depends only on those above it: `config` (options and the summary), `endpoint` (the
-//! endpoint forms, the stale-socket check), `grpc` (message framing, status coding),
+//! runtime's endpoint forms, unix sockets only), `grpc` (message framing, status coding),
 //! `timestamp`, `tracker` (call records, numbering, the overlap check), `queue` (the data path's
 //! only cost), `stop`, `frames` (the tap's HTTP/2 reader), `tap` (calls put together from the
 //! queue), `splice` (tapped connections), `answer` (connections accepted while the plugin is
@@ -57,7 +57,7 @@ mod timestamp;
 mod tracker;
 
 pub use config::{Format, Options, Summary};
-pub use endpoint::socket_path;
+pub use endpoint::{read_endpoint, socket_path};
 pub use grpc::grpc_messages;
 pub use run::{replay, run};
 pub use timestamp::rfc3339;

@@ -13,12 +13,14 @@ use csi_view_core::capture;
 use csi_view_core::mask::{SecretMask, redact_bytes};
 use csi_view_core::schema::Schema;
 use csi_view_core::validate::validate_bytes;
+use csikit_runtime::redact::scrub;
 use prost_reflect::MethodDescriptor;
 
 use crate::config::{Format, Options, Summary};
+use crate::endpoint::shown;
 use crate::grpc::grpc_messages;
 use crate::print::{self, Seen, Side};
-use crate::scrub::{scrub, secret_values};
+use crate::scrub::secret_values;
 use crate::timestamp::rfc3339;
 use crate::tracker::CallRecord;
 
@@ -43,7 +45,7 @@ pub(crate) fn open_record(
     let header = capture::Header {
         csi_view_capture: capture::VERSION,
         secrets: if options.keep_secrets { "kept" } else { "blanked" }.into(),
-        upstream: format!("unix://{}", options.upstream.display()),
+        upstream: shown(&options.upstream),
     };
     serde_json::to_writer(&mut w, &header)?;
     w.write_all(b"\n")?;
@@ -117,7 +119,7 @@ impl Logger {
         let message = if self.options.keep_secrets {
             call.message.clone()
         } else {
-            scrub(&call.message, &secrets)
+            scrub(&call.message, &secrets).into_owned()
         };
         let mut violations = Vec::new();
         for (side, s) in [("request", &requests), ("response", &responses)] {

@@ -9,12 +9,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use csi_view_core::schema::Schema;
-use tokio::net::{UnixListener, UnixStream};
+use csikit_runtime::endpoint::bind_unix;
+use csikit_runtime::h2frame::PREFACE;
+use tokio::net::UnixStream;
 
 use crate::answer::{Shared, answer};
 use crate::config::{Format, Options, Summary};
-use crate::endpoint::clear_socket;
-use crate::frames::PREFACE;
+use crate::endpoint::shown;
 use crate::logger::{Logger, open_record};
 use crate::queue::{Conn, Dir, Event, LOGGER_PERIOD, Queue};
 use crate::splice::splice;
@@ -51,13 +52,12 @@ pub async fn run(
         Some(p) => Some(open_record(p, &options)?),
         None => None,
     };
-    clear_socket(&options.listen).await?;
-    let listener = UnixListener::bind(&options.listen)
-        .with_context(|| format!("cannot listen on '{}'", options.listen.display()))?;
+    // A stale socket file is replaced; a live socket or another file is left alone.
+    let listener = bind_unix(&options.listen).await.context("cannot listen")?;
     eprintln!(
-        "# csi-view proxy: listening on unix://{}, forwarding to unix://{}",
-        options.listen.display(),
-        options.upstream.display()
+        "# csi-view proxy: listening on {}, forwarding to {}",
+        shown(&options.listen),
+        shown(&options.upstream)
     );
     let queue = Arc::new(Queue::default());
     let shared = Arc::new(Shared::new(options.upstream.clone(), queue.clone()));
@@ -193,7 +193,7 @@ mod tests {
 
     use super::*;
     use crate::frames::tests::frame;
-    use crate::frames::{DATA, END_HEADERS, END_STREAM, HEADERS};
+    use csikit_runtime::h2frame::{DATA, END_HEADERS, END_STREAM, HEADERS};
 
     /// Collects what the logger prints.
     #[derive(Clone, Default)]

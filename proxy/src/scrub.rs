@@ -1,12 +1,12 @@
-//! Secret values scrubbed from a status message before it is printed or recorded: drivers echo
-//! their input in errors.
+//! The secret values a call's requests hold, found with the method's types, for the runtime's one
+//! scrubbing rule (`csikit_runtime::redact::scrub`) to take out of its status message before it is
+//! printed or recorded: drivers echo their input in errors.
 
 use csi_view_core::mask::SecretMask;
-use csi_view_core::redact::REDACTED;
 use csi_view_core::schema::Schema;
 use prost_reflect::MessageDescriptor;
 
-/// The secret string values of the requests (to scrub them from status messages).
+/// The secret string values of the requests, messages of type `desc`.
 pub(crate) fn secret_values(
     schema: &Schema,
     desc: Option<&MessageDescriptor>,
@@ -25,41 +25,31 @@ pub(crate) fn secret_values(
             }
         }
     }
-    // Longest first, so a value holding another is replaced whole.
-    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    out
-}
-
-/// `message` with every secret value replaced: values of 4 bytes or more wherever they occur,
-/// shorter ones where they stand as a whole word.
-pub(crate) fn scrub(message: &str, secrets: &[String]) -> String {
-    let mut out = message.to_owned();
-    for s in secrets {
-        if s.len() >= 4 {
-            out = out.replace(s.as_str(), REDACTED);
-        } else {
-            out = out
-                .split_inclusive(|c: char| !c.is_alphanumeric())
-                .map(|w| {
-                    let word = w.trim_end_matches(|c: char| !c.is_alphanumeric());
-                    if word == s { format!("{REDACTED}{}", &w[word.len()..]) } else { w.to_owned() }
-                })
-                .collect();
-        }
-    }
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use csikit_runtime::redact::scrub;
 
     #[test]
-    fn status_messages_are_scrubbed() {
-        let secrets = vec!["hunter2".to_owned(), "pw".to_owned()];
+    fn a_requests_secrets_are_found_and_scrubbed_from_the_status_message() {
+        let schema = Schema::builtin().expect("the built-in schema");
+        let desc = schema.find_message("csi.v1.CreateVolumeRequest").expect("known");
+        let request = prost::Message::encode_to_vec(&csikit::v1::CreateVolumeRequest {
+            name: "pw-volume".into(),
+            secrets: [("password".to_owned(), "hunter2".to_owned()), ("pin".into(), "pw".into())]
+                .into(),
+            ..Default::default()
+        });
+        let mut found = secret_values(&schema, Some(&desc), &[request]);
+        found.sort();
+        assert_eq!(found, ["hunter2", "pw"]);
         assert_eq!(
-            scrub("bad password hunter2 for pw, pwd", &secrets),
-            "bad password <redacted> for <redacted>, pwd"
+            scrub("bad password hunter2 for pw, pwd on pw-volume", &found),
+            "bad password <redacted> for <redacted>, pwd on <redacted>-volume"
         );
+        assert!(secret_values(&schema, None, &[vec![1, 2]]).is_empty());
     }
 }

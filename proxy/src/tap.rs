@@ -279,7 +279,7 @@ mod tests {
 
     use super::*;
     use crate::frames::tests::frame;
-    use crate::frames::{DATA, END_HEADERS, END_STREAM, HEADERS, PREFACE, RST_STREAM};
+    use csikit_runtime::h2frame::{DATA, END_HEADERS, END_STREAM, HEADERS, PREFACE, RST_STREAM};
 
     /// A client and a plugin talking over one tapped connection, as bytes.
     struct Talk {

@@ -40,8 +40,8 @@ pub(crate) fn ui(a: UiArgs) -> Result<u8> {
 pub(crate) fn proxy(a: ProxyArgs) -> Result<u8> {
     let schema = std::sync::Arc::new(load_schema(&a.schema)?);
     let options = csi_view_proxy::Options {
-        listen: csi_view_proxy::socket_path(&a.listen).context("--listen")?,
-        upstream: csi_view_proxy::socket_path(&a.upstream).context("--upstream")?,
+        listen: unix_socket(&a.listen).context("--listen")?,
+        upstream: unix_socket(&a.upstream).context("--upstream")?,
         record: a.record.clone(),
         keep_secrets: a.keep_secrets,
         format: match a.format {
@@ -67,14 +67,15 @@ pub(crate) fn proxy(a: ProxyArgs) -> Result<u8> {
     Ok(u8::from(a.check && summary.broke_rules > 0))
 }
 
-/// Resolves at the first SIGTERM or SIGINT.
+/// The socket path of a `--listen` or `--upstream` endpoint.
+fn unix_socket(endpoint: &str) -> Result<std::path::PathBuf> {
+    csi_view_proxy::socket_path(&csi_view_proxy::read_endpoint(endpoint)?)
+}
+
+/// Resolves at the first SIGTERM or SIGINT (the runtime's one signal handler).
 fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .context("cannot watch SIGTERM")?;
+    let signal = csikit_runtime::endpoint::shutdown_signal().context("cannot watch signals")?;
     Ok(async move {
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
+        let _ = signal.await;
     })
 }

@@ -331,7 +331,9 @@ fn bad_endpoints_and_captures_are_clear_errors() {
     rt.block_on(wait_for_socket(&dir.join("busy.sock")));
     let out = run(&["proxy", "--listen", &busy, "--upstream", &upstream]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("in use by a live server"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("another process is serving on this socket")
+    );
     for (stop, task) in [(plugin_stop, plugin_task), (busy_stop, busy_task)] {
         let _ = stop.send(());
         rt.block_on(task).expect("plugin stops");
