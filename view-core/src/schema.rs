@@ -26,38 +26,41 @@ struct MessageDocs {
 enum Docs {
     Read(HashMap<String, MessageDocs>),
     /// A generated package's descriptors, read into a model when a comment is first asked for.
-    Embedded { bytes: &'static [u8], read: OnceLock<HashMap<String, MessageDocs>> },
+    Embedded {
+        bytes: &'static [u8],
+        read: OnceLock<HashMap<String, MessageDocs>>,
+    },
 }
 
 impl Docs {
     fn of_model(model: &csikit_spec::Model) -> Docs {
-        Docs::Read(
-            model
-                .messages
-                .iter()
-                .map(|m| {
-                    let fields = m.fields.iter().map(|f| (f.number, f.comment.clone())).collect();
-                    (m.full_name.clone(), MessageDocs { comment: m.comment.clone(), fields })
-                })
-                .collect(),
-        )
+        Docs::Read(comments_of(model))
     }
 
     fn messages(&self) -> &HashMap<String, MessageDocs> {
         match self {
             Docs::Read(m) => m,
+            // The bytes were made by csikit's generator; should they not read, comments are
+            // left out rather than the viewer failing.
             Docs::Embedded { bytes, read } => read.get_or_init(|| {
-                // The bytes were made by csikit's generator; a failure leaves comments out.
-                match load_descriptor_bytes("built-in descriptors", bytes) {
-                    Ok((model, _)) => match Docs::of_model(&model) {
-                        Docs::Read(m) => m,
-                        Docs::Embedded { .. } => HashMap::new(),
-                    },
-                    Err(_) => HashMap::new(),
-                }
+                load_descriptor_bytes("csikit's embedded descriptors", bytes)
+                    .map(|(model, _)| comments_of(&model))
+                    .unwrap_or_default()
             }),
         }
     }
+}
+
+/// Every message's comment and its fields', by full name and field number.
+fn comments_of(model: &csikit_spec::Model) -> HashMap<String, MessageDocs> {
+    model
+        .messages
+        .iter()
+        .map(|m| {
+            let fields = m.fields.iter().map(|f| (f.number, f.comment.clone())).collect();
+            (m.full_name.clone(), MessageDocs { comment: m.comment.clone(), fields })
+        })
+        .collect()
 }
 
 /// Every message type the viewer can decode, with its facts.
@@ -131,7 +134,10 @@ impl Schema {
         let mut schema = Schema { builtin: true, ..Schema::default() };
         for (facts, bytes) in [
             (&csikit::v1::facts::FACTS, csikit::v1::FILE_DESCRIPTOR_SET),
-            (&csikit::addons::identity::facts::FACTS, csikit::addons::identity::FILE_DESCRIPTOR_SET),
+            (
+                &csikit::addons::identity::facts::FACTS,
+                csikit::addons::identity::FILE_DESCRIPTOR_SET,
+            ),
             (
                 &csikit::addons::reclaimspace::facts::FACTS,
                 csikit::addons::reclaimspace::FILE_DESCRIPTOR_SET,
@@ -184,6 +190,12 @@ impl Schema {
     /// The facts of a message, when a source states them.
     pub fn message_facts(&self, desc: &MessageDescriptor) -> Option<&MessageFacts> {
         self.index.get(desc.full_name()).map(|&(p, m)| &self.packages[p].messages[m])
+    }
+
+    /// The facts of the RPC at a gRPC path (`/csi.v1.Node/NodePublishVolume`), when a source
+    /// states them; its `key` is the id calls are serialised on.
+    pub fn method_facts(&self, path: &str) -> Option<&csikit::facts::MethodFacts> {
+        self.packages.iter().find_map(|p| p.method_by_path(path))
     }
 
     /// The facts of a field nothing is known about (presence unknown, no rules).
@@ -342,10 +354,7 @@ fn model_of(
 /// Reads encoded descriptors (a generated package's) into their model, for its comments.
 fn load_descriptor_bytes(name: &str, bytes: &[u8]) -> Result<(csikit_spec::Model, DescriptorPool)> {
     let path = Path::new(name);
-    model_of(
-        path,
-        csikit_spec::source::load_descriptor_set_bytes(path, bytes, &Default::default()),
-    )
+    model_of(path, csikit_spec::source::load_descriptor_set_bytes(path, bytes, &Default::default()))
 }
 
 /// Loads spec folders (markdown and proto, or a proto alone) through the spec model.
@@ -383,10 +392,9 @@ pub fn load_proto(schema: &mut Schema, file: &Path, includes: &[PathBuf]) -> Res
             if let Some(found) = includes.iter().map(|d| d.join(name)).find(|p| p.is_file()) {
                 let text = std::fs::read_to_string(&found)
                     .with_context(|| format!("cannot read '{}'", found.display()))?;
-                options.imports.insert(
-                    name,
-                    csikit_spec::SourceFile::new(found.display().to_string(), text),
-                );
+                options
+                    .imports
+                    .insert(name, csikit_spec::SourceFile::new(found.display().to_string(), text));
             }
         }
     }

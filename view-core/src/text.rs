@@ -11,8 +11,8 @@ use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use crate::mask::SecretMask;
 use crate::redact::REDACTED;
 use crate::schema::{Schema, field_wire_type, is_packable, wire_type_of};
-use csikit::facts::FieldFacts;
 use crate::wire::{self, MAX_DEPTH, Record, Records, WireError, WireType, WireValue};
+use csikit::facts::FieldFacts;
 
 /// How to print.
 #[derive(Debug, Clone, Copy, Default)]

@@ -55,7 +55,8 @@ fn model_facts(path: &Path) -> PackageFacts {
 fn assert_schema_states(what: &str, schema: &Schema, reference: &PackageFacts) {
     for m in reference.messages.iter() {
         let desc = schema.find_message(&m.full_name).expect("the message is in the pool");
-        let got = schema.message_facts(&desc).unwrap_or_else(|| panic!("{what}: '{}'", m.full_name));
+        let got =
+            schema.message_facts(&desc).unwrap_or_else(|| panic!("{what}: '{}'", m.full_name));
         assert_eq!(got, m, "{what}: '{}'", m.full_name);
         for f in m.fields.iter() {
             let field = desc.get_field(f.number).expect("the field is in the pool");
