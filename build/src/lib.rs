@@ -247,8 +247,10 @@ impl Builder {
     }
 
     /// Generates the bindings of the spec at `path` (a folder holding `spec.md` or
-    /// `README.md` and its `.proto`, or a markdown file alone) into `<package>.rs` in the
-    /// output directory, and returns that file's path.
+    /// `README.md` and its `.proto`, a markdown file alone, or a `.proto` alone or in a folder
+    /// of its own, such as a CSI release's `csi.proto`: package `csi.v1` then gets its own
+    /// bindings, apart from `csikit::v1`) into `<package>.rs` in the output directory, and
+    /// returns that file's path.
     ///
     /// # Errors
     ///
@@ -263,21 +265,23 @@ impl Builder {
             None => std::env::var_os("OUT_DIR").map(PathBuf::from).ok_or(Error::NoOutDir)?,
         };
         self.cargo(&format!("rerun-if-changed={}", path.display()));
-        let spec = if path.is_dir() {
-            SpecDir::find(path).map_err(|d| self.fail(path, vec![d]))?
-        } else if path.is_file() {
-            SpecDir::markdown_file(path)
-        } else {
+        if !path.exists() {
             return Err(Error::Io {
                 what: format!("reading the spec '{}'", path.display()),
                 source: std::io::Error::new(
                     std::io::ErrorKind::NotFound,
-                    "no such folder or markdown file",
+                    "no such folder, markdown file or .proto",
                 ),
             });
-        };
-        for input in spec.inputs() {
-            self.cargo(&format!("rerun-if-changed={}", input.display()));
+        }
+        if path.is_dir() {
+            // A spec folder's files, whichever of them the source reads.
+            for input in SpecDir::find(path)
+                .map(|s| s.inputs().into_iter().map(Path::to_path_buf).collect())
+                .unwrap_or_else(|_| protos_in(path))
+            {
+                self.cargo(&format!("rerun-if-changed={}", input.display()));
+            }
         }
 
         let mut imports = ImportMap::new();
@@ -295,8 +299,10 @@ impl Builder {
                 SourceFile::new(format!("csi.proto of csikit::v1 ({CSI_RELEASE})"), CSI_PROTO),
             );
         }
+        // Any spec source: a folder with its markdown, a markdown file, a `.proto` alone (a CSI
+        // release's `csi.proto` included) or a folder holding only that.
         let loaded =
-            csikit_spec::load_spec(&spec, &LoadOptions { imports, ..LoadOptions::default() });
+            csikit_spec::load_source(path, &LoadOptions { imports, ..LoadOptions::default() });
         let (errors, others): (Vec<Diagnostic>, Vec<Diagnostic>) =
             loaded.diagnostics.0.into_iter().partition(Diagnostic::is_error);
         for w in others.iter().filter(|d| d.severity == Severity::Warning) {
@@ -318,7 +324,7 @@ impl Builder {
             descriptor_set: &compiled.encoded,
             proto_file: &compiled.name,
             module: model.package.clone(),
-            source: format!("{} ({})", spec.name, spec.markdown.display()),
+            source: format!("{} ({})", spec_name(path), path.display()),
             extern_paths,
             translation: None,
         };
@@ -390,6 +396,26 @@ impl Builder {
         }
         Error::Spec { path: path.to_path_buf(), errors: lines }
     }
+}
+
+/// The name a spec goes by in headers: its folder's or file's name.
+fn spec_name(path: &Path) -> String {
+    let path = if path.file_name().is_some() { path.to_path_buf() } else { path.join(".") };
+    let path = path.canonicalize().unwrap_or(path);
+    path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// The `.proto` files directly in `dir`, for a folder that holds a proto alone.
+fn protos_in(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "proto"))
+        .collect();
+    out.sort();
+    out
 }
 
 /// `file:line:col: message` on one line (cargo reads `cargo:` lines up to the newline).

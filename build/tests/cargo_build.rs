@@ -1,7 +1,6 @@
 //! User crates built with csikit-build by `cargo build`: a broken spec fails with the
 //! diagnostic's `file:line:col` and the build script says what it read; a crate without the
-//! features its bindings need gets one error naming them; a CSI release given as its proto alone
-//! builds and validates.
+//! features its bindings need gets one error naming them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -112,7 +112,7 @@ fn missing_inputs_are_errors_not_panics() {
     let err = builder(tmp.path()).compile(tmp.path().join("nowhere")).expect_err("must be refused");
     assert!(err.to_string().contains("nowhere"), "{err}");
     let err = builder(tmp.path()).compile(tmp.path()).expect_err("must be refused");
-    assert!(err.to_string().contains("no spec.md or README.md"), "{err}");
+    assert!(err.to_string().contains("no spec.md, README.md or .proto"), "{err}");
     let err = csikit_build::configure()
         .emit_cargo_lines(false)
         .import(csikit_spec_import(), tmp.path().join("absent.proto"))

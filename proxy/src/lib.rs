@@ -22,8 +22,9 @@
 //!   to end (GOAWAY: calls in flight finish) so the client's next connection is tapped.
 //! * Calls are numbered, and checked for overlap, in the order the queue saw them, whichever way
 //!   they went. Two calls in flight on one volume (or snapshot) are flagged: the spec says a CO
-//!   should not issue them. The volume is the request's `volume_id`, `name` for `Create*`, or
-//!   `snapshot_id`.
+//!   should not issue them. The id is the RPC's serialisation key from the spec facts
+//!   (`csikit::facts::MethodFacts::key`: `name` for `Create*`, else the first REQUIRED `*_id`),
+//!   the one the server skeleton serialises on.
 //! * A status message is scrubbed of the request's secret values before it is printed or
 //!   recorded (unless `--keep-secrets`): drivers echo their input in errors.
 //! * When told to stop (the binary passes SIGTERM/SIGINT) the proxy stops accepting; each connection is closed once the calls on it have ended (at

@@ -84,7 +84,7 @@ pub(crate) fn text(schema: &Schema, seen: &Seen<'_>, out: &mut dyn Write) -> Res
         writeln!(
             b,
             "  ! concurrent: call #{other} ({method}) on the same {} was in flight; the spec says a CO should not issue it",
-            key_kind(&seen.call.method)
+            seen.call.key.as_deref().map_or("object", key_kind)
         )?;
     }
     if let Some(e) = &seen.call.proxy_error {

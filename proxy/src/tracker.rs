@@ -57,7 +57,7 @@ pub(crate) struct Tracker {
     /// Volume key → calls in flight on it.
     in_flight: HashMap<String, Vec<(u64, String)>>,
     /// Per method path: the request field naming the volume.
-    keys: HashMap<String, Option<u32>>,
+    keys: HashMap<String, Option<(u32, String)>>,
 }
 
 impl Tracker {
@@ -93,20 +93,17 @@ impl Tracker {
 
     /// The volume a request names, for the concurrency check.
     fn volume_key(&mut self, method: &str, request: &[u8]) -> Option<String> {
-        let number = {
-            let schema = &self.schema;
-            *self.keys.entry(method.to_owned()).or_insert_with(|| {
-                let m = schema.find_method(method)?;
-                let input = m.input();
-                let create = m.name().starts_with("Create");
-                let by_name = |n: &str| input.get_field_by_name(n).map(|f| f.number());
-                if create {
-                    by_name("name")
-                } else {
-                    by_name("volume_id").or_else(|| by_name("snapshot_id"))
-                }
+        // The key is a fact of the RPC (csikit_spec derives it once, as the server skeleton's
+        // serialisation uses it): the field's number, and what it names.
+        let schema = &self.schema;
+        let (number, kind) = self
+            .keys
+            .entry(method.to_owned())
+            .or_insert_with(|| {
+                let key = schema.method_facts(method)?.key.as_ref()?;
+                Some((key.number, key.kind.to_string()))
             })
-        }?;
+            .clone()?;
         let message = grpc_messages(request).into_iter().next()?;
         for r in Records::new(&message, 0, 0) {
             let r = r.ok()?;
@@ -114,14 +111,14 @@ impl Tracker {
                 && let WireValue::Len(d) = r.value
             {
                 let id = String::from_utf8_lossy(d).into_owned();
-                return (!id.is_empty()).then(|| format!("{}:{id}", key_kind(method)));
+                return (!id.is_empty()).then(|| format!("{kind}:{id}"));
             }
         }
         None
     }
 }
 
-/// What a serialisation key names: a volume or a snapshot.
-pub(crate) fn key_kind(method: &str) -> &'static str {
-    if method.contains("Snapshot") && !method.contains("Volume") { "snapshot" } else { "volume" }
+/// What a serialisation key (`kind:id`) names: `volume`, `snapshot`, `volume name`, ...
+pub(crate) fn key_kind(key: &str) -> &str {
+    key.split_once(':').map_or(key, |(kind, _)| kind)
 }

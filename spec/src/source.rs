@@ -180,7 +180,7 @@ pub fn load_source(path: &Path, options: &LoadOptions) -> Loaded {
         return crate::load_spec(&SpecDir::markdown_file(path), options);
     }
     if let Some(set) = as_descriptor_set(&bytes) {
-        return load_descriptor_set_bytes(path, &bytes, &set, options);
+        return load_descriptor_set_decoded(path, &bytes, &set, options);
     }
     match String::from_utf8(bytes) {
         Ok(text) if path.extension().is_none_or(|x| x != "pb" && x != "binpb") => {
@@ -380,7 +380,7 @@ fn as_descriptor_set(bytes: &[u8]) -> Option<prost_types::FileDescriptorSet> {
 pub fn load_descriptor_set(path: &Path, options: &LoadOptions) -> Loaded {
     match std::fs::read(path) {
         Ok(bytes) => match as_descriptor_set(&bytes) {
-            Some(set) => load_descriptor_set_bytes(path, &bytes, &set, options),
+            Some(set) => load_descriptor_set_decoded(path, &bytes, &set, options),
             None => failed(
                 Diagnostic::at(
                     Severity::Error,
@@ -399,7 +399,19 @@ pub fn load_descriptor_set(path: &Path, options: &LoadOptions) -> Loaded {
     }
 }
 
-fn load_descriptor_set_bytes(
+/// Reads an encoded `FileDescriptorSet` held in memory (a generated crate's embedded
+/// descriptors, say); `path` names it in diagnostics.
+pub fn load_descriptor_set_bytes(path: &Path, bytes: &[u8], options: &LoadOptions) -> Loaded {
+    match as_descriptor_set(bytes) {
+        Some(set) => load_descriptor_set_decoded(path, bytes, &set, options),
+        None => failed(Diagnostic::global(
+            Severity::Error,
+            format!("'{}' is not a FileDescriptorSet", path.display()),
+        )),
+    }
+}
+
+fn load_descriptor_set_decoded(
     path: &Path,
     bytes: &[u8],
     set: &prost_types::FileDescriptorSet,

@@ -305,7 +305,7 @@ impl Reader<'_> {
                 fit.misread += 1;
             }
             let required = facts
-                .and_then(|m| m.fields.get(&f.number()))
+                .and_then(|m| m.field_by_number(f.number()))
                 .is_some_and(|ff| ff.presence == csikit_spec::Presence::Required)
                 && f.containing_oneof().is_none_or(|o| o.is_synthetic());
             fit.score += match (required, present) {
@@ -319,7 +319,7 @@ impl Reader<'_> {
             };
         }
         if let Some(facts) = facts {
-            for o in &facts.required_oneofs {
+            for o in facts.oneofs.iter().filter(|o| o.required).map(|o| &*o.name) {
                 if let Some(oneof) = desc.oneofs().find(|x| x.name() == o) {
                     if oneof.fields().any(|f| seen.iter().any(|s| s.0 == f.number())) {
                         fit.score += REQUIRED_PRESENT;

@@ -1,331 +1,235 @@
-//! The schemas the viewer knows: descriptor pools plus what the spec says about each field
-//! (presence, secret, alpha, size limit, comment).
+//! The schemas the viewer knows: descriptor pools plus what the spec says about each message and
+//! field, in csikit's one facts family (`csikit::facts`).
 //!
-//! Sources, in order of preference: the CSI spec directories in the corpus read through
-//! `csikit_spec` (the spec model carries every fact), or any `.proto` (compiled with protox) or
-//! encoded `FileDescriptorSet`, whose facts are read from the descriptors' options (`*_secret`,
-//! `alpha_*`) and comments. When the `csikit` crate's embedded descriptors and facts table build,
-//! they become the default source; the interface here stays the same.
+//! The viewer reads no facts of its own: the built-in schema takes the `csikit` crate's generated
+//! facts tables (which come from the spec model), and `--spec-dir`, `--proto` and
+//! `--descriptor-set` load a `csikit_spec::Model` and take its facts and comments.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use anyhow::{Context, Result, bail};
-use csikit_spec::{Presence, SizeLimit};
-use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, Value};
+use csikit::facts::{FieldFacts, Label, MessageFacts, PackageFacts, Presence, SizeLimit};
+use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
 
-/// What the spec says about one field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldFacts {
-    /// REQUIRED, OPTIONAL or not stated.
-    pub presence: Presence,
-    /// Marked `*_secret`: never shown unless asked.
-    pub secret: bool,
-    /// Marked `alpha_*`.
-    pub alpha: bool,
-    /// The size rule.
-    pub size_limit: SizeLimit,
-    /// The value MUST NOT be negative.
-    pub non_negative: bool,
-    /// The value MUST NOT hold the spec's control characters.
-    pub no_control_chars: bool,
-    /// The field's comment.
-    pub comment: String,
-}
-
-impl Default for FieldFacts {
-    fn default() -> Self {
-        FieldFacts {
-            presence: Presence::Unspecified,
-            secret: false,
-            alpha: false,
-            size_limit: SizeLimit::None,
-            non_negative: false,
-            no_control_chars: false,
-            comment: String::new(),
-        }
-    }
-}
-
-impl FieldFacts {
-    /// The facts as a short note for a `#` comment: `REQUIRED, secret, max 128 bytes`; with
-    /// `redacted`, says the value is hidden.
-    pub fn note(&self, redacted: bool) -> String {
-        let mut parts: Vec<String> = Vec::new();
-        match self.presence {
-            Presence::Required => parts.push("REQUIRED".into()),
-            Presence::Optional => parts.push("OPTIONAL".into()),
-            Presence::Unspecified | Presence::Unknown => {}
-        }
-        if self.alpha {
-            parts.push("alpha".into());
-        }
-        if self.secret {
-            parts.push(if redacted { "secret, redacted".into() } else { "secret".into() });
-        }
-        match self.size_limit {
-            SizeLimit::General { bytes } | SizeLimit::Max { bytes } => {
-                parts.push(format!("max {bytes} bytes"))
-            }
-            SizeLimit::MaxTotal { bytes } => parts.push(format!("max {bytes} bytes in total")),
-            SizeLimit::AtLeast { bytes } => {
-                parts.push(format!("no max, at least {bytes} bytes accepted"))
-            }
-            SizeLimit::None => {}
-        }
-        if self.non_negative {
-            parts.push("non-negative".into());
-        }
-        parts.join(", ")
-    }
-}
-
-/// What the spec says about one message.
+/// The comments of one message and its fields, as the spec model reads them.
 #[derive(Debug, Clone, Default)]
-pub struct MessageFacts {
-    /// Marked `alpha_*`.
-    pub alpha: bool,
-    /// The message's comment.
-    pub comment: String,
-    /// Facts by field number.
-    pub fields: HashMap<u32, FieldFacts>,
-    /// Oneofs one of whose fields MUST be set.
-    pub required_oneofs: Vec<String>,
+struct MessageDocs {
+    comment: String,
+    fields: HashMap<u32, String>,
+}
+
+/// The comments of one source: read with its model, or (built-in tables) on first use.
+#[derive(Debug)]
+enum Docs {
+    Read(HashMap<String, MessageDocs>),
+    /// A generated package's descriptors, read into a model when a comment is first asked for.
+    Embedded {
+        bytes: &'static [u8],
+        read: OnceLock<HashMap<String, MessageDocs>>,
+    },
+}
+
+impl Docs {
+    fn of_model(model: &csikit_spec::Model) -> Docs {
+        Docs::Read(comments_of(model))
+    }
+
+    fn messages(&self) -> &HashMap<String, MessageDocs> {
+        match self {
+            Docs::Read(m) => m,
+            // The bytes were made by csikit's generator; should they not read, comments are
+            // left out rather than the viewer failing.
+            Docs::Embedded { bytes, read } => read.get_or_init(|| {
+                load_descriptor_bytes("csikit's embedded descriptors", bytes)
+                    .map(|(model, _)| comments_of(&model))
+                    .unwrap_or_default()
+            }),
+        }
+    }
+}
+
+/// Every message's comment and its fields', by full name and field number.
+fn comments_of(model: &csikit_spec::Model) -> HashMap<String, MessageDocs> {
+    model
+        .messages
+        .iter()
+        .map(|m| {
+            let fields = m.fields.iter().map(|f| (f.number, f.comment.clone())).collect();
+            (m.full_name.clone(), MessageDocs { comment: m.comment.clone(), fields })
+        })
+        .collect()
 }
 
 /// Every message type the viewer can decode, with its facts.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Schema {
     pools: Vec<DescriptorPool>,
-    facts: HashMap<String, MessageFacts>,
+    /// One facts table per source: borrowed from `csikit`, or a loaded model's.
+    packages: Vec<Cow<'static, PackageFacts>>,
+    /// A message's full name to its place in `packages`; the first source to state it wins.
+    index: HashMap<String, (usize, usize)>,
+    /// One per entry of `packages`.
+    docs: Vec<Docs>,
     /// Where each pool came from, for messages.
     pub sources: Vec<String>,
     /// The schema is the `csikit` crate's own, so its generated validators apply.
     pub builtin: bool,
 }
 
-static NO_FIELD_FACTS: std::sync::LazyLock<FieldFacts> =
-    std::sync::LazyLock::new(FieldFacts::default);
+/// The facts of a field nothing is known about.
+static NO_FIELD_FACTS: FieldFacts = FieldFacts {
+    name: Cow::Borrowed(""),
+    number: 0,
+    type_name: Cow::Borrowed(""),
+    label: Label::Singular,
+    oneof: None,
+    presence: Presence::Unknown,
+    secret: false,
+    alpha: false,
+    size_limit: SizeLimit::None,
+    non_negative: false,
+    no_control_chars: false,
+};
+
+/// The facts as a short note for a `#` comment: `REQUIRED, secret, max 128 bytes`; with
+/// `redacted`, says the value is hidden.
+pub fn note(facts: &FieldFacts, redacted: bool) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(word) = facts.presence.word() {
+        parts.push(word.into());
+    }
+    if facts.alpha {
+        parts.push("alpha".into());
+    }
+    if facts.secret {
+        parts.push(if redacted { "secret, redacted".into() } else { "secret".into() });
+    }
+    match facts.size_limit {
+        SizeLimit::General { bytes } | SizeLimit::Max { bytes } => {
+            parts.push(format!("max {bytes} bytes"))
+        }
+        SizeLimit::MaxTotal { bytes } => parts.push(format!("max {bytes} bytes in total")),
+        SizeLimit::AtLeast { bytes } => {
+            parts.push(format!("no max, at least {bytes} bytes accepted"))
+        }
+        SizeLimit::None => {}
+    }
+    if facts.non_negative {
+        parts.push("non-negative".into());
+    }
+    parts.join(", ")
+}
 
 impl Schema {
-    /// The CSI schema embedded in the `csikit` crate: csi.v1 and every csi-addons package.
+    /// The CSI schema embedded in the `csikit` crate: csi.v1 and every csi-addons package, with
+    /// their generated facts tables.
     ///
     /// # Errors
     ///
     /// When an embedded descriptor set does not decode (a build problem, not an input one).
     pub fn builtin() -> Result<Schema> {
         let mut schema = Schema { builtin: true, ..Schema::default() };
-        let packages: [(&str, &[u8], &csikit::facts::PackageFacts); 5] = [
-            ("csikit::v1", csikit::v1::FILE_DESCRIPTOR_SET, &csikit::v1::facts::FACTS),
+        for (facts, bytes) in [
+            (&csikit::v1::facts::FACTS, csikit::v1::FILE_DESCRIPTOR_SET),
             (
-                "csikit::addons::identity",
-                csikit::addons::identity::FILE_DESCRIPTOR_SET,
                 &csikit::addons::identity::facts::FACTS,
+                csikit::addons::identity::FILE_DESCRIPTOR_SET,
             ),
             (
-                "csikit::addons::reclaimspace",
-                csikit::addons::reclaimspace::FILE_DESCRIPTOR_SET,
                 &csikit::addons::reclaimspace::facts::FACTS,
+                csikit::addons::reclaimspace::FILE_DESCRIPTOR_SET,
             ),
             (
-                "csikit::addons::replication",
-                csikit::addons::replication::FILE_DESCRIPTOR_SET,
                 &csikit::addons::replication::facts::FACTS,
+                csikit::addons::replication::FILE_DESCRIPTOR_SET,
             ),
             (
-                "csikit::addons::volumegroup",
-                csikit::addons::volumegroup::FILE_DESCRIPTOR_SET,
                 &csikit::addons::volumegroup::facts::FACTS,
+                csikit::addons::volumegroup::FILE_DESCRIPTOR_SET,
             ),
-        ];
-        for (name, bytes, facts) in packages {
+        ] {
             let pool = DescriptorPool::decode(bytes)
-                .with_context(|| format!("the descriptors of {name} do not decode"))?;
-            schema.add_facts_table(name.to_owned(), pool, facts);
+                .with_context(|| format!("the descriptors of {} do not decode", facts.package))?;
+            let docs = Docs::Embedded { bytes, read: OnceLock::new() };
+            schema.add(format!("csikit ({})", facts.package), pool, Cow::Borrowed(facts), docs);
         }
         Ok(schema)
     }
 
-    /// Adds a pool whose facts come from a generated facts table (comments from source info).
-    pub fn add_facts_table(
+    /// Adds a pool whose facts and comments come from a spec model.
+    pub fn add_model(&mut self, source: String, pool: DescriptorPool, model: &csikit_spec::Model) {
+        let facts = Cow::Owned(model.facts(&source));
+        self.add(source, pool, facts, Docs::of_model(model));
+    }
+
+    fn add(
         &mut self,
         source: String,
         pool: DescriptorPool,
-        table: &csikit::facts::PackageFacts,
+        facts: Cow<'static, PackageFacts>,
+        docs: Docs,
     ) {
-        // Comments (and anything the table does not cover) come from the descriptors.
-        let mut from_options = Schema::default();
-        from_options.add_option_facts(&pool);
-        for m in table.messages.iter() {
-            let Some(desc) = pool.get_message_by_name(&m.full_name) else {
-                continue;
-            };
-            let base = from_options.facts.remove(&*m.full_name).unwrap_or_default();
-            let mut facts = MessageFacts {
-                alpha: m.alpha,
-                comment: base.comment,
-                fields: HashMap::new(),
-                required_oneofs: m
-                    .oneofs
-                    .iter()
-                    .filter(|o| o.required)
-                    .map(|o| o.name.to_string())
-                    .collect(),
-            };
-            for f in m.fields.iter() {
-                if desc.get_field(f.number).is_none() {
-                    continue;
-                }
-                let comment =
-                    base.fields.get(&f.number).map(|b| b.comment.clone()).unwrap_or_default();
-                facts.fields.insert(
-                    f.number,
-                    FieldFacts {
-                        presence: f.presence,
-                        secret: f.secret,
-                        alpha: f.alpha,
-                        size_limit: f.size_limit,
-                        non_negative: f.non_negative,
-                        no_control_chars: f.no_control_chars,
-                        comment,
-                    },
-                );
-            }
-            self.facts.entry(m.full_name.to_string()).or_insert(facts);
+        let p = self.packages.len();
+        for (i, m) in facts.messages.iter().enumerate() {
+            self.index.entry(m.full_name.to_string()).or_insert((p, i));
         }
-        self.add_option_facts(&pool);
+        self.packages.push(facts);
+        self.docs.push(docs);
         self.pools.push(pool);
         self.sources.push(source);
     }
 
-    /// Adds a pool whose facts come from a spec model.
-    pub fn add_model(&mut self, source: String, pool: DescriptorPool, model: &csikit_spec::Model) {
-        for m in &model.messages {
-            let Some(desc) = pool.get_message_by_name(&m.full_name) else {
-                continue;
-            };
-            let mut facts = MessageFacts {
-                alpha: m.alpha,
-                comment: m.comment.clone(),
-                fields: HashMap::new(),
-                required_oneofs: m
-                    .oneofs
-                    .iter()
-                    .filter(|o| o.required)
-                    .map(|o| o.name.clone())
-                    .collect(),
-            };
-            for f in &m.fields {
-                if desc.get_field(f.number).is_none() {
-                    continue;
-                }
-                facts.fields.insert(
-                    f.number,
-                    FieldFacts {
-                        presence: f.presence,
-                        secret: f.secret,
-                        alpha: f.alpha,
-                        size_limit: f.size_limit,
-                        non_negative: f.non_negative,
-                        no_control_chars: f.no_control_chars,
-                        comment: f.comment.clone(),
-                    },
-                );
-            }
-            self.facts.entry(m.full_name.clone()).or_insert(facts);
-        }
-        // Types the model leaves out (imports such as the CSI types an addon uses) still get
-        // the facts their options state.
-        self.add_option_facts(&pool);
-        self.pools.push(pool);
-        self.sources.push(source);
+    /// The facts tables, one per source, in the order they were added.
+    pub fn facts_tables(&self) -> impl Iterator<Item = &PackageFacts> {
+        self.packages.iter().map(|p| &**p)
     }
 
-    /// Adds a pool whose facts are read from its options and comments.
-    pub fn add_pool(&mut self, source: String, pool: DescriptorPool) {
-        self.add_option_facts(&pool);
-        self.pools.push(pool);
-        self.sources.push(source);
-    }
-
-    fn add_option_facts(&mut self, pool: &DescriptorPool) {
-        for desc in pool.all_messages() {
-            if self.facts.contains_key(desc.full_name()) {
-                continue;
-            }
-            let mut facts = MessageFacts {
-                alpha: has_flag(&desc.options(), |n| n.starts_with("alpha_")),
-                comment: comment_of(desc.parent_file().file_descriptor_proto(), desc.path()),
-                ..MessageFacts::default()
-            };
-            for o in desc.oneofs() {
-                let text = csikit_spec::comment::normalise(&comment_of(
-                    o.parent_file().file_descriptor_proto(),
-                    o.path(),
-                ));
-                if !o.is_synthetic() && csikit_spec::comment::oneof_required(&text) {
-                    facts.required_oneofs.push(o.name().to_owned());
-                }
-            }
-            for f in desc.fields() {
-                let comment = comment_of(f.parent_file().file_descriptor_proto(), f.path());
-                let text = csikit_spec::comment::normalise(&comment);
-                let words = csikit_spec::comment::presence_words(&text);
-                let presence = match (words.required, words.optional) {
-                    (Some(r), Some(o)) if o < r => Presence::Optional,
-                    (Some(_), _) => Presence::Required,
-                    (None, Some(_)) => Presence::Optional,
-                    (None, None) => Presence::Unspecified,
-                };
-                let size_limit = match csikit_spec::comment::size_words(&text) {
-                    Some(csikit_spec::comment::SizeWords::Max(n)) => SizeLimit::Max { bytes: n },
-                    Some(csikit_spec::comment::SizeWords::MaxTotal(n)) => {
-                        SizeLimit::MaxTotal { bytes: n }
-                    }
-                    Some(csikit_spec::comment::SizeWords::AtLeast(n)) => {
-                        SizeLimit::AtLeast { bytes: n }
-                    }
-                    _ => SizeLimit::None,
-                };
-                let options = f.options();
-                facts.fields.insert(
-                    f.number(),
-                    FieldFacts {
-                        presence,
-                        secret: has_flag(&options, |n| n.ends_with("_secret")),
-                        alpha: has_flag(&options, |n| n.starts_with("alpha_")),
-                        size_limit,
-                        non_negative: csikit_spec::comment::non_negative(&text),
-                        no_control_chars: csikit_spec::comment::no_control_chars(&text),
-                        comment,
-                    },
-                );
-            }
-            self.facts.insert(desc.full_name().to_owned(), facts);
-        }
-    }
-
-    /// The facts of a message (empty when none are known).
+    /// The facts of a message, when a source states them.
     pub fn message_facts(&self, desc: &MessageDescriptor) -> Option<&MessageFacts> {
-        self.facts.get(desc.full_name())
+        self.index.get(desc.full_name()).map(|&(p, m)| &self.packages[p].messages[m])
     }
 
-    /// The facts of a field nothing is known about.
+    /// The facts of the RPC at a gRPC path (`/csi.v1.Node/NodePublishVolume`), when a source
+    /// states them; its `key` is the id calls are serialised on.
+    pub fn method_facts(&self, path: &str) -> Option<&csikit::facts::MethodFacts> {
+        self.packages.iter().find_map(|p| p.method_by_path(path))
+    }
+
+    /// The facts of a field nothing is known about (presence unknown, no rules).
     pub fn no_facts() -> &'static FieldFacts {
         &NO_FIELD_FACTS
     }
 
-    /// The facts of a field (all defaults when none are known).
+    /// The facts of a field ([`Schema::no_facts`] when none are known).
     pub fn field_facts(&self, field: &FieldDescriptor) -> &FieldFacts {
-        self.facts
-            .get(field.parent_message().full_name())
-            .and_then(|m| m.fields.get(&field.number()))
+        self.message_facts(&field.parent_message())
+            .and_then(|m| m.field_by_number(field.number()))
             .unwrap_or(&NO_FIELD_FACTS)
     }
 
     /// True when the field is marked secret.
     pub fn is_secret(&self, field: &FieldDescriptor) -> bool {
         self.field_facts(field).secret
+    }
+
+    fn docs(&self, message: &str) -> Option<&MessageDocs> {
+        let &(p, _) = self.index.get(message)?;
+        self.docs[p].messages().get(message)
+    }
+
+    /// A message's comment in the spec (empty when none is known).
+    pub fn message_comment(&self, desc: &MessageDescriptor) -> &str {
+        self.docs(desc.full_name()).map_or("", |d| &d.comment)
+    }
+
+    /// A field's comment in the spec (empty when none is known).
+    pub fn field_comment(&self, field: &FieldDescriptor) -> &str {
+        self.docs(field.parent_message().full_name())
+            .and_then(|d| d.fields.get(&field.number()))
+            .map_or("", String::as_str)
     }
 
     /// Every message type worth guessing: not map entries, not descriptor or well-known types,
@@ -368,7 +272,7 @@ impl Schema {
             1 => Ok(matches.into_iter().next().unwrap_or_else(|| unreachable!())),
             0 => bail!(
                 "unknown message type '{name}' (known packages: {})",
-                self.packages().join(", ")
+                self.package_names().join(", ")
             ),
             _ => bail!(
                 "message type '{name}' is ambiguous: {}",
@@ -377,7 +281,7 @@ impl Schema {
         }
     }
 
-    fn packages(&self) -> Vec<String> {
+    fn package_names(&self) -> Vec<String> {
         let mut p: Vec<String> = self
             .pools
             .iter()
@@ -404,49 +308,60 @@ impl Schema {
     }
 }
 
-/// True when the options hold an extension whose name passes `name_matches` set to `true`.
-fn has_flag(options: &prost_reflect::DynamicMessage, name_matches: impl Fn(&str) -> bool) -> bool {
-    options.extensions().any(|(ext, v)| name_matches(ext.name()) && matches!(v, Value::Bool(true)))
-}
-
-/// The leading comment (and trailing one) at `path` in the file's source info.
-fn comment_of(file: &prost_types::FileDescriptorProto, path: &[i32]) -> String {
-    let Some(info) = &file.source_code_info else {
-        return String::new();
-    };
-    info.location
-        .iter()
-        .find(|l| l.path == path)
-        .map(|l| {
-            let mut s = csikit_spec::comment::clean_comment(l.leading_comments());
-            let t = csikit_spec::comment::clean_comment(l.trailing_comments());
-            if !t.is_empty() {
-                if !s.is_empty() {
-                    s.push('\n');
-                }
-                s.push_str(&t);
-            }
-            s
-        })
-        .unwrap_or_default()
-}
-
-/// The corpus spec directories matching the built-in schema (v1.12.0 and the csi-addons), for
-/// `--spec-dir`-style loading in tests and fuzzing.
+/// The corpus spec folders matching the built-in schema (csikit's CSI release and every
+/// csi-addons package), for `--spec-dir`-style loading in tests and fuzzing.
 pub fn default_spec_dirs() -> Vec<PathBuf> {
-    let corpus = csikit_spec::corpus_dir();
-    let mut dirs = vec![corpus.join("csi-spec/v1.12.0")];
-    for addon in ["identity", "reclaimspace", "replication", "volumegroup"] {
-        dirs.push(corpus.join("csi-addons").join(addon));
-    }
-    dirs
+    let Ok(corpus) = csikit_spec::corpus::Corpus::open() else {
+        return vec![csikit_spec::corpus_dir().join("csi-spec").join(csikit::SPEC_RELEASE)];
+    };
+    let release = corpus.release(csikit::SPEC_RELEASE).map(|r| r.dir.clone());
+    let release =
+        release.unwrap_or_else(|| corpus.root.join("csi-spec").join(csikit::SPEC_RELEASE));
+    std::iter::once(release).chain(corpus.addons.iter().map(|a| a.main.dir.clone())).collect()
 }
 
-/// Loads spec directories through the spec model.
+/// Reads one spec source through `csikit_spec::load_source` into its model and pool.
+fn load_model(
+    path: &Path,
+    options: &csikit_spec::LoadOptions,
+) -> Result<(csikit_spec::Model, DescriptorPool)> {
+    model_of(path, csikit_spec::load_source(path, options))
+}
+
+/// The model and pool of `loaded`, or its first error.
+fn model_of(
+    path: &Path,
+    loaded: csikit_spec::Loaded,
+) -> Result<(csikit_spec::Model, DescriptorPool)> {
+    let first_error = || {
+        let d = loaded.diagnostics.0.iter().find(|d| d.is_error());
+        d.map(|d| {
+            let at = d.location();
+            if at.is_empty() { d.message.clone() } else { format!("{at}: {}", d.message) }
+        })
+        .unwrap_or_else(|| "it could not be read".to_owned())
+    };
+    match (&loaded.model, &loaded.compiled) {
+        (Some(_), Some(_)) if !loaded.diagnostics.0.iter().any(|d| d.is_error()) => {}
+        _ => bail!("cannot load the spec '{}': {}", path.display(), first_error()),
+    }
+    let (Some(model), Some(compiled)) = (loaded.model, loaded.compiled) else {
+        bail!("cannot load the spec '{}'", path.display());
+    };
+    Ok((model, compiled.pool))
+}
+
+/// Reads encoded descriptors (a generated package's) into their model, for its comments.
+fn load_descriptor_bytes(name: &str, bytes: &[u8]) -> Result<(csikit_spec::Model, DescriptorPool)> {
+    let path = Path::new(name);
+    model_of(path, csikit_spec::source::load_descriptor_set_bytes(path, bytes, &Default::default()))
+}
+
+/// Loads spec folders (markdown and proto, or a proto alone) through the spec model.
 ///
 /// # Errors
 ///
-/// When a directory is missing or its spec has errors.
+/// When a folder is missing or its spec has errors.
 pub fn load_spec_dirs(schema: &mut Schema, dirs: &[PathBuf]) -> Result<()> {
     for dir in dirs {
         if !dir.is_dir() {
@@ -456,56 +371,57 @@ pub fn load_spec_dirs(schema: &mut Schema, dirs: &[PathBuf]) -> Result<()> {
                 csikit_spec::CORPUS_ENV
             );
         }
-        let loaded = csikit_spec::load_dir(dir, &csikit_spec::LoadOptions::default());
-        let (Some(model), Some(compiled)) = (loaded.model, loaded.compiled) else {
-            let first = loaded
-                .diagnostics
-                .0
-                .iter()
-                .find(|d| d.is_error())
-                .map(|d| d.message.clone())
-                .unwrap_or_default();
-            bail!("cannot load the spec in '{}': {first}", dir.display());
-        };
-        schema.add_model(dir.display().to_string(), compiled.pool, &model);
+        let (model, pool) = load_model(dir, &csikit_spec::LoadOptions::default())?;
+        schema.add_model(dir.display().to_string(), pool, &model);
     }
     Ok(())
 }
 
-/// Compiles a `.proto` file with protox (its directory and `includes` as import paths).
+/// Reads a `.proto` file through the spec model; its imports resolve from its folder, the
+/// well-known types, and the `includes` folders.
 ///
 /// # Errors
 ///
-/// When protox reports an error.
+/// When the file does not compile or its model has errors.
 pub fn load_proto(schema: &mut Schema, file: &Path, includes: &[PathBuf]) -> Result<()> {
-    let mut paths: Vec<PathBuf> = includes.to_vec();
-    let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-    paths.push(if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir });
-    // The pool straight from protox keeps custom options; going through prost-types would drop them.
-    let pool = protox::Compiler::new(paths)
-        .and_then(|mut c| {
-            c.include_source_info(true).include_imports(true);
-            c.open_file(file.file_name().map(Path::new).unwrap_or(file))?;
-            Ok(c.descriptor_pool())
-        })
-        .map_err(|e| anyhow::anyhow!("{e}"))
-        .with_context(|| format!("cannot compile '{}'", file.display()))?;
-    schema.add_pool(file.display().to_string(), pool);
+    let mut options = csikit_spec::LoadOptions::default();
+    if !includes.is_empty() {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read '{}'", file.display()))?;
+        for name in imports_of(&text) {
+            if let Some(found) = includes.iter().map(|d| d.join(name)).find(|p| p.is_file()) {
+                let text = std::fs::read_to_string(&found)
+                    .with_context(|| format!("cannot read '{}'", found.display()))?;
+                options
+                    .imports
+                    .insert(name, csikit_spec::SourceFile::new(found.display().to_string(), text));
+            }
+        }
+    }
+    let (model, pool) = load_model(file, &options)?;
+    schema.add_model(file.display().to_string(), pool, &model);
     Ok(())
 }
 
-/// Reads an encoded `FileDescriptorSet`.
+/// The files a proto imports (`import "x.proto";`, `import public "x.proto";`).
+fn imports_of(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter_map(|l| {
+        let rest = l.trim_start().strip_prefix("import")?.trim_start();
+        let rest = rest.strip_prefix("public").or(rest.strip_prefix("weak")).unwrap_or(rest);
+        let rest = rest.trim_start().strip_prefix('"')?;
+        rest.split_once('"').map(|(name, _)| name)
+    })
+}
+
+/// Reads an encoded `FileDescriptorSet` through the spec model (without source info, every
+/// field's presence is unknown).
 ///
 /// # Errors
 ///
-/// When the file cannot be read or is not a valid descriptor set.
+/// When the file cannot be read, is not a descriptor set, or its model has errors.
 pub fn load_descriptor_set(schema: &mut Schema, file: &Path) -> Result<()> {
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read '{}'", file.display()))?;
-    // Decoded by prost-reflect itself, so custom options (secret, alpha) are kept.
-    let pool = DescriptorPool::decode(bytes.as_slice()).with_context(|| {
-        format!("'{}' is not a usable encoded FileDescriptorSet", file.display())
-    })?;
-    schema.add_pool(file.display().to_string(), pool);
+    let (model, pool) = load_model(file, &csikit_spec::LoadOptions::default())?;
+    schema.add_model(file.display().to_string(), pool, &model);
     Ok(())
 }
 

@@ -10,8 +10,9 @@ use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 
 use crate::mask::SecretMask;
 use crate::redact::REDACTED;
-use crate::schema::{FieldFacts, Schema, field_wire_type, is_packable, wire_type_of};
+use crate::schema::{Schema, field_wire_type, is_packable, wire_type_of};
 use crate::wire::{self, MAX_DEPTH, Record, Records, WireError, WireType, WireValue};
+use csikit::facts::FieldFacts;
 
 /// How to print.
 #[derive(Debug, Clone, Copy, Default)]
@@ -280,10 +281,11 @@ impl<'s, W: Write> TextPrinter<'s, W> {
                 continue;
             };
             let facts = message_facts
-                .and_then(|m| m.fields.get(&r.number))
+                .and_then(|m| m.field_by_number(r.number))
                 .unwrap_or_else(|| Schema::no_facts());
-            if self.options.explain && !seen.contains(&r.number) && !facts.comment.is_empty() {
-                for line in facts.comment.lines() {
+            let comment = if self.options.explain { self.schema.field_comment(&field) } else { "" };
+            if !seen.contains(&r.number) && !comment.is_empty() {
+                for line in comment.lines() {
                     self.indent(depth)?;
                     writeln!(self.out, "# {line}")?;
                 }
@@ -343,7 +345,7 @@ impl<'s, W: Write> TextPrinter<'s, W> {
             && let Some(mf) = self.schema.message_facts(desc)
         {
             for f in desc.fields() {
-                let ff = mf.fields.get(&f.number());
+                let ff = mf.field_by_number(f.number());
                 if ff.is_some_and(|ff| ff.presence == csikit_spec::Presence::Required)
                     && f.containing_oneof().is_none_or(|o| o.is_synthetic())
                     && !seen.contains(&f.number())
@@ -352,7 +354,7 @@ impl<'s, W: Write> TextPrinter<'s, W> {
                     writeln!(self.out, "# missing: {} (REQUIRED)", f.name())?;
                 }
             }
-            for o in &mf.required_oneofs {
+            for o in mf.oneofs.iter().filter(|o| o.required).map(|o| &*o.name) {
                 let Some(oneof) = desc.oneofs().find(|x| x.name() == o) else {
                     continue;
                 };
@@ -451,7 +453,7 @@ impl<'s, W: Write> TextPrinter<'s, W> {
         // The note of a field is the same on every line: made once, keyed by the facts' address
         // (the schema is borrowed, so it does not move).
         let key = (std::ptr::from_ref(facts) as usize, secret);
-        let note = self.notes.entry(key).or_insert_with(|| facts.note(secret));
+        let note = self.notes.entry(key).or_insert_with(|| crate::schema::note(facts, secret));
         if !note.is_empty() {
             self.out.write_all(b"  # ")?;
             self.out.write_all(note.as_bytes())?;

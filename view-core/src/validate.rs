@@ -195,7 +195,7 @@ fn walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<Violati
         descend(schema, &field, &value, &fpath, out);
     }
     if let Some(facts) = facts {
-        for o in &facts.required_oneofs {
+        for o in facts.oneofs.iter().filter(|o| o.required).map(|o| &*o.name) {
             if let Some(oneof) = desc.oneofs().find(|x| x.name() == o)
                 && !oneof.fields().any(|f| msg.has_field(&f))
             {

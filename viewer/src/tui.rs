@@ -317,7 +317,7 @@ impl<'s> App<'s> {
         }
         out.push(Line::from(tags.join(", ")));
         out.push(Line::from(""));
-        out.extend(facts.comment.lines().map(|l| Line::from(l.to_owned())));
+        out.extend(self.schema.field_comment(field).lines().map(|l| Line::from(l.to_owned())));
         out
     }
 }

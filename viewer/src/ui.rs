@@ -262,7 +262,7 @@ impl State {
         Ok(json!({
             "type": entry.message.descriptor().full_name(),
             "certain": entry.certain,
-            "doc": self.schema.message_facts(&entry.message.descriptor()).map(|f| f.comment.clone()),
+            "doc": self.schema.message_comment(&entry.message.descriptor()),
             "link": self.link(&entry.message.descriptor(), None),
             "fields": self.fields(&display, ""),
             "violations": violations,
@@ -292,8 +292,8 @@ impl State {
                 "number": field.number(),
                 "path": fpath,
                 "type": csi_view_core::text::kind_name(&field.kind()),
-                "note": facts.note(facts.secret),
-                "doc": facts.comment,
+                "note": csi_view_core::schema::note(facts, facts.secret),
+                "doc": self.schema.field_comment(&field),
                 "link": self.link(&desc, Some(field.name())),
                 "secret": facts.secret,
             });
