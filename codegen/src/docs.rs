@@ -12,6 +12,7 @@ pub fn field_marker(field: &Field) -> String {
         Presence::Required => "**Presence:** REQUIRED".to_owned(),
         Presence::Optional => "**Presence:** OPTIONAL".to_owned(),
         Presence::Unspecified => "**Presence:** not stated".to_owned(),
+        Presence::Unknown => "**Presence:** unknown (the source has no comments)".to_owned(),
     });
     match field.size_limit {
         SizeLimit::None => {}

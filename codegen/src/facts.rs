@@ -31,7 +31,9 @@ pub fn generate_facts(model: &Model, release: &str) -> String {
             let presence = match f.presence {
                 Presence::Required => "Required",
                 Presence::Optional => "Optional",
-                Presence::Unspecified => "Unspecified",
+                // The runtime's facts have no `Unknown` yet (the facts types are being unified);
+                // a field whose presence is unknown is checked as one the spec says nothing of.
+                Presence::Unspecified | Presence::Unknown => "Unspecified",
             };
             let label = match f.label {
                 Label::Singular => "Singular",

@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 
 use miette::Diagnostic as _;
 use prost_reflect::DescriptorPool;
-use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
+use protox::file::{
+    ChainFileResolver, File, FileResolver, GoogleFileResolver, IncludeFileResolver,
+};
 
 use crate::diagnostic::{Diagnostic, Severity, SourceFile};
 
@@ -67,12 +69,24 @@ pub fn compile_proto(
     main: &SourceFile,
     imports: &ImportMap,
 ) -> Result<Compiled, Vec<Diagnostic>> {
+    compile_proto_in(name, main, imports, &[])
+}
+
+/// As [`compile_proto`], imports not in the map also read from the folders `include` (a proto
+/// given alone finds the files it imports beside it).
+///
+/// # Errors
+///
+/// As [`compile_proto`].
+pub fn compile_proto_in(
+    name: &str,
+    main: &SourceFile,
+    imports: &ImportMap,
+    include: &[std::path::PathBuf],
+) -> Result<Compiled, Vec<Diagnostic>> {
     let mut files = imports.clone();
     files.insert(name, main.clone());
-    let mut chain = ChainFileResolver::new();
-    chain.add(MapResolver(files.clone()));
-    chain.add(GoogleFileResolver::new());
-    let mut compiler = protox::Compiler::with_file_resolver(chain);
+    let mut compiler = compiler(&files, include);
     compiler.include_imports(true).include_source_info(true);
     if let Err(err) = compiler.open_file(name) {
         return Err(vec![to_diagnostic(&err, &files)]);
@@ -82,6 +96,36 @@ pub fn compile_proto(
         encoded: compiler.encode_file_descriptor_set(),
         name: name.to_owned(),
     })
+}
+
+fn compiler(files: &ImportMap, include: &[std::path::PathBuf]) -> protox::Compiler {
+    let mut chain = ChainFileResolver::new();
+    chain.add(MapResolver(files.clone()));
+    for dir in include {
+        chain.add(IncludeFileResolver::new(dir.clone()));
+    }
+    chain.add(GoogleFileResolver::new());
+    protox::Compiler::with_file_resolver(chain)
+}
+
+/// Compiles the files `names` (the well-known types, or files of the import map) into one pool,
+/// custom options intact: the imports a descriptor set leaves out.
+///
+/// # Errors
+///
+/// A name that is neither, or that does not compile.
+pub fn compile_imports(
+    names: &[&str],
+    imports: &ImportMap,
+) -> Result<DescriptorPool, Vec<Diagnostic>> {
+    let mut compiler = compiler(imports, &[]);
+    compiler.include_imports(true).include_source_info(true);
+    for name in names {
+        if let Err(err) = compiler.open_file(name) {
+            return Err(vec![to_diagnostic(&err, imports)]);
+        }
+    }
+    Ok(compiler.descriptor_pool())
 }
 
 /// Turns a protox error into our diagnostic, pointing into our copy of the file.

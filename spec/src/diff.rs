@@ -13,7 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::model::{Enum, ErrorRow, Field, Label, Message, Method, Model, Presence, Service};
+use crate::model::{
+    Enum, ErrorRow, Field, Label, Message, Method, Model, Presence, Service, SizeLimit,
+};
+use crate::source::NotAvailable;
 
 /// How much a change matters to code on either side of the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -23,6 +26,9 @@ pub enum Severity {
     WireBreaking,
     /// The wire still works; code written against the old bindings no longer compiles.
     SourceBreaking,
+    /// An alpha element went away: breaking, but only for those who opted into alpha features,
+    /// which carry no compatibility promise.
+    AlphaBreaking,
     /// What a peer must do or may expect changes (a field becomes REQUIRED, an error code...).
     Behaviour,
     /// Additions and clarifications.
@@ -30,11 +36,21 @@ pub enum Severity {
 }
 
 impl Severity {
+    /// Every severity, most serious first.
+    pub const ALL: [Severity; 5] = [
+        Severity::WireBreaking,
+        Severity::SourceBreaking,
+        Severity::AlphaBreaking,
+        Severity::Behaviour,
+        Severity::Info,
+    ];
+
     /// The JSON spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::WireBreaking => "wire-breaking",
             Severity::SourceBreaking => "source-breaking",
+            Severity::AlphaBreaking => "alpha-breaking",
             Severity::Behaviour => "behaviour",
             Severity::Info => "info",
         }
@@ -91,6 +107,31 @@ pub struct Finding {
     pub section: Option<String>,
 }
 
+/// Which side of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// The old Model.
+    Old,
+    /// The new Model.
+    New,
+    /// Both.
+    Both,
+}
+
+/// A part of the Models that one side's source cannot state, so it is not compared: never
+/// reported as removed or added.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotComparable {
+    /// What is not compared (a [`NotAvailable`] name: `errors`, `obligations`, `presence`...).
+    pub what: NotAvailable,
+    /// The side whose source does not state it.
+    pub unavailable_in: Side,
+    /// How many such items the other side states (error rows, obligations, sections, fields
+    /// with a stated presence...); 0 when neither states it.
+    pub items: usize,
+}
+
 /// Every change from `old` to `new`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -100,19 +141,110 @@ pub struct Report {
     pub new: String,
     /// The changes, in the order the new spec declares things.
     pub findings: Vec<Finding>,
+    /// What one side's source cannot state, so is not compared.
+    pub not_comparable: Vec<NotComparable>,
 }
 
 /// Compares two Models; `old_name` and `new_name` name them in the report.
 pub fn diff(old: &Model, new: &Model, old_name: &str, new_name: &str) -> Report {
-    let mut d = Differ { old, new, out: Vec::new() };
+    let lacks = |what| !old.source.states(what) || !new.source.states(what);
+    let mut d = Differ {
+        old,
+        new,
+        out: Vec::new(),
+        errors: !lacks(NotAvailable::Errors),
+        obligations: !lacks(NotAvailable::Obligations),
+        presence: !lacks(NotAvailable::Presence),
+        size_limits: !lacks(NotAvailable::SizeLimits),
+    };
     d.run();
-    Report { old: old_name.to_owned(), new: new_name.to_owned(), findings: d.out }
+    Report {
+        old: old_name.to_owned(),
+        new: new_name.to_owned(),
+        findings: d.out,
+        not_comparable: not_comparable(old, new),
+    }
+}
+
+/// Each part one side cannot state, with the side and what the other side holds of it.
+fn not_comparable(old: &Model, new: &Model) -> Vec<NotComparable> {
+    let mut whats: Vec<NotAvailable> =
+        old.source.not_available.iter().chain(&new.source.not_available).copied().collect();
+    whats.sort();
+    whats.dedup();
+    whats
+        .into_iter()
+        .map(|what| {
+            let (in_old, in_new) = (!old.source.states(what), !new.source.states(what));
+            let (unavailable_in, other) = match (in_old, in_new) {
+                (true, true) => (Side::Both, None),
+                (true, false) => (Side::Old, Some(new)),
+                _ => (Side::New, Some(old)),
+            };
+            NotComparable { what, unavailable_in, items: other.map_or(0, |m| count(m, what)) }
+        })
+        .collect()
+}
+
+/// How many items of `what` a Model states.
+fn count(m: &Model, what: NotAvailable) -> usize {
+    let methods = || m.services.iter().flat_map(|s| &s.methods);
+    let fields = || m.messages.iter().flat_map(|x| &x.fields);
+    match what {
+        NotAvailable::Errors => methods().map(|x| x.errors.len()).sum(),
+        NotAvailable::GeneralErrors => m.general_errors.len(),
+        NotAvailable::Sections => m.sections.len(),
+        NotAvailable::Obligations => methods().filter(|x| x.obligation.is_some()).count(),
+        NotAvailable::SizeLimitTable => 1,
+        NotAvailable::Comments => {
+            m.messages.iter().filter(|x| !x.comment.is_empty()).count()
+                + fields().filter(|f| !f.comment.is_empty()).count()
+                + methods().filter(|x| !x.comment.is_empty()).count()
+        }
+        NotAvailable::Presence => fields()
+            .filter(|f| matches!(f.presence, Presence::Required | Presence::Optional))
+            .count(),
+        NotAvailable::SizeLimits => fields().filter(|f| f.size_limit != SizeLimit::None).count(),
+        NotAvailable::ValueRules => {
+            fields().filter(|f| f.non_negative || f.no_control_chars).count()
+        }
+        NotAvailable::OneofRequired => {
+            m.messages.iter().flat_map(|x| &x.oneofs).filter(|o| o.required).count()
+        }
+    }
 }
 
 struct Differ<'a> {
     old: &'a Model,
     new: &'a Model,
     out: Vec<Finding>,
+    /// Whether both sides state error tables, obligations, presence, per-field size limits.
+    errors: bool,
+    obligations: bool,
+    presence: bool,
+    size_limits: bool,
+}
+
+/// The severity of removing an element: its own for an alpha one, else `ga`.
+fn removal(alpha: bool, ga: Severity) -> Severity {
+    if alpha { Severity::AlphaBreaking } else { ga }
+}
+
+/// Whether the message or enum `full` of `model` is usable only with alpha features: it, or a
+/// message it is nested in, is marked alpha.
+fn alpha_scope(model: &Model, full: &str) -> bool {
+    let mut name = full;
+    loop {
+        let marked = model.message(name).is_some_and(|m| m.alpha)
+            || model.enum_type(name).is_some_and(|e| e.alpha);
+        if marked {
+            return true;
+        }
+        match name.rsplit_once('.') {
+            Some((outer, _)) => name = outer,
+            None => return false,
+        }
+    }
 }
 
 /// A full name relative to its package (`csi.v1.Volume` → `Volume`).
@@ -224,7 +356,7 @@ impl<'a> Differ<'a> {
                     Change::Removed,
                     "service",
                     s.full_name.clone(),
-                    Severity::WireBreaking,
+                    removal(s.alpha, Severity::WireBreaking),
                     (json!(s.name), Value::Null),
                     None,
                 );
@@ -268,7 +400,7 @@ impl<'a> Differ<'a> {
             }
             self.alpha(&path, o.alpha, m.alpha, section.clone());
             self.deprecated(&path, o.deprecated, m.deprecated, section.clone());
-            if o.obligation != m.obligation {
+            if self.obligations && o.obligation != m.obligation {
                 self.push(
                     Change::Changed,
                     "obligation",
@@ -278,7 +410,9 @@ impl<'a> Differ<'a> {
                     section.clone(),
                 );
             }
-            self.errors(&path, &o.errors, &m.errors, section);
+            if self.errors {
+                self.errors(&path, &o.errors, &m.errors, section);
+            }
         }
         let new: BTreeSet<&str> = service.methods.iter().map(|m| m.name.as_str()).collect();
         for m in &old_service.methods {
@@ -288,7 +422,7 @@ impl<'a> Differ<'a> {
                     "rpc",
                     // Named in the old Model, as every removal is (the package may differ).
                     format!("{}.{}", old_service.full_name, m.name),
-                    Severity::WireBreaking,
+                    removal(m.alpha || old_service.alpha, Severity::WireBreaking),
                     (json!(m.name), Value::Null),
                     m.section.clone(),
                 );
@@ -413,7 +547,7 @@ impl<'a> Differ<'a> {
                     Change::Removed,
                     "message",
                     m.full_name.clone(),
-                    Severity::SourceBreaking,
+                    removal(alpha_scope(self.old, &m.full_name), Severity::SourceBreaking),
                     (json!(m.full_name), Value::Null),
                     section,
                 );
@@ -492,7 +626,12 @@ impl<'a> Differ<'a> {
                     Change::Removed,
                     "field",
                     format!("{}.{}", old.full_name, o.name),
-                    Severity::WireBreaking,
+                    removal(
+                        o.alpha
+                            || alpha_scope(self.old, &old.full_name)
+                            || o.ty.full_name().is_some_and(|t| alpha_scope(self.old, t)),
+                        Severity::WireBreaking,
+                    ),
                     (json!({"number": o.number, "type": field_type(o)}), Value::Null),
                     section.clone(),
                 );
@@ -517,7 +656,7 @@ impl<'a> Differ<'a> {
                 section.clone(),
             );
         }
-        if o.presence != f.presence {
+        if self.presence && o.presence != f.presence {
             let severity =
                 if f.presence == Presence::Required { Severity::Behaviour } else { Severity::Info };
             self.push(
@@ -542,7 +681,7 @@ impl<'a> Differ<'a> {
         }
         self.alpha(path, o.alpha, f.alpha, section.clone());
         self.deprecated(path, o.deprecated, f.deprecated, section.clone());
-        if o.max_bytes() != f.max_bytes() {
+        if self.size_limits && o.max_bytes() != f.max_bytes() {
             self.push(
                 Change::Changed,
                 "size_limit",
@@ -582,7 +721,7 @@ impl<'a> Differ<'a> {
                     Change::Removed,
                     "enum",
                     e.full_name.clone(),
-                    Severity::SourceBreaking,
+                    removal(alpha_scope(self.old, &e.full_name), Severity::SourceBreaking),
                     (json!(e.full_name), Value::Null),
                     None,
                 );
@@ -652,7 +791,10 @@ impl<'a> Differ<'a> {
                     Change::Removed,
                     "enum_value",
                     format!("{}.{}", old.full_name, o.name),
-                    Severity::WireBreaking,
+                    removal(
+                        o.alpha || alpha_scope(self.old, &old.full_name),
+                        Severity::WireBreaking,
+                    ),
                     (json!(o.number), Value::Null),
                     None,
                 );
@@ -669,11 +811,8 @@ pub fn markdown(report: &Report, link_base: &str) -> String {
     let mut out = format!("## {} → {}\n\n", report.old, report.new);
     if report.findings.is_empty() {
         out.push_str("No change.\n\n");
-        return out;
     }
-    for severity in
-        [Severity::WireBreaking, Severity::SourceBreaking, Severity::Behaviour, Severity::Info]
-    {
+    for severity in Severity::ALL {
         let of: Vec<&Finding> = report.findings.iter().filter(|f| f.severity == severity).collect();
         if of.is_empty() {
             continue;
@@ -736,6 +875,31 @@ pub fn markdown(report: &Report, link_base: &str) -> String {
             out.push('\n');
         }
     }
+    out.push_str(&not_comparable_md(report));
+    out
+}
+
+/// The "not comparable" lines of a report, if any.
+fn not_comparable_md(report: &Report) -> String {
+    use std::fmt::Write as _;
+    if report.not_comparable.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("### not comparable ({})\n\n", report.not_comparable.len());
+    for n in &report.not_comparable {
+        let side = match n.unavailable_in {
+            Side::Old => format!("not available from {}'s source", report.old),
+            Side::New => format!("not available from {}'s source", report.new),
+            Side::Both => "not available from either source".to_owned(),
+        };
+        let held = match n.unavailable_in {
+            Side::Both => String::new(),
+            Side::Old => format!("; {} states {}", report.new, n.items),
+            Side::New => format!("; {} states {}", report.old, n.items),
+        };
+        let _ = writeln!(out, "- {}: {side}{held}", n.what.as_str().replace('_', " "));
+    }
+    out.push('\n');
     out
 }
 

@@ -10,6 +10,7 @@
 pub mod check;
 pub mod comment;
 pub mod compile;
+pub mod corpus;
 pub mod diagnostic;
 pub mod diff;
 pub mod extract;
@@ -18,6 +19,7 @@ pub mod lower;
 pub mod markdown;
 pub mod model;
 pub mod obligation;
+pub mod source;
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +27,9 @@ pub use compile::{CSI_GO_IMPORT, Compiled, ImportMap};
 pub use diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile};
 pub use extract::{Extracted, Rule};
 pub use model::*;
+pub use source::{
+    NotAvailable, SourceInfo, SourceKind, load_descriptor_set, load_proto_file, load_source,
+};
 
 /// The environment variable that points at the corpus of real inputs.
 pub const CORPUS_ENV: &str = "CSIKIT_CORPUS";
@@ -75,9 +80,14 @@ pub fn corpus_or_skip() -> Option<PathBuf> {
     None
 }
 
-/// The CSI proto that csi-addons imports resolve to by default: the newest release in the corpus.
+/// The CSI proto that csi-addons imports resolve to by default: the newest release in the corpus
+/// that has a `csi.proto` ([`corpus::Corpus::latest_release`]).
 pub fn default_csi_import() -> PathBuf {
-    corpus_dir().join("csi-spec/v1.12.0/csi.proto")
+    let corpus = corpus_dir();
+    corpus::Corpus::read(&corpus)
+        .ok()
+        .and_then(|c| c.latest_release().map(corpus::Release::proto))
+        .unwrap_or_else(|| corpus.join("csi-spec").join("csi.proto"))
 }
 
 /// The files of a spec directory.

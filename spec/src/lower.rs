@@ -135,6 +135,7 @@ pub fn lower_model(input: LowerInput<'_>, diags: &mut Vec<Diagnostic>) -> Model 
         general_errors: Vec::new(),
         size_limits: SizeLimits { string: 128, map: 4096 },
         sections: Vec::new(),
+        source: crate::source::SourceInfo::spec(),
         files: input.files.clone(),
     };
     let en = attach_prose(&mut model, input.doc, input.doc_file, "en", diags);

@@ -35,6 +35,8 @@ pub struct Model {
     pub size_limits: SizeLimits,
     /// Headings of the prose, in document order.
     pub sections: Vec<Section>,
+    /// What kind of source the model was read from and what that source cannot state.
+    pub source: crate::source::SourceInfo,
     /// The input files spans refer to.
     #[serde(skip)]
     pub files: Vec<crate::diagnostic::SourceFile>,
@@ -166,6 +168,8 @@ pub enum Presence {
     Optional,
     /// The comment says neither.
     Unspecified,
+    /// The source has no comments to read it from (a descriptor set without source info).
+    Unknown,
 }
 
 /// A field's size rule, as the spec states it.

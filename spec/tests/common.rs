@@ -9,23 +9,24 @@ pub fn corpus() -> Option<PathBuf> {
     csikit_spec::corpus_or_skip()
 }
 
-/// Every release folder of the corpus, oldest first.
+/// Every full release folder of the corpus (spec.md beside csi.proto), oldest first, as
+/// `csikit_spec::corpus` lists it.
 pub fn releases(corpus: &std::path::Path) -> Vec<(String, PathBuf)> {
-    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(corpus.join("csi-spec"))
+    csikit_spec::corpus::Corpus::read(corpus)
         .expect("corpus csi-spec folder")
-        .filter_map(|e| e.ok())
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-        .collect();
-    out.sort_by_key(|(tag, _)| version_key(tag));
-    out
+        .releases
+        .into_iter()
+        .filter(|r| r.form == csikit_spec::corpus::Form::Full)
+        .map(|r| (r.name, r.dir))
+        .collect()
 }
 
-fn version_key(tag: &str) -> Vec<u32> {
-    tag.trim_start_matches('v').split('.').filter_map(|p| p.parse().ok()).collect()
+/// The csi-addons packages of the corpus (main versions), as `csikit_spec::corpus` lists them.
+pub fn addons(corpus: &std::path::Path) -> Vec<csikit_spec::corpus::Addon> {
+    let addons = csikit_spec::corpus::Corpus::read(corpus).expect("corpus csi-spec folder").addons;
+    assert!(!addons.is_empty(), "no csi-addons package in '{}'", corpus.display());
+    addons
 }
-
-/// The csi-addons spec folders.
-pub const ADDONS: [&str; 4] = ["identity", "reclaimspace", "replication", "volumegroup"];
 
 /// `protoc`, or `None` after a loud skip (a failure when CI requires it).
 pub fn protoc() -> Option<PathBuf> {

@@ -32,8 +32,8 @@ fn every_release_extracts_byte_identical() {
 #[test]
 fn addons_extract_byte_identical_with_the_default_rule() {
     let Some(corpus) = common::corpus() else { return };
-    for name in common::ADDONS {
-        let dir = corpus.join("csi-addons").join(name);
+    for addon in common::addons(&corpus) {
+        let (name, dir) = (&addon.name, &addon.main.dir);
         let (proto, diags) = extract(&dir.join("README.md"), Rule::default());
         let shipped =
             std::fs::read_to_string(dir.join(format!("{name}.proto"))).expect("read proto");
@@ -99,11 +99,13 @@ fn pulldown_reading_agrees_with_the_sed_rule() {
         .into_iter()
         .map(|(tag, dir)| (dir.join("spec.md"), Rule::for_release(&tag)))
         .collect();
-    for name in common::ADDONS {
-        files.push((corpus.join("csi-addons").join(name).join("README.md"), Rule::Makefile));
+    let listed = csikit_spec::corpus::Corpus::read(&corpus).expect("corpus");
+    for addon in &listed.addons {
+        files.push((addon.main.dir.join("README.md"), Rule::Makefile));
     }
-    files.push((corpus.join("translations/ja/spec.md"), Rule::Makefile));
-    files.push((corpus.join("translations/zh/spec.md"), Rule::Makefile));
+    for translation in &listed.translations {
+        files.push((translation.markdown.clone(), Rule::Makefile));
+    }
     for (path, rule) in files {
         let text = std::fs::read_to_string(&path).expect("read markdown");
         let (proto, diags) = extract(&path, rule);

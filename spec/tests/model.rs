@@ -117,8 +117,9 @@ fn every_release_and_addon_lowers_without_errors() {
             .count();
         assert!(required > 10, "{tag}: only {required} required fields");
     }
-    for name in common::ADDONS {
-        let m = load(&corpus.join("csi-addons").join(name), &LoadOptions::default());
+    for addon in common::addons(&corpus) {
+        let name = addon.name.as_str();
+        let m = load(&addon.main.dir, &LoadOptions::default());
         assert_eq!(m.package, name);
         assert!(
             m.services.iter().flat_map(|s| &s.methods).any(|x| !x.errors.is_empty())

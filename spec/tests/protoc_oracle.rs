@@ -212,8 +212,8 @@ fn addons_agree_with_protoc() {
     let import = tmp.join(csikit_spec::CSI_GO_IMPORT);
     std::fs::create_dir_all(import.parent().expect("parent")).expect("mkdir");
     std::fs::copy(corpus.join("csi-spec/v1.12.0/csi.proto"), &import).expect("copy csi.proto");
-    for name in common::ADDONS {
-        let dir = corpus.join("csi-addons").join(name);
+    for addon in common::addons(&corpus) {
+        let (name, dir) = (addon.name.as_str(), &addon.main.dir);
         let loaded = csikit_spec::load_dir(&dir, &LoadOptions::default());
         let model = loaded.model.unwrap_or_else(|| panic!("{name}: {}", loaded.diagnostics));
         let file = format!("{name}.proto");

@@ -55,7 +55,7 @@ impl FieldFacts {
         match self.presence {
             Presence::Required => parts.push("REQUIRED".into()),
             Presence::Optional => parts.push("OPTIONAL".into()),
-            Presence::Unspecified => {}
+            Presence::Unspecified | Presence::Unknown => {}
         }
         if self.alpha {
             parts.push("alpha".into());

@@ -18,18 +18,9 @@ use csikit_spec::{LoadOptions, Model};
 /// The folders the changelog reads: the releases oldest first (by version number), then
 /// replication's v0.1.1 tag and main.
 fn folders(corpus: &Path) -> Vec<PathBuf> {
-    let mut releases: Vec<(Vec<u32>, PathBuf)> = std::fs::read_dir(corpus.join("csi-spec"))
-        .expect("read the corpus's csi-spec folder")
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let version: Option<Vec<u32>> =
-                name.strip_prefix('v')?.split('.').map(|p| p.parse().ok()).collect();
-            Some((version?, e.path()))
-        })
-        .collect();
-    releases.sort();
-    let mut out: Vec<PathBuf> = releases.into_iter().map(|(_, p)| p).collect();
+    let listed =
+        csikit_spec::corpus::Corpus::read(corpus).expect("read the corpus's csi-spec folder");
+    let mut out: Vec<PathBuf> = listed.releases.into_iter().map(|r| r.dir).collect();
     out.push(corpus.join("csi-addons/_tags/v0.1.1"));
     out.push(corpus.join("csi-addons/replication"));
     out
@@ -38,7 +29,7 @@ fn folders(corpus: &Path) -> Vec<PathBuf> {
 fn load_all(dirs: &[PathBuf]) -> Vec<Model> {
     dirs.iter()
         .map(|d| {
-            let loaded = csikit_spec::load_dir(d, &LoadOptions::default());
+            let loaded = csikit_spec::load_source(d, &LoadOptions::default());
             loaded.model.unwrap_or_else(|| panic!("{}: {}", d.display(), loaded.diagnostics))
         })
         .collect()

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use csikit_spec::corpus::Corpus;
 use csikit_spec::diff::{Report, diff, markdown};
-use csikit_spec::{CSI_GO_IMPORT, ImportMap, LoadOptions, Model, SourceFile};
+use csikit_spec::{LoadOptions, Model};
 
 /// How the report is written.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -44,21 +45,24 @@ fn release_name(dir: &Path) -> String {
     dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
-/// Loads a spec folder; csi-addons imports of csi.proto resolve to the corpus's newest release.
+/// Loads any spec source (a spec folder, a proto-only folder, a .proto, a descriptor set);
+/// csi-addons imports of csi.proto resolve to the corpus's newest release. Errors are reported,
+/// and so is the one notice of what the source cannot state.
 fn load(dir: &Path) -> anyhow::Result<Model> {
-    let mut imports = ImportMap::new();
-    let csi_proto = csikit_spec::corpus_dir().join("csi-spec/v1.12.0/csi.proto");
-    if let Ok(text) = std::fs::read_to_string(&csi_proto) {
-        imports.insert(CSI_GO_IMPORT, SourceFile::new(csi_proto.display().to_string(), text));
-    }
-    let loaded = csikit_spec::load_dir(dir, &LoadOptions { imports, ..LoadOptions::default() });
-    let errors = csikit_spec::Diagnostics(
-        loaded.diagnostics.0.iter().filter(|d| d.is_error()).cloned().collect(),
+    let loaded = csikit_spec::load_source(dir, &LoadOptions::default());
+    let shown = csikit_spec::Diagnostics(
+        loaded
+            .diagnostics
+            .0
+            .iter()
+            .filter(|d| d.is_error() || csikit_spec::source::is_source_notice(d))
+            .cloned()
+            .collect(),
     );
-    if crate::report(&errors) {
+    if crate::report(&shown) {
         bail!("'{}' has errors", dir.display());
     }
-    loaded.model.with_context(|| format!("'{}' is not a spec folder", dir.display()))
+    loaded.model.with_context(|| format!("'{}' is not a spec source", dir.display()))
 }
 
 /// The section links of a report: the spec's markdown at its release on GitHub.
@@ -74,6 +78,11 @@ fn link_base(dir: &Path) -> String {
         };
         format!("https://github.com/csi-addons/spec/blob/{tag}/{}/README.md", spec_name(dir))
     }
+}
+
+/// Whether a spec source is a folder with its markdown.
+fn has_markdown(dir: &Path) -> bool {
+    ["spec.md", "README.md"].iter().any(|f| dir.join(f).is_file())
 }
 
 fn spec_name(dir: &Path) -> String {
@@ -109,7 +118,15 @@ pub fn run_diff(args: DiffArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        Format::Md => markdown(&report, &link_base(&args.new)),
+        Format::Md => {
+            // Section anchors come from the new spec, else the old: a proto-only side has none.
+            let linked = if has_markdown(&args.new) || !has_markdown(&args.old) {
+                &args.new
+            } else {
+                &args.old
+            };
+            markdown(&report, &link_base(linked))
+        }
     };
     if let Err(e) = crate::write_stdout(&text) {
         eprintln!("error: {e:#}");
@@ -118,27 +135,11 @@ pub fn run_diff(args: DiffArgs) -> ExitCode {
     ExitCode::from(u8::from(!report.findings.is_empty()))
 }
 
-/// The corpus's csi-spec releases, oldest first (by version number, not by name).
-fn releases(corpus: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let dir = corpus.join("csi-spec");
-    let mut out: Vec<(Vec<u32>, PathBuf)> = std::fs::read_dir(&dir)
-        .with_context(|| format!("reading '{}'", dir.display()))?
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let version: Option<Vec<u32>> =
-                name.strip_prefix('v')?.split('.').map(|p| p.parse().ok()).collect();
-            Some((version?, e.path()))
-        })
-        .collect();
-    out.sort();
-    Ok(out.into_iter().map(|(_, p)| p).collect())
-}
-
-/// Every consecutive pair, newest first, then csi-addons replication v0.1.1 → main.
+/// Every consecutive pair of the corpus's releases (as `csikit_spec::corpus` lists them),
+/// newest first, then each csi-addons package with tagged versions, from its oldest tag to main.
 pub fn changelog_reports() -> anyhow::Result<Vec<(Report, String)>> {
-    let corpus = csikit_spec::corpus_dir();
-    let releases = releases(&corpus)?;
+    let corpus = Corpus::open().map_err(|d| anyhow::anyhow!("{d}"))?;
+    let releases: Vec<PathBuf> = corpus.releases.iter().map(|r| r.dir.clone()).collect();
     let models: Vec<Model> = releases.iter().map(|d| load(d)).collect::<anyhow::Result<_>>()?;
     let mut out = Vec::new();
     for i in (1..models.len()).rev() {
@@ -150,10 +151,22 @@ pub fn changelog_reports() -> anyhow::Result<Vec<(Report, String)>> {
         );
         out.push((report, link_base(&releases[i])));
     }
-    let tag = corpus.join("csi-addons/_tags/v0.1.1");
-    let main = corpus.join("csi-addons/replication");
-    let report = diff(&load(&tag)?, &load(&main)?, "replication v0.1.1", "replication main");
-    out.push((report, link_base(&main)));
+    for addon in corpus.addons.iter().filter(|a| !a.tags.is_empty()) {
+        let versions: Vec<(String, &Path)> = addon
+            .tags
+            .iter()
+            .chain(std::iter::once(&addon.main))
+            .map(|v| {
+                let label = v.tag.clone().unwrap_or_else(|| "main".to_owned());
+                (format!("{} {label}", addon.name), v.dir.as_path())
+            })
+            .collect();
+        for pair in versions.windows(2) {
+            let (old, new) = (&pair[0], &pair[1]);
+            let report = diff(&load(old.1)?, &load(new.1)?, &old.0, &new.0);
+            out.push((report, link_base(new.1)));
+        }
+    }
     Ok(out)
 }
 
@@ -165,7 +178,7 @@ pub fn changelog_reports() -> anyhow::Result<Vec<(Report, String)>> {
 pub fn changelog(args: ChangelogArgs) -> anyhow::Result<ExitCode> {
     let mut text = String::from(
         "# CSI spec changelog\n\nWhat changed between consecutive releases, computed from the spec by \
-         `cargo xtask diff` (newest first), then csi-addons replication from its v0.1.1 tag to main.\n\n",
+         `cargo xtask diff` (newest first), then each csi-addons package from its tags to main.\n\n",
     );
     for (report, link) in changelog_reports()? {
         text.push_str(&markdown(&report, &link));

@@ -42,10 +42,18 @@ struct Input {
     ja: Option<csikit_spec::Model>,
 }
 
+/// Loads any spec source through `csikit_spec::load_source`; errors are reported, and so is the
+/// one notice of what a proto-only source cannot state.
 fn load(dir: &Path, imports: ImportMap) -> anyhow::Result<Loaded> {
-    let loaded = csikit_spec::load_dir(dir, &LoadOptions { imports, ..LoadOptions::default() });
+    let loaded = csikit_spec::load_source(dir, &LoadOptions { imports, ..LoadOptions::default() });
     let errors = csikit_spec::Diagnostics(
-        loaded.diagnostics.0.iter().filter(|d| d.is_error()).cloned().collect(),
+        loaded
+            .diagnostics
+            .0
+            .iter()
+            .filter(|d| d.is_error() || csikit_spec::source::is_source_notice(d))
+            .cloned()
+            .collect(),
     );
     if crate::report(&errors) || loaded.model.is_none() || loaded.compiled.is_none() {
         bail!("'{}' has errors; nothing was generated", dir.display());
@@ -62,9 +70,9 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     let corpus = csikit_spec::corpus_dir();
     let spec_dir =
         args.spec_dir.clone().unwrap_or_else(|| corpus.join("csi-spec").join(DEFAULT_RELEASE));
-    if !spec_dir.join("spec.md").is_file() {
+    if !spec_dir.exists() {
         bail!(
-            "no spec.md in '{}'; pass --spec-dir DIR (a CSI release folder holding spec.md and csi.proto, e.g. ../shared/corpus/csi-spec/{DEFAULT_RELEASE}) or set {}=PATH to the corpus folder",
+            "no spec source at '{}'; pass --spec-dir DIR (a CSI release folder holding spec.md and csi.proto, or csi.proto alone, e.g. ../shared/corpus/csi-spec/{DEFAULT_RELEASE}) or set {}=PATH to the corpus folder",
             spec_dir.display(),
             csikit_spec::CORPUS_ENV
         );

@@ -46,11 +46,11 @@ enum Command {
         #[arg(long, default_value = "makefile", value_parser = parse_rule)]
         rule: Rule,
     },
-    /// Print the spec model as JSON.
+    /// Print the spec model as JSON, from a spec folder, a .proto or a descriptor set.
     Model {
-        /// Directory holding spec.md (or README.md) and its .proto.
-        #[arg(long)]
-        spec_dir: PathBuf,
+        /// Where the spec is read from.
+        #[command(flatten)]
+        source: SourceArgs,
         /// Language of the prose facts; anything but `en` needs --translation.
         #[arg(long, default_value = "en")]
         lang: String,
@@ -64,6 +64,34 @@ enum Command {
         #[arg(long, value_parser = parse_rule)]
         rule: Option<Rule>,
     },
+}
+
+/// One spec source: exactly one of the three flags.
+#[derive(clap::Args, Debug, Clone)]
+#[group(required = true, multiple = false)]
+pub struct SourceArgs {
+    /// A spec folder: spec.md (or README.md) and its .proto, or the .proto alone.
+    #[arg(long)]
+    spec_dir: Option<PathBuf>,
+    /// A .proto file alone (its imports are read beside it and from --import).
+    #[arg(long)]
+    proto: Option<PathBuf>,
+    /// A FileDescriptorSet (`protoc --include_source_info --descriptor_set_out`, `buf build -o`).
+    #[arg(long)]
+    descriptor_set: Option<PathBuf>,
+}
+
+impl SourceArgs {
+    /// Loads the source the flags name.
+    fn load(&self, options: &LoadOptions) -> csikit_spec::Loaded {
+        match (&self.spec_dir, &self.proto, &self.descriptor_set) {
+            (_, Some(proto), _) => csikit_spec::source::load_proto_file(proto, options),
+            (_, _, Some(set)) => csikit_spec::source::load_descriptor_set(set, options),
+            (Some(dir), _, _) => csikit_spec::load_source(dir, options),
+            // clap requires one of the three.
+            (None, None, None) => csikit_spec::load_source(Path::new("."), options),
+        }
+    }
 }
 
 fn parse_rule(s: &str) -> Result<Rule, String> {
@@ -96,8 +124,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Changelog(args) => diff::changelog(args),
         Command::Docs(args) => docs::docs(args),
         Command::NewDriver(args) => new_driver::new_driver(args),
-        Command::Model { spec_dir, lang, translation, imports, rule } => {
-            model(&spec_dir, &lang, translation, &imports, rule)
+        Command::Model { source, lang, translation, imports, rule } => {
+            model(&source, &lang, translation, &imports, rule)
         }
     }
 }
@@ -141,7 +169,7 @@ fn proto(spec: &Path, rule: Rule) -> anyhow::Result<ExitCode> {
 }
 
 fn model(
-    dir: &Path,
+    source: &SourceArgs,
     lang: &str,
     translation: Option<PathBuf>,
     imports: &[(String, PathBuf)],
@@ -165,7 +193,7 @@ fn model(
         }
         (l, Some(path)) => Some((l.to_owned(), path)),
     };
-    let loaded = csikit_spec::load_dir(dir, &LoadOptions { rule, translation, imports: map });
+    let loaded = source.load(&LoadOptions { rule, translation, imports: map });
     let failed = report(&loaded.diagnostics);
     match loaded.model {
         Some(model) if !failed => {

@@ -72,7 +72,7 @@ impl Site<'_> {
                     Presence::Optional => {
                         badges.push(Badge::new("optional", cat.get("badge_optional").to_owned()));
                     }
-                    Presence::Unspecified => {}
+                    Presence::Unspecified | Presence::Unknown => {}
                 }
                 if f.secret {
                     badges.push(Badge::new("secret", cat.get("badge_secret").to_owned()));
