@@ -10,6 +10,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { execFileSync } from "node:child_process";
 import { chromium } from "playwright-core";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -248,4 +249,47 @@ test("search works offline from file://, and in an older release", async () => {
   await page.goto(pathToFileURL(path.join(siteDir, "en", "v1.10.0", "index.html")).href + "?missing=GetSnapshot&added=v1.12");
   await page.locator("#release-notice").waitFor({ state: "visible" });
   await page.close();
+});
+
+// The corpus `cargo xtask docs` read: CSIKIT_CORPUS, else the nearest shared/corpus above the checkout.
+function corpusDir() {
+  if (process.env.CSIKIT_CORPUS) return path.resolve(process.env.CSIKIT_CORPUS);
+  for (let dir = path.resolve(here, ".."); ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, "shared", "corpus");
+    if (fs.existsSync(path.join(candidate, "csi-spec"))) return candidate;
+    if (path.dirname(dir) === dir) throw new Error("no corpus: set CSIKIT_CORPUS");
+  }
+}
+
+test("a release in the corpus as its csi.proto alone: its own edition, a notice on each page", async () => {
+  // A corpus made here: v1.11.0 as it is, v1.12.0 as its csi.proto alone; rendered by the
+  // xtask binary `cargo xtask docs` built.
+  const xtask = path.resolve(process.env.XTASK || path.join(here, "..", "target", "debug", "xtask"));
+  assert.ok(fs.existsSync(xtask), `no xtask at ${xtask}: run cargo xtask docs first`);
+  const real = corpusDir();
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "csikit-proto-only-"));
+  try {
+    const corpus = path.join(work, "corpus");
+    for (const [release, files] of [["v1.11.0", ["spec.md", "csi.proto"]], ["v1.12.0", ["csi.proto"]]]) {
+      fs.mkdirSync(path.join(corpus, "csi-spec", release), { recursive: true });
+      for (const f of files) fs.copyFileSync(path.join(real, "csi-spec", release, f), path.join(corpus, "csi-spec", release, f));
+    }
+    const out = path.join(work, "site");
+    execFileSync(xtask, ["docs", "--corpus", corpus, "--out", out], { stdio: ["ignore", "ignore", "pipe"] });
+    const page = await open(pathToFileURL(path.join(out, "en", "v1.12.0", "rpc", "CreateVolume.html")).href);
+    const notice = page.locator(".notice-proto-only");
+    assert.ok(await notice.isVisible(), "proto-only notice visible");
+    assert.match(await notice.innerText(), /Only the \.proto of CSI v1\.12\.0 is in the corpus.*prose and error tables are not in the corpus/);
+    assert.ok(await page.locator('tr[id="CreateVolumeRequest.volume_capabilities"] .badge-required').isVisible(), "field table with badges");
+    assert.equal(await page.locator("table.errors").count(), 0, "no error table");
+    await page.screenshot({ path: path.join(shotDir, "proto-only-createvolume.png") });
+    // The full release's edition says nothing of the kind.
+    await page.goto(pathToFileURL(path.join(out, "en", "v1.11.0", "rpc", "CreateVolume.html")).href);
+    assert.equal(await page.locator(".notice-proto-only").count(), 0);
+    assert.ok((await page.locator("table.errors td.condition").count()) >= 5, "v1.11.0 keeps its error table");
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
 });

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use csikit_spec::diff::{Change, Finding, Report, Severity};
+use csikit_spec::diff::{Change, Finding, Report, Severity, Side};
 use serde_json::Value;
 
 use super::i18n::Catalog;
@@ -191,6 +191,7 @@ pub fn changes_html(cat: &Catalog, report: &Report, links: &dyn ChangeLinks) -> 
     let mut out = String::new();
     if report.findings.is_empty() {
         let _ = writeln!(out, "<p>{}</p>", escape(cat.get("changes_none")));
+        out.push_str(&not_comparable_html(cat, report));
         return out;
     }
     out.push_str("<ul class=\"change-summary\">\n");
@@ -239,5 +240,37 @@ pub fn changes_html(cat: &Catalog, report: &Report, links: &dyn ChangeLinks) -> 
             out.push_str("</ul>\n");
         }
     }
+    out.push_str(&not_comparable_html(cat, report));
+    out
+}
+
+/// What the report could not compare because one side's source does not state it (a release
+/// in the corpus as its proto alone has no error tables or prose): listed, never shown as
+/// removed or added.
+fn not_comparable_html(cat: &Catalog, report: &Report) -> String {
+    let mut out = String::new();
+    if report.not_comparable.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "<h2 id=\"not-comparable\">{}</h2>\n<ul class=\"not-comparable\">",
+        escape(cat.get("changes_not_comparable"))
+    );
+    for n in &report.not_comparable {
+        let text = match n.unavailable_in {
+            Side::Old => cat.fill("not_comparable_in", &[("release", &report.old)]),
+            Side::New => cat.fill("not_comparable_in", &[("release", &report.new)]),
+            Side::Both => cat.get("not_comparable_both").to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "<li data-what=\"{}\"><code>{}</code>: {}</li>",
+            n.what.as_str(),
+            n.what.as_str().replace('_', " "),
+            escape(&text)
+        );
+    }
+    out.push_str("</ul>\n");
     out
 }

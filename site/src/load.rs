@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use csikit_spec::corpus::Corpus;
 use csikit_spec::{CSI_GO_IMPORT, Diagnostics, ImportMap, LoadOptions, Loaded, Model, SourceFile};
 
 use crate::input::{Addon, Release, SiteOptions, Translation};
@@ -51,6 +52,9 @@ struct Listing {
     addons: Vec<AddonListing>,
     /// The csi-addons commit the main versions are at, if recorded.
     addons_commit: Option<String>,
+    /// The newest release with a `csi.proto`, which csi-addons imports resolve to: its name and
+    /// that file.
+    csi_import: Option<(String, PathBuf)>,
 }
 
 /// One csi-addons package of the corpus.
@@ -72,66 +76,38 @@ struct AddonJobs<'a> {
     main: usize,
 }
 
-/// Language, translated file under `translations/`, and the release it translates.
-const TRANSLATIONS: &[(&str, &str, &str)] =
-    &[("ja", "ja/spec.md", "v1.7.0"), ("zh", "zh/spec.md", "v1.6.0")];
-/// The csi-addons packages.
-const ADDONS: &[&str] = &["identity", "reclaimspace", "replication", "volumegroup"];
-
-/// A version number read from a folder name such as `v1.12.0`.
-fn version_key(name: &str) -> Option<Vec<u32>> {
-    name.strip_prefix('v')?.split('.').map(|p| p.parse().ok()).collect()
-}
-
-/// The folders under `dir` named like versions, oldest first.
-fn version_dirs(dir: &Path) -> Result<Vec<(String, PathBuf)>, LoadError> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| LoadError::Corpus(format!("reading '{}': {e}", dir.display())))?;
-    let mut out: Vec<(Vec<u32>, String, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            Some((version_key(&name)?, name, e.path()))
-        })
-        .collect();
-    out.sort();
-    Ok(out.into_iter().map(|(_, n, p)| (n, p)).collect())
-}
-
-/// Lists the corpus: the one place the site learns which releases, translations and packages
-/// there are.
+/// Lists the corpus through [`Corpus::read`], the one place that knows which releases,
+/// translations and csi-addons packages there are: a release folder dropped into the corpus,
+/// with its `.proto` alone or its spec.md too, shows up here.
 fn list(corpus: &Path) -> Result<Listing, LoadError> {
-    let first = version_key(FIRST_RELEASE).unwrap_or_default();
-    let releases = version_dirs(&corpus.join("csi-spec"))?
-        .into_iter()
-        .filter(|(name, _)| version_key(name).is_some_and(|v| v >= first))
-        .collect();
+    let listed = Corpus::read(corpus).map_err(|d| LoadError::Corpus(d.to_string()))?;
+    let releases =
+        listed.releases_from(FIRST_RELEASE).map(|r| (r.name.clone(), r.dir.clone())).collect();
     let mut translations = Vec::new();
-    for (lang, file, release) in TRANSLATIONS {
-        let path = corpus.join("translations").join(file);
-        if !path.is_file() {
-            return Err(LoadError::Corpus(format!("translation '{}' is missing", path.display())));
-        }
-        translations.push(((*lang).to_owned(), path, (*release).to_owned()));
+    for t in &listed.translations {
+        let Some(release) = &t.release else {
+            return Err(LoadError::Corpus(format!(
+                "translation '{}' does not say which release it translates; put its name in a RELEASE file beside it",
+                t.markdown.display()
+            )));
+        };
+        translations.push((t.lang.clone(), t.markdown.clone(), release.clone()));
     }
-    let addons_dir = corpus.join("csi-addons");
-    let tags = version_dirs(&addons_dir.join("_tags")).unwrap_or_default();
-    let addons = ADDONS
+    let addons = listed
+        .addons
         .iter()
-        .map(|name| {
-            let earlier = tags
-                .iter()
-                .filter(|(_, dir)| dir.join(format!("{name}.proto")).is_file())
-                .cloned()
-                .collect();
-            AddonListing { name: (*name).to_owned(), dir: addons_dir.join(name), tags: earlier }
+        .map(|a| AddonListing {
+            name: a.name.clone(),
+            dir: a.main.dir.clone(),
+            tags: a.tags.iter().filter_map(|t| Some((t.tag.clone()?, t.dir.clone()))).collect(),
         })
         .collect();
-    let addons_commit = std::fs::read_to_string(addons_dir.join("COMMIT"))
+    let addons_commit = std::fs::read_to_string(corpus.join("csi-addons/COMMIT"))
         .ok()
         .map(|c| c.trim().chars().take(12).collect::<String>())
         .filter(|c| !c.is_empty());
-    Ok(Listing { releases, translations, addons, addons_commit })
+    let csi_import = listed.latest_release().map(|r| (r.name.clone(), r.proto()));
+    Ok(Listing { releases, translations, addons, addons_commit, csi_import })
 }
 
 /// One spec folder to load.
@@ -152,7 +128,7 @@ fn load_all(jobs: &[Job]) -> Vec<Loaded> {
                         .enumerate()
                         .skip(w)
                         .step_by(workers)
-                        .map(|(i, job)| (i, csikit_spec::load_dir(&job.dir, &job.options)))
+                        .map(|(i, job)| (i, csikit_spec::load_source(&job.dir, &job.options)))
                         .collect::<Vec<_>>()
                 })
             })
@@ -189,14 +165,15 @@ fn model_of(loaded: Loaded, dir: &Path) -> Result<Model, LoadError> {
 /// When the corpus lacks a folder or file the site needs, or a spec has errors.
 pub fn load_corpus(corpus: &Path) -> Result<(Vec<Release>, SiteOptions), LoadError> {
     let listing = list(corpus)?;
-    let Some((newest, newest_dir)) = listing.releases.last().cloned() else {
+    let Some((newest, csi_proto)) =
+        listing.csi_import.clone().filter(|_| !listing.releases.is_empty())
+    else {
         return Err(LoadError::Corpus(format!(
-            "no CSI release from {FIRST_RELEASE} on in '{}'; set {} to the corpus folder",
+            "no CSI release from {FIRST_RELEASE} on with a csi.proto in '{}'; set {} to the corpus folder",
             corpus.join("csi-spec").display(),
             csikit_spec::CORPUS_ENV
         )));
     };
-    let csi_proto = newest_dir.join("csi.proto");
     let csi_text = std::fs::read_to_string(&csi_proto)
         .map_err(|e| LoadError::Corpus(format!("reading '{}': {e}", csi_proto.display())))?;
     let addon_imports = || {

@@ -5,32 +5,23 @@
 //! models, deprecation, removal and renames.
 
 use csikit_site::{ElementKind, History, Lifecycle, Presence, Release, SiteOptions, generate_site};
+use csikit_spec::corpus::Corpus;
 use csikit_spec::{LoadOptions, Model};
 
 fn load(dir: &std::path::Path) -> Model {
-    let loaded = csikit_spec::load_dir(dir, &LoadOptions::default());
+    let loaded = csikit_spec::load_source(dir, &LoadOptions::default());
     loaded.model.unwrap_or_else(|| panic!("'{}' did not load", dir.display()))
 }
 
-/// The v1 releases of the corpus, oldest first, or `None` after a loud skip.
+/// The v1 releases of the corpus (as its listing gives them), oldest first, or `None` after a
+/// loud skip.
 fn releases() -> Option<Vec<Release>> {
     let corpus = csikit_spec::corpus_or_skip()?;
-    let mut names: Vec<(Vec<u32>, String)> = std::fs::read_dir(corpus.join("csi-spec"))
-        .expect("csi-spec folder")
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let key: Option<Vec<u32>> =
-                name.strip_prefix('v')?.split('.').map(|p| p.parse().ok()).collect();
-            Some((key?, name))
-        })
-        .filter(|(key, _)| key[0] >= 1)
-        .collect();
-    names.sort();
+    let listed = Corpus::read(&corpus).expect("the corpus lists");
     Some(
-        names
-            .into_iter()
-            .map(|(_, name)| Release { model: load(&corpus.join("csi-spec").join(&name)), name })
+        listed
+            .releases_from(csikit_site::FIRST_RELEASE)
+            .map(|r| Release { model: load(&r.dir), name: r.name.clone() })
             .collect(),
     )
 }

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use csikit_spec::{Model, SourceFile};
+use csikit_spec::{Model, SourceFile, SourceKind};
 
 use super::plan::{Item, PageKind, PageSpec, plan_pages};
 use crate::directory::{PageInfo, Part};
@@ -81,7 +81,7 @@ pub(super) enum Use {
 /// Whether `model` was read from its proto alone: its release's prose and error tables are not
 /// in the corpus, so its pages come from the proto's comments and say so.
 pub(super) fn proto_only(model: &Model) -> bool {
-    model.files.first().is_none_or(|f| !f.name().ends_with(".md"))
+    model.source.kind != SourceKind::Spec
 }
 
 /// The markdown a model was read from: its first file, or its last for a translation; none for
