@@ -214,10 +214,10 @@ fn addons_agree_with_protoc() {
     std::fs::copy(corpus.join("csi-spec/v1.12.0/csi.proto"), &import).expect("copy csi.proto");
     for addon in common::addons(&corpus) {
         let (name, dir) = (addon.name.as_str(), &addon.main.dir);
-        let loaded = csikit_spec::load_dir(&dir, &LoadOptions::default());
+        let loaded = csikit_spec::load_dir(dir, &LoadOptions::default());
         let model = loaded.model.unwrap_or_else(|| panic!("{name}: {}", loaded.diagnostics));
         let file = format!("{name}.proto");
-        let set = common::protoc_descriptor_set(&protoc, &[&dir, &tmp], &file);
+        let set = common::protoc_descriptor_set(&protoc, &[dir, &tmp], &file);
         assert_same(name, &model_facts(&model), &protoc_facts(&set, &file));
     }
     let _ = std::fs::remove_dir_all(&tmp);
