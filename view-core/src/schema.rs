@@ -205,7 +205,9 @@ impl Schema {
 
     /// The facts of a field ([`Schema::no_facts`] when none are known).
     pub fn field_facts(&self, field: &FieldDescriptor) -> &FieldFacts {
-        self.message_facts(&field.parent_message())
+        self.index
+            .get(field.parent_message().full_name())
+            .map(|&(p, m)| &self.packages[p].messages[m])
             .and_then(|m| m.field_by_number(field.number()))
             .unwrap_or(&NO_FIELD_FACTS)
     }
