@@ -244,9 +244,11 @@ async fn handle(
         Ok(s) => s,
         Err(e) => return fail(&call, 14, &format!("csi-view proxy: {e:#}")),
     };
-    back.notify_one();
     match sender.send_request(upstream_req).await {
         Ok(resp) => {
+            // The plugin answered: only now is the connection asked to end, so the GOAWAY never
+            // races the call that proved the plugin back.
+            back.notify_one();
             let (parts, body) = resp.into_parts();
             {
                 let mut r = call.lock();
