@@ -93,7 +93,7 @@ impl Codec for RawCodec {
 /// DEADLINE_EXCEEDED, whatever the plugin does.
 pub(crate) async fn raw_call(
     channel: &Channel,
-    path: &'static str,
+    path: &str,
     request: Vec<u8>,
     timeout: Duration,
 ) -> Result<Vec<u8>, Status> {
@@ -104,7 +104,8 @@ pub(crate) async fn raw_call(
             .map_err(|e| Status::unavailable(format!("the channel is not ready: {e}")))?;
         let mut req = tonic::Request::new(request);
         req.set_timeout(timeout);
-        let path = http::uri::PathAndQuery::from_static(path);
+        let path = http::uri::PathAndQuery::try_from(path)
+            .map_err(|e| Status::internal(format!("method path '{path}': {e}")))?;
         grpc.unary(req, path, RawCodec).await.map(tonic::Response::into_inner)
     };
     match tokio::time::timeout(timeout + Duration::from_millis(500), call).await {

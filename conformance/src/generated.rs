@@ -43,10 +43,10 @@ pub(crate) fn missing_required(message: &DynamicMessage) -> Vec<Mutation> {
     let mut out = Vec::new();
     walk(message, &mut Vec::new(), &mut |path, _msg, mfacts| {
         for f in mfacts.fields.iter().filter(|f| testable(f)) {
-            let name = join(path, f.name);
+            let name = join(path, &f.name);
             let mut copy = message.clone();
             if let Some(target) = at_path(&mut copy, path)
-                && let Some(field) = target.descriptor().get_field_by_name(f.name)
+                && let Some(field) = target.descriptor().get_field_by_name(&f.name)
             {
                 target.clear_field(&field);
             }
@@ -59,7 +59,7 @@ pub(crate) fn missing_required(message: &DynamicMessage) -> Vec<Mutation> {
             });
         }
         for o in mfacts.oneofs.iter().filter(|o| o.required) {
-            let name = join(path, o.name);
+            let name = join(path, &o.name);
             let mut copy = message.clone();
             if let Some(target) = at_path(&mut copy, path) {
                 let desc = target.descriptor();
@@ -90,7 +90,7 @@ fn testable(f: &FieldFacts) -> bool {
     ];
     f.presence == Presence::Required
         && f.oneof.is_none()
-        && !(matches!(f.label, csikit::facts::Label::Singular) && SCALARS.contains(&f.type_name))
+        && !(matches!(f.label, csikit::facts::Label::Singular) && SCALARS.contains(&&*f.type_name))
 }
 
 /// Every REQUIRED field and required oneof of `full_name` and of the messages it holds, by path
@@ -105,12 +105,12 @@ pub(crate) fn required_paths(full_name: &str) -> Vec<String> {
         let at = |name: &str| {
             if prefix.is_empty() { name.to_owned() } else { format!("{prefix}.{name}") }
         };
-        out.extend(m.fields.iter().filter(|f| testable(f)).map(|f| at(f.name)));
-        out.extend(m.oneofs.iter().filter(|o| o.required).map(|o| at(o.name)));
+        out.extend(m.fields.iter().filter(|f| testable(f)).map(|f| at(&f.name)));
+        out.extend(m.oneofs.iter().filter(|o| o.required).map(|o| at(&o.name)));
         for f in
-            m.fields.iter().filter(|f| facts(f.type_name).is_some() && f.type_name != full_name)
+            m.fields.iter().filter(|f| facts(&f.type_name).is_some() && f.type_name != full_name)
         {
-            walk(f.type_name, &at(f.name), depth + 1, out);
+            walk(&f.type_name, &at(&f.name), depth + 1, out);
         }
     }
     let mut out = Vec::new();
@@ -208,9 +208,9 @@ pub(crate) fn size_limits(message: &DynamicMessage) -> Vec<Mutation> {
     let desc = message.descriptor();
     let Some(mfacts) = facts(desc.full_name()) else { return Vec::new() };
     let mut out = Vec::new();
-    for f in mfacts.fields {
+    for f in mfacts.fields.iter() {
         let Some(limit) = f.size_limit.max_bytes() else { continue };
-        let Some(field) = desc.get_field_by_name(f.name) else { continue };
+        let Some(field) = desc.get_field_by_name(&f.name) else { continue };
         if f.secret || field.is_list() {
             continue;
         }
@@ -271,7 +271,7 @@ pub(crate) fn bad_secret_key(message: &DynamicMessage) -> Vec<Mutation> {
     let Some(mfacts) = facts(desc.full_name()) else { return Vec::new() };
     let mut out = Vec::new();
     for f in mfacts.fields.iter().filter(|f| f.secret && field_is_map(f)) {
-        let Some(field) = desc.get_field_by_name(f.name) else { continue };
+        let Some(field) = desc.get_field_by_name(&f.name) else { continue };
         let mut copy = message.clone();
         let mut map = match copy.get_field(&field).as_ref() {
             Value::Map(m) => m.clone(),
@@ -300,7 +300,7 @@ pub(crate) fn control_chars(message: &DynamicMessage) -> Vec<Mutation> {
     let Some(mfacts) = facts(desc.full_name()) else { return Vec::new() };
     let mut out = Vec::new();
     for f in mfacts.fields.iter().filter(|f| f.no_control_chars) {
-        let Some(field) = desc.get_field_by_name(f.name) else { continue };
+        let Some(field) = desc.get_field_by_name(&f.name) else { continue };
         if !matches!(field.kind(), Kind::String) || field.is_list() {
             continue;
         }

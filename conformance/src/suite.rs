@@ -276,18 +276,18 @@ impl Suite {
         method: &MethodFacts,
         request: Vec<u8>,
     ) -> Result<Vec<u8>, Status> {
-        let answer = raw_call(&self.ch, method.path, request, self.t).await;
-        let name = method.output.rsplit('.').next().unwrap_or(method.output);
+        let answer = raw_call(&self.ch, &method.path, request, self.t).await;
+        let name = method.output.rsplit('.').next().unwrap_or(&method.output);
         match &answer {
             Ok(bytes) => {
-                match csikit::validate_encoded(method.output, bytes) {
+                match csikit::validate_encoded(&method.output, bytes) {
                     Ok(()) => {}
                     Err(csikit::ValidateEncodedError::Invalid(v)) => self.violations(name, &v),
                     Err(e) => {
                         self.problem(format!("{name}: does not decode"), e.to_string(), false)
                     }
                 }
-                self.enums(method.output, name, bytes);
+                self.enums(&method.output, name, bytes);
                 self.scan(name, bytes);
             }
             Err(s) => self.scan(&status_of(name), s.message().as_bytes()),

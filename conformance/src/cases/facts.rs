@@ -194,7 +194,7 @@ fn methods(s: &Suite) -> Vec<(&'static str, &'static MethodFacts)> {
         .methods
         .iter()
         .filter_map(|m| {
-            let service = m.service.rsplit('.').next().unwrap_or(m.service);
+            let service = m.service.rsplit('.').next().unwrap_or(&m.service);
             let advertised = match service {
                 "Identity" => true,
                 "Controller" => s.controller(),
@@ -233,11 +233,11 @@ fn adopt(s: &mut Suite, rpc: &str, answer: &Result<Vec<u8>, Status>) {
 pub(crate) async fn run(s: &mut Suite, rec: &mut Recorder<'_>) -> Coverage {
     let mut coverage = Coverage::default();
     for (service, method) in methods(s) {
-        let Some(bytes) = baseline(s, method.name) else { continue };
-        let why = obliged(s, service, method.name);
+        let Some(bytes) = baseline(s, &method.name) else { continue };
+        let why = obliged(s, service, &method.name);
         let started = Instant::now();
         let answer = s.raw(method, bytes.clone()).await;
-        adopt(s, method.name, &answer);
+        adopt(s, &method.name, &answer);
         let unimplemented = matches!(&answer, Err(e) if e.code() == Code::Unimplemented);
         if let Some(why) = &why {
             let name = format!("{}: implemented, as the spec obliges ({why})", method.name);
@@ -252,12 +252,12 @@ pub(crate) async fn run(s: &mut Suite, rec: &mut Recorder<'_>) -> Coverage {
                 rec.record(s, name, general::OBLIGED, started, outcome);
             }
         }
-        let paths = generated::required_paths(method.input);
+        let paths = generated::required_paths(&method.input);
         if unimplemented {
             continue;
         }
         coverage.total += paths.len();
-        let Some(desc) = csikit::v1::descriptor_pool().get_message_by_name(method.input) else {
+        let Some(desc) = csikit::v1::descriptor_pool().get_message_by_name(&method.input) else {
             continue;
         };
         let Ok(base) = DynamicMessage::decode(desc, bytes.as_slice()) else { continue };
@@ -287,7 +287,7 @@ pub(crate) async fn run(s: &mut Suite, rec: &mut Recorder<'_>) -> Coverage {
             }
             let started = Instant::now();
             let answer = s.raw(method, m.bytes).await;
-            adopt(s, method.name, &answer);
+            adopt(s, &method.name, &answer);
             let mut outcome = verdict(m.expect, &answer);
             // The request also names an id never issued: "Volume does not exist" holds as much
             // as "Missing required field", and the spec orders neither row before the other.
