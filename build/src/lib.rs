@@ -25,6 +25,9 @@
 //! Spec problems are reported the cargo way: warnings as `cargo:warning=` lines with
 //! `file:line:col`, errors rendered on stderr and returned as [`Error::Spec`]. Output files
 //! are replaced atomically, so a failed build never leaves a half-written one.
+//!
+//! Module `csi_proto` holds the CSI proto `csikit::v1` was generated from, for the csi-addons
+//! import.
 
 mod csi_proto;
 

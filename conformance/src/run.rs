@@ -198,7 +198,7 @@ pub async fn run_in_process(
 ) -> anyhow::Result<Report> {
     let dir = tempfile::Builder::new().prefix("csi-conformance-").tempdir()?;
     let socket = dir.path().join("csi.sock");
-    let listener = tokio::net::UnixListener::bind(&socket)?;
+    let listener = csikit::runtime::endpoint::bind_unix(&socket).await?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(
         tonic::transport::Server::builder().add_routes(routes).serve_with_incoming_shutdown(

@@ -22,6 +22,10 @@
 //! attributes onto the oneof's variants, where this one is ignored. Item arguments:
 //! `crate = path` (where `Validate` lives, default `::csikit`), `check = path` (a
 //! message-level rule: `fn(&Self, &FieldPath, &mut Violations)`).
+//!
+//! Modules: `ast` (the struct read into plain data), `attr` (the `#[csi(...)]` rules), `valid`
+//! (rules that cannot apply, rejected at their tokens), `expand` (the `impl Validate`) and `service`
+//! (`#[csi_service]`).
 
 mod ast;
 mod attr;

@@ -29,6 +29,9 @@
 //! copied into the volume's `volume_context`, which the CO passes back to `NodeStageVolume` and
 //! `NodePublishVolume`; they sleep too. Tests use it to hold a call in flight while a second call
 //! for the same volume arrives (which the skeleton answers `ABORTED`). Delays are capped at 60 s.
+//!
+//! Modules: `driver` (the plugin's state and each RPC's semantics, by service), `service` (the
+//! thin `#[csi_service]` trait impls handing requests to it) and `fault` (the planted bugs).
 
 pub mod driver;
 pub mod fault;

@@ -10,6 +10,13 @@
 //! before), `search-index.js`, and for a translation `status.html`. The layout before releases
 //! (`en/rpc/CreateVolume.html`, `ja/...`) is kept as redirect pages to the newest edition of the
 //! language, anchor included. `index.html` at the root lists every edition.
+//!
+//! Modules: `input` and `load` (the releases, translations and packages a site is made of, read
+//! through csikit-spec's corpus listing), `edition` (one edition's pages), `pages` (the
+//! askama templates and the data they show), `prose` (markdown to HTML), `translation` (pairing a translation's
+//! sections with the English), `history` and `changes` (badges and changes pages from the diff
+//! engine), `directory` (every edition's pages, for the switchers) and `i18n` (the interface
+//! catalogs).
 
 mod changes;
 mod directory;

@@ -1,6 +1,9 @@
 //! What changed between two Models (two CSI releases, or two versions of a csi-addons spec):
 //! each change once, with a severity and the spec section it belongs to.
 //!
+//! (over 800 lines: one comparison per kind of element, each short and each deciding its own
+//! findings' severity; they share the walk and the severity rules, which is why they stay together.)
+//!
 //! Matching: services, RPCs, messages and enums by name within the package (across a package
 //! rename, such as `csi.v0` → `csi.v1`, the names relative to the package; the rename itself is
 //! one finding); fields and enum values by number, a new name at the same number being a rename;

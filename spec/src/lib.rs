@@ -6,6 +6,11 @@
 //! [`markdown::parse_doc`] read text, [`compile::compile_proto`] builds descriptors,
 //! [`lower::lower_model`] builds the model and [`check::check_model`] reports
 //! inconsistencies. [`load_dir`] runs them all over a spec directory.
+//!
+//! Modules: `source` (any spec source: a spec folder, a `.proto` alone, a descriptor set) and
+//! `corpus` (the corpus listing); `fs`, `extract`, `markdown`, `comment` and `compile` read;
+//! `lower`, `obligation` and `model` build the Model and `facts` turns it into the runtime's facts
+//! tables; `check` and `diagnostic` report; `diff` compares two Models.
 
 pub mod check;
 pub mod comment;

@@ -5,6 +5,10 @@
 //! Exit codes: 0 success; 1 validation failed, the messages differ, or an edit was refused or
 //! its editor failed; 2 bad input (not protobuf, wrong type, empty, unknown type name) or a bad
 //! command line. Errors are one line on stderr, with the byte offset where the input is bad.
+//!
+//! Modules: `args` (the command line), `load` (the schema and messages every command starts from),
+//! `view` (the read-only views), `check` (validate, diff), `change` (encode, edit) and `serve`
+//! (the long-running `ui` and `proxy`).
 
 mod args;
 mod change;

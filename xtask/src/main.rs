@@ -2,6 +2,10 @@
 //!
 //! Exit codes: 0 success (warnings may be printed), 1 the inputs have errors (nothing is
 //! written or printed to stdout), 2 bad command line.
+//!
+//! Modules: `generate` (`cargo xtask generate`: the `csikit` crate and standalone crates),
+//! `diff` (`diff` and `changelog`), `docs` (`docs`: loads the corpus and writes the site), `new_driver`
+//! (`new-driver`: the driver scaffold and its templates) and `tree` (writing a tree of files atomically).
 
 mod diff;
 mod docs;

@@ -65,23 +65,18 @@ const ONE_HOME: &[OneHome] = &[
     },
 ];
 
-/// Copies of the rules above still in csi-view: removed when the viewer adopts
-/// `runtime::endpoint` (endpoints, `bind_unix`, `shutdown_signal`), `runtime::h2frame` and
-/// `runtime::redact::scrub`. An entry that no longer matches fails the test, so this list only
-/// shrinks; the lead empties it after merging the viewer's move.
+/// Copies of a shared rule waiting to move to its home (file, needle); empty now. An entry that
+/// no longer matches fails the test, so the list only shrinks.
 const VIEWER_COPIES_PENDING: &[(&str, &str)] = &[];
 
-/// Other copies outside this helper's files, each to move onto the runtime by its owner:
-/// csi-conformance's in-process run binds its temporary socket itself (a fresh directory, so
-/// nothing stale, but the one home is `runtime::endpoint::bind_unix`).
-const OTHER_COPIES_PENDING: &[(&str, &str)] = &[("conformance/src/lib.rs", "UnixListener::bind")];
+const OTHER_COPIES_PENDING: &[(&str, &str)] = &[];
 
-/// Product files over [`MAX_LINES`] that their owners are splitting under issue 21 ("one rule,
-/// one place"); an entry that is no longer long fails the test, so the list only shrinks.
+/// Product files over [`MAX_LINES`] waiting to be split (empty now); an entry that is no longer
+/// long fails the test, so the list only shrinks.
 const LONG_FILES_PENDING: &[&str] = &[];
 
-/// Crate roots whose docs do not yet name every module (owned by other helpers under issue
-/// 21); an entry whose docs are fixed fails the test, so the list only shrinks.
+/// Crate roots whose docs do not yet name every module (empty now); an entry whose docs are fixed
+/// fails the test, so the list only shrinks.
 const MODULE_DOCS_PENDING: &[&str] = &[];
 
 fn root() -> PathBuf {
