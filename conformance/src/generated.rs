@@ -33,6 +33,28 @@ pub(crate) enum Expect {
     NotInvalid,
 }
 
+/// `message` with what `clear` removes from the message at `path`: a request lacking the REQUIRED
+/// `name`, which the plugin must refuse.
+fn without(
+    message: &DynamicMessage,
+    path: &[Step],
+    name: String,
+    what: &str,
+    clear: impl FnOnce(&mut DynamicMessage),
+) -> Mutation {
+    let mut copy = message.clone();
+    if let Some(target) = at_path(&mut copy, path) {
+        clear(target);
+    }
+    Mutation {
+        what: format!("without {name}{what}"),
+        bytes: copy.encode_to_vec(),
+        expect: Expect::Invalid,
+        sentence: general::MISSING_REQUIRED,
+        required: Some(plain(&name)),
+    }
+}
+
 fn facts(full_name: &str) -> Option<&'static MessageFacts> {
     csikit::v1::facts::FACTS.messages.iter().find(|m| m.full_name == full_name)
 }
@@ -43,39 +65,22 @@ pub(crate) fn missing_required(message: &DynamicMessage) -> Vec<Mutation> {
     let mut out = Vec::new();
     walk(message, &mut Vec::new(), &mut |path, _msg, mfacts| {
         for f in mfacts.fields.iter().filter(|f| testable(f)) {
-            let name = join(path, &f.name);
-            let mut copy = message.clone();
-            if let Some(target) = at_path(&mut copy, path)
-                && let Some(field) = target.descriptor().get_field_by_name(&f.name)
-            {
-                target.clear_field(&field);
-            }
-            out.push(Mutation {
-                what: format!("without {name}"),
-                bytes: copy.encode_to_vec(),
-                expect: Expect::Invalid,
-                sentence: general::MISSING_REQUIRED,
-                required: Some(plain(&name)),
-            });
+            out.push(without(message, path, join(path, &f.name), "", |target| {
+                if let Some(field) = target.descriptor().get_field_by_name(&f.name) {
+                    target.clear_field(&field);
+                }
+            }));
         }
         for o in mfacts.oneofs.iter().filter(|o| o.required) {
             let name = join(path, &o.name);
-            let mut copy = message.clone();
-            if let Some(target) = at_path(&mut copy, path) {
+            out.push(without(message, path, name, " (required oneof)", |target| {
                 let desc = target.descriptor();
                 if let Some(oneof) = desc.oneofs().find(|x| x.name() == o.name) {
                     for field in oneof.fields() {
                         target.clear_field(&field);
                     }
                 }
-            }
-            out.push(Mutation {
-                what: format!("without {name} (required oneof)"),
-                bytes: copy.encode_to_vec(),
-                expect: Expect::Invalid,
-                sentence: general::MISSING_REQUIRED,
-                required: Some(plain(&name)),
-            });
+            }));
         }
     });
     out

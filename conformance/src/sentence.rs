@@ -89,6 +89,8 @@ impl fmt::Display for Sentence {
 
 /// The general sentences the generated cases check.
 pub mod general {
+    // Rows of one shape (a duplicate the tree's scan lists on purpose): each constant is a row
+    // of the table of spec sentences, data rather than code.
     use super::Sentence;
 
     /// The general error table's first row.

@@ -121,6 +121,14 @@ pub fn is_source_notice(d: &Diagnostic) -> bool {
     d.severity == Severity::Warning && d.message.contains(NOTICE)
 }
 
+/// What a command that loads a source shows of its diagnostics: the errors, and the one notice of
+/// what the source cannot state (other warnings are the spec's own, shown by `cargo xtask model`).
+pub fn errors_and_source_notice(diagnostics: &crate::Diagnostics) -> crate::Diagnostics {
+    crate::Diagnostics(
+        diagnostics.0.iter().filter(|d| d.is_error() || is_source_notice(d)).cloned().collect(),
+    )
+}
+
 /// Reads any spec source into a checked model:
 /// - a folder holding `spec.md` or `README.md` (and its `.proto`): as [`crate::load_dir`];
 /// - a markdown file: its proto is built from its ```` ```protobuf ```` blocks;

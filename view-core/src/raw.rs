@@ -72,11 +72,6 @@ impl<'s, W: Write> RawPrinter<'s, W> {
         self
     }
 
-    /// Gives back the writer.
-    pub fn into_inner(self) -> W {
-        self.out
-    }
-
     /// Checks the whole message, then prints it (nothing is printed when the bytes are bad).
     ///
     /// # Errors
@@ -113,6 +108,24 @@ impl<'s, W: Write> RawPrinter<'s, W> {
     fn number(&mut self, v: u64) -> io::Result<()> {
         let mut digits = [0u8; 20];
         self.out.write_all(decimal(v, &mut digits))
+    }
+
+    /// A group or message value: ` {`, its note, its records one level deeper, `}`.
+    fn nested(
+        &mut self,
+        bytes: &[u8],
+        base: usize,
+        depth: usize,
+        desc: Option<&MessageDescriptor>,
+        note: Option<&str>,
+        secret: bool,
+    ) -> Result<(), RawError> {
+        self.out.write_all(b" {")?;
+        self.note(note)?;
+        self.records(bytes, base, depth + 1, desc, secret)?;
+        self.line_start(None, depth)?;
+        self.out.write_all(b"}\n")?;
+        Ok(())
     }
 
     fn records(
@@ -186,22 +199,21 @@ impl<'s, W: Write> RawPrinter<'s, W> {
                     write!(self.out, " 0x{v:016x}  # double {:?}", f64::from_bits(v))?
                 }
                 WireValue::Group(d) => {
-                    self.out.write_all(b" {")?;
-                    self.note(note.as_deref())?;
-                    self.records(d, r.value_offset, depth + 1, sub.as_ref(), redact)?;
-                    self.line_start(None, depth)?;
-                    self.out.write_all(b"}\n")?;
+                    self.nested(d, r.value_offset, depth, sub.as_ref(), note.as_deref(), redact)?;
                     continue;
                 }
                 WireValue::Len(d) => {
                     self.out.write_all(b" len=")?;
                     self.number(d.len() as u64)?;
                     if would_nest && !redact {
-                        self.out.write_all(b" {")?;
-                        self.note(note.as_deref())?;
-                        self.records(d, r.value_offset, depth + 1, sub.as_ref(), redact)?;
-                        self.line_start(None, depth)?;
-                        self.out.write_all(b"}\n")?;
+                        self.nested(
+                            d,
+                            r.value_offset,
+                            depth,
+                            sub.as_ref(),
+                            note.as_deref(),
+                            redact,
+                        )?;
                         continue;
                     }
                     if redact {

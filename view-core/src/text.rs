@@ -221,11 +221,6 @@ impl<'s, W: Write> TextPrinter<'s, W> {
         self
     }
 
-    /// Gives back the writer.
-    pub fn into_inner(self) -> W {
-        self.out
-    }
-
     /// Checks, then prints `bytes` as a message of type `desc` (nothing is printed when the check fails).
     ///
     /// # Errors

@@ -189,6 +189,9 @@ pub(crate) struct ProxyArgs {
     pub(crate) schema: SchemaArgs,
 }
 
+// The commands' argument structs repeat a shape (a duplicate the tree's scan lists on purpose):
+// the groups they share are flattened (`InputArgs`, `SchemaArgs`); what is left are one-line
+// flags whose help text differs per command.
 #[derive(Args, Debug)]
 pub(crate) struct DiffArgs {
     /// Message type of both; detected when absent.

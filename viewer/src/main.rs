@@ -67,13 +67,8 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
-        }
-    };
+    // clap prints help or the error, and exits 0 or 2 (a bad command line).
+    let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

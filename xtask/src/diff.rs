@@ -50,15 +50,7 @@ fn release_name(dir: &Path) -> String {
 /// and so is the one notice of what the source cannot state.
 fn load(dir: &Path) -> anyhow::Result<Model> {
     let loaded = csikit_spec::load_source(dir, &LoadOptions::default());
-    let shown = csikit_spec::Diagnostics(
-        loaded
-            .diagnostics
-            .0
-            .iter()
-            .filter(|d| d.is_error() || csikit_spec::source::is_source_notice(d))
-            .cloned()
-            .collect(),
-    );
+    let shown = csikit_spec::source::errors_and_source_notice(&loaded.diagnostics);
     if crate::report(&shown) {
         bail!("'{}' has errors", dir.display());
     }

@@ -46,15 +46,7 @@ struct Input {
 /// one notice of what a proto-only source cannot state.
 fn load(dir: &Path, imports: ImportMap) -> anyhow::Result<Loaded> {
     let loaded = csikit_spec::load_source(dir, &LoadOptions { imports, ..LoadOptions::default() });
-    let errors = csikit_spec::Diagnostics(
-        loaded
-            .diagnostics
-            .0
-            .iter()
-            .filter(|d| d.is_error() || csikit_spec::source::is_source_notice(d))
-            .cloned()
-            .collect(),
-    );
+    let errors = csikit_spec::source::errors_and_source_notice(&loaded.diagnostics);
     if crate::report(&errors) || loaded.model.is_none() || loaded.compiled.is_none() {
         bail!("'{}' has errors; nothing was generated", dir.display());
     }

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
+use subtle::ConstantTimeEq as _;
 
 use csikit::v1::errors::CreateVolumeError;
 use csikit::v1::volume_capability::AccessType;
@@ -185,7 +186,8 @@ impl Driver {
             return Ok(());
         };
         match secrets.get(key) {
-            Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => Ok(()),
+            // Without an early exit, so timing does not reveal a matching prefix.
+            Some(given) if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) => Ok(()),
             Some(_) => Err(Status::unauthenticated(format!("secret '{key}' is not valid"))),
             None => Err(Status::unauthenticated(format!("secret '{key}' is required"))),
         }
@@ -441,11 +443,6 @@ fn page<'a, T>(
         _ => String::new(),
     };
     Ok((page.into_iter().map(|(_, v)| v).collect(), next_token))
-}
-
-/// Compares secrets without an early exit, so timing does not reveal a matching prefix.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 mod controller;
