@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use crate::error::Error;
 use crate::package::{Package, PackageParts, Parts};
-use crate::{Error, debug, names};
+use crate::{debug, names};
 
 /// How to lay out the crate.
 #[derive(Debug, Clone)]

@@ -6,11 +6,11 @@
 //! compile happens once, in `csikit-spec`; prost-build only turns those descriptors into
 //! Rust (through [`prost_build::Config::generate`], which returns strings).
 //!
-//! [`site`] renders the documentation site and [`scaffold`] a new driver crate, likewise as
-//! maps of path to text.
+//! The documentation site is `csikit-site`'s and the driver scaffold `xtask`'s, so a build script's
+//! dependency tree holds neither.
 //!
-//! Inside, dependencies point down. At the bottom, `input` (a [`Package`] and which [`Parts`] to
-//! make of it), `names` (Rust names and type paths) and `docs` (rustdoc from spec comments). The
+//! Inside, dependencies point down. At the bottom, `error` (why generation failed), `input` (a
+//! [`Package`] and which [`Parts`] to make of it), `names` (Rust names and type paths) and `docs` (rustdoc from spec comments). The
 //! per-package generators read only those: `rust` (prost/tonic output with `validation`'s
 //! attributes), `facts`, `descriptor`, `debug` (redacted `Debug`), `server` and `errors` (the
 //! error catalogs). `package` assembles their output into one package module, and `layout` lays
@@ -19,6 +19,7 @@
 mod debug;
 mod descriptor;
 mod docs;
+mod error;
 mod errors;
 mod facts;
 mod input;
@@ -34,37 +35,9 @@ use std::path::PathBuf;
 
 use csikit_spec::Model;
 
+pub use error::Error;
 pub use layout::{CrateOptions, Dependency};
 pub use package::{Gate, Package, Parts, package_file};
-
-/// Why generation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The encoded descriptor set given with a package does not decode.
-    #[error("descriptor set of '{package}' does not decode: {source}")]
-    Descriptor {
-        /// The proto package.
-        package: String,
-        /// The decode error.
-        source: prost::DecodeError,
-    },
-    /// The descriptor set does not contain the file the model was built from.
-    #[error("descriptor set of '{package}' has no file '{file}'")]
-    MissingFile {
-        /// The proto package.
-        package: String,
-        /// The import name looked for.
-        file: String,
-    },
-    /// prost-build refused the descriptors.
-    #[error("prost-build failed on '{package}': {source}")]
-    ProstBuild {
-        /// The proto package.
-        package: String,
-        /// The error prost-build gave.
-        source: std::io::Error,
-    },
-}
 
 /// Generates every file of the `csikit` crate, keyed by path relative to the crate root.
 ///

@@ -5,9 +5,10 @@ use prost::Message as _;
 use prost_build::{Config, Module};
 use prost_types::FileDescriptorSet;
 
+use crate::debug;
 use crate::docs::{ALPHA_NOTE, doc_attribute, field_marker};
+use crate::error::Error;
 use crate::input::{Gate, Package, Parts};
-use crate::{Error, debug};
 
 /// Lints the prost and tonic output is not held to: it is reviewed upstream, and its doc
 /// comments are spec prose written for protobuf.
