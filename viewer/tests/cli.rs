@@ -285,19 +285,25 @@ fn descriptor_set_works_like_proto() {
     let pool = protox::compile([&proto], [env.dir.path()]).expect("compile");
     let set = prost::Message::encode_to_vec(&pool);
     let ds = env.write("demo.pb", &set);
-    let out = env.run(
-        &[
-            "decode",
-            "--descriptor-set",
-            ds.to_str().unwrap_or_default(),
-            "--type",
-            "Inner",
-            "--input-format",
-            "hex",
-        ],
-        Some(b"0a01781001"),
-    );
-    assert_eq!(text(&out), "# demo.Inner (5 bytes)\na: \"x\"\nb: true\n", "{}", err(&out));
+    let decode = |flag: &str, source: &Path| {
+        env.run(
+            &[
+                "decode",
+                flag,
+                source.to_str().unwrap_or_default(),
+                "--type",
+                "Inner",
+                "--input-format",
+                "hex",
+            ],
+            Some(b"0a01781001"),
+        )
+    };
+    let (from_set, from_proto) = (decode("--descriptor-set", &ds), decode("--proto", &proto));
+    // Both go through the same Model: the same fields with the same facts.
+    assert!(text(&from_set).starts_with("# demo.Inner (5 bytes)\na: \"x\""), "{}", err(&from_set));
+    assert!(text(&from_set).contains("\nb: true\n"), "{}", text(&from_set));
+    assert_eq!(text(&from_set), text(&from_proto), "{}", err(&from_proto));
 }
 
 #[test]
