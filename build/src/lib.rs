@@ -377,20 +377,15 @@ impl Builder {
         Ok(out)
     }
 
-    /// Renders `errors` on stderr and makes the [`Error::Spec`].
+    /// Renders `errors` on stderr (a line each, then the source line it points at) and makes
+    /// the [`Error::Spec`].
     fn fail(&self, path: &Path, errors: Vec<Diagnostic>) -> Error {
-        let handler =
-            miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
         let mut stderr = std::io::stderr().lock();
         let mut lines = Vec::new();
         for d in &errors {
-            let mut rendered = String::new();
-            if handler.render_report(&mut rendered, d).is_err() {
-                rendered = format!("{}\n", d.message);
-            }
             let loc = d.location();
             let _ = writeln!(stderr, "error: {}", one_line(d));
-            let _ = write!(stderr, "{rendered}");
+            let _ = write!(stderr, "{}", d.snippet());
             lines.push(if loc.is_empty() {
                 d.message.clone()
             } else {

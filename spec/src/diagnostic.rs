@@ -138,6 +138,40 @@ impl Diagnostic {
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
+
+    /// The pointed-at source line with the label under its span, as compilers print it, for
+    /// places that show a diagnostic without miette's graphical handler (a build script's
+    /// output: csikit-build leaves that handler and its text-layout dependencies out of users'
+    /// builds). Empty for a global problem.
+    ///
+    /// ```text
+    ///    --> spec/README.md:12:5
+    ///     |
+    ///  12 |     strng address = 1;
+    ///     |     ^^^^^ unknown type
+    /// ```
+    pub fn snippet(&self) -> String {
+        let Some(src) = &self.source else { return String::new() };
+        let (line, col) = src.line_col(self.span.0);
+        let start = src.line_offset(line);
+        let text = src.text();
+        let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let source_line = text[start..end].trim_end_matches('\r');
+        // The caret run covers the span's characters on this line, at least one.
+        let span_end = (self.span.0 + self.span.1).min(end);
+        let width = text.get(self.span.0..span_end).map_or(1, |s| s.chars().count()).max(1);
+        let gutter = " ".repeat(line.to_string().len());
+        let pad = " ".repeat(col as usize - 1);
+        let mut out = format!(
+            "{gutter}--> {}:{line}:{col}\n{gutter} |\n{line} | {source_line}\n",
+            src.name()
+        );
+        out.push_str(&format!("{gutter} | {pad}{} {}\n", "^".repeat(width), self.label));
+        if let Some(help) = &self.help {
+            out.push_str(&format!("{gutter} = help: {help}\n"));
+        }
+        out
+    }
 }
 
 impl fmt::Display for Diagnostic {

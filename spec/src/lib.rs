@@ -17,6 +17,7 @@ pub mod comment;
 pub mod compile;
 pub mod corpus;
 pub mod diagnostic;
+#[cfg(feature = "json")]
 pub mod diff;
 pub mod extract;
 pub mod facts;

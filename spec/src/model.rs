@@ -3,6 +3,7 @@
 //! Every node keeps a [`Span`] so that checks can point at the text the fact came from;
 //! spans are not part of the JSON form, which is the stable contract in `DESIGN.md`.
 
+#[cfg(feature = "json")]
 use serde::Serialize;
 
 /// A location in one of the input files, kept for diagnostics.
@@ -17,7 +18,8 @@ pub struct Span {
 }
 
 /// Everything the toolkit knows about one spec release (or one csi-addons spec).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "json", derive(Serialize))]
 pub struct Model {
     /// The proto package, e.g. `csi.v1`.
     pub package: String,
@@ -38,12 +40,13 @@ pub struct Model {
     /// What kind of source the model was read from and what that source cannot state.
     pub source: crate::source::SourceInfo,
     /// The input files spans refer to.
-    #[serde(skip)]
+    #[cfg_attr(feature = "json", serde(skip))]
     pub files: Vec<crate::diagnostic::SourceFile>,
 }
 
 /// A gRPC service.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "json", derive(Serialize))]
 pub struct Service {
     /// Simple name, e.g. `Controller`.
     pub name: String,
@@ -57,13 +60,14 @@ pub struct Service {
     pub comment: String,
     /// RPCs in declaration order.
     pub methods: Vec<Method>,
-    #[serde(skip)]
+    #[cfg_attr(feature = "json", serde(skip))]
     /// Where it is declared.
     pub span: Span,
 }
 
 /// One RPC.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "json", derive(Serialize))]
 pub struct Method {
     /// Simple name, e.g. `CreateVolume`.
     pub name: String,
@@ -88,13 +92,14 @@ pub struct Method {
     /// What the section says a plugin MUST implement ("A Controller Plugin MUST implement this
     /// RPC call [if it has `X` capability]"); `None` where it says nothing.
     pub obligation: Option<Obligation>,
-    #[serde(skip)]
+    #[cfg_attr(feature = "json", serde(skip))]
     /// Where it is declared.
     pub span: Span,
 }
 
 /// Who MUST implement an RPC, and when, as its section says.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "json", derive(Serialize))]
 pub struct Obligation {
     /// The plugin the sentence names: `Controller`, `Node`, `GroupController`, or `Plugin`
     /// ("A Plugin MUST implement", every plugin).
@@ -104,7 +109,8 @@ pub struct Obligation {
 }
 
 /// A capability of one service, by the value's name in its `*ServiceCapability` enum.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "json", derive(Serialize))]
 pub struct CapabilityRef {
     /// `Controller`, `Node` or `GroupController`.
     pub service: String,
@@ -113,7 +119,8 @@ pub struct CapabilityRef {
 }
 
 /// A message type.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "json", derive(Serialize))]
 pub struct Message {
     /// Fully qualified name without a leading dot.
     pub full_name: String,
@@ -127,13 +134,14 @@ pub struct Message {
     pub fields: Vec<Field>,
     /// Real (not synthetic) oneofs in declaration order.
     pub oneofs: Vec<Oneof>,
-    #[serde(skip)]
+    #[cfg_attr(feature = "json", serde(skip))]
     /// Where it is declared.
     pub span: Span,
 }
 
 /// A oneof; its requirement sits here, not on its member fields.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "json", derive(Serialize))]
 pub struct Oneof {
     /// Name of the oneof.
     pub name: String,
@@ -141,7 +149,7 @@ pub struct Oneof {
     pub required: bool,
     /// The leading comment in the proto.
     pub comment: String,
-    #[serde(skip)]
+    #[cfg_attr(feature = "json", serde(skip))]
     /// Where it is declared.
     pub span: Span,
 }
@@ -215,6 +223,7 @@ impl std::fmt::Display for FieldType {
 }
 
 /// The JSON contract's `type` string (see `Display`).
+#[cfg(feature = "json")]
 impl Serialize for FieldType {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
@@ -265,6 +274,7 @@ impl Field {
 }
 
 /// The JSON contract's keys, in order; `max_bytes` is derived from the size limit.
+#[cfg(feature = "json")]
 impl Serialize for Field {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct as _;
@@ -289,7 +299,8 @@ impl Serialize for Field {
 }
 
 /// An enum type.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "json", derive(Serialize))]
 pub struct Enum {
     /// Fully qualified name without a leading dot.
     pub full_name: String,
@@ -301,13 +312,14 @@ pub struct Enum {
     pub comment: String,
     /// Values in declaration order.
     pub values: Vec<EnumValue>,
-    #[serde(skip)]
+    #[cfg_attr(feature = "json", serde(skip))]
     /// Where it is declared.
     pub span: Span,
 }
 
 /// A value of an enum.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "json", derive(Serialize))]
 pub struct EnumValue {
     /// Value name.
     pub name: String,
@@ -322,7 +334,8 @@ pub struct EnumValue {
 }
 
 /// One row of an error table.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "json", derive(Serialize))]
 pub struct ErrorRow {
     /// The condition, as the spec words it.
     pub condition: String,
@@ -336,13 +349,14 @@ pub struct ErrorRow {
     pub recovery: String,
     /// Language of the prose in this row.
     pub lang: String,
-    #[serde(skip)]
+    #[cfg_attr(feature = "json", serde(skip))]
     /// Where the row is.
     pub span: Span,
 }
 
 /// The spec's general size limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "json", derive(Serialize))]
 pub struct SizeLimits {
     /// Bytes per string value.
     pub string: u32,
@@ -351,7 +365,8 @@ pub struct SizeLimits {
 }
 
 /// A heading of the prose.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "json", derive(Serialize))]
 pub struct Section {
     /// Heading level, 1 to 6.
     pub level: u8,
@@ -380,6 +395,7 @@ impl Model {
     }
 
     /// The model as pretty JSON with the keys in `DESIGN.md`.
+    #[cfg(feature = "json")]
     pub fn to_json(&self) -> String {
         // Serialising plain data with string keys cannot fail.
         let mut out = serde_json::to_string_pretty(self).unwrap_or_default();

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use prost::Message as _;
 use prost_reflect::DescriptorPool;
+#[cfg(feature = "json")]
 use serde::Serialize;
 
 use crate::compile::{self, CSI_GO_IMPORT, Compiled, ImportMap};
@@ -18,8 +19,9 @@ use crate::model::{Model, Presence, SizeLimit};
 use crate::{LoadOptions, Loaded, SpecDir, check, corpus, lower};
 
 /// What a model was read from (JSON: `"spec"`, `"proto"`, `"descriptor_set"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "json", derive(Serialize))]
+#[cfg_attr(feature = "json", serde(rename_all = "snake_case"))]
 pub enum SourceKind {
     /// A spec's markdown (`spec.md`, or a csi-addons `README.md`) with its `.proto`.
     Spec,
@@ -30,8 +32,9 @@ pub enum SourceKind {
 }
 
 /// A part of the model a source cannot state (JSON: the snake_case name).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "json", derive(Serialize))]
+#[cfg_attr(feature = "json", serde(rename_all = "snake_case"))]
 pub enum NotAvailable {
     /// The RPCs' error tables (`methods[].errors` is empty).
     Errors,
@@ -93,7 +96,8 @@ impl NotAvailable {
 }
 
 /// The model's `source`: its kind and what it cannot state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "json", derive(Serialize))]
 pub struct SourceInfo {
     /// What the model was read from.
     pub kind: SourceKind,
