@@ -159,9 +159,8 @@ const EDITS: [(&str, &str); 8] = [
     ),
 ];
 
-#[test]
-fn an_unseen_release_given_as_its_proto_alone() {
-    let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
+/// The unseen release as the folder `into/v1.13.0` holding its edited `csi.proto` alone.
+fn unseen_release(corpus: &Path, into: &Path) -> PathBuf {
     let release = corpus.join("csi-spec/v1.12.0");
     let mut text = std::fs::read_to_string(release.join("csi.proto")).expect("read");
     for (from, to) in EDITS {
@@ -172,8 +171,15 @@ fn an_unseen_release_given_as_its_proto_alone() {
     let start = text.find("message VolumeConditionGone {").expect("renamed");
     let end = start + text[start..].find("\n}\n").expect("its end") + 3;
     text.replace_range(start..end, "");
+    proto_only(into, "v1.13.0", &text)
+}
+
+#[test]
+fn an_unseen_release_given_as_its_proto_alone() {
+    let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
+    let release = corpus.join("csi-spec/v1.12.0");
     let tmp = tempfile::tempdir().expect("tempdir");
-    let unseen = proto_only(tmp.path(), "v1.13.0", &text);
+    let unseen = unseen_release(&corpus, tmp.path());
 
     let out = xtask(&["model", "--spec-dir", s(&unseen)]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -281,4 +287,118 @@ fn bad_sources_exit_1_with_one_located_error() {
         assert_eq!(stderr.matches("× ").count(), 1, "{args:?}: one diagnostic: {stderr}");
         assert!(stderr.contains(s(path)), "{args:?}: names the source: {stderr}");
     }
+}
+
+/// The workspace's target directory: the crates built below reuse what the tests built.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
+}
+
+/// `cargo test --offline --quiet` in `krate` with the workspace's lock file, target directory and
+/// dependency profile, so nothing but the crate and csikit's own crates is compiled.
+fn cargo_test(krate: &Path) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    std::fs::copy(root.join("Cargo.lock"), krate.join("Cargo.lock")).expect("copy Cargo.lock");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["test", "--offline", "--quiet", "--config", "profile.dev.package.\"*\".opt-level=1"])
+        .current_dir(krate)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("run cargo");
+    assert!(
+        out.status.success(),
+        "cargo test in '{}':\n{}{}",
+        krate.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// What a test in a crate holding the unseen release's bindings (at `path`) checks: the field
+/// the release added is there, and the generated validator applies the REQUIRED its comment
+/// states.
+fn validate_test(path: &str) -> String {
+    format!(
+        "//! The unseen release's bindings: its new field, and its REQUIRED rule applied.\n\
+         use csikit::Validate as _;\n\n\
+         #[test]\n\
+         fn the_new_field_is_there_and_volume_id_is_required() {{\n    \
+         let request = {path}::ControllerGetVolumeRequest {{ hint: \"h\".into(), ..Default::default() }};\n    \
+         let err = request.validate().expect_err(\"volume_id is REQUIRED\");\n    \
+         assert!(err.to_string().contains(\"volume_id\"), \"{{err}}\");\n}}\n"
+    )
+}
+
+/// The unseen release, given as its folder alone, also generates a crate that builds and
+/// validates (`xtask generate`), builds in a user's crate through csikit-build's `build.rs`
+/// (package `csi.v1`, before csikit carries it), and gets its own docs edition
+/// (`xtask docs` over a corpus holding it beside v1.12.0): no code or table knows it.
+#[test]
+fn an_unseen_release_generates_builds_and_renders_from_its_folder_alone() {
+    let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // A corpus of its own: the newest release csikit carries, and the unseen one dropped in.
+    let mine = tmp.path().join("corpus");
+    std::fs::create_dir_all(mine.join("csi-spec")).expect("mkdir");
+    std::os::unix::fs::symlink(corpus.join("csi-spec/v1.12.0"), mine.join("csi-spec/v1.12.0"))
+        .expect("link v1.12.0");
+    let unseen = unseen_release(&corpus, &mine.join("csi-spec"));
+
+    // xtask generate: a standalone crate that builds and validates.
+    let generated = tmp.path().join("generated");
+    let out = xtask(&["generate", "--spec-dir", s(&unseen), "--out", s(&generated)]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::create_dir_all(generated.join("tests")).expect("mkdir");
+    std::fs::write(generated.join("tests/validate.rs"), validate_test("csikit::v1"))
+        .expect("write test");
+    cargo_test(&generated);
+
+    // csikit-build in a user's build.rs, the spec folder holding the proto alone.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().expect("root");
+    let user = tmp.path().join("user");
+    std::fs::create_dir_all(user.join("src")).expect("mkdir");
+    std::fs::create_dir_all(user.join("tests")).expect("mkdir");
+    std::fs::create_dir_all(user.join("spec")).expect("mkdir");
+    std::fs::copy(unseen.join("csi.proto"), user.join("spec/csi.proto")).expect("copy proto");
+    let manifest = format!(
+        "[package]\nname = \"unseen-user\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [dependencies]\ncsikit = {{ path = {:?}, features = [\"server\", \"client\"] }}\n\n\
+         [build-dependencies]\ncsikit-build = {{ path = {:?} }}\n\n[workspace]\n",
+        root.join("generated").display().to_string(),
+        root.join("build").display().to_string(),
+    );
+    std::fs::write(user.join("Cargo.toml"), manifest).expect("write manifest");
+    std::fs::write(
+        user.join("build.rs"),
+        "fn main() {\n    csikit_build::configure().compile(\"spec\").unwrap();\n}\n",
+    )
+    .expect("write build.rs");
+    std::fs::write(
+        user.join("src/lib.rs"),
+        "//! A user crate with a newer CSI release's bindings.\n\
+         pub mod csi {\n    csikit::include_spec!(\"csi.v1\");\n}\n",
+    )
+    .expect("write lib.rs");
+    std::fs::write(user.join("tests/validate.rs"), validate_test("unseen_user::csi"))
+        .expect("write test");
+    cargo_test(&user);
+
+    // xtask docs: the unseen release has its own edition, made from its proto.
+    let site = tmp.path().join("site");
+    let out = xtask(&["docs", "--corpus", s(&mine), "--out", s(&site)]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = |p: &str| {
+        std::fs::read_to_string(site.join(p)).unwrap_or_else(|e| panic!("site page '{p}': {e}"))
+    };
+    let notice = "Only the .proto of CSI v1.13.0 is in the corpus";
+    for p in ["en/v1.13.0/index.html", "en/v1.13.0/rpc/Ping.html", "en/v1.13.0/changes.html"] {
+        assert!(page(p).contains(notice), "no proto-only notice on {p}");
+    }
+    assert!(!page("en/v1.12.0/index.html").contains(notice));
+    let changes = page("en/v1.13.0/changes.html");
+    assert!(changes.contains("VolumeCondition") && changes.contains("Ping"), "{changes}");
 }
