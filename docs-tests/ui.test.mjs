@@ -192,13 +192,24 @@ test("accessible: axe finds nothing loaded, edited, with a violation and an erro
   await page.keyboard.press("Control+A");
   await page.keyboard.type("pvc-k");
   await page.keyboard.press("Tab");
-  await page.locator("#status", { hasText: "name set" }).waitFor();
+  await page.locator("#status", { hasText: "name set; no spec rule broken" }).waitFor();
   assert.equal(await focusKey(page), "docs:name", "focus kept after the re-render");
   assert.ok(await doc.isVisible(), "the documentation stays open");
   await page.keyboard.press("Shift+Tab");
   assert.equal(await focusKey(page), "value:name");
   assert.equal(await page.locator('input[data-path="name"]').inputValue(), "pvc-k");
   await axe("edited");
+  // Save from the keyboard: the button keeps the focus once there is nothing left to save.
+  const save = page.locator("#save");
+  assert.equal(await save.getAttribute("aria-disabled"), "false");
+  await save.focus();
+  await page.keyboard.press("Enter");
+  await page.locator("#status", { hasText: "saved" }).waitFor();
+  assert.equal(await save.getAttribute("aria-disabled"), "true");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "save", "focus stays on Save");
+  await page.keyboard.press("Enter");
+  assert.match(await page.locator("#status").innerText(), /^saved/, "a second Enter does nothing");
+  await page.locator('input[data-path="name"]').focus();
 
   // Enter after an edit keeps the focus on the edited control.
   for (let i = 0; i < 20 && key !== "value:capacity_range.required_bytes"; i++) {
