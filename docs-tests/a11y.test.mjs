@@ -158,3 +158,11 @@ test("search with nothing found says so, to a screen reader too", async () => {
   assert.deepEqual(await axeViolations(page), []);
   await page.close();
 });
+
+test("long names wrap in text at 320 px, but table columns keep identifiers whole", async () => {
+  const page = await open("/en/v1.12.0/rpc/CreateVolume.html");
+  // A field name squeezed to a letter's width would show as several line boxes.
+  const broken = await page.locator("table.fields td code").evaluateAll((codes) => codes.filter((c) => c.getClientRects().length > 1).map((c) => c.textContent));
+  assert.deepEqual(broken, [], "identifiers broken across lines in the field tables");
+  await page.close();
+});
