@@ -1,6 +1,7 @@
 // csikit docs site: language and release switchers that keep the reader's place, notices for
-// a place a release lacks, and client-side search over the prebuilt index (search-index.js sets
-// window.CSIKIT_SEARCH; a script tag, not fetch, so it also works from file://).
+// a place a release lacks, the release menu closed by Escape, and client-side search over the
+// prebuilt index as a WAI-ARIA combobox (search-index.js sets window.CSIKIT_SEARCH; a script tag,
+// not fetch, so it also works from file://). Without JavaScript every link still works.
 (function () {
   "use strict";
   var body = document.body;
