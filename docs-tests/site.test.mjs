@@ -5,57 +5,28 @@
 // (no CDN, no fonts or scripts from elsewhere). Screenshots go to target/screenshots/.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import { execFileSync } from "node:child_process";
-import { chromium } from "playwright-core";
+import { launchBrowser, serveSite, here, siteDir, shotDir } from "./support.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const siteDir = path.resolve(process.env.DOCS_SITE || path.join(here, "..", "target", "site"));
-const shotDir = path.resolve(process.env.SCREENSHOT_DIR || path.join(here, "..", "target", "screenshots"));
-const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
-const types = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".png": "image/png" };
-
-let server, origin, context, userDataDir;
-const foreign = [];
+let site, origin, browser, context;
 
 before(async () => {
   assert.ok(fs.existsSync(path.join(siteDir, "en", "v1.12.0", "rpc", "CreateVolume.html")), `no site in ${siteDir}: run cargo xtask docs first`);
   fs.mkdirSync(shotDir, { recursive: true });
-  server = http.createServer((req, res) => {
-    const url = new URL(req.url, "http://127.0.0.1");
-    const file = path.join(siteDir, path.normalize(decodeURIComponent(url.pathname)).replace(/^([/\\])+/, ""));
-    if (!file.startsWith(siteDir) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
-      res.writeHead(404).end("not found");
-      return;
-    }
-    res.writeHead(200, { "content-type": types[path.extname(file)] || "application/octet-stream" });
-    fs.createReadStream(file).pipe(res);
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  origin = `http://127.0.0.1:${server.address().port}`;
-  userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "csikit-chromium-"));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath,
-    headless: true,
-    viewport: { width: 1366, height: 900 },
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  context.on("request", (req) => {
-    const u = req.url();
-    if (!u.startsWith(origin) && !u.startsWith("file:") && !u.startsWith("data:") && !u.startsWith("about:")) foreign.push(u);
-  });
+  site = await serveSite();
+  origin = site.origin;
+  browser = await launchBrowser((u) => u.startsWith(origin) || u.startsWith("file:"));
+  context = browser.context;
 });
 
 after(async () => {
-  await context?.close();
-  await new Promise((resolve) => (server ? server.close(resolve) : resolve()));
-  if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
-  assert.deepEqual(foreign, [], "pages requested something outside the local site");
+  await browser?.close();
+  await site?.close();
+  assert.deepEqual(browser?.foreign ?? [], [], "pages requested something outside the local site");
 });
 
 async function open(url) {
@@ -187,7 +158,7 @@ test("replication's EnableVolumeReplication page", async () => {
   await page.screenshot({ path: path.join(shotDir, "replication-enablevolumereplication.png"), fullPage: true });
   // Its search index is the package's own.
   await page.fill("#search", "replication_source");
-  await page.locator("#search-results li a").first().waitFor();
+  await page.locator("#search-results [role=option]").first().waitFor();
   assert.match(await page.locator("#search-results").innerText(), /EnableVolumeReplicationRequest\.replication_source/);
   assert.deepEqual(page.errors, []);
   await page.close();
@@ -224,12 +195,12 @@ for (const [edition, query, expect] of [["en/v1.12.0", "NodeStageVolume", /NodeS
   test(`search in ${edition}`, async () => {
     const page = await open(`/${edition}/index.html`);
     await page.fill("#search", query);
-    const results = page.locator("#search-results li a");
+    const results = page.locator("#search-results [role=option]");
     await results.first().waitFor();
     assert.ok((await results.count()) > 0, "results");
     assert.match(await page.locator("#search-results").innerText(), expect);
     await page.screenshot({ path: path.join(shotDir, `search-${edition.split("/")[0]}.png`) });
-    const target = await results.first().getAttribute("href");
+    const target = await results.first().getAttribute("data-href");
     await Promise.all([page.waitForURL((u) => u.href.includes(target.replace(/^(\.\.\/)+/, ""))), page.press("#search", "Enter")]);
     await page.close();
   });
@@ -238,12 +209,12 @@ for (const [edition, query, expect] of [["en/v1.12.0", "NodeStageVolume", /NodeS
 test("search works offline from file://, and in an older release", async () => {
   const page = await open(pathToFileURL(path.join(siteDir, "en", "v1.12.0", "rpc", "CreateVolume.html")).href);
   await page.fill("#search", "volume_capabilities");
-  await page.locator("#search-results li a").first().waitFor();
+  await page.locator("#search-results [role=option]").first().waitFor();
   assert.match(await page.locator("#search-results").innerText(), /CreateVolumeRequest\.volume_capabilities/);
   // v1.0.0's index has its own entries (no GetSnapshot there).
   await page.goto(pathToFileURL(path.join(siteDir, "en", "v1.0.0", "index.html")).href);
   await page.fill("#search", "GetSnapshot");
-  await page.locator("#search-results li").first().waitFor();
+  await page.waitForFunction(() => document.getElementById("search-status").textContent !== "");
   assert.doesNotMatch(await page.locator("#search-results").innerText(), /^RPC\s*GetSnapshot/m);
   // The missing-page notice works from file:// too.
   await page.goto(pathToFileURL(path.join(siteDir, "en", "v1.10.0", "index.html")).href + "?missing=GetSnapshot&added=v1.12");

@@ -18,7 +18,7 @@
 //! capture's method) the type's secret fields are hidden; with the type only detected, every
 //! position any type that could have produced the bytes marks secret is hidden too.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -255,16 +255,21 @@ impl State {
             }
             csi_view_core::redact::redact(&self.schema, &mut display);
         }
-        let violations: Vec<Json> = csi_view_core::validate::validate(&self.schema, &entry.message)
+        let broken = csi_view_core::validate::validate(&self.schema, &entry.message);
+        // The tree marks a field missing exactly where the validation does, so the two agree.
+        let missing: HashSet<&str> = broken
             .iter()
-            .map(|v| json!({"path": v.path, "message": v.to_string()}))
+            .filter(|v| v.rule == csikit_runtime::RuleId::Required)
+            .map(|v| v.path.as_str())
             .collect();
+        let violations: Vec<Json> =
+            broken.iter().map(|v| json!({"path": v.path, "message": v.to_string()})).collect();
         Ok(json!({
             "type": entry.message.descriptor().full_name(),
             "certain": entry.certain,
             "doc": self.schema.message_comment(&entry.message.descriptor()),
             "link": self.link(&entry.message.descriptor(), None),
-            "fields": self.fields(&display, ""),
+            "fields": self.fields(&display, "", &missing),
             "violations": violations,
         }))
     }
@@ -274,19 +279,24 @@ impl State {
         format!("{}/en/ref/{}.html{anchor}", self.docs_url, desc.full_name())
     }
 
-    /// Every field of `msg`: the set ones with their values, and the REQUIRED ones left unset.
-    fn fields(&self, msg: &DynamicMessage, path: &str) -> Vec<Json> {
+    /// Every field of `msg`: the set ones with their values, the ones the validation found
+    /// `missing` (REQUIRED and unset), and the REQUIRED ones the wire cannot tell from unset (a
+    /// proto3 bool or number without presence: `readonly: false`), with their zero value.
+    fn fields(&self, msg: &DynamicMessage, path: &str, missing: &HashSet<&str>) -> Vec<Json> {
         let desc = msg.descriptor();
         let mut out = Vec::new();
         for field in desc.fields() {
             let facts = self.schema.field_facts(&field);
-            let required = facts.presence == csikit_spec::Presence::Required
-                && field.containing_oneof().is_none_or(|o| o.is_synthetic());
-            let set = msg.has_field(&field);
-            if !set && !required {
+            let fpath = join(path, field.name());
+            let is_missing = missing.contains(fpath.as_str());
+            let zero_value = facts.presence == csikit_spec::Presence::Required
+                && !field.supports_presence()
+                && !field.is_list()
+                && !field.is_map();
+            let set = msg.has_field(&field) || (zero_value && !is_missing);
+            if !set && !is_missing {
                 continue;
             }
-            let fpath = join(path, field.name());
             let base = json!({
                 "name": field.name(),
                 "number": field.number(),
@@ -298,7 +308,7 @@ impl State {
                 "secret": facts.secret,
             });
             let mut node = base;
-            if !set {
+            if is_missing {
                 node["missing"] = json!(true);
                 node["editable"] = json!(is_scalar(&field.kind()) && !field.is_list());
                 out.push(node);
@@ -310,7 +320,9 @@ impl State {
                     node["items"] = items
                         .iter()
                         .enumerate()
-                        .map(|(i, v)| self.value(&field.kind(), v, &format!("{fpath}[{i}]")))
+                        .map(|(i, v)| {
+                            self.value(&field.kind(), v, &format!("{fpath}[{i}]"), missing)
+                        })
                         .collect();
                 }
                 Value::Map(map) => {
@@ -324,15 +336,19 @@ impl State {
                         .into_iter()
                         .map(|k| {
                             let key = csi_view_core::validate::show_key(k);
-                            let mut e =
-                                self.value(&value_kind, &map[k], &format!("{fpath}[{key}]"));
+                            let mut e = self.value(
+                                &value_kind,
+                                &map[k],
+                                &format!("{fpath}[{key}]"),
+                                missing,
+                            );
                             e["key"] = json!(key);
                             e
                         })
                         .collect();
                 }
                 v => {
-                    let shown = self.value(&field.kind(), v, &fpath);
+                    let shown = self.value(&field.kind(), v, &fpath, missing);
                     if let Json::Object(o) = shown {
                         for (k, v) in o {
                             node[k] = v;
@@ -345,9 +361,9 @@ impl State {
         out
     }
 
-    fn value(&self, kind: &Kind, v: &Value, path: &str) -> Json {
+    fn value(&self, kind: &Kind, v: &Value, path: &str, missing: &HashSet<&str>) -> Json {
         match v {
-            Value::Message(m) => json!({"path": path, "fields": self.fields(m, path)}),
+            Value::Message(m) => json!({"path": path, "fields": self.fields(m, path, missing)}),
             v => {
                 let text = scalar_text(kind, v);
                 json!({
@@ -762,6 +778,68 @@ mod tests {
         assert_eq!(q.get("name").map(String::as_str), Some("a b/c"));
         assert_eq!(q.get("flag").map(String::as_str), Some(""));
         assert!(query_pairs(None).is_empty());
+    }
+
+    /// The state of one message of `ty` read from protobuf text, with the built-in schema.
+    fn one_message(ty: &str, text: &str) -> State {
+        let schema = Schema::builtin().expect("the built-in schema");
+        let desc = schema.find_message(ty).expect("a CSI type");
+        let message = DynamicMessage::parse_text_format(desc, text).expect("text format");
+        let doc = Document {
+            path: None,
+            name: "test".into(),
+            kind: "pasted",
+            format: InputFormat::Raw,
+            grpc: false,
+            trailing_newline: false,
+            entries: vec![Entry { label: "message".into(), message, certain: true }],
+            dirty: false,
+        };
+        State::new(schema, vec![doc], &Options::default()).expect("a state")
+    }
+
+    fn field<'a>(tree: &'a Json, name: &str) -> Option<&'a Json> {
+        tree["fields"].as_array()?.iter().find(|f| f["name"] == name)
+    }
+
+    #[test]
+    fn the_tree_marks_missing_exactly_what_the_validation_reports() {
+        // `readonly` is REQUIRED, but a proto3 bool cannot be told from unset: `false` is a value,
+        // shown and editable, and no rule is broken; `volume_id` unset is missing in both.
+        let state = one_message(
+            "csi.v1.NodePublishVolumeRequest",
+            r#"target_path: "/t" volume_capability { mount {} access_mode { mode: SINGLE_NODE_WRITER } }"#,
+        );
+        let tree = state.tree(0, 0).expect("a tree");
+        let readonly = field(&tree, "readonly").expect("readonly shown");
+        assert_eq!(readonly.get("missing"), None, "{readonly}");
+        assert_eq!(readonly["value"], "false");
+        let missing: Vec<&str> = tree["fields"]
+            .as_array()
+            .expect("fields")
+            .iter()
+            .filter(|f| f["missing"] == true)
+            .filter_map(|f| f["path"].as_str())
+            .collect();
+        let violated: Vec<&str> = tree["violations"]
+            .as_array()
+            .expect("violations")
+            .iter()
+            .filter_map(|v| v["path"].as_str())
+            .collect();
+        assert_eq!(missing, ["volume_id"]);
+        assert_eq!(violated, ["volume_id"]);
+        // With `readonly: true` and `volume_id` set, nothing is missing and nothing broken.
+        let state = one_message(
+            "csi.v1.NodePublishVolumeRequest",
+            r#"volume_id: "v" target_path: "/t" readonly: true volume_capability { mount {} access_mode { mode: SINGLE_NODE_WRITER } }"#,
+        );
+        let tree = state.tree(0, 0).expect("a tree");
+        assert_eq!(field(&tree, "readonly").expect("readonly")["value"], "true");
+        assert_eq!(tree["violations"], json!([]));
+        assert!(
+            tree["fields"].as_array().expect("fields").iter().all(|f| f.get("missing").is_none())
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 // csikit docs site: language and release switchers that keep the reader's place, notices for
-// a place a release lacks, and client-side search over the prebuilt index (search-index.js sets
-// window.CSIKIT_SEARCH; a script tag, not fetch, so it also works from file://).
+// a place a release lacks, the release menu closed by Escape, and client-side search over the
+// prebuilt index as a WAI-ARIA combobox (search-index.js sets window.CSIKIT_SEARCH; a script tag,
+// not fetch, so it also works from file://). Without JavaScript every link still works.
 (function () {
   "use strict";
   var body = document.body;
@@ -28,6 +29,21 @@
       if (!anchor) return;
       ev.preventDefault();
       location.href = this.getAttribute("href").split("#")[0] + "#" + encodeURIComponent(anchor);
+    });
+  }
+
+  // The release menu (a details element): Escape closes it, the focus back on its button; a
+  // click elsewhere closes it too.
+  var menu = document.querySelector("details.releases");
+  if (menu) {
+    menu.addEventListener("keydown", function (ev) {
+      if (ev.key !== "Escape" || !menu.open) return;
+      ev.preventDefault();
+      menu.open = false;
+      menu.querySelector("summary").focus();
+    });
+    document.addEventListener("click", function (ev) {
+      if (menu.open && !menu.contains(ev.target)) menu.open = false;
     });
   }
 
@@ -111,47 +127,94 @@
     hits.sort(function (a, b) { return b[0] - a[0] || a[1] - b[1]; });
     return hits.slice(0, 30).map(function (h) { return index.entries[h[1]]; });
   }
+  // The WAI-ARIA combobox pattern: focus stays in the input; the arrow keys move the active
+  // option (aria-activedescendant); the status region announces how many options there are.
+  var status = document.getElementById("search-status");
+  var active = -1;
+  function options() { return list.querySelectorAll("[role=option]"); }
+  function expand(open) {
+    list.hidden = !open;
+    input.setAttribute("aria-expanded", open ? "true" : "false");
+    if (!open) setActive(-1);
+  }
+  function setActive(n) {
+    var opts = options();
+    active = n;
+    for (var i = 0; i < opts.length; i++) opts[i].setAttribute("aria-selected", i === n ? "true" : "false");
+    if (n >= 0 && n < opts.length) {
+      input.setAttribute("aria-activedescendant", opts[n].id);
+      opts[n].scrollIntoView({ block: "nearest" });
+    } else {
+      input.removeAttribute("aria-activedescendant");
+    }
+  }
+  function say(text, visible) {
+    if (!status) return;
+    status.textContent = text;
+    status.classList.toggle("shown", visible);
+  }
   function show() {
     var q = input.value;
     list.textContent = "";
-    if (!q.trim()) { list.hidden = true; return; }
+    if (!q.trim()) { expand(false); say("", false); return; }
     var hits = search(q);
-    if (hits.length === 0) {
+    hits.forEach(function (e, n) {
       var li = document.createElement("li");
-      li.className = "empty";
-      li.textContent = body.getAttribute("data-no-results");
-      list.appendChild(li);
-    }
-    hits.forEach(function (e) {
-      var li = document.createElement("li");
-      var a = document.createElement("a");
-      a.href = up + e[2];
+      li.id = "search-option-" + n;
+      li.setAttribute("role", "option");
+      li.setAttribute("aria-selected", "false");
+      li.setAttribute("data-href", up + e[2]);
       var kind = document.createElement("span");
       kind.className = "kind";
       kind.textContent = window.CSIKIT_SEARCH.kinds[e[0]] || e[0];
-      a.appendChild(kind);
-      a.appendChild(document.createTextNode(e[1]));
+      li.appendChild(kind);
+      li.appendChild(document.createTextNode(e[1]));
       if (e[3]) {
         var small = document.createElement("small");
         small.textContent = e[3];
-        a.appendChild(small);
+        li.appendChild(small);
       }
-      li.appendChild(a);
       list.appendChild(li);
     });
-    list.hidden = false;
+    if (hits.length === 0) {
+      expand(false);
+      say(body.getAttribute("data-no-results"), true);
+    } else {
+      expand(true);
+      setActive(-1);
+      say(hits.length === 1 ? body.getAttribute("data-t-result") : fill(body.getAttribute("data-t-results"), { n: hits.length }), false);
+    }
+  }
+  function go(n) {
+    var opts = options();
+    if (n >= 0 && n < opts.length) location.href = opts[n].getAttribute("data-href");
   }
   input.addEventListener("focus", function () { load(function () {}); });
   input.addEventListener("input", function () { load(show); });
   input.addEventListener("keydown", function (ev) {
-    if (ev.key === "Enter") {
-      var first = list.querySelector("a");
-      if (first) location.href = first.href;
+    var n = options().length;
+    if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+      ev.preventDefault();
+      if (list.hidden) {
+        if (!input.value.trim()) return;
+        load(function () { show(); if (options().length) setActive(ev.key === "ArrowDown" ? 0 : options().length - 1); });
+        return;
+      }
+      if (n === 0) return;
+      if (ev.key === "ArrowDown") setActive(active + 1 >= n ? 0 : active + 1);
+      else setActive(active <= 0 ? n - 1 : active - 1);
+    } else if (ev.key === "Enter") {
+      // Enter opens the active option, else the first one.
+      if (!list.hidden && n > 0) { ev.preventDefault(); go(active >= 0 ? active : 0); }
     } else if (ev.key === "Escape") {
-      list.hidden = true;
+      if (!list.hidden) { ev.preventDefault(); expand(false); }
     }
   });
+  list.addEventListener("click", function (ev) {
+    var li = ev.target.closest ? ev.target.closest("[role=option]") : null;
+    if (li) location.href = li.getAttribute("data-href");
+  });
   document.addEventListener("click", function (ev) {
-    if (!list.contains(ev.target) && ev.target !== input) list.hidden = true;
+    if (!list.contains(ev.target) && ev.target !== input) expand(false);
   });
 })();

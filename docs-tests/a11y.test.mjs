@@ -1,0 +1,168 @@
+// Accessibility of the documentation site rendered by `cargo xtask docs`: axe-core over every
+// page kind in each language (no violation at any impact level), no sideways scrolling at 320 px,
+// and a keyboard-only walk: the skip link, the release menu closed by Escape, search as a
+// WAI-ARIA combobox driven by the arrow keys.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { launchBrowser, serveSite, axeViolations, sidewaysOverflow, siteDir, shotDir } from "./support.mjs";
+
+let site, browser;
+
+before(async () => {
+  assert.ok(fs.existsSync(path.join(siteDir, "en", "v1.12.0", "rpc", "CreateVolume.html")), `no site in ${siteDir}: run cargo xtask docs first`);
+  fs.mkdirSync(shotDir, { recursive: true });
+  site = await serveSite();
+  browser = await launchBrowser((u) => u.startsWith(site.origin));
+});
+
+after(async () => {
+  await browser?.close();
+  await site?.close();
+  assert.deepEqual(browser?.foreign ?? [], [], "pages requested something outside the local site");
+});
+
+async function open(url, viewport) {
+  const page = await browser.context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.goto(site.origin + url);
+  page.errors = errors;
+  return page;
+}
+
+// The first chapter of an edition: the first entry of its sidebar's chapter list.
+function firstChapter(edition) {
+  const html = fs.readFileSync(path.join(siteDir, edition, "index.html"), "utf8");
+  const side = html.slice(html.indexOf('<nav class="side"'));
+  const chapters = side.slice(side.indexOf("<ul>"));
+  return chapters.match(/<a href="([^"#]+)"/)[1];
+}
+
+// Every page kind: the site's front page; per language, an edition's contents, a chapter, an
+// RPC, a message, an enum, its changes and (a translation) its status; a csi-addons package's pages.
+const kinds = [["front", "index.html"]];
+for (const edition of ["en/v1.12.0", "ja/v1.7.0", "zh/v1.6.0"]) {
+  kinds.push(
+    [`${edition} contents`, `${edition}/index.html`],
+    [`${edition} chapter`, () => `${edition}/${firstChapter(edition)}`],
+    [`${edition} RPC`, `${edition}/rpc/CreateVolume.html`],
+    [`${edition} message`, `${edition}/ref/csi.v1.CreateVolumeRequest.html`],
+    [`${edition} enum`, `${edition}/ref/csi.v1.VolumeCapability.AccessMode.Mode.html`],
+    [`${edition} changes`, `${edition}/changes.html`],
+    ...(edition.startsWith("en/") ? [] : [[`${edition} status`, `${edition}/status.html`]]));
+}
+kinds.push(
+  ["addons contents", "addons/replication/index.html"],
+  ["addons RPC", "addons/replication/rpc/EnableVolumeReplication.html"],
+  ["addons changes", "addons/replication/changes.html"]);
+
+for (const [kind, where] of kinds) {
+  test(`${kind}: no axe violation, no sideways scroll at 320 px`, async () => {
+    const url = "/" + (typeof where === "function" ? where() : where);
+    const page = await open(url);
+    const violations = await axeViolations(page);
+    await page.setViewportSize({ width: 320, height: 640 });
+    const overflow = await sidewaysOverflow(page);
+    console.log(`axe ${kind} (${url}): ${violations.length} violation(s)${violations.map((v) => ` ${v.id}/${v.impact}`).join("")}; ${overflow.over}px sideways at 320 px`);
+    assert.deepEqual(violations, [], `${url}: axe violations`);
+    assert.ok(overflow.over <= 0, `${url} scrolls sideways by ${overflow.over}px at 320 px: ${overflow.culprits.join(", ")}`);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+}
+
+const focused = (page) => page.evaluate(() => {
+  const a = document.activeElement;
+  return { tag: a.tagName.toLowerCase(), id: a.id, cls: a.className, text: a.textContent.trim().slice(0, 40), inMain: !!a.closest("main"), inMenu: !!a.closest("details.releases .menu") };
+});
+
+test("keyboard only: skip link, release menu, search", async () => {
+  const page = await open("/en/v1.12.0/rpc/CreateVolume.html");
+  // The first Tab stop is the skip link, shown when focused; it moves focus into main, so the
+  // next Tab stop is the page's content, not the sidebar.
+  await page.keyboard.press("Tab");
+  assert.equal((await focused(page)).cls, "skip");
+  assert.ok(await page.locator("a.skip").isVisible(), "the focused skip link is visible");
+  await page.screenshot({ path: path.join(shotDir, "a11y-skip-link.png") });
+  await page.keyboard.press("Enter");
+  assert.equal((await focused(page)).id, "main");
+  await page.keyboard.press("Tab");
+  assert.ok((await focused(page)).inMain, "the Tab after the skip link lands in the content");
+
+  // The release menu: opened with Enter, its links reachable with Tab, closed by Escape with the
+  // focus back on its button.
+  const summary = page.locator("details.releases > summary");
+  await summary.focus();
+  await page.keyboard.press("Enter");
+  assert.equal(await page.locator("details.releases").getAttribute("open"), "");
+  await page.keyboard.press("Tab");
+  assert.ok((await focused(page)).inMenu, "Tab goes into the open menu");
+  assert.deepEqual(await axeViolations(page), [], "axe with the release menu open");
+  await page.screenshot({ path: path.join(shotDir, "a11y-release-menu.png") });
+  await page.keyboard.press("Escape");
+  assert.equal(await page.locator("details.releases").getAttribute("open"), null, "Escape closes the menu");
+  assert.equal((await focused(page)).tag, "summary", "focus back on the menu's button");
+
+  // Search, a combobox: typing fills the listbox and announces the count; the arrow keys move
+  // the active option (aria-activedescendant), Enter opens it, Escape collapses the list.
+  const input = page.locator("#search");
+  await input.focus();
+  assert.equal(await input.getAttribute("role"), "combobox");
+  assert.equal(await input.getAttribute("aria-expanded"), "false");
+  await page.keyboard.type("NodeStage");
+  await page.locator("#search-results [role=option]").first().waitFor();
+  assert.equal(await input.getAttribute("aria-expanded"), "true");
+  assert.equal(await input.getAttribute("aria-controls"), "search-results");
+  const options = page.locator("#search-results [role=option]");
+  const count = await options.count();
+  assert.match(await page.locator("#search-status").innerText(), new RegExp(`^${count} results?$`));
+  assert.equal(await input.getAttribute("aria-activedescendant"), null, "no option active before an arrow key");
+  await page.keyboard.press("ArrowDown");
+  const first = await options.nth(0).getAttribute("id");
+  assert.equal(await input.getAttribute("aria-activedescendant"), first);
+  assert.equal(await options.nth(0).getAttribute("aria-selected"), "true");
+  await page.keyboard.press("ArrowDown");
+  assert.equal(await input.getAttribute("aria-activedescendant"), await options.nth(1).getAttribute("id"));
+  assert.equal(await options.nth(0).getAttribute("aria-selected"), "false");
+  await page.keyboard.press("ArrowUp");
+  assert.equal(await input.getAttribute("aria-activedescendant"), first);
+  assert.equal((await focused(page)).id, "search", "focus stays in the input");
+  assert.deepEqual(await axeViolations(page), [], "axe with the search results open");
+  await page.screenshot({ path: path.join(shotDir, "a11y-search-combobox.png") });
+  await page.keyboard.press("Escape");
+  assert.equal(await input.getAttribute("aria-expanded"), "false");
+  assert.ok(await page.locator("#search-results").isHidden());
+  // Down again reopens the list; Enter opens the active option.
+  await page.keyboard.press("ArrowDown");
+  assert.equal(await input.getAttribute("aria-expanded"), "true");
+  await page.keyboard.press("ArrowDown");
+  const target = await page.locator(`[id="${await input.getAttribute("aria-activedescendant")}"]`).getAttribute("data-href");
+  await Promise.all([page.waitForURL((u) => u.href.endsWith(target.replace(/^(\.\.\/)+/, ""))), page.keyboard.press("Enter")]);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("search with nothing found says so, to a screen reader too", async () => {
+  const page = await open("/ja/v1.7.0/index.html");
+  await page.locator("#search").fill("zzzzqqqq");
+  // Shown (class "shown"), not only in the accessibility tree: "visible" alone would match the
+  // visually hidden 1 px box of the region before the search has run.
+  const status = page.locator("#search-status.shown");
+  await status.waitFor();
+  assert.equal(await status.innerText(), await page.locator("body").getAttribute("data-no-results"));
+  assert.equal(await page.locator("#search").getAttribute("aria-expanded"), "false");
+  assert.equal(await page.locator("#search-results [role=option]").count(), 0);
+  assert.deepEqual(await axeViolations(page), []);
+  await page.close();
+});
+
+test("long names wrap in text at 320 px, but table columns keep identifiers whole", async () => {
+  const page = await open("/en/v1.12.0/rpc/CreateVolume.html");
+  // A field name squeezed to a letter's width would show as several line boxes.
+  const broken = await page.locator("table.fields td code").evaluateAll((codes) => codes.filter((c) => c.getClientRects().length > 1).map((c) => c.textContent));
+  assert.deepEqual(broken, [], "identifiers broken across lines in the field tables");
+  await page.close();
+});
