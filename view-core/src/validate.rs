@@ -79,7 +79,16 @@ fn walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<Violati
         let fpath = join(path, field.name());
         let in_real_oneof = field.containing_oneof().is_some_and(|o| !o.is_synthetic());
         let present = msg.has_field(&field);
-        if ff.presence == Presence::Required && !in_real_oneof && !present {
+        // As the generated validators (csikit-codegen's `validation`): a singular bool or number
+        // set to its default cannot be told from one never set in proto3, so only strings, bytes,
+        // messages, enums, lists and maps are checked for presence.
+        let checkable = field.is_list()
+            || field.is_map()
+            || matches!(
+                field.kind(),
+                Kind::String | Kind::Bytes | Kind::Message(_) | Kind::Enum(_)
+            );
+        if ff.presence == Presence::Required && !in_real_oneof && !present && checkable {
             push(out, fpath.clone(), RuleId::Required, "is REQUIRED".into());
         }
         if !present {
