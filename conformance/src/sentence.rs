@@ -37,22 +37,40 @@ pub struct Sentence {
     pub binds: Binds,
     /// How strongly.
     pub level: Level,
+    /// The error table's row the sentence applies, as the Model holds it (the cases built from
+    /// the error tables); `text` is then the table's preface.
+    pub row: Option<&'static csikit::errors::ErrorInfo>,
 }
+
+/// The sentence every RPC's error table opens with, which makes each row a plugin's MUST.
+pub const ROW_PREFACE: &str = "If the conditions defined below are encountered, the plugin MUST return the specified gRPC error code.";
 
 impl Sentence {
     /// A sentence that binds the plugin with MUST.
     pub const fn must(section: &'static str, text: &'static str) -> Sentence {
-        Sentence { section, text, binds: Binds::Plugin, level: Level::Must }
+        Sentence { section, text, binds: Binds::Plugin, level: Level::Must, row: None }
+    }
+
+    /// A row of `section`'s error table (`section` is the RPC), from the Model: the table's
+    /// preface binds the plugin with MUST.
+    pub const fn row(section: &'static str, row: &'static csikit::errors::ErrorInfo) -> Sentence {
+        Sentence {
+            section,
+            text: ROW_PREFACE,
+            binds: Binds::Plugin,
+            level: Level::Must,
+            row: Some(row),
+        }
     }
 
     /// A sentence that binds the plugin with SHOULD.
     pub const fn should(section: &'static str, text: &'static str) -> Sentence {
-        Sentence { section, text, binds: Binds::Plugin, level: Level::Should }
+        Sentence { section, text, binds: Binds::Plugin, level: Level::Should, row: None }
     }
 
     /// A sentence that binds the sender of a message with MUST (a limit on what it generates).
     pub const fn sender(section: &'static str, text: &'static str) -> Sentence {
-        Sentence { section, text, binds: Binds::Sender, level: Level::Must }
+        Sentence { section, text, binds: Binds::Sender, level: Level::Must, row: None }
     }
 
     /// True when breaking it fails the plugin: a plugin's MUST.
@@ -81,9 +99,15 @@ impl fmt::Display for Level {
 }
 
 impl fmt::Display for Sentence {
-    /// `§CreateVolume (plugin, MUST): "This operation MUST be idempotent."`
+    /// `§CreateVolume (plugin, MUST): "This operation MUST be idempotent."`; a row is
+    /// `§CreateVolume Errors (plugin, MUST): "<preface>" row: Source does not exist | 5 NOT_FOUND | ...`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "§{} ({}, {}): \"{}\"", self.section, self.binds, self.level, self.text)
+        let table = if self.row.is_some() { " Errors" } else { "" };
+        write!(f, "§{}{table} ({}, {}): \"{}\"", self.section, self.binds, self.level, self.text)?;
+        if let Some(row) = self.row {
+            write!(f, " row: {} | {} | {}", row.condition, row.code_as_written, row.description)?;
+        }
+        Ok(())
     }
 }
 

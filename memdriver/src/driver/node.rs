@@ -197,6 +197,12 @@ impl Driver {
         request: NodeGetVolumeStatsRequest,
     ) -> Result<NodeGetVolumeStatsResponse, Status> {
         let state = self.state();
+        if self.fault(Fault::StatsUnknownVolume) && !state.volumes.contains_key(&request.volume_id)
+        {
+            let nothing =
+                VolumeUsage { unit: volume_usage::Unit::Bytes as i32, ..VolumeUsage::default() };
+            return Ok(NodeGetVolumeStatsResponse { usage: vec![nothing], volume_condition: None });
+        }
         let volume = state
             .volumes
             .get(&request.volume_id)
