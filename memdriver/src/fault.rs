@@ -56,11 +56,16 @@ pub enum Fault {
     StatsUnknownVolume,
     /// ListSnapshots with a `snapshot_id` it does not hold lists every snapshot.
     ListSnapshotsUnknownIdAll,
+    /// NodeUnpublishVolume of a volume it does not hold answers OK instead of NOT_FOUND.
+    UnpublishUnknownOk,
+    /// ControllerPublishVolume again to the same node with another `readonly` flag answers OK
+    /// (the first publication stands) instead of ALREADY_EXISTS.
+    RepublishIncompatibleOk,
 }
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 23] = [
+    pub const ALL: [Fault; 25] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -84,6 +89,8 @@ impl Fault {
         Fault::ValidateUnknownVolume,
         Fault::StatsUnknownVolume,
         Fault::ListSnapshotsUnknownIdAll,
+        Fault::UnpublishUnknownOk,
+        Fault::RepublishIncompatibleOk,
     ];
 
     /// The switch's name, as `MEMDRIVER_FAULT` takes it.
@@ -112,6 +119,8 @@ impl Fault {
             Fault::ValidateUnknownVolume => "validate-unknown-volume",
             Fault::StatsUnknownVolume => "stats-unknown-volume",
             Fault::ListSnapshotsUnknownIdAll => "list-snapshots-unknown-id-all",
+            Fault::UnpublishUnknownOk => "unpublish-unknown-ok",
+            Fault::RepublishIncompatibleOk => "republish-incompatible-ok",
         }
     }
 

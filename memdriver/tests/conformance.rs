@@ -88,7 +88,7 @@ const NOTED: [Fault; 2] = [Fault::SingleWriterTwice, Fault::ListShiftsUnderCreat
 
 /// Faults planted for one error-table row or listing rule each: the case written for it must be
 /// among the failures, not just any case.
-const AIMED: [(Fault, &str); 5] = [
+const AIMED: [(Fault, &str); 7] = [
     (
         Fault::PublishAnyNode,
         "errors: ControllerPublishVolume of the suite's volume to a node never named is 5 NOT_FOUND",
@@ -105,6 +105,14 @@ const AIMED: [(Fault, &str); 5] = [
     (
         Fault::ListSnapshotsUnknownIdAll,
         "snapshot: ListSnapshots by a snapshot_id never issued lists no snapshot",
+    ),
+    (
+        Fault::UnpublishUnknownOk,
+        "errors: NodeUnpublishVolume of a volume never issued is 5 NOT_FOUND",
+    ),
+    (
+        Fault::RepublishIncompatibleOk,
+        "errors: ControllerPublishVolume again to the same node with the other readonly flag is 6 ALREADY_EXISTS",
     ),
 ];
 

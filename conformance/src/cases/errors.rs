@@ -18,8 +18,8 @@ use csikit::v1::{
     CapacityRange, ControllerExpandVolumeRequest, ControllerGetVolumeRequest,
     ControllerModifyVolumeRequest, ControllerPublishVolumeRequest, GetSnapshotRequest,
     ListSnapshotsRequest, ListVolumesRequest, NodeExpandVolumeRequest, NodeGetVolumeStatsRequest,
-    NodePublishVolumeRequest, NodeStageVolumeRequest, ValidateVolumeCapabilitiesRequest,
-    VolumeContentSource,
+    NodePublishVolumeRequest, NodeStageVolumeRequest, NodeUnpublishVolumeRequest,
+    ValidateVolumeCapabilitiesRequest, VolumeContentSource,
 };
 use tonic::{Code, Status};
 
@@ -192,6 +192,13 @@ pub(crate) const ROWS: &[Row] = &[
         provoke: provoke!(node_publish_unknown),
     },
     Row {
+        rpc: "NodeUnpublishVolume",
+        condition: NOT_EXIST,
+        how: "of a volume never issued",
+        needs: &[Need::Node],
+        provoke: provoke!(node_unpublish_unknown),
+    },
+    Row {
         rpc: "NodeGetVolumeStats",
         condition: NOT_EXIST,
         how: "of a volume never issued, at a path that exists",
@@ -213,6 +220,10 @@ pub(crate) const ROWS: &[Row] = &[
         provoke: provoke!(node_expand_unknown),
     },
 ];
+
+/// Why the ControllerUnpublishVolume rows are not provoked: whether the plugin assumes the volume
+/// unpublished is its own, and then OK is what the spec asks.
+const UNPUBLISHED_OK: &str = "\"If the volume corresponding to the volume_id or the node corresponding to node_id cannot be found by the Plugin and the volume can be safely regarded as ControllerUnpublished from the node, the plugin SHOULD return 0 OK.\"";
 
 /// Rows of the RPCs' tables no case above provokes, and why: `(rpc, condition, why)`. Rows
 /// checked by a written case name it there.
@@ -241,12 +252,12 @@ pub(crate) const NOT_PROVOKED: &[(&str, &str, &str)] = &[
     (
         "ControllerUnpublishVolume",
         "Volume does not exist and volume not assumed ControllerUnpublished from node",
-        "the plugin MAY assume it unpublished and answer OK (\"the plugin SHOULD return 0 OK\")",
+        UNPUBLISHED_OK,
     ),
     (
         "ControllerUnpublishVolume",
         "Node does not exist and volume not assumed ControllerUnpublished from node",
-        "the plugin MAY assume it unpublished and answer OK (\"the plugin SHOULD return 0 OK\")",
+        UNPUBLISHED_OK,
     ),
     (
         "CreateSnapshot",
@@ -288,11 +299,6 @@ pub(crate) const NOT_PROVOKED: &[(&str, &str, &str)] = &[
     ),
     ("NodePublishVolume", "Exceeds capabilities", "needs a second node"),
     ("NodePublishVolume", "Staging target path not set", "a CO never leaves it out"),
-    (
-        "NodeUnpublishVolume",
-        NOT_EXIST,
-        "\"If the volume corresponding to the volume_id is not published at the specified target_path, the Plugin MUST reply 0 OK\" answers the same call",
-    ),
     ("NodeExpandVolume", "Exceeds capabilities", "the volume's capabilities are the plugin's"),
     ("NodeExpandVolume", "Volume in use", "needs an OFFLINE-only plugin"),
     ("NodeExpandVolume", "Unsupported capacity_range", "the plugin's limits are its own"),
@@ -485,6 +491,13 @@ async fn node_publish_unknown(s: &mut Suite) -> Answer {
     };
     let mut n = s.node_client();
     Ok(s.call(n.node_publish_volume(s.req(r))).await.map(drop))
+}
+
+async fn node_unpublish_unknown(s: &mut Suite) -> Answer {
+    let target = s.target_path()?.display().to_string();
+    let r = NodeUnpublishVolumeRequest { volume_id: UNKNOWN_VOLUME.into(), target_path: target };
+    let mut n = s.node_client();
+    Ok(s.call(n.node_unpublish_volume(s.req(r))).await.map(drop))
 }
 
 async fn stats(s: &mut Suite, volume: String, path: String) -> Answer {

@@ -227,6 +227,11 @@ impl Driver {
         }
         let publication = ControllerPublication { capability, readonly: request.readonly };
         if let Some(existing) = volume.published_nodes.get(&request.node_id) {
+            if self.fault(Fault::RepublishIncompatibleOk) {
+                return Ok(ControllerPublishVolumeResponse {
+                    publish_context: publish_context(&volume.id),
+                });
+            }
             if *existing != publication {
                 return Err(ControllerPublishVolumeError::VolumePublishedIncompatible.status(format!(
                     "volume '{}' is published to node '{}' with another volume_capability or readonly flag",
