@@ -184,7 +184,18 @@ pub fn list() -> Vec<(String, Sentence)> {
         "secrets: no secret value the suite sent is in the driver's log".into(),
         general::SECRETS,
     ));
-    out.push(("every case: each answer meets the spec's field rules".into(), general::RESPONSES));
+    for (what, sentence) in [
+        ("REQUIRED fields set", general::REQUIRED),
+        ("within the size limits", general::RESPONSE_SIZE),
+        ("no negative number where its field forbids one", general::NON_NEGATIVE),
+        ("secret keys in the charset", general::RESPONSE_SECRET_KEYS),
+        ("no banned character in a name", general::RESPONSE_CONTROL_CHARS),
+        ("the RPC's response message", general::RESPONSE_DECODES),
+        ("enum values the spec declares", general::DECLARED_ENUM),
+        ("no secret value the suite sent", general::SECRETS),
+    ] {
+        out.push((format!("answers: every answer: {what}"), sentence));
+    }
     out
 }
 
