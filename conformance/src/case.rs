@@ -17,6 +17,8 @@ pub(crate) type Body = for<'a> fn(&'a mut Suite) -> Pin<Box<dyn Future<Output = 
 /// What a case needs the plugin to advertise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Need {
+    /// The Controller service.
+    Controller,
     /// The Node service.
     Node,
     /// A controller capability.
@@ -31,6 +33,7 @@ impl Need {
     /// Whether the plugin advertises it.
     pub(crate) fn met(self, s: &Suite) -> bool {
         match self {
+            Need::Controller => s.controller(),
             Need::Node => s.has_node,
             Need::Ctl(c) => s.has(c),
             Need::Nd(n) => s.node_has(n),
@@ -41,6 +44,7 @@ impl Need {
     /// Why a case that needs it is skipped: `no CREATE_DELETE_VOLUME`.
     pub(crate) fn missing(self) -> String {
         match self {
+            Need::Controller => "no Controller service".into(),
             Need::Node => "no Node service".into(),
             Need::Ctl(c) => format!("no {}", c.as_str_name()),
             Need::Nd(n) => format!("no node {}", n.as_str_name()),

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use crate::report::{CaseResult, Outcome};
-use crate::sentence::{Sentence, general};
+use crate::sentence::Sentence;
 use crate::suite::Suite;
 
 pub(crate) struct Recorder<'l> {
@@ -53,8 +53,12 @@ impl<'l> Recorder<'l> {
             }
             let r = CaseResult {
                 name: format!("answers: {}", p.key),
-                sentence: if p.secret { general::SECRETS } else { general::RESPONSES },
-                outcome: Outcome::Failed(format!("{} (first in '{name}')", p.detail)),
+                sentence: p.sentence,
+                outcome: verdict(
+                    p.sentence,
+                    Outcome::Failed(format!("{} (first in '{name}')", p.detail)),
+                    self.strict,
+                ),
                 duration: std::time::Duration::ZERO,
             };
             (self.line)(&r);
@@ -76,6 +80,7 @@ pub(crate) fn verdict(sentence: Sentence, outcome: Outcome, strict: bool) -> Out
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sentence::general;
 
     #[test]
     fn only_a_plugin_must_fails_and_strict_makes_notes_failures() {

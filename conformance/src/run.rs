@@ -1,5 +1,5 @@
 //! A run from start to end: connect and discover, make the volume most cases work on, the cases
-//! built from the facts, the written table, the clean-up and its checks.
+//! built from the facts and from the error tables, the written table, the clean-up and its checks.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -75,6 +75,7 @@ async fn run_all(s: &mut Suite, rec: &mut Recorder<'_>) -> cases::facts::Coverag
     );
 
     let coverage = cases::facts::run(s, rec).await;
+    cases::errors::run(s, rec).await;
 
     for case in cases::table() {
         if !rec.wants(case.name) {
@@ -169,6 +170,7 @@ async fn make_fixture(s: &mut Suite) -> Outcome {
 pub fn list() -> Vec<(String, Sentence)> {
     let mut out: Vec<(String, Sentence)> =
         cases::facts::FAMILIES.iter().map(|(name, s)| ((*name).to_owned(), *s)).collect();
+    out.extend(cases::errors::list());
     out.extend(cases::table().map(|c| (c.name.to_owned(), c.sentence)));
     out.push((
         "clean-up: every volume and snapshot the suite made is deleted".into(),
@@ -182,7 +184,18 @@ pub fn list() -> Vec<(String, Sentence)> {
         "secrets: no secret value the suite sent is in the driver's log".into(),
         general::SECRETS,
     ));
-    out.push(("every case: each answer meets the spec's field rules".into(), general::RESPONSES));
+    for (what, sentence) in [
+        ("REQUIRED fields set", general::REQUIRED),
+        ("within the size limits", general::RESPONSE_SIZE),
+        ("no negative number where its field forbids one", general::NON_NEGATIVE),
+        ("secret keys in the charset", general::RESPONSE_SECRET_KEYS),
+        ("no banned character in a name", general::RESPONSE_CONTROL_CHARS),
+        ("the RPC's response message", general::RESPONSE_DECODES),
+        ("enum values the spec declares", general::DECLARED_ENUM),
+        ("no secret value the suite sent", general::SECRETS),
+    ] {
+        out.push((format!("answers: every answer: {what}"), sentence));
+    }
     out
 }
 

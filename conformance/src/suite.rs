@@ -24,6 +24,7 @@ use csikit::v1::{
     NodeGetCapabilitiesRequest, NodeGetInfoRequest, Volume, VolumeCapability,
     controller_service_capability, node_service_capability, plugin_capability,
 };
+use csikit::validate::RuleId;
 use prost::Message;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
@@ -31,6 +32,7 @@ use tonic::{Code, Status};
 use crate::client::{Endpoint, raw_call};
 use crate::config::Config;
 use crate::report::Outcome;
+use crate::sentence::{Sentence, general};
 
 /// A volume id and a snapshot id no plugin has issued.
 pub(crate) const UNKNOWN_VOLUME: &str = "csi-conformance-no-such-volume";
@@ -284,7 +286,11 @@ impl Suite {
                     Ok(()) => {}
                     Err(csikit::ValidateEncodedError::Invalid(v)) => self.violations(name, &v),
                     Err(e) => {
-                        self.problem(format!("{name}: does not decode"), e.to_string(), false)
+                        self.problem(
+                            format!("{name}: does not decode"),
+                            e.to_string(),
+                            general::RESPONSE_DECODES,
+                        );
                     }
                 }
                 self.enums(&method.output, name, bytes);
@@ -298,7 +304,19 @@ impl Suite {
     fn violations(&self, name: &str, v: &csikit::Violations) {
         for one in v.iter() {
             let path = crate::generated::plain(&one.path);
-            self.problem(format!("{name}.{path}: {}", one.rule), format!("{name}: {one}"), false);
+            let sentence = match one.rule {
+                RuleId::MaxBytes | RuleId::MaxTotalBytes => general::RESPONSE_SIZE,
+                RuleId::NonNegative => general::NON_NEGATIVE,
+                RuleId::SecretKey => general::RESPONSE_SECRET_KEYS,
+                RuleId::ControlChars => general::RESPONSE_CONTROL_CHARS,
+                // Required, and the rules of a message as a whole.
+                _ => general::REQUIRED,
+            };
+            self.problem(
+                format!("{name}.{path}: {}", one.rule),
+                format!("{name}: {one}"),
+                sentence,
+            );
         }
     }
 
@@ -306,7 +324,7 @@ impl Suite {
         for one in crate::generated::undeclared_enums(full_name, bytes) {
             let path = one.split(':').next().unwrap_or_default();
             let key = format!("{name}.{}: an undeclared enum value", crate::generated::plain(path));
-            self.problem(key, format!("{name}: {one}"), false);
+            self.problem(key, format!("{name}: {one}"), general::DECLARED_ENUM);
         }
     }
 
@@ -316,15 +334,15 @@ impl Suite {
         if leaked {
             // Say where, never the value.
             let key = format!("{what} holds a secret value the suite sent");
-            self.problem(key.clone(), key, true);
+            self.problem(key.clone(), key, general::SECRETS);
         }
     }
 
-    fn problem(&self, key: String, detail: String, secret: bool) {
+    fn problem(&self, key: String, detail: String, sentence: Sentence) {
         self.problems.lock().unwrap_or_else(PoisonError::into_inner).push(Problem {
             key,
             detail,
-            secret,
+            sentence,
         });
     }
 
@@ -505,8 +523,8 @@ pub(crate) struct Problem {
     pub(crate) key: String,
     /// The first answer's words.
     pub(crate) detail: String,
-    /// A secret value sent came back.
-    pub(crate) secret: bool,
+    /// The sentence it breaks.
+    pub(crate) sentence: Sentence,
 }
 
 /// Where a status message answering a call whose answer would be `name` stands.

@@ -45,11 +45,27 @@ pub enum Fault {
     /// ListVolumes pages newest first by offset, so volumes created while a CO pages shift the
     /// pages: entries are repeated (or, with deletions, skipped).
     ListShiftsUnderCreation,
+    /// ControllerPublishVolume does not check `node_id`: any node, named or not, is published to.
+    PublishAnyNode,
+    /// CreateVolume from a snapshot or volume that does not exist makes an empty volume instead
+    /// of NOT_FOUND.
+    MissingSourceEmpty,
+    /// ValidateVolumeCapabilities confirms the capabilities of a volume it does not hold.
+    ValidateUnknownVolume,
+    /// NodeGetVolumeStats does not look the volume up: an id it never issued gets usage.
+    StatsUnknownVolume,
+    /// ListSnapshots with a `snapshot_id` it does not hold lists every snapshot.
+    ListSnapshotsUnknownIdAll,
+    /// NodeUnpublishVolume of a volume it does not hold answers OK instead of NOT_FOUND.
+    UnpublishUnknownOk,
+    /// ControllerPublishVolume again to the same node with another `readonly` flag answers OK
+    /// (the first publication stands) instead of ALREADY_EXISTS.
+    RepublishIncompatibleOk,
 }
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 18] = [
+    pub const ALL: [Fault; 25] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -68,6 +84,13 @@ impl Fault {
         Fault::GetSnapshotOther,
         Fault::SingleWriterTwice,
         Fault::ListShiftsUnderCreation,
+        Fault::PublishAnyNode,
+        Fault::MissingSourceEmpty,
+        Fault::ValidateUnknownVolume,
+        Fault::StatsUnknownVolume,
+        Fault::ListSnapshotsUnknownIdAll,
+        Fault::UnpublishUnknownOk,
+        Fault::RepublishIncompatibleOk,
     ];
 
     /// The switch's name, as `MEMDRIVER_FAULT` takes it.
@@ -91,6 +114,13 @@ impl Fault {
             Fault::GetSnapshotOther => "get-snapshot-other",
             Fault::SingleWriterTwice => "single-writer-twice",
             Fault::ListShiftsUnderCreation => "list-shifts-under-creation",
+            Fault::PublishAnyNode => "publish-any-node",
+            Fault::MissingSourceEmpty => "missing-source-empty",
+            Fault::ValidateUnknownVolume => "validate-unknown-volume",
+            Fault::StatsUnknownVolume => "stats-unknown-volume",
+            Fault::ListSnapshotsUnknownIdAll => "list-snapshots-unknown-id-all",
+            Fault::UnpublishUnknownOk => "unpublish-unknown-ok",
+            Fault::RepublishIncompatibleOk => "republish-incompatible-ok",
         }
     }
 

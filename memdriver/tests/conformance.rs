@@ -86,6 +86,36 @@ fn memdriver_passes_every_case() {
 /// under `--strict`.
 const NOTED: [Fault; 2] = [Fault::SingleWriterTwice, Fault::ListShiftsUnderCreation];
 
+/// Faults planted for one error-table row or listing rule each: the case written for it must be
+/// among the failures, not just any case.
+const AIMED: [(Fault, &str); 7] = [
+    (
+        Fault::PublishAnyNode,
+        "errors: ControllerPublishVolume of the suite's volume to a node never named is 5 NOT_FOUND",
+    ),
+    (Fault::MissingSourceEmpty, "errors: CreateVolume from a snapshot never issued is 5 NOT_FOUND"),
+    (
+        Fault::ValidateUnknownVolume,
+        "errors: ValidateVolumeCapabilities of a volume never issued is 5 NOT_FOUND",
+    ),
+    (
+        Fault::StatsUnknownVolume,
+        "errors: NodeGetVolumeStats of a volume never issued, at a path that exists is 5 NOT_FOUND",
+    ),
+    (
+        Fault::ListSnapshotsUnknownIdAll,
+        "snapshot: ListSnapshots by a snapshot_id never issued lists no snapshot",
+    ),
+    (
+        Fault::UnpublishUnknownOk,
+        "errors: NodeUnpublishVolume of a volume never issued is 5 NOT_FOUND",
+    ),
+    (
+        Fault::RepublishIncompatibleOk,
+        "errors: ControllerPublishVolume again to the same node with the other readonly flag is 6 ALREADY_EXISTS",
+    ),
+];
+
 #[test]
 fn every_fault_fails_a_case() {
     let mut caught = Vec::new();
@@ -95,6 +125,13 @@ fn every_fault_fails_a_case() {
         let (report, _) = run(tmp.path(), Some(fault), strict);
         let failed: Vec<&str> = report.failures().iter().map(|r| r.name.as_str()).collect();
         assert!(!failed.is_empty(), "MEMDRIVER_FAULT={} passed every case", fault.name());
+        if let Some((_, aimed)) = AIMED.iter().find(|(f, _)| *f == fault) {
+            assert!(
+                failed.iter().any(|n| n.starts_with(aimed)),
+                "MEMDRIVER_FAULT={}: '{aimed}' did not fail: {failed:#?}",
+                fault.name()
+            );
+        }
         let mode = if strict { " (--strict)" } else { "" };
         caught.push(format!("{}{mode}: {} ({})", fault.name(), failed.len(), failed[0]));
     }

@@ -3,19 +3,15 @@
 use csikit::v1::controller_service_capability::rpc::Type as Ctl;
 use std::collections::BTreeMap;
 
-use csikit::v1::{ListSnapshotsRequest, ListVolumesRequest};
-use tonic::Code;
+use csikit::v1::ListVolumesRequest;
 
 use crate::case::{Case, Need, body};
 use crate::report::Outcome;
 use crate::sentence::Sentence;
-use crate::suite::{Suite, ensure, expect, show_status};
+use crate::suite::{Suite, ensure, show_status};
 
 /// How many pages of the concurrent case change the volumes before the next page.
 const CHANGES: usize = 6;
-
-/// A token no plugin issued.
-const NEVER_ISSUED: &str = "csi-conformance-never-issued";
 
 pub(crate) const CASES: &[Case] = &[
     Case {
@@ -35,18 +31,6 @@ pub(crate) const CASES: &[Case] = &[
             "If specified (non-zero value), the Plugin MUST NOT return more entries than this number in the response. If the actual number of entries is more than this number, the Plugin MUST set `next_token` in the response which can be used to get the next page of entries in the subsequent `ListVolumes` call.",
         ),
         body: body!(pagination),
-    },
-    Case {
-        name: "list: a ListVolumes token never issued is ABORTED",
-        needs: &[Need::Ctl(Ctl::ListVolumes)],
-        sentence: Sentence::must("ListVolumes Errors", "Invalid `starting_token` | 10 ABORTED"),
-        body: body!(volumes_bad_token),
-    },
-    Case {
-        name: "list: a ListSnapshots token never issued is ABORTED",
-        needs: &[Need::Ctl(Ctl::ListSnapshots)],
-        sentence: Sentence::must("ListSnapshots Errors", "Invalid `starting_token` | 10 ABORTED"),
-        body: body!(snapshots_bad_token),
     },
     Case {
         name: "list: ListVolumes pages while volumes are created and deleted, then lists each once",
@@ -111,28 +95,6 @@ async fn pagination(s: &mut Suite) -> Outcome {
         let _ = s.delete(&id).await;
     }
     Outcome::Passed
-}
-
-async fn volumes_bad_token(s: &mut Suite) -> Outcome {
-    let mut c = s.ctl_client();
-    let r = s
-        .call(c.list_volumes(
-            s.req(ListVolumesRequest { max_entries: 1, starting_token: NEVER_ISSUED.into() }),
-        ))
-        .await;
-    expect(&r, Code::Aborted, "ListVolumes with a starting_token never issued")
-}
-
-async fn snapshots_bad_token(s: &mut Suite) -> Outcome {
-    let mut c = s.ctl_client();
-    let r = s
-        .call(c.list_snapshots(s.req(ListSnapshotsRequest {
-            max_entries: 1,
-            starting_token: NEVER_ISSUED.into(),
-            ..ListSnapshotsRequest::default()
-        })))
-        .await;
-    expect(&r, Code::Aborted, "ListSnapshots with a starting_token never issued")
 }
 
 /// Pages one entry at a time while, between pages, one of its own volumes is created and one

@@ -1,8 +1,9 @@
-//! The written cases, one file per group, each a table of [`Case`] rows (identity, volume, modify, list, publish, node, access,
-//! snapshot); and the cases built
-//! from the spec's facts ([`facts`]).
+//! The written cases, one file per group, each a table of [`Case`] rows (identity, volume, modify,
+//! list, publish, node, access, snapshot); the cases built from the spec's facts ([`facts`]); and
+//! those built from its error tables ([`errors`]).
 
 mod access;
+pub(crate) mod errors;
 pub(crate) mod facts;
 mod identity;
 mod list;

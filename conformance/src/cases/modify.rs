@@ -11,7 +11,7 @@ use tonic::Code;
 use crate::case::{Case, Need, body};
 use crate::report::Outcome;
 use crate::sentence::Sentence;
-use crate::suite::{Suite, UNKNOWN_VOLUME, check, expect};
+use crate::suite::{Suite, check, expect};
 
 const CREATE: Need = Need::Ctl(Ctl::CreateDeleteVolume);
 const MODIFY: Need = Need::Ctl(Ctl::ModifyVolume);
@@ -54,15 +54,6 @@ pub(crate) const CASES: &[Case] = &[
         needs: &[CREATE, MODIFY],
         sentence: NOT_SUPPORTED,
         body: body!(modify_fake_key),
-    },
-    Case {
-        name: "modify: ControllerModifyVolume of an unknown volume is NOT_FOUND",
-        needs: &[MODIFY, Need::MutableParameters],
-        sentence: Sentence::must(
-            "ControllerModifyVolume Errors",
-            "Volume does not exist | 5 NOT_FOUND",
-        ),
-        body: body!(modify_unknown),
     },
 ];
 
@@ -121,10 +112,4 @@ async fn modify_fake_key(s: &mut Suite) -> Outcome {
     let params = with_fake_key(s);
     let r = modify(s, &fixture, params).await;
     expect(&r, Code::InvalidArgument, &format!("ControllerModifyVolume with '{FAKE_KEY}'"))
-}
-
-async fn modify_unknown(s: &mut Suite) -> Outcome {
-    let params = s.cfg.mutable_parameters.clone();
-    let r = modify(s, UNKNOWN_VOLUME, params).await;
-    expect(&r, Code::NotFound, "ControllerModifyVolume of an unknown volume")
 }

@@ -1,5 +1,5 @@
 //! Node service cases: stage, publish (the target path made by the plugin), unpublish, unstage,
-//! NOT_FOUND for an unknown volume, and NodeGetVolumeStats.
+//! each twice (the error-table rows for unknown volumes are in `errors`).
 
 use csikit::v1::controller_service_capability::rpc::Type as Ctl;
 use csikit::v1::node_service_capability::rpc::Type as Nd;
@@ -12,34 +12,17 @@ use tonic::Code;
 use crate::case::{Case, Need, body};
 use crate::report::Outcome;
 use crate::sentence::Sentence;
-use crate::suite::{Suite, UNKNOWN_VOLUME, check, ensure, expect};
+use crate::suite::{Suite, check, ensure, expect};
 
-pub(crate) const CASES: &[Case] = &[
-    Case {
-        name: "node: stage, publish (target_path created), unpublish (removed), unstage, each twice",
-        needs: &[Need::Ctl(Ctl::CreateDeleteVolume), Need::Node],
-        sentence: Sentence::must(
-            "NodePublishVolume",
-            "If the volume corresponding to the `volume_id` has already been published at the specified `target_path`, and is compatible with the specified `volume_capability` and `readonly` flag, the Plugin MUST reply `0 OK`.",
-        ),
-        body: body!(lifecycle),
-    },
-    Case {
-        name: "node: NodePublishVolume of an unknown volume is NOT_FOUND",
-        needs: &[Need::Node],
-        sentence: Sentence::must("NodePublishVolume Errors", "Volume does not exist | 5 NOT_FOUND"),
-        body: body!(publish_unknown),
-    },
-    Case {
-        name: "node: NodeGetVolumeStats of an unpublished path is NOT_FOUND",
-        needs: &[Need::Nd(Nd::GetVolumeStats)],
-        sentence: Sentence::must(
-            "NodeGetVolumeStats Errors",
-            "Volume does not exist | 5 NOT_FOUND | Indicates that a volume corresponding to the specified `volume_id` does not exist on specified `volume_path`.",
-        ),
-        body: body!(stats_unpublished),
-    },
-];
+pub(crate) const CASES: &[Case] = &[Case {
+    name: "node: stage, publish (target_path created), unpublish (removed), unstage, each twice",
+    needs: &[Need::Ctl(Ctl::CreateDeleteVolume), Need::Node],
+    sentence: Sentence::must(
+        "NodePublishVolume",
+        "If the volume corresponding to the `volume_id` has already been published at the specified `target_path`, and is compatible with the specified `volume_capability` and `readonly` flag, the Plugin MUST reply `0 OK`.",
+    ),
+    body: body!(lifecycle),
+}];
 
 async fn lifecycle(s: &mut Suite) -> Outcome {
     let fixture = s.fixture.clone();
@@ -126,39 +109,4 @@ async fn lifecycle(s: &mut Suite) -> Outcome {
         return Outcome::Failed(why);
     }
     Outcome::Passed
-}
-
-async fn publish_unknown(s: &mut Suite) -> Outcome {
-    let mut n = s.node_client();
-    let (staging, target) = match (s.staging_for_publish(), s.target_path()) {
-        (Ok(st), Ok(t)) => (st, t),
-        (Err(why), _) | (_, Err(why)) => return Outcome::Failed(why),
-    };
-    let req = NodePublishVolumeRequest {
-        volume_id: UNKNOWN_VOLUME.into(),
-        staging_target_path: staging,
-        target_path: target.display().to_string(),
-        volume_capability: Some(s.capability()),
-        secrets: s.secrets("NodePublishVolumeSecret"),
-        ..NodePublishVolumeRequest::default()
-    };
-    let r = s.call(n.node_publish_volume(s.req(req))).await;
-    expect(&r, Code::NotFound, "NodePublishVolume of an unknown volume")
-}
-
-async fn stats_unpublished(s: &mut Suite) -> Outcome {
-    let fixture = s.fixture.clone();
-    let mut n = s.node_client();
-    let path = match s.target_path() {
-        Ok(p) => p.display().to_string(),
-        Err(why) => return Outcome::Failed(why),
-    };
-    let r = s
-        .call(n.node_get_volume_stats(s.req(NodeGetVolumeStatsRequest {
-            volume_id: fixture,
-            volume_path: path,
-            ..NodeGetVolumeStatsRequest::default()
-        })))
-        .await;
-    expect(&r, Code::NotFound, "NodeGetVolumeStats of a path never published")
 }

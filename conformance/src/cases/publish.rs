@@ -7,30 +7,19 @@ use tonic::Code;
 use crate::case::{Case, Need, body};
 use crate::report::Outcome;
 use crate::sentence::Sentence;
-use crate::suite::{Suite, UNKNOWN_VOLUME, check, ensure, expect, show};
+use crate::suite::{Suite, check, ensure, expect, show};
 
 const PUBLISH: Need = Need::Ctl(Ctl::PublishUnpublishVolume);
 
-pub(crate) const CASES: &[Case] = &[
-    Case {
-        name: "publish: ControllerPublishVolume twice, unpublish twice",
-        needs: &[Need::Ctl(Ctl::CreateDeleteVolume), PUBLISH],
-        sentence: Sentence::must(
-            "ControllerPublishVolume",
-            "If the volume corresponding to the `volume_id` has already been published at the node corresponding to the `node_id`, and is compatible with the specified `volume_capability` and `readonly` flag, the Plugin MUST reply `0 OK`.",
-        ),
-        body: body!(publish_twice),
-    },
-    Case {
-        name: "publish: ControllerPublishVolume of an unknown volume is NOT_FOUND",
-        needs: &[PUBLISH],
-        sentence: Sentence::must(
-            "ControllerPublishVolume Errors",
-            "Volume does not exist | 5 NOT_FOUND",
-        ),
-        body: body!(publish_unknown),
-    },
-];
+pub(crate) const CASES: &[Case] = &[Case {
+    name: "publish: ControllerPublishVolume twice, unpublish twice",
+    needs: &[Need::Ctl(Ctl::CreateDeleteVolume), PUBLISH],
+    sentence: Sentence::must(
+        "ControllerPublishVolume",
+        "If the volume corresponding to the `volume_id` has already been published at the node corresponding to the `node_id`, and is compatible with the specified `volume_capability` and `readonly` flag, the Plugin MUST reply `0 OK`.",
+    ),
+    body: body!(publish_twice),
+}];
 
 fn publish_request(s: &mut Suite, volume: &str) -> ControllerPublishVolumeRequest {
     ControllerPublishVolumeRequest {
@@ -67,11 +56,4 @@ async fn publish_twice(s: &mut Suite) -> Outcome {
     }
     s.published.retain(|(v, _)| *v != fixture);
     Outcome::Passed
-}
-
-async fn publish_unknown(s: &mut Suite) -> Outcome {
-    let mut c = s.ctl_client();
-    let req = publish_request(s, UNKNOWN_VOLUME);
-    let r = s.call(c.controller_publish_volume(s.req(req))).await;
-    expect(&r, Code::NotFound, "ControllerPublishVolume of an unknown volume")
 }

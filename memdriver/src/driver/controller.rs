@@ -71,7 +71,16 @@ impl Driver {
             };
         }
         let source_size = match &request.volume_content_source {
-            Some(source) => Some(state.source_size(source)?),
+            Some(source) => match state.source_size(source) {
+                Ok(size) => Some(size),
+                Err(e)
+                    if e.code() == tonic::Code::NotFound
+                        && self.fault(Fault::MissingSourceEmpty) =>
+                {
+                    None
+                }
+                Err(e) => return Err(e),
+            },
             None => None,
         };
         let capacity = if self.fault(Fault::IgnoreCapacity) {
@@ -206,7 +215,7 @@ impl Driver {
             ControllerPublishVolumeError::VolumeDoesNotExist
                 .status(format!("volume '{}' does not exist", request.volume_id))
         })?;
-        if request.node_id != self.config.node_id {
+        if request.node_id != self.config.node_id && !self.fault(Fault::PublishAnyNode) {
             return Err(ControllerPublishVolumeError::NodeDoesNotExist
                 .status(format!("node '{}' does not exist", request.node_id)));
         }
@@ -218,6 +227,11 @@ impl Driver {
         }
         let publication = ControllerPublication { capability, readonly: request.readonly };
         if let Some(existing) = volume.published_nodes.get(&request.node_id) {
+            if self.fault(Fault::RepublishIncompatibleOk) {
+                return Ok(ControllerPublishVolumeResponse {
+                    publish_context: publish_context(&volume.id),
+                });
+            }
             if *existing != publication {
                 return Err(ControllerPublishVolumeError::VolumePublishedIncompatible.status(format!(
                     "volume '{}' is published to node '{}' with another volume_capability or readonly flag",
@@ -267,10 +281,21 @@ impl Driver {
     ) -> Result<ValidateVolumeCapabilitiesResponse, Status> {
         self.authenticate(&request.secrets)?;
         let state = self.state();
-        let volume = state.volumes.get(&request.volume_id).ok_or_else(|| {
-            ValidateVolumeCapabilitiesError::VolumeDoesNotExist
-                .status(format!("volume '{}' does not exist", request.volume_id))
-        })?;
+        let Some(volume) = state.volumes.get(&request.volume_id) else {
+            if self.fault(Fault::ValidateUnknownVolume) {
+                return Ok(ValidateVolumeCapabilitiesResponse {
+                    confirmed: Some(validate_volume_capabilities_response::Confirmed {
+                        volume_context: request.volume_context,
+                        volume_capabilities: request.volume_capabilities,
+                        parameters: request.parameters,
+                        mutable_parameters: request.mutable_parameters,
+                    }),
+                    message: String::new(),
+                });
+            }
+            return Err(ValidateVolumeCapabilitiesError::VolumeDoesNotExist
+                .status(format!("volume '{}' does not exist", request.volume_id)));
+        };
         let refusal = if let Some(i) =
             request.volume_capabilities.iter().position(|c| !compatible(&volume.capabilities, c))
         {

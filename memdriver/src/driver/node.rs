@@ -174,6 +174,10 @@ impl Driver {
         request: NodeUnpublishVolumeRequest,
     ) -> Result<NodeUnpublishVolumeResponse, Status> {
         let mut state = self.state();
+        if self.fault(Fault::UnpublishUnknownOk) && !state.volumes.contains_key(&request.volume_id)
+        {
+            return Ok(NodeUnpublishVolumeResponse {});
+        }
         let volume = state.volumes.get_mut(&request.volume_id).ok_or_else(|| {
             NodeUnpublishVolumeError::VolumeDoesNotExist
                 .status(format!("volume '{}' does not exist", request.volume_id))
@@ -197,6 +201,12 @@ impl Driver {
         request: NodeGetVolumeStatsRequest,
     ) -> Result<NodeGetVolumeStatsResponse, Status> {
         let state = self.state();
+        if self.fault(Fault::StatsUnknownVolume) && !state.volumes.contains_key(&request.volume_id)
+        {
+            let nothing =
+                VolumeUsage { unit: volume_usage::Unit::Bytes as i32, ..VolumeUsage::default() };
+            return Ok(NodeGetVolumeStatsResponse { usage: vec![nothing], volume_condition: None });
+        }
         let volume = state
             .volumes
             .get(&request.volume_id)

@@ -97,8 +97,11 @@ impl Driver {
     ) -> Result<ListSnapshotsResponse, Status> {
         self.authenticate(&request.secrets)?;
         let state = self.state();
+        // The fault: an id it does not hold is taken for no filter at all.
+        let ignore_id = self.fault(Fault::ListSnapshotsUnknownIdAll)
+            && !state.snapshots.contains_key(&request.snapshot_id);
         let wanted = |s: &Snapshot| {
-            (request.snapshot_id.is_empty() || s.id == request.snapshot_id)
+            (request.snapshot_id.is_empty() || ignore_id || s.id == request.snapshot_id)
                 && (request.source_volume_id.is_empty()
                     || s.source_volume_id == request.source_volume_id)
         };
