@@ -26,7 +26,8 @@
 //!   `*GetCapabilities` RPCs are derived from what was registered (a disagreement with what the
 //!   driver advertises itself, or an RPC the spec obliges it to implement and it leaves out, is
 //!   reported at start-up); requests are validated, calls on one volume are serialised (ABORTED
-//!   "operation pending"), responses are validated in debug builds, every call is traced without
+//!   "operation pending" at once by default; with `Builder::serialisation(Serialisation::Wait {
+//!   timeout })` they wait their turn, in arrival order, ABORTED only past the timeout), responses are validated in debug builds, every call is traced without
 //!   secret values, error messages are scrubbed of the request's secrets; each layer switchable
 //!   through `Layers`. `serve_from_env()` listens on `CSI_ENDPOINT` (`unix:///path.sock`, or
 //!   `tcp://host:port`), replaces a stale socket, drains on SIGTERM/SIGINT (for at most

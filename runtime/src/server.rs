@@ -12,13 +12,18 @@
 //! 2. **Alpha policy** ([`AlphaPolicy`]): `Refuse` turns away alpha RPCs and alpha fields.
 //! 3. **Request validation**: the spec's rules from `#[csi_validate]`; a violation answers
 //!    `INVALID_ARGUMENT` naming every offending field path. The driver never sees the request.
-//! 4. **Per-volume serialisation**: while a call for a volume (or, for `CreateVolume`, a volume
-//!    name; for snapshots, the snapshot id or name) is in flight, a second one for the same
-//!    object answers `ABORTED` ("operation pending"), as the spec's Concurrency section allows.
+//! 4. **Per-volume serialisation** ([`Serialisation`]): while a call for a volume (or, for
+//!    `CreateVolume`, a volume name; for snapshots, the snapshot id or name: the key the
+//!    Model's facts give each RPC) is in flight, a second one for the same object answers
+//!    `ABORTED` ("operation pending") at once, as the spec's Concurrency section allows
+//!    (`FailFast`, the default); or, with `Serialisation::Wait { timeout }`
+//!    ([`Builder::serialisation`]), it waits its turn: calls on one object run one after another
+//!    in arrival order, and one answers `ABORTED` only when it has waited `timeout`. A waiting
+//!    call whose client goes away leaves the queue. Calls on other objects are never held up.
 //! 5. **Response validation** (debug builds by default): a response that breaks the spec's
 //!    rules becomes `INTERNAL` naming the field, so driver bugs surface in tests.
-//! 6. **Tracing**: a span per call (RPC name and the volume or snapshot it concerns) and events
-//!    for the request (its redacting `Debug`: secret values never appear), the outcome and the
+//! 6. **Tracing**: a span per call (RPC name, the volume or snapshot it concerns, and
+//!    `waited_ms` when it waited its turn) and events for the request (its redacting `Debug`: secret values never appear), the outcome and the
 //!    elapsed time. Error messages, logged and returned, are scrubbed of the request's secret
 //!    values in case a driver put one there.
 //!
@@ -29,12 +34,10 @@
 //! ([`shutdown_signal`]) stops accepting calls, lets in-flight ones finish, removes the socket and
 //! returns.
 
-use std::collections::HashSet;
 use std::fmt;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tonic::{Request, Response, Status};
@@ -42,11 +45,14 @@ use tracing::Instrument as _;
 
 pub mod authority;
 mod builder;
+mod serialise;
 
 pub use builder::{
     Builder, Capability, CapabilityTable, Obligation, Plan, PluginService, PluginSpec, Register,
     Registration, Server, service,
 };
+pub use serialise::Serialisation;
+use serialise::{Held, KeyLocks};
 
 pub use crate::alpha::AlphaPolicy;
 use crate::endpoint::{BindError, EndpointError};
@@ -73,8 +79,12 @@ pub struct Layers {
     pub validate_responses: bool,
     /// A tracing span and events per call.
     pub tracing: bool,
-    /// Answer `ABORTED` to a second call for a volume or snapshot that has one in flight.
+    /// Serialise calls per volume or snapshot: one call per id at a time, the others refused or
+    /// queued as [`Layers::serialisation`] says.
     pub serialize: bool,
+    /// What a call for an id with a call in flight gets: `ABORTED` at once (the default) or a
+    /// wait for its turn.
+    pub serialisation: Serialisation,
     /// Which alpha RPCs and fields the plugin serves.
     pub alpha: AlphaPolicy,
 }
@@ -86,6 +96,7 @@ impl Default for Layers {
             validate_responses: cfg!(debug_assertions),
             tracing: true,
             serialize: true,
+            serialisation: Serialisation::FailFast,
             alpha: AlphaPolicy::Allow,
         }
     }
@@ -98,6 +109,7 @@ impl Layers {
         validate_responses: false,
         tracing: false,
         serialize: false,
+        serialisation: Serialisation::FailFast,
         alpha: AlphaPolicy::Allow,
     };
 }
@@ -141,32 +153,29 @@ pub fn unimplemented(rpc: &str) -> Status {
 #[derive(Debug, Default)]
 pub struct Pipeline {
     layers: Layers,
-    in_flight: Mutex<HashSet<(&'static str, String)>>,
-}
-
-/// Removes a key from the in-flight set when the call ends, returns or is cancelled.
-struct InFlight<'a> {
-    set: &'a Mutex<HashSet<(&'static str, String)>>,
-    key: Option<(&'static str, String)>,
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        if let Some(key) = self.key.take() {
-            self.set.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&key);
-        }
-    }
+    keys: KeyLocks,
 }
 
 impl Pipeline {
     /// A pipeline with these layers.
     pub fn new(layers: Layers) -> Self {
-        Self { layers, in_flight: Mutex::new(HashSet::new()) }
+        Self { layers, keys: KeyLocks::default() }
     }
 
     /// The layers in force.
     pub fn layers(&self) -> Layers {
         self.layers
+    }
+
+    /// How many calls are waiting for their turn on a volume or snapshot
+    /// ([`Serialisation::Wait`]), over every id.
+    pub fn waiting(&self) -> usize {
+        self.keys.waiting()
+    }
+
+    /// How many volume or snapshot ids have a call in flight.
+    pub fn in_flight(&self) -> usize {
+        self.keys.held()
     }
 
     /// Answers an RPC the plugin does not implement, logging it when tracing.
@@ -182,7 +191,12 @@ impl Pipeline {
             return tracing::Span::none();
         }
         match &rpc.key {
-            Some(key) => tracing::info_span!("csi", rpc = rpc.name, id = (key.get)(request)),
+            Some(key) => tracing::info_span!(
+                "csi",
+                rpc = rpc.name,
+                id = (key.get)(request),
+                waited_ms = tracing::field::Empty
+            ),
             None => tracing::info_span!("csi", rpc = rpc.name),
         }
     }
@@ -195,8 +209,13 @@ impl Pipeline {
         (Instant::now(), owned_secrets(request))
     }
 
-    /// The checks before the driver runs: alpha policy, validation, serialisation.
-    fn admit<'a, Req>(&'a self, rpc: &Rpc<Req>, request: &Req) -> Result<InFlight<'a>, Status>
+    /// The checks before the driver runs: alpha policy, validation, serialisation. `Ok(None)`:
+    /// the call is not serialised.
+    async fn admit<'a, Req>(
+        &'a self,
+        rpc: &Rpc<Req>,
+        request: &Req,
+    ) -> Result<Option<Held<'a>>, Status>
     where
         Req: Validate + prost::Message + prost::Name,
     {
@@ -207,24 +226,42 @@ impl Pipeline {
         if self.layers.validate_requests {
             request.validate()?;
         }
-        let mut guard = InFlight { set: &self.in_flight, key: None };
-        if let Some(key) = rpc.key.as_ref().filter(|_| self.layers.serialize) {
-            let id = (key.get)(request);
-            if !id.is_empty() {
-                let entry = (key.kind, id.to_owned());
-                let mut set =
-                    self.in_flight.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                if set.contains(&entry) {
-                    return Err(Status::aborted(format!(
-                        "an operation is pending for {} \"{id}\"",
-                        key.kind
-                    )));
+        let Some(key) = rpc.key.as_ref().filter(|_| self.layers.serialize) else { return Ok(None) };
+        let id = (key.get)(request);
+        if id.is_empty() {
+            return Ok(None);
+        }
+        let pending = || format!("an operation is pending for {} \"{id}\"", key.kind);
+        match self.layers.serialisation {
+            Serialisation::FailFast => match self.keys.try_acquire((key.kind, id.to_owned())) {
+                Some(held) => Ok(Some(held)),
+                None => Err(Status::aborted(pending())),
+            },
+            Serialisation::Wait { timeout } => {
+                let tracing = self.layers.tracing;
+                let on_wait = |ahead: usize| {
+                    if tracing {
+                        tracing::debug!(kind = key.kind, ahead, "waiting for the calls ahead");
+                    }
+                };
+                let acquired = self.keys.acquire((key.kind, id.to_owned()), timeout, on_wait).await;
+                let waited = match &acquired {
+                    Ok((_, waited)) | Err(waited) => *waited,
+                };
+                if tracing && !waited.is_zero() {
+                    tracing::Span::current().record("waited_ms", millis(waited));
                 }
-                set.insert(entry.clone());
-                guard.key = Some(entry);
+                match acquired {
+                    Ok((held, _)) => Ok(Some(held)),
+                    Err(waited) => Err(Status::aborted(format!(
+                        "{}: waited {} ms for it to finish (the serialisation timeout is {} ms)",
+                        pending(),
+                        millis(waited),
+                        millis(timeout)
+                    ))),
+                }
             }
         }
-        Ok(guard)
     }
 
     /// Runs a unary RPC through the layers.
@@ -243,8 +280,8 @@ impl Pipeline {
         let span = self.span(rpc, request.get_ref());
         async move {
             let (started, secrets) = self.open(request.get_ref());
-            let result = match self.admit(rpc, request.get_ref()) {
-                Ok(_in_flight) => {
+            let result = match self.admit(rpc, request.get_ref()).await {
+                Ok(_held) => {
                     let result = handler(request).await;
                     match result {
                         Ok(response) if self.layers.validate_responses => {
@@ -289,8 +326,8 @@ impl Pipeline {
         let span = self.span(rpc, request.get_ref());
         async move {
             let (started, secrets) = self.open(request.get_ref());
-            let result = match self.admit(rpc, request.get_ref()) {
-                Ok(_in_flight) => handler(request).await,
+            let result = match self.admit(rpc, request.get_ref()).await {
+                Ok(_held) => handler(request).await,
                 Err(status) => Err(status),
             };
             let result = result.map_err(|status| status_without_secrets(status, &secrets));
@@ -322,6 +359,10 @@ impl Pipeline {
         .instrument(span)
         .await
     }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn elapsed_us(started: Instant) -> u64 {

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use tonic::Status;
 use tonic::service::Routes;
 
-use super::{Layers, Pipeline, ServeError};
+use super::{Layers, Pipeline, Serialisation, ServeError};
 
 /// Markers naming the CSI services a [`Register`] implementation adds.
 pub mod service {
@@ -205,6 +205,7 @@ pub struct Builder<S: PluginSpec> {
     vendor_version: String,
     manifest: HashMap<String, String>,
     layers: Layers,
+    serialisation: Option<Serialisation>,
     strict: bool,
     drain_timeout: std::time::Duration,
     plugin_extra: Vec<S::PluginCapability>,
@@ -218,6 +219,7 @@ impl<S: PluginSpec> std::fmt::Debug for Builder<S> {
             .field("name", &self.name)
             .field("vendor_version", &self.vendor_version)
             .field("layers", &self.layers)
+            .field("serialisation", &self.serialisation)
             .field("registrations", &self.registrations)
             .finish_non_exhaustive()
     }
@@ -231,6 +233,7 @@ impl<S: PluginSpec> Builder<S> {
             vendor_version: vendor_version.into(),
             manifest: HashMap::new(),
             layers: Layers::default(),
+            serialisation: None,
             strict: false,
             drain_timeout: super::DEFAULT_DRAIN_TIMEOUT,
             plugin_extra: Vec::new(),
@@ -248,6 +251,17 @@ impl<S: PluginSpec> Builder<S> {
     /// Chooses the layers (default: all on, response validation in debug builds).
     pub fn layers(mut self, layers: Layers) -> Self {
         self.layers = layers;
+        self
+    }
+
+    /// What a call for a volume or snapshot with a call in flight gets: `ABORTED` at once
+    /// ([`Serialisation::FailFast`], the default, as the spec's error scheme describes) or a wait
+    /// for its turn, in arrival order, of at most a timeout
+    /// (`Serialisation::Wait { timeout: Duration::from_secs(30) }`). Set here, it holds whatever
+    /// [`Builder::layers`] says, before or after; serialisation itself stays switchable through
+    /// [`Layers::serialize`].
+    pub fn serialisation(mut self, serialisation: Serialisation) -> Self {
+        self.serialisation = Some(serialisation);
         self
     }
 
@@ -479,7 +493,11 @@ impl<S: PluginSpec> Builder<S> {
             return Err(ServeError::Capabilities(problems));
         }
 
-        let pipeline = Arc::new(Pipeline::new(self.layers));
+        let mut layers = self.layers;
+        if let Some(serialisation) = self.serialisation {
+            layers.serialisation = serialisation;
+        }
+        let pipeline = Arc::new(Pipeline::new(layers));
         let mut routes = Routes::default();
         for registration in registrations {
             routes = (registration.add)(routes, &pipeline, &derived);
