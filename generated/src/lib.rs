@@ -58,7 +58,7 @@
 //! let request =
 //!     NodeUnpublishVolumeRequest { volume_id: "vol-1".into(), target_path: String::new() };
 //! let violations = request.validate().unwrap_err();
-//! assert_eq!(violations.to_string(), "target_path: is REQUIRED (required)");
+//! assert_eq!(violations.to_string(), "target_path: is REQUIRED");
 //! ```
 //!
 //! The same macro works on a driver's own types, such as the parameters it parses from

@@ -201,5 +201,5 @@ fn display_reads_well() {
     let mut r = valid();
     r.name.clear();
     let err = r.validate().expect_err("violations");
-    assert_eq!(err.to_string(), "name: is REQUIRED (required); message-level rule ran (message)");
+    assert_eq!(err.to_string(), "name: is REQUIRED; message-level rule ran");
 }

@@ -120,12 +120,14 @@ pub struct Violation {
     pub message: String,
 }
 
+/// The path and the words, once: "name: is REQUIRED". The rule's id is for machines (`rule`,
+/// and the JSON the tools write), not repeated in the sentence.
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.path.is_empty() {
-            write!(f, "{} ({})", self.message, self.rule)
+            f.write_str(&self.message)
         } else {
-            write!(f, "{}: {} ({})", self.path, self.message, self.rule)
+            write!(f, "{}: {}", self.path, self.message)
         }
     }
 }
