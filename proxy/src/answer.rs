@@ -1,13 +1,15 @@
 //! A connection accepted while the plugin was down is *answered*: the proxy speaks HTTP/2 with
-//! the client (hyper) and answers each call UNAVAILABLE; once a call reaches the plugin again it
-//! is forwarded, and the connection is asked to end (GOAWAY: calls in flight finish) so the
-//! client's next connection is tapped. Answered calls reach the logger through the tap's queue,
-//! so every call is numbered and checked for overlap in one order.
+//! the client (hyper) and answers each call UNAVAILABLE; once the plugin is back, the calls on
+//! that connection are forwarded through the same HTTP/2 session for as long as the client keeps
+//! it. The connection is never asked to end: a client whose call crosses a GOAWAY on the wire
+//! sees it fail (tonic and hyper do not retry it), and the proxy must not fail calls the plugin
+//! would have answered. Answered calls reach the logger through the tap's queue, so every call is
+//! numbered and checked for overlap in one order.
 
 use std::convert::Infallible;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
@@ -200,11 +202,10 @@ fn status_response(code: i32, message: &str) -> Response<ProxyBody> {
 }
 
 /// Answers a call on a connection accepted while the plugin was down: forwarded if the plugin is
-/// back (and `back` told, so the connection is asked to end and the client's next one is
-/// tapped), answered UNAVAILABLE if it is not.
+/// back (`back` says so once per connection), answered UNAVAILABLE if it is not.
 async fn handle(
     shared: Arc<Shared>,
-    back: Arc<tokio::sync::Notify>,
+    back: Arc<AtomicBool>,
     req: Request<Incoming>,
 ) -> Response<ProxyBody> {
     // A token until the logger numbers the call.
@@ -246,9 +247,12 @@ async fn handle(
     };
     match sender.send_request(upstream_req).await {
         Ok(resp) => {
-            // The plugin answered: only now is the connection asked to end, so the GOAWAY never
-            // races the call that proved the plugin back.
-            back.notify_one();
+            if !back.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "# csi-view proxy: the plugin is back: calls on the connection opened while it \
+                     was down are forwarded (its next connections are tapped)"
+                );
+            }
             let (parts, body) = resp.into_parts();
             {
                 let mut r = call.lock();
@@ -277,17 +281,16 @@ fn fail(call: &Arc<Call>, code: i32, message: &str) -> Response<ProxyBody> {
 }
 
 /// A connection accepted while the plugin was down: HTTP/2 is spoken with the client and each
-/// call answered (UNAVAILABLE while the plugin is down, forwarded once it is back). Once a call
-/// has reached the plugin again, the connection is asked to end (GOAWAY: calls in flight
-/// finish), so the client's next connection is tapped.
+/// call answered (UNAVAILABLE while the plugin is down, forwarded once it is back) until the
+/// client closes the connection or the proxy stops (then GOAWAY: calls in flight finish).
 pub(crate) async fn answer(
     stream: UnixStream,
     shared: Arc<Shared>,
     stop: tokio::sync::watch::Receiver<bool>,
 ) {
-    let back = Arc::new(tokio::sync::Notify::new());
+    let back = Arc::new(AtomicBool::new(false));
     let service = {
-        let (back, shared) = (back.clone(), shared.clone());
+        let shared = shared.clone();
         hyper::service::service_fn(move |req| {
             let (shared, back) = (shared.clone(), back.clone());
             async move { Ok::<_, Infallible>(handle(shared, back, req).await) }
@@ -305,10 +308,6 @@ pub(crate) async fn answer(
     tokio::select! {
         _ = conn.as_mut() => return,
         () = stopping(stop) => {}
-        () = back.notified() => eprintln!(
-            "# csi-view proxy: the plugin is back: asking the client to reconnect (GOAWAY), so its \
-             calls are tapped again"
-        ),
     }
     conn.as_mut().graceful_shutdown();
     let _ = conn.await;

@@ -18,8 +18,8 @@
 //! * When the plugin goes away, its connections close, and clients see what they would see from
 //!   the plugin itself (UNAVAILABLE, then they reconnect). A connection accepted while the plugin
 //!   is down is *answered*: the proxy speaks HTTP/2 with the client (hyper) and answers each call
-//!   UNAVAILABLE; once a call reaches the plugin again it is forwarded, and the connection is asked
-//!   to end (GOAWAY: calls in flight finish) so the client's next connection is tapped.
+//!   UNAVAILABLE; once the plugin is back, that connection's calls are forwarded for as long as
+//!   the client keeps it (never a GOAWAY: a call crossing one fails in tonic and hyper clients).
 //! * Calls are numbered, and checked for overlap, in the order the queue saw them, whichever way
 //!   they went. Two calls in flight on one volume (or snapshot) are flagged: the spec says a CO
 //!   should not issue them. The id is the RPC's serialisation key from the spec facts

@@ -154,8 +154,8 @@ fn proxy_forwards_prints_records_and_survives_a_plugin_restart() {
 
     // One client connection through the plugin's restart. While the plugin is up the connection
     // is tapped; when the plugin goes away, so does the connection, and the client's next one is
-    // answered by the proxy (UNAVAILABLE); once the plugin is back, that connection forwards the
-    // call, then asks the client to reconnect, and the next call is tapped again.
+    // answered by the proxy (UNAVAILABLE); once the plugin is back, that connection forwards every
+    // call (no GOAWAY: a tonic call that crossed one failed with CANCELLED, once in CI).
     let ch = rt.block_on(channel(&proxy_sock));
     let mut identity = IdentityClient::new(ch);
     assert!(rt.block_on(identity.probe(ProbeRequest {})).is_ok(), "a probe before the restart");
@@ -169,7 +169,7 @@ fn proxy_forwards_prints_records_and_survives_a_plugin_restart() {
     assert_eq!(probe.err().map(|s| s.code()), Some(Code::Unavailable));
     let (plugin_stop, plugin_task) = start_plugin(&rt, &plugin_sock);
     rt.block_on(wait_for_socket(&plugin_sock));
-    for _ in 0..2 {
+    for _ in 0..20 {
         let info = rt.block_on(identity.get_plugin_info(GetPluginInfoRequest {}));
         assert_eq!(
             info.expect("answered after the restart").into_inner().name,
@@ -199,8 +199,9 @@ fn proxy_forwards_prints_records_and_survives_a_plugin_restart() {
     assert!(out.contains("/csi.v1.Identity/GetPluginInfo") && out.contains(" OK"), "{out}");
     assert!(err.contains("broke a spec rule"), "{err}");
     assert!(err.contains("the plugin at unix://") && err.contains("is not answering"), "{err}");
-    assert!(err.contains("asking the client to reconnect (GOAWAY)"), "{err}");
-    assert_eq!(out.matches("/csi.v1.Identity/GetPluginInfo").count(), 2, "{out}");
+    assert!(err.contains("the plugin is back: calls on the connection"), "{err}");
+    assert_eq!(err.matches("the plugin is back").count(), 1, "{err}");
+    assert_eq!(out.matches("/csi.v1.Identity/GetPluginInfo").count(), 20, "{out}");
     // Calls are numbered in the order they started, tapped or answered alike.
     let mut started: Vec<(&str, u64)> = out
         .lines()
@@ -210,7 +211,7 @@ fn proxy_forwards_prints_records_and_survives_a_plugin_restart() {
             Some((words.nth(1)?, id))
         })
         .collect();
-    assert_eq!(started.len(), 9, "{out}");
+    assert_eq!(started.len(), 27, "{out}");
     started.sort_unstable();
     assert!(started.windows(2).all(|w| w[0].1 < w[1].1), "{started:?}\n{out}");
 
