@@ -14,6 +14,15 @@ pub(crate) fn ui(a: UiArgs) -> Result<u8> {
         input_format: Some(a.input.input_format),
         grpc: a.input.grpc,
         docs_url: a.docs_url.clone(),
+        endpoint: a
+            .endpoint
+            .clone()
+            .or_else(|| std::env::var("CSI_ENDPOINT").ok())
+            .filter(|e| !e.is_empty()),
+        timeout: std::time::Duration::try_from_secs_f64(a.timeout)
+            .ok()
+            .filter(|t| !t.is_zero())
+            .context("--timeout: a positive number of seconds")?,
     };
     let documents = csi_view::ui::open(&schema, &a.files, &options)?;
     let state = csi_view::ui::State::new(schema, documents, &options)?;

@@ -1,6 +1,12 @@
 //! The page's server-side pieces: field paths, scalar parsing, the display tree and its
 //! agreement with the validation.
 
+use prost_reflect::{DynamicMessage, Kind, Value};
+use serde_json::{Value as Json, json};
+
+use super::documents::{Document, Entry};
+use super::edit::{parse_scalar, steps};
+use super::routes::{query_pairs, token_route};
 use super::*;
 
 #[test]
