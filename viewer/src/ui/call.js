@@ -37,7 +37,7 @@ function filterMethods() {
   if (list.selectedIndex < 0 && list.options.length) list.selectedIndex = 0;
   const first = list.selectedIndex >= 0 ? list.options[list.selectedIndex].textContent : null;
   document.getElementById("method-count").textContent =
-    `${n} ${n === 1 ? "method" : "methods"}${text ? ` match “${text}”` : ""}${first ? `; Enter opens ${first}` : ""}`;
+    `${n} ${n === 1 ? "method" : "methods"}${text ? ` ${n === 1 ? "matches" : "match"} “${text}”` : ""}${first ? `; Enter opens ${first}` : ""}`;
 }
 
 async function openMethod(path) {
@@ -106,14 +106,17 @@ function answerSection() {
   } else if (answer.outcome === "status") {
     const st = answer.status;
     s.append(el("p", { class: "outcome bad" }, `${st.name} (${st.code})${st.message ? ": " + st.message : ""}`));
-    if (answer.row) {
-      s.append(el("h3", {}, `The spec's error table for ${answer.method}`),
-        el("dl", { class: "row-of-table" },
-          el("dt", {}, "Condition"), el("dd", {}, answer.row.condition),
-          el("dt", {}, "Description"), el("dd", {}, answer.row.description),
-          el("dt", {}, "Recovery"), el("dd", {}, answer.row.recovery)));
-    } else if (answer.status.code !== 0) {
-      s.append(el("p", { class: "quiet" }, `The spec's error table for ${answer.method} has no row for ${st.name}.`));
+    // What the spec's error tables say about this code for this RPC: each row, or why none.
+    if (answer.rows.length) {
+      s.append(el("h3", {}, `What the spec says (${answer.table})`));
+      for (const r of answer.rows) {
+        s.append(el("dl", { class: "row-of-table" },
+          el("dt", {}, "Condition"), el("dd", {}, r.condition),
+          el("dt", {}, "Description"), el("dd", {}, r.description),
+          ...(r.recovery ? [el("dt", {}, "Recovery"), el("dd", {}, r.recovery)] : [])));
+      }
+    } else if (answer.no_row) {
+      s.append(el("p", { class: "quiet" }, answer.no_row));
     }
   } else if (answer.outcome === "refused") {
     s.append(el("p", { class: "outcome bad" }, `Not sent: the request breaks ${rulesBroken(answer.violations.length).replace(" broken", "")}`),

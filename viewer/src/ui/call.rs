@@ -12,10 +12,11 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use prost_reflect::{DynamicMessage, MethodDescriptor, ReflectMessage, Value};
 use serde_json::{Value as Json, json};
 
+use csi_view_core::rpcs::{ErrorLookup, Table};
 use csi_view_core::schema::Schema;
 
 use super::{State, documents, edit, tree};
@@ -80,63 +81,62 @@ impl Calls {
     }
 }
 
-/// A method the page can call: unary (the client sends one message and reads one).
-fn callable(schema: &Schema, path: &str) -> Option<MethodDescriptor> {
-    schema.find_method(path).filter(|m| !m.is_client_streaming() && !m.is_server_streaming())
+/// A method the page can call, from its gRPC path (or any name `method::resolve` reads):
+/// unary, the client sends one message and reads one.
+fn callable(schema: &Schema, name: &str) -> Result<MethodDescriptor> {
+    let method = csi_view_core::method::resolve(schema, name)?;
+    if method.is_client_streaming() || method.is_server_streaming() {
+        bail!("{} streams; the page calls unary methods only", method.name());
+    }
+    Ok(method)
 }
 
-fn method_json(m: &MethodDescriptor, alpha: bool) -> Json {
+fn method_json(schema: &Schema, m: &MethodDescriptor) -> Json {
+    let path = csi_view_core::method::path(m);
     json!({
         "name": m.name(),
         "service": m.parent_service().full_name(),
-        "path": format!("/{}/{}", m.parent_service().full_name(), m.name()),
+        "alpha": schema.method_facts(&path).is_some_and(|f| f.alpha),
+        "path": path,
         "input": m.input().full_name(),
         "output": m.output().full_name(),
-        "alpha": alpha,
     })
 }
 
 impl State {
     /// The endpoint, or why there is none, and every unary RPC of the schema by service.
     pub(super) fn methods(&self) -> Json {
-        let mut services: Vec<(String, bool, Vec<Json>)> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for facts in self.schema.facts_tables().flat_map(|p| p.methods.iter()) {
-            let Some(m) = callable(&self.schema, &facts.path) else { continue };
-            if !seen.insert(facts.path.to_string()) {
-                continue;
-            }
-            let entry = match services.iter_mut().find(|s| s.0 == *facts.service) {
-                Some(s) => s,
-                None => {
-                    services.push((facts.service.to_string(), true, Vec::new()));
-                    services.last_mut().unwrap_or_else(|| unreachable!())
+        let mut services: Vec<(String, Vec<Json>)> = Vec::new();
+        let unary = csi_view_core::method::all(&self.schema)
+            .into_iter()
+            .filter(|m| !m.is_client_streaming() && !m.is_server_streaming());
+        for m in unary {
+            let service = m.parent_service().full_name().to_owned();
+            match services.last_mut() {
+                Some((name, methods)) if *name == service => {
+                    methods.push(method_json(&self.schema, &m))
                 }
-            };
-            entry.1 &= facts.alpha;
-            entry.2.push(method_json(&m, facts.alpha));
+                _ => services.push((service, vec![method_json(&self.schema, &m)])),
+            }
         }
         let calls = &self.calls;
         json!({
             "endpoint": calls.endpoint,
             "reason": if calls.endpoint.is_none() { Some(NO_PLUGIN) } else { None },
             "timeout_ms": u64::try_from(calls.timeout.as_millis()).unwrap_or(u64::MAX),
-            "services": services.into_iter().map(|(name, alpha, methods)| json!({
-                "name": name, "alpha": alpha, "methods": methods,
+            "services": services.into_iter().map(|(name, methods)| json!({
+                "name": name, "methods": methods,
             })).collect::<Vec<_>>(),
         })
     }
 
     /// Puts the method at gRPC `path` on the page, its request as it was left, else empty.
-    pub(super) fn open_method(&self, path: &str) -> Result<Json> {
-        let method = callable(&self.schema, path)
-            .ok_or_else(|| anyhow!("'{path}' is not a unary method of the schema"))?;
+    pub(super) fn open_method(&self, name: &str) -> Result<Json> {
+        let method = callable(&self.schema, name)?;
+        let path = csi_view_core::method::path(&method);
         let mut drafts = self.calls.drafts();
-        drafts
-            .requests
-            .entry(path.to_owned())
-            .or_insert_with(|| DynamicMessage::new(method.input()));
-        drafts.current = Some(path.to_owned());
+        drafts.requests.entry(path.clone()).or_insert_with(|| DynamicMessage::new(method.input()));
+        drafts.current = Some(path);
         drop(drafts);
         self.request()
     }
@@ -145,14 +145,13 @@ impl State {
     pub(super) fn request(&self) -> Result<Json> {
         let drafts = self.calls.drafts();
         let path = drafts.current.clone().ok_or_else(|| anyhow!("no method is open"))?;
-        let method = callable(&self.schema, &path).ok_or_else(|| anyhow!("no method '{path}'"))?;
+        let method = callable(&self.schema, &path)?;
         let real = drafts.requests.get(&path).ok_or_else(|| anyhow!("no request for '{path}'"))?;
         let mut shown = real.clone();
         csi_view_core::redact::redact(&self.schema, &mut shown);
         let shape = tree::Shape { ids: &drafts.ids, ..self.shape(tree::Mode::Compose) };
         let mut out = shape.view(real, &shown);
-        let alpha = self.schema.method_facts(&path).is_some_and(|f| f.alpha);
-        out["method"] = method_json(&method, alpha);
+        out["method"] = method_json(&self.schema, &method);
         Ok(out)
     }
 
@@ -192,7 +191,7 @@ impl State {
                 drafts.requests.get(&path).cloned().ok_or_else(|| anyhow!("no request"))?;
             (path, request)
         };
-        let method = callable(&self.schema, &path).ok_or_else(|| anyhow!("no method '{path}'"))?;
+        let method = callable(&self.schema, &path)?;
         let broken = csi_view_core::validate::validate(&self.schema, &request);
         if !broken.is_empty() {
             let violations: Vec<Json> =
@@ -207,30 +206,30 @@ impl State {
                 Some(c) => c.clone(),
                 None => match Client::connect(endpoint, self.calls.timeout).await {
                     Ok(c) => slot.insert(c).clone(),
-                    Err(e) => return Ok(status_json(&method, 14, &e.to_string(), 0)),
+                    Err(e) => return Ok(self.status_json(&method, 14, &e.to_string(), 0)),
                 },
             }
         };
-        let answer = client.clone().unary(&path, bytes.clone().into()).await;
-        self.answered(&method, &bytes, answer)
+        let answer = client.clone().unary(&path, bytes.into()).await;
+        self.answered(&method, &request, answer)
     }
 
-    /// What the page shows of a plugin's answer to `request` (encoded): the response as a tree
+    /// What the page shows of a plugin's answer to `request`: the response as a tree
     /// (secrets hidden, its own rules checked, its ids kept), or the status with the request's
     /// secrets scrubbed from its message.
     pub(super) fn answered(
         &self,
         method: &MethodDescriptor,
-        request: &[u8],
+        request: &DynamicMessage,
         answer: crate::client::Answer,
     ) -> Result<Json> {
         let elapsed = u64::try_from(answer.elapsed.as_millis()).unwrap_or(u64::MAX);
         let code = answer.code();
         let Some(body) = answer.response.filter(|_| code == 0) else {
             // Drivers echo their input in errors: the request's secrets are taken out.
-            let secrets = secret_values(&self.schema, method, request);
+            let secrets = csi_view_core::request::secret_values(&self.schema, request);
             let message = csikit_runtime::redact::scrub(answer.status.message(), &secrets);
-            return Ok(status_json(method, code, &message, elapsed));
+            return Ok(self.status_json(method, code, &message, elapsed));
         };
         let response = documents::decode(&method.output(), &body)
             .map_err(|e| anyhow!("the plugin's answer to {}: {e}", method.name()))?;
@@ -280,30 +279,44 @@ fn collect_ids(schema: &Schema, method: &str, msg: &DynamicMessage, out: &mut Ve
     }
 }
 
-/// The secret strings of an encoded request, for the runtime's one scrubbing rule.
-fn secret_values(schema: &Schema, method: &MethodDescriptor, bytes: &[u8]) -> Vec<String> {
-    let input = method.input();
-    let mask = csi_view_core::mask::SecretMask::of_types(schema, bytes, [&input]);
-    mask.ranges()
-        .iter()
-        .filter_map(|r| bytes.get(r.clone()))
-        .filter_map(|v| std::str::from_utf8(v).ok())
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
-/// A gRPC status for the page: code, name and (scrubbed) message, with the spec's row.
-fn status_json(method: &MethodDescriptor, code: i32, message: &str, elapsed_ms: u64) -> Json {
-    json!({
-        "outcome": "status",
-        "status": {
-            "code": code,
-            "name": csi_view_core::capture::status_name(code),
-            "message": message,
-        },
-        "method": method.name(),
-        "row": Json::Null,
-        "elapsed_ms": elapsed_ms,
-    })
+impl State {
+    /// A gRPC status for the page: code, name and (scrubbed) message, with what the spec's error
+    /// tables say about that code for this RPC (its rows, else why there are none).
+    fn status_json(&self, method: &MethodDescriptor, code: i32, message: &str, ms: u64) -> Json {
+        let name = csi_view_core::capture::status_name(code);
+        let lookup = self.schema.error_rows(method, code);
+        let table = match &lookup {
+            ErrorLookup::Rows { table: Table::Rpc, .. } => {
+                format!("{}'s error table", method.name())
+            }
+            ErrorLookup::Rows { table: Table::General, .. } => "the general error table".to_owned(),
+            ErrorLookup::NoRow | ErrorLookup::NoTables => String::new(),
+        };
+        let rows: Vec<Json> = lookup
+            .rows()
+            .iter()
+            .map(|r| {
+                json!({
+                    "condition": r.condition,
+                    "code": r.code,
+                    "description": r.description,
+                    "recovery": r.recovery,
+                })
+            })
+            .collect();
+        let none = if rows.is_empty() {
+            lookup.explain(method.name(), &name).join(" ")
+        } else {
+            String::new()
+        };
+        json!({
+            "outcome": "status",
+            "status": {"code": code, "name": name, "message": message},
+            "method": method.name(),
+            "table": table,
+            "rows": rows,
+            "no_row": none,
+            "elapsed_ms": ms,
+        })
+    }
 }

@@ -175,13 +175,18 @@ fn methods_are_listed_by_service_and_without_an_endpoint_sending_says_why() {
             .expect("CreateVolume");
         assert_eq!(create["path"], "/csi.v1.Controller/CreateVolume");
         assert_eq!(create["input"], "csi.v1.CreateVolumeRequest");
-        // Every unary RPC of every service the schema has, streaming ones left out; each once.
+        // Every unary RPC of every service the schema has, streaming ones left out, each once:
+        // the same set csikit's generated facts tables list (a second source).
         let schema = Schema::builtin().expect("schema");
-        let paths: Vec<&str> = services
+        let mut paths: Vec<&str> = services
             .iter()
             .flat_map(|s| s["methods"].as_array().expect("methods"))
             .filter_map(|m| m["path"].as_str())
             .collect();
+        let listed = paths.len();
+        paths.sort_unstable();
+        paths.dedup();
+        assert_eq!(paths.len(), listed, "a method listed twice");
         let mut expected: Vec<String> = schema
             .facts_tables()
             .flat_map(|p| p.methods.iter())
@@ -192,8 +197,15 @@ fn methods_are_listed_by_service_and_without_an_endpoint_sending_says_why() {
                     .is_some_and(|m| !m.is_server_streaming() && !m.is_client_streaming())
             })
             .collect();
+        expected.sort_unstable();
         expected.dedup();
         assert_eq!(paths, expected);
+        // Grouped: each service once, its methods together.
+        let names: Vec<&str> = services.iter().filter_map(|s| s["name"].as_str()).collect();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
         assert!(!paths.iter().any(|p| p.ends_with("/GetMetadataAllocated")), "streaming");
         assert!(paths.iter().any(|p| p.starts_with("/replication.")), "csi-addons too");
 
@@ -400,6 +412,16 @@ fn calls_reach_the_plugin_only_when_the_rules_hold_and_no_secret_comes_back() {
         assert_eq!(sent["status"]["code"], 5);
         assert_eq!(sent["status"]["name"], "NOT_FOUND");
         assert!(sent["status"]["message"].as_str().is_some_and(|m| m.contains("node-elsewhere")));
+        // The spec's rows for NOT_FOUND in ControllerPublishVolume's table (volume and node).
+        assert_eq!(sent["table"], "ControllerPublishVolume's error table");
+        let conditions: Vec<&str> = sent["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .filter_map(|r| r["condition"].as_str())
+            .collect();
+        assert_eq!(conditions, ["Volume does not exist", "Node does not exist"]);
+        assert!(sent["rows"][1]["recovery"].as_str().is_some_and(|r| !r.is_empty()));
         assert_eq!(calls.load(Ordering::SeqCst), 2);
 
         // No answer carried the secret typed into the requests.
@@ -419,21 +441,30 @@ fn a_status_message_echoing_a_secret_is_scrubbed() {
         fill(&mut seen, &state, "/csi.v1.Controller/DeleteVolume", &edits).await;
         let method =
             state.schema.find_method("/csi.v1.Controller/DeleteVolume").expect("DeleteVolume");
-        let request = csikit::v1::DeleteVolumeRequest {
-            volume_id: "v".into(),
-            secrets: [("password".to_owned(), SECRET.to_owned())].into(),
-        };
+        let request = prost_reflect::DynamicMessage::decode(
+            method.input(),
+            prost::Message::encode_to_vec(&csikit::v1::DeleteVolumeRequest {
+                volume_id: "v".into(),
+                secrets: [("password".to_owned(), SECRET.to_owned())].into(),
+            })
+            .as_slice(),
+        )
+        .expect("decodes");
         let answer = crate::client::Answer {
             response: None,
             status: Status::internal(format!("cannot log in with {SECRET}")),
             elapsed: Duration::from_millis(3),
         };
-        let shown = state
-            .answered(&method, &prost::Message::encode_to_vec(&request), answer)
-            .expect("an answer");
+        let shown = state.answered(&method, &request, answer).expect("an answer");
         assert_eq!(shown["status"]["name"], "INTERNAL");
         assert_eq!(shown["status"]["message"], "cannot log in with <redacted>");
         assert_eq!(shown["elapsed_ms"], 3);
+        // No table has a row for INTERNAL in DeleteVolume: said so.
+        assert_eq!(shown["rows"], json!([]));
+        assert_eq!(
+            shown["no_row"],
+            "spec: no row for INTERNAL in DeleteVolume's error table or the general one"
+        );
     });
 }
 
