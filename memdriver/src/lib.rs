@@ -39,6 +39,13 @@ pub mod service;
 
 pub use driver::{Config, DEFAULT_MUTABLE_PARAMETERS, DELAY_KEY, Driver};
 
+use std::sync::Arc;
+
+use csikit::v1::controller_service_capability::rpc::Type as ControllerCapability;
+use csikit::v1::node_service_capability::rpc::Type as NodeCapability;
+use csikit::v1::plugin_capability::volume_expansion::Type as ExpansionType;
+use csikit::v1::plugin_capability::{Type as PluginCapability, VolumeExpansion};
+
 /// The plugin name reported by `GetPluginInfo`.
 pub const PLUGIN_NAME: &str = "memdriver.csikit.dev";
 
@@ -81,6 +88,30 @@ impl Config {
         };
         Ok(Config { node_id, required_secret, fault, mutable_parameters, ..Config::default() })
     }
+}
+
+/// The plugin as the binary serves it: the skeleton's builder with memdriver's services and the
+/// capabilities that cannot be derived, for `serve_from_env` (the binary) or `build` and
+/// `into_routes` (tests that serve it in process). Request validation is off only with the
+/// `no-validation` fault.
+pub fn builder(driver: Arc<Driver>) -> csikit::server::Builder {
+    let no_validation = driver.config().fault == Some(fault::Fault::NoValidation);
+    csikit::server::Builder::new(PLUGIN_NAME, env!("CARGO_PKG_VERSION"))
+        .layers(csikit::server::Layers {
+            validate_requests: !no_validation,
+            ..csikit::server::Layers::default()
+        })
+        .controller(service::ControllerService(driver.clone()))
+        .node(service::NodeService(driver))
+        // What the RPCs implemented cannot tell: behaviour inside them.
+        .controller_capability(ControllerCapability::CloneVolume)
+        .controller_capability(ControllerCapability::PublishReadonly)
+        .controller_capability(ControllerCapability::ListVolumesPublishedNodes)
+        .controller_capability(ControllerCapability::SingleNodeMultiWriter)
+        .node_capability(NodeCapability::SingleNodeMultiWriter)
+        .plugin_capability(PluginCapability::VolumeExpansion(VolumeExpansion {
+            r#type: ExpansionType::Online as i32,
+        }))
 }
 
 /// The host name from the kernel, without a libc call.

@@ -6,13 +6,21 @@
 //! its editor failed; 2 bad input (not protobuf, wrong type, empty, unknown type name) or a bad
 //! command line. Errors are one line on stderr, with the byte offset where the input is bad.
 //!
+//! `call` exits with 0 or the gRPC code of the call that failed (2 for bad input, as above, which
+//! is also gRPC's UNKNOWN: stderr says which); `list` and `describe` likewise, `describe` with 1
+//! when an RPC the spec obliges the plugin to implement answers UNIMPLEMENTED.
+//!
 //! Modules: `args` (the command line), `load` (the schema and messages every command starts from),
-//! `view` (the read-only views), `check` (validate, diff), `change` (encode, edit) and `serve`
-//! (the long-running `ui` and `proxy`).
+//! `view` (the read-only views), `check` (validate, diff), `change` (encode, edit), `serve`
+//! (the long-running `ui` and `proxy`), `call` (requests to a plugin), `describe` (`list` and
+//! `describe`: what a plugin says it is) and `complete` (shell completion scripts).
 
 mod args;
+mod call;
 mod change;
 mod check;
+mod complete;
+mod describe;
 mod load;
 mod serve;
 mod view;
@@ -24,8 +32,8 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::args::{
-    DecodeArgs, DetectArgs, DiffArgs, EditArgs, EncodeArgs, ProxyArgs, RawArgs, UiArgs,
-    ValidateArgs,
+    CallArgs, CompletionArgs, DecodeArgs, DescribeArgs, DetectArgs, DiffArgs, EditArgs, EncodeArgs,
+    ProxyArgs, RawArgs, UiArgs, ValidateArgs,
 };
 
 /// View, validate and edit binary CSI (or any protobuf) messages.
@@ -34,9 +42,9 @@ use crate::args::{
     name = "csi-view",
     version,
     about,
-    after_help = "Exit codes: 0 ok, 1 validation failed / differences / edit refused, 2 bad input or usage."
+    after_help = "Exit codes: 0 ok, 1 validation failed / differences / edit refused, 2 bad input or usage; call, list and describe: the gRPC code of a failed call."
 )]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Cmd,
 }
@@ -64,6 +72,17 @@ enum Cmd {
     Proxy(ProxyArgs),
     /// View and edit messages (files, captures, pasted hex or base64) in a local web page.
     Ui(UiArgs),
+    /// Send requests (JSON or text format) to a plugin, checked against the spec first; print
+    /// each answer annotated, or the status with the spec's error-table row.
+    Call(CallArgs),
+    /// What a plugin says it is (identity, capabilities) beside what the spec obliges it to
+    /// implement.
+    List(DescribeArgs),
+    /// As list, plus every RPC of each served service: obliged or not, and whether the plugin
+    /// answers it (only RPCs that read are called).
+    Describe(DescribeArgs),
+    /// Print a shell completion script (commands, flags, the built-in schema's method names).
+    Completions(CompletionArgs),
 }
 
 fn main() -> ExitCode {
@@ -95,5 +114,9 @@ fn run(cli: Cli) -> Result<u8> {
         Cmd::Tui(a) => change::tui(a),
         Cmd::Proxy(a) => serve::proxy(a),
         Cmd::Ui(a) => serve::ui(a),
+        Cmd::Call(a) => call::call(a),
+        Cmd::List(a) => describe::list(a),
+        Cmd::Describe(a) => describe::describe(a),
+        Cmd::Completions(a) => complete::completions(a),
     }
 }
