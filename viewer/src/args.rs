@@ -162,8 +162,8 @@ pub(crate) struct UiArgs {
     /// requests but cannot send them.
     #[arg(long, value_name = "ENDPOINT")]
     pub(crate) endpoint: Option<String>,
-    /// Seconds to wait for the plugin, on dialling and on each call.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    /// Seconds allowed for connecting to the plugin and for each call.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub(crate) timeout: f64,
     #[command(flatten)]
     pub(crate) input: InputArgs,

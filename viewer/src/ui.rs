@@ -69,7 +69,7 @@ pub struct Options {
     pub docs_url: String,
     /// The plugin requests go to (`unix:///csi.sock`, `tcp://host:port`); none: sending is off.
     pub endpoint: Option<String>,
-    /// On dialling the plugin and on each call; 10 s when zero.
+    /// On connecting to the plugin and on each call; 30 s when zero.
     pub timeout: Duration,
 }
 
@@ -89,7 +89,7 @@ impl State {
     /// When no token can be made.
     pub fn new(schema: Schema, documents: Vec<Document>, options: &Options) -> Result<State> {
         let timeout =
-            if options.timeout.is_zero() { Duration::from_secs(10) } else { options.timeout };
+            if options.timeout.is_zero() { Duration::from_secs(30) } else { options.timeout };
         Ok(State {
             schema,
             token: token()?,

@@ -206,7 +206,7 @@ impl State {
                 Some(c) => c.clone(),
                 None => match Client::connect(endpoint, self.calls.timeout).await {
                     Ok(c) => slot.insert(c).clone(),
-                    Err(e) => return Ok(self.status_json(&method, 14, &e.to_string(), 0)),
+                    Err(e) => return Ok(self.status_json(&method, 14, &e.to_string(), 0, true)),
                 },
             }
         };
@@ -229,7 +229,7 @@ impl State {
             // Drivers echo their input in errors: the request's secrets are taken out.
             let secrets = csi_view_core::request::secret_values(&self.schema, request);
             let message = csikit_runtime::redact::scrub(answer.status.message(), &secrets);
-            return Ok(self.status_json(method, code, &message, elapsed));
+            return Ok(self.status_json(method, code, &message, elapsed, answer.local));
         };
         let response = documents::decode(&method.output(), &body)
             .map_err(|e| anyhow!("the plugin's answer to {}: {e}", method.name()))?;
@@ -281,9 +281,28 @@ fn collect_ids(schema: &Schema, method: &str, msg: &DynamicMessage, out: &mut Ve
 
 impl State {
     /// A gRPC status for the page: code, name and (scrubbed) message, with what the spec's error
-    /// tables say about that code for this RPC (its rows, else why there are none).
-    fn status_json(&self, method: &MethodDescriptor, code: i32, message: &str, ms: u64) -> Json {
+    /// tables say about that code for this RPC (its rows, else why there are none); nothing from
+    /// them for a `local` status (made here: no connection, no answer in time).
+    fn status_json(
+        &self,
+        method: &MethodDescriptor,
+        code: i32,
+        message: &str,
+        ms: u64,
+        local: bool,
+    ) -> Json {
         let name = csi_view_core::capture::status_name(code);
+        if local {
+            return json!({
+                "outcome": "status",
+                "status": {"code": code, "name": name, "message": message},
+                "method": method.name(),
+                "table": "",
+                "rows": [],
+                "no_row": "the plugin did not answer: this status is csi-view's own, so the spec's error tables say nothing about it",
+                "elapsed_ms": ms,
+            });
+        }
         let lookup = self.schema.error_rows(method, code);
         let table = match &lookup {
             ErrorLookup::Rows { table: Table::Rpc, .. } => {

@@ -81,8 +81,12 @@ async fn serve_plugin(socket: &Path) -> Arc<AtomicUsize> {
 }
 
 fn state(endpoint: Option<String>) -> State {
+    state_with_timeout(endpoint, Duration::from_secs(5))
+}
+
+fn state_with_timeout(endpoint: Option<String>, timeout: Duration) -> State {
     let schema = Schema::builtin().expect("the built-in schema");
-    let options = Options { endpoint, timeout: Duration::from_secs(5), ..Options::default() };
+    let options = Options { endpoint, timeout, ..Options::default() };
     State::new(schema, Vec::new(), &options).expect("a state")
 }
 
@@ -424,6 +428,11 @@ fn calls_reach_the_plugin_only_when_the_rules_hold_and_no_secret_comes_back() {
         assert!(sent["rows"][1]["recovery"].as_str().is_some_and(|r| !r.is_empty()));
         assert_eq!(calls.load(Ordering::SeqCst), 2);
 
+        // Showing secret values is for documents: a request keeps its secrets hidden.
+        seen.call(&state, Method::POST, "api/secrets", json!({"show": true})).await;
+        let tree = seen.call(&state, Method::GET, "api/call/request", Json::Null).await;
+        assert_eq!(node(&tree["fields"], "secrets")["entries"][0]["redacted"], true, "{tree}");
+
         // No answer carried the secret typed into the requests.
         for answer in &seen.0 {
             assert!(!answer.contains(SECRET), "a secret in an answer: {answer}");
@@ -454,6 +463,7 @@ fn a_status_message_echoing_a_secret_is_scrubbed() {
             response: None,
             status: Status::internal(format!("cannot log in with {SECRET}")),
             elapsed: Duration::from_millis(3),
+            local: false,
         };
         let shown = state.answered(&method, &request, answer).expect("an answer");
         assert_eq!(shown["status"]["name"], "INTERNAL");
@@ -479,5 +489,45 @@ fn a_plugin_that_is_not_there_is_unavailable_naming_the_endpoint() {
         let sent = seen.call(&state, Method::POST, "api/call/send", Json::Null).await;
         assert_eq!(sent["status"]["name"], "UNAVAILABLE", "{sent}");
         assert!(sent["status"]["message"].as_str().is_some_and(|m| m.contains(&endpoint)));
+        assert!(sent["no_row"].as_str().is_some_and(|n| n.contains("did not answer")), "{sent}");
+    });
+}
+
+#[test]
+fn a_plugin_that_does_not_answer_in_time_is_given_up_after_the_timeout() {
+    let dir = tempfile::tempdir().expect("dir");
+    let socket = dir.path().join("csi.sock");
+    runtime().block_on(async {
+        let calls = serve_plugin(&socket).await;
+        let timeout = Duration::from_millis(300);
+        let state = state_with_timeout(Some(format!("unix://{}", socket.display())), timeout);
+        let mut seen = Seen::default();
+        // memdriver's delay hook holds this CreateVolume for 60 s.
+        let mut edits: Vec<(&str, String, &str)> = vec![
+            ("set", "name".into(), "pvc-slow"),
+            ("add", "volume_capabilities".into(), ""),
+            ("add", "secrets".into(), "password"),
+            ("set", "secrets[\"password\"]".into(), SECRET),
+            ("add", "parameters".into(), memdriver::DELAY_KEY),
+        ];
+        edits.extend(capability("volume_capabilities[0]"));
+        let key = format!("parameters[{:?}]", memdriver::DELAY_KEY);
+        edits.push(("set", key, "60000"));
+        let edits: Vec<(&str, &str, &str)> =
+            edits.iter().map(|(o, p, v)| (*o, p.as_str(), *v)).collect();
+        fill(&mut seen, &state, "/csi.v1.Controller/CreateVolume", &edits).await;
+        let started = std::time::Instant::now();
+        let sent = seen.call(&state, Method::POST, "api/call/send", Json::Null).await;
+        let waited = started.elapsed();
+        assert_eq!(sent["outcome"], "status", "{sent}");
+        assert!(
+            ["DEADLINE_EXCEEDED", "CANCELLED"]
+                .contains(&sent["status"]["name"].as_str().unwrap_or("")),
+            "{sent}"
+        );
+        assert!(waited < Duration::from_secs(30), "waited {waited:?} for a {timeout:?} timeout");
+        assert_eq!(sent["rows"], json!([]), "a status of our own has no row in the spec's tables");
+        assert!(sent["no_row"].as_str().is_some_and(|n| n.contains("did not answer")), "{sent}");
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "the call reached the plugin");
     });
 }

@@ -27,6 +27,15 @@ pub(super) enum Change<'a> {
 /// A path that names no field, an index or key that is not there, a text that is not a value of
 /// the field's type (without the text when the field is secret).
 pub(super) fn apply(schema: &Schema, msg: &mut DynamicMessage, change: &Change<'_>) -> Result<()> {
+    apply_with(&|f| schema.is_secret(f), msg, change)
+}
+
+/// [`apply`], with the fields `secret` names kept out of errors.
+pub(super) fn apply_with(
+    secret: &dyn Fn(&FieldDescriptor) -> bool,
+    msg: &mut DynamicMessage,
+    change: &Change<'_>,
+) -> Result<()> {
     let path = match *change {
         Change::Set { path, .. } | Change::Add { path, .. } | Change::Remove { path } => path,
     };
@@ -44,7 +53,7 @@ pub(super) fn apply(schema: &Schema, msg: &mut DynamicMessage, change: &Change<'
             }
             let kind = value_kind(&field);
             let value = parse_scalar(&kind, text).map_err(|e| {
-                if schema.is_secret(&field) {
+                if secret(&field) {
                     anyhow!("{path}: not a {} (the text is not shown: the field is secret)", {
                         csi_view_core::text::kind_name(&kind)
                     })
