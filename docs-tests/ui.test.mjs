@@ -492,35 +492,28 @@ test("accessible while calling: keyboard only, pick a method, fill, send, read t
     await page.keyboard.press("Tab");
     assert.equal(await focusKey(page), "value:name");
     await page.keyboard.type("pvc-keyboard");
-    await page.keyboard.press("Tab");
-    await page.locator("#status", { hasText: "name set; 1 spec rule broken" }).waitFor();
+    await act(page, () => page.keyboard.press("Tab"), "name set; 1 spec rule broken");
     assert.equal(await focusKey(page), "docs:name", "focus kept after the edit");
 
     // A capability: add an element (the focus goes into it, on its oneof), choose mount with the
     // arrow keys, set access_mode (the focus goes to its mode), choose SINGLE_NODE_WRITER.
     await tabTo(page, "add:volume_capabilities");
-    await page.keyboard.press("Enter");
-    await page.locator("#status", { hasText: "volume_capabilities added" }).waitFor();
+    await act(page, () => page.keyboard.press("Enter"), "volume_capabilities added");
     assert.equal(await focusKey(page), "oneof:volume_capabilities[0].access_type");
-    await page.keyboard.press("ArrowDown");
-    await page.locator("#status", { hasText: "volume_capabilities[0].block added" }).waitFor();
-    await page.keyboard.press("ArrowDown");
-    await page.locator("#status", { hasText: "volume_capabilities[0].mount added" }).waitFor();
+    await act(page, () => page.keyboard.press("ArrowDown"), "volume_capabilities[0].block added");
+    await act(page, () => page.keyboard.press("ArrowDown"), "volume_capabilities[0].mount added");
     assert.equal(await focusKey(page), "oneof:volume_capabilities[0].access_type");
     await tabTo(page, "set:volume_capabilities[0].access_mode");
-    await page.keyboard.press("Enter");
-    await page.locator("#status", { hasText: "volume_capabilities[0].access_mode added" }).waitFor();
+    await act(page, () => page.keyboard.press("Enter"), "volume_capabilities[0].access_mode added");
     assert.equal(await focusKey(page), "value:volume_capabilities[0].access_mode.mode");
-    await page.keyboard.press("ArrowDown");
-    await page.locator("#status", { hasText: "access_mode.mode set; no spec rule broken" }).waitFor();
+    await act(page, () => page.keyboard.press("ArrowDown"), "access_mode.mode set; no spec rule broken");
     assert.equal(await page.locator('select[data-path="volume_capabilities[0].access_mode.mode"]').inputValue(), "SINGLE_NODE_WRITER");
     await axeClean(page, "with the request filled");
     await narrowFits(page, "with the request filled");
 
     // Send: the focus stays on Send; the status says it was answered; Tab reaches the response.
     await tabTo(page, "send");
-    await page.keyboard.press("Enter");
-    await page.locator("#status", { hasText: "CreateVolume answered OK" }).waitFor();
+    await act(page, () => page.keyboard.press("Enter"), "CreateVolume answered OK");
     assert.equal(await focusKey(page), "send", "focus kept on Send");
     await tabTo(page, "response:copy:volume.volume_id");
     const volumeId = await page.locator('#answer code[data-path="volume.volume_id"]').innerText();
@@ -531,13 +524,11 @@ test("accessible while calling: keyboard only, pick a method, fill, send, read t
 
     // Start over, then Send the empty request: refused, the focus still on Send.
     await tabTo(page, "reset");
-    await page.keyboard.press("Enter");
-    await page.locator("#status", { hasText: "the request emptied; 2 spec rules broken" }).waitFor();
+    await act(page, () => page.keyboard.press("Enter"), "the request emptied; 2 spec rules broken");
     assert.equal(await focusKey(page), "reset");
     await page.keyboard.press("Shift+Tab");
     assert.equal(await focusKey(page), "send");
-    await page.keyboard.press("Enter");
-    await page.locator("#status", { hasText: "refused: 2 spec rules broken; nothing sent" }).waitFor();
+    await act(page, () => page.keyboard.press("Enter"), "refused: 2 spec rules broken; nothing sent");
     assert.equal(await focusKey(page), "send");
     assert.deepEqual(await page.locator("#refused-violations li").evaluateAll((l) => l.map((li) => li.getAttribute("data-path"))), ["name", "volume_capabilities"]);
     await axeClean(page, "after a refused send");

@@ -17,6 +17,7 @@ use http::Method;
 use serde_json::{Value as Json, json};
 use tonic::{Request, Response, Status};
 
+use super::tests::strings;
 use super::{Options, State, routes};
 use csi_view_core::schema::Schema;
 
@@ -107,6 +108,10 @@ impl Seen {
         json
     }
 
+    async fn open(&mut self, state: &State, method: &str) -> Json {
+        self.call(state, Method::POST, "api/call/open", json!({"method": method})).await
+    }
+
     async fn edit(&mut self, state: &State, body: Json) -> Json {
         let answer = self.call(state, Method::POST, "api/call/edit", body.clone()).await;
         assert!(answer.get("error").is_none(), "{body}: {answer}");
@@ -121,19 +126,16 @@ fn node<'a>(fields: &'a Json, name: &str) -> &'a Json {
         .unwrap_or_else(|| panic!("no field {name} in {fields}"))
 }
 
-fn violated(tree: &Json) -> Vec<String> {
-    tree["violations"]
-        .as_array()
-        .expect("violations")
-        .iter()
-        .filter_map(|v| v["path"].as_str().map(str::to_owned))
-        .collect()
+fn violated(tree: &Json) -> Vec<&str> {
+    strings(&tree["violations"], "path")
 }
 
-/// Opens `method` and fills a valid request of it from (op, path, value) edits.
-async fn fill(seen: &mut Seen, state: &State, method: &str, edits: &[(&str, &str, &str)]) -> Json {
-    seen.call(state, Method::POST, "api/call/open", json!({"method": method})).await;
-    let mut tree = Json::Null;
+/// One change to a request: op (`set`, `add`, `remove`), path, value (a map key for `add`).
+type Edit = (&'static str, String, &'static str);
+
+/// Opens `method` and changes its request with each of `edits`; the last tree.
+async fn fill(seen: &mut Seen, state: &State, method: &str, edits: &[Edit]) -> Json {
+    let mut tree = seen.open(state, method).await;
     for (op, path, value) in edits {
         let body = match *op {
             "set" => json!({"op": "set", "path": path, "value": value}),
@@ -146,7 +148,7 @@ async fn fill(seen: &mut Seen, state: &State, method: &str, edits: &[(&str, &str
 }
 
 /// A capability with a mount access type and SINGLE_NODE_WRITER, at `at`.
-fn capability(at: &str) -> Vec<(&'static str, String, &'static str)> {
+fn capability(at: &str) -> Vec<Edit> {
     vec![
         ("add", format!("{at}.mount"), ""),
         ("add", format!("{at}.access_mode"), ""),
@@ -217,8 +219,7 @@ fn methods_are_listed_by_service_and_without_an_endpoint_sending_says_why() {
         fill(&mut seen, &state, "/csi.v1.Identity/GetPluginInfo", &[]).await;
         let sent = seen.call(&state, Method::POST, "api/call/send", Json::Null).await;
         assert_eq!(sent["error"], super::call::NO_PLUGIN, "{sent}");
-        let unknown =
-            seen.call(&state, Method::POST, "api/call/open", json!({"method": "/x.Y/Z"})).await;
+        let unknown = seen.open(&state, "/x.Y/Z").await;
         assert!(unknown["error"].as_str().is_some_and(|e| e.contains("'/x.Y/Z'")), "{unknown}");
     });
 }
@@ -228,25 +229,12 @@ fn an_empty_request_shows_every_field_and_edits_build_it() {
     runtime().block_on(async {
         let state = state(None);
         let mut seen = Seen::default();
-        let tree = seen
-            .call(
-                &state,
-                Method::POST,
-                "api/call/open",
-                json!({"method": "/csi.v1.Controller/CreateVolume"}),
-            )
-            .await;
+        let tree = seen.open(&state, "/csi.v1.Controller/CreateVolume").await;
         assert_eq!(tree["type"], "csi.v1.CreateVolumeRequest");
         assert_eq!(tree["method"]["name"], "CreateVolume");
         // Every field is there: the REQUIRED ones missing, the others unset.
-        let names: Vec<&str> = tree["fields"]
-            .as_array()
-            .expect("fields")
-            .iter()
-            .filter_map(|f| f["name"].as_str())
-            .collect();
         assert_eq!(
-            names,
+            strings(&tree["fields"], "name"),
             [
                 "name",
                 "capacity_range",
@@ -278,14 +266,14 @@ fn an_empty_request_shows_every_field_and_edits_build_it() {
         assert_eq!(access_type["members"], json!(["block", "mount"]));
         assert_eq!(access_type["chosen"], Json::Null);
         assert_eq!(access_type["missing"], true, "a REQUIRED oneof unset");
-        assert!(violated(&tree).contains(&"volume_capabilities[0].access_type".to_owned()));
+        assert!(violated(&tree).contains(&"volume_capabilities[0].access_type"));
         seen.edit(&state, json!({"op": "add", "path": "volume_capabilities[0].mount"})).await;
         seen.edit(&state, json!({"op": "add", "path": "volume_capabilities[0].access_mode"})).await;
         let mode = "volume_capabilities[0].access_mode.mode";
         let tree = seen
             .edit(&state, json!({"op": "set", "path": mode, "value": "MULTI_NODE_MULTI_WRITER"}))
             .await;
-        assert_eq!(violated(&tree), Vec::<String>::new(), "{tree}");
+        assert_eq!(violated(&tree), Vec::<&str>::new(), "{tree}");
         let cap = &node(&tree["fields"], "volume_capabilities")["items"][0]["fields"];
         assert_eq!(node(cap, "access_type")["chosen"], "mount");
         assert_eq!(node(cap, "access_type")["field"]["name"], "mount");
@@ -332,21 +320,8 @@ fn an_empty_request_shows_every_field_and_edits_build_it() {
         assert_eq!(node(&tree["fields"], "name")["value"], "pvc-1");
         assert_eq!(node(&tree["fields"], "capacity_range")["unset"], true);
         // The request of each method is kept while another is open; reset empties it.
-        seen.call(
-            &state,
-            Method::POST,
-            "api/call/open",
-            json!({"method": "/csi.v1.Node/NodeGetInfo"}),
-        )
-        .await;
-        let tree = seen
-            .call(
-                &state,
-                Method::POST,
-                "api/call/open",
-                json!({"method": "/csi.v1.Controller/CreateVolume"}),
-            )
-            .await;
+        seen.open(&state, "/csi.v1.Node/NodeGetInfo").await;
+        let tree = seen.open(&state, "/csi.v1.Controller/CreateVolume").await;
         assert_eq!(node(&tree["fields"], "name")["value"], "pvc-1");
         let tree = seen.call(&state, Method::POST, "api/call/reset", Json::Null).await;
         assert_eq!(node(&tree["fields"], "name")["missing"], true);
@@ -365,12 +340,10 @@ fn calls_reach_the_plugin_only_when_the_rules_hold_and_no_secret_comes_back() {
         assert_eq!(list["reason"], Json::Null);
 
         // The name left out: refused with the violation, and nothing reaches the plugin.
-        let mut edits: Vec<(&str, String, &str)> =
+        let mut edits: Vec<Edit> =
             vec![("add", "volume_capabilities".into(), ""), ("add", "secrets".into(), "password")];
         edits.extend(capability("volume_capabilities[0]"));
         edits.push(("set", "secrets[\"password\"]".into(), SECRET));
-        let edits: Vec<(&str, &str, &str)> =
-            edits.iter().map(|(o, p, v)| (*o, p.as_str(), *v)).collect();
         let tree = fill(&mut seen, &state, "/csi.v1.Controller/CreateVolume", &edits).await;
         assert_eq!(violated(&tree), ["name"]);
         let secrets = node(&tree["fields"], "secrets");
@@ -392,19 +365,17 @@ fn calls_reach_the_plugin_only_when_the_rules_hold_and_no_secret_comes_back() {
             .expect("a volume id")
             .to_owned();
         assert!(!volume_id.is_empty());
-        assert_eq!(violated(response), Vec::<String>::new());
+        assert_eq!(violated(response), Vec::<&str>::new());
 
         // The id is offered for the next request's volume_id; a node that does not exist is
         // NOT_FOUND (memdriver's row), the status named with its message.
-        let mut edits: Vec<(&str, String, &str)> = vec![
+        let mut edits: Vec<Edit> = vec![
             ("set", "node_id".into(), "node-elsewhere"),
             ("add", "volume_capability".into(), ""),
             ("add", "secrets".into(), "password"),
             ("set", "secrets[\"password\"]".into(), SECRET),
         ];
         edits.extend(capability("volume_capability"));
-        let edits: Vec<(&str, &str, &str)> =
-            edits.iter().map(|(o, p, v)| (*o, p.as_str(), *v)).collect();
         let tree =
             fill(&mut seen, &state, "/csi.v1.Controller/ControllerPublishVolume", &edits).await;
         let offers = &node(&tree["fields"], "volume_id")["offers"];
@@ -418,13 +389,10 @@ fn calls_reach_the_plugin_only_when_the_rules_hold_and_no_secret_comes_back() {
         assert!(sent["status"]["message"].as_str().is_some_and(|m| m.contains("node-elsewhere")));
         // The spec's rows for NOT_FOUND in ControllerPublishVolume's table (volume and node).
         assert_eq!(sent["table"], "ControllerPublishVolume's error table");
-        let conditions: Vec<&str> = sent["rows"]
-            .as_array()
-            .expect("rows")
-            .iter()
-            .filter_map(|r| r["condition"].as_str())
-            .collect();
-        assert_eq!(conditions, ["Volume does not exist", "Node does not exist"]);
+        assert_eq!(
+            strings(&sent["rows"], "condition"),
+            ["Volume does not exist", "Node does not exist"]
+        );
         assert!(sent["rows"][1]["recovery"].as_str().is_some_and(|r| !r.is_empty()));
         assert_eq!(calls.load(Ordering::SeqCst), 2);
 
@@ -446,7 +414,10 @@ fn a_status_message_echoing_a_secret_is_scrubbed() {
     runtime().block_on(async {
         let state = state(None);
         let mut seen = Seen::default();
-        let edits = [("add", "secrets", "password"), ("set", "secrets[\"password\"]", SECRET)];
+        let edits = [
+            ("add", "secrets".into(), "password"),
+            ("set", "secrets[\"password\"]".into(), SECRET),
+        ];
         fill(&mut seen, &state, "/csi.v1.Controller/DeleteVolume", &edits).await;
         let method =
             state.schema.find_method("/csi.v1.Controller/DeleteVolume").expect("DeleteVolume");
@@ -503,7 +474,7 @@ fn a_plugin_that_does_not_answer_in_time_is_given_up_after_the_timeout() {
         let state = state_with_timeout(Some(format!("unix://{}", socket.display())), timeout);
         let mut seen = Seen::default();
         // memdriver's delay hook holds this CreateVolume for 60 s.
-        let mut edits: Vec<(&str, String, &str)> = vec![
+        let mut edits: Vec<Edit> = vec![
             ("set", "name".into(), "pvc-slow"),
             ("add", "volume_capabilities".into(), ""),
             ("add", "secrets".into(), "password"),
@@ -513,8 +484,6 @@ fn a_plugin_that_does_not_answer_in_time_is_given_up_after_the_timeout() {
         edits.extend(capability("volume_capabilities[0]"));
         let key = format!("parameters[{:?}]", memdriver::DELAY_KEY);
         edits.push(("set", key, "60000"));
-        let edits: Vec<(&str, &str, &str)> =
-            edits.iter().map(|(o, p, v)| (*o, p.as_str(), *v)).collect();
         fill(&mut seen, &state, "/csi.v1.Controller/CreateVolume", &edits).await;
         let started = std::time::Instant::now();
         let sent = seen.call(&state, Method::POST, "api/call/send", Json::Null).await;

@@ -73,6 +73,11 @@ fn one_message(ty: &str, text: &str) -> State {
     State::new(schema, vec![doc], &Options::default()).expect("a state")
 }
 
+/// The `key` strings of the objects in the array `list` (paths, names, conditions).
+pub(super) fn strings<'a>(list: &'a Json, key: &str) -> Vec<&'a str> {
+    list.as_array().into_iter().flatten().filter_map(|o| o[key].as_str()).collect()
+}
+
 fn field<'a>(tree: &'a Json, name: &str) -> Option<&'a Json> {
     tree["fields"].as_array()?.iter().find(|f| f["name"] == name)
 }
@@ -96,14 +101,8 @@ fn the_tree_marks_missing_exactly_what_the_validation_reports() {
         .filter(|f| f["missing"] == true)
         .filter_map(|f| f["path"].as_str())
         .collect();
-    let violated: Vec<&str> = tree["violations"]
-        .as_array()
-        .expect("violations")
-        .iter()
-        .filter_map(|v| v["path"].as_str())
-        .collect();
     assert_eq!(missing, ["volume_id"]);
-    assert_eq!(violated, ["volume_id"]);
+    assert_eq!(strings(&tree["violations"], "path"), ["volume_id"]);
     // With `readonly: true` and `volume_id` set, nothing is missing and nothing broken.
     let state = one_message(
         "csi.v1.NodePublishVolumeRequest",
