@@ -87,8 +87,8 @@ function sendRow() {
   const note = el("p", { id: "send-note", class: "quiet" }, methods.endpoint ? `to ${methods.endpoint}` : methods.reason);
   // aria-disabled, not disabled: the button keeps the focus while the call is out.
   const send = el("button", { type: "button", id: "send", "data-focus": "send", "aria-describedby": "send-note",
-    "aria-disabled": String(!methods.endpoint || sending), onclick: send_ }, "Send", hidden(` the ${request.method.name} request`));
-  const reset = el("button", { type: "button", "data-focus": "reset", onclick: reset_ }, "Start over", hidden(` with an empty ${request.method.name} request`));
+    "aria-disabled": String(!methods.endpoint || sending), onclick: sendRequest }, "Send", hidden(` the ${request.method.name} request`));
+  const reset = el("button", { type: "button", "data-focus": "reset", onclick: resetRequest }, "Start over", hidden(` with an empty ${request.method.name} request`));
   return el("div", { class: "send-row" }, send, reset, note);
 }
 
@@ -136,7 +136,7 @@ async function change(body, focusAfter) {
   } catch (e) { status(e.message, true); }
 }
 
-async function reset_() {
+async function resetRequest() {
   try {
     request = await api("api/call/reset", {});
     answer = null;
@@ -145,7 +145,7 @@ async function reset_() {
   } catch (e) { status(e.message, true); }
 }
 
-async function send_() {
+async function sendRequest() {
   if (sending) return;
   if (!methods.endpoint) { status(methods.reason, true); return; }
   const name = request.method.name;
