@@ -157,6 +157,14 @@ pub(crate) struct UiArgs {
     /// The docs site that field links point into.
     #[arg(long, value_name = "URL", default_value = concat!(env!("CARGO_PKG_HOMEPAGE"), "/docs"))]
     pub(crate) docs_url: String,
+    /// The plugin the page sends requests to: unix:///path.sock, /path.sock or tcp://host:port
+    /// (as CSI_ENDPOINT is written); default: $CSI_ENDPOINT. Without one the page composes
+    /// requests but cannot send them.
+    #[arg(long, value_name = "ENDPOINT")]
+    pub(crate) endpoint: Option<String>,
+    /// Seconds allowed for connecting to the plugin and for each call.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub(crate) timeout: f64,
     #[command(flatten)]
     pub(crate) input: InputArgs,
     #[command(flatten)]

@@ -94,7 +94,7 @@ fn endpoint_or_env(given: Option<String>) -> Result<String> {
     Ok(endpoint)
 }
 
-fn timeout(seconds: f64) -> Result<Duration> {
+pub(crate) fn timeout(seconds: f64) -> Result<Duration> {
     Duration::try_from_secs_f64(seconds)
         .ok()
         .filter(|d| !d.is_zero())

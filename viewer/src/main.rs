@@ -70,7 +70,8 @@ enum Cmd {
     /// A gRPC proxy between a CO and a plugin over unix sockets, printing every call decoded,
     /// checked and with secrets hidden; optionally recorded.
     Proxy(ProxyArgs),
-    /// View and edit messages (files, captures, pasted hex or base64) in a local web page.
+    /// View and edit messages (files, captures, pasted hex or base64) in a local web page, and
+    /// call a plugin from it (--endpoint).
     Ui(UiArgs),
     /// Send requests (JSON or text format) to a plugin, checked against the spec first; print
     /// each answer annotated, or the status with the spec's error-table row.

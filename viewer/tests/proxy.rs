@@ -350,10 +350,14 @@ fn bad_endpoints_and_captures_are_clear_errors() {
     let out = run(&["decode", "--capture", not_socket.to_str().unwrap_or_default()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a csi-view capture"));
-    // `ui` on a truncated capture, a missing file, a busy port: one line, exit 2.
+    // `ui` on a truncated capture, a missing file, an endpoint CSI_ENDPOINT could not be, no
+    // timeout, a busy port: one line, exit 2.
     for (args, words) in [
         (vec!["ui", cut.to_str().unwrap_or_default()], "cut.jsonl:2: not a recorded call"),
         (vec!["ui", "/nonexistent/msg.bin"], "cannot read '/nonexistent/msg.bin'"),
+        (vec!["ui", "--endpoint", "http://x"], "--endpoint: endpoint 'http://x'"),
+        (vec!["ui", "--endpoint", "unix:///a.sock", "--timeout", "0"], "--timeout"),
+        (vec!["ui", "--endpoint", "unix:///a.sock", "--timeout=-1"], "--timeout"),
     ] {
         let out = run(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
