@@ -112,11 +112,13 @@ pub fn names(schema: &Schema) -> Vec<String> {
     methods
         .iter()
         .map(|m| {
-            let same_name = methods.iter().filter(|o| o.name == m.name).count();
-            let same_short = methods.iter().filter(|o| o.short() == m.short()).count();
-            if same_name == 1 {
+            let same_name: Vec<&Stated<'_>> = methods.iter().filter(|o| o.name == m.name).collect();
+            let same_short: Vec<&Stated<'_>> =
+                methods.iter().filter(|o| o.short() == m.short()).collect();
+            let is = |chosen: Option<&Stated<'_>>| chosen.is_some_and(|c| c.full() == m.full());
+            if same_name.len() == 1 || is(preferred(&same_name)) {
                 m.name.to_owned()
-            } else if same_short == 1 {
+            } else if same_short.len() == 1 || is(preferred(&same_short)) {
                 m.short()
             } else {
                 m.full()
@@ -157,10 +159,26 @@ pub fn resolve(schema: &Schema, name: &str) -> Result<MethodDescriptor, MethodEr
             name: name.to_owned(),
             suggestions: nearest(&methods, &wanted),
         }),
-        many => Err(MethodError::Ambiguous {
-            name: name.to_owned(),
-            candidates: many.iter().map(|m| m.full()).collect(),
-        }),
+        many => match preferred(many) {
+            Some(one) => schema.find_method(&format!("/{}", one.full())).ok_or_else(|| {
+                MethodError::Unknown { name: name.to_owned(), suggestions: Vec::new() }
+            }),
+            None => Err(MethodError::Ambiguous {
+                name: name.to_owned(),
+                candidates: many.iter().map(|m| m.full()).collect(),
+            }),
+        },
+    }
+}
+
+/// Of several RPCs a name matches, the one of the CSI spec itself (a `csi.*` package), when
+/// exactly one is: csi-addons' identity service repeats `Identity/Probe`, `GetPluginInfo` and
+/// `GetPluginCapabilities`, and a user typing `Probe` means CSI's; the add-on's RPC is named
+/// with its package. Anything else stays ambiguous.
+fn preferred<'a, 'b>(many: &[&'a Stated<'b>]) -> Option<&'a Stated<'b>> {
+    match many.iter().filter(|m| m.service.starts_with("csi.")).collect::<Vec<_>>().as_slice() {
+        [one] => Some(**one),
+        _ => None,
     }
 }
 
@@ -227,25 +245,32 @@ mod tests {
     }
 
     #[test]
-    fn a_name_two_packages_share_is_refused_naming_both() {
-        // csi-addons' identity service repeats csi.v1's Identity/Probe.
+    fn a_name_the_csi_spec_shares_with_an_addon_is_the_csi_spec_s() {
+        // csi-addons' identity service repeats csi.v1's Identity/Probe: the short forms mean
+        // CSI's, the add-on's is named with its package.
         let s = schema();
-        for name in ["Probe", "Identity/Probe"] {
-            let e = resolve(&s, name).expect_err(name);
-            assert_eq!(
-                e,
-                MethodError::Ambiguous {
-                    name: name.to_owned(),
-                    candidates: vec![
-                        "csi.v1.Identity/Probe".to_owned(),
-                        "identity.Identity/Probe".to_owned()
-                    ],
-                },
-                "{e}"
-            );
+        for name in ["Probe", "Identity/Probe", "GetPluginInfo"] {
+            let m = resolve(&s, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(path(&m).starts_with("/csi.v1.Identity/"), "{name}: {}", path(&m));
         }
         let m = resolve(&s, "identity.Identity/Probe").expect("full name");
         assert_eq!(path(&m), "/identity.Identity/Probe");
+    }
+
+    #[test]
+    fn a_name_two_addons_share_is_refused_naming_both() {
+        let methods = [
+            Stated { service: "replication.Controller", name: "Enable" },
+            Stated { service: "other.Controller", name: "Enable" },
+        ];
+        let many: Vec<&Stated<'_>> = methods.iter().collect();
+        assert!(preferred(&many).is_none());
+        let with_csi = [
+            Stated { service: "csi.v1.Identity", name: "Probe" },
+            Stated { service: "identity.Identity", name: "Probe" },
+        ];
+        let many: Vec<&Stated<'_>> = with_csi.iter().collect();
+        assert_eq!(preferred(&many).map(|m| m.full()).as_deref(), Some("csi.v1.Identity/Probe"));
     }
 
     #[test]

@@ -758,7 +758,8 @@ fn the_bash_completion_names_the_commands_and_the_methods() {
         "decode",
         "CreateVolume",
         "NodePublishVolume",
-        "csi.v1.Identity/Probe",
+        "Probe",
+        "identity.Identity/Probe",
     ] {
         assert!(script.contains(word), "the script lacks {word}");
     }
