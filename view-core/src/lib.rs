@@ -6,8 +6,8 @@
 //! the types and the spec's facts, [`redact`] hides secrets in decoded messages, [`detect`]
 //! guesses types, [`mask`] finds secret byte ranges, [`text`] prints annotated text format,
 //! [`raw`] prints the wire layout, [`textparse`] encodes text back, [`validate`] checks the spec
-//! rules, [`diff`] compares, [`edit`] drives an editor, and [`capture`] reads and writes the
-//! proxy's recordings.
+//! rules, [`diff`] compares, [`edit`] drives an editor, [`capture`] reads and writes the
+//! proxy's recordings, and [`replay`] judges a capture sent again (all but the sending).
 
 pub mod capture;
 pub mod detect;
@@ -17,6 +17,7 @@ pub mod input;
 pub mod mask;
 pub mod raw;
 pub mod redact;
+pub mod replay;
 pub mod schema;
 pub mod text;
 pub mod textparse;
