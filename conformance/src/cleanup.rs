@@ -31,12 +31,12 @@ pub(crate) async fn clean_up(s: &mut Suite) -> Vec<String> {
     }
     let mut c = s.ctl_client();
     for (volume, node) in std::mem::take(&mut s.published) {
-        let secrets = s.secrets("ControllerUnpublishVolumeSecret");
+        let secrets = s.secrets("ControllerUnpublishVolume");
         let un = ControllerUnpublishVolumeRequest { volume_id: volume, node_id: node, secrets };
         let _ = s.call(c.controller_unpublish_volume(s.req(un))).await;
     }
     for id in std::mem::take(&mut s.snapshots) {
-        let secrets = s.secrets("DeleteSnapshotSecret");
+        let secrets = s.secrets("DeleteSnapshot");
         let del = DeleteSnapshotRequest { snapshot_id: id.clone(), secrets };
         if let Err(e) = s.call(c.delete_snapshot(s.req(del))).await {
             left.push(format!("snapshot {id}: {}", show_status(&e)));

@@ -26,7 +26,9 @@
 //! From `cargo test`, [`run_in_process`] serves a driver's routes (for example
 //! `csikit::server::Builder::into_routes`) on a temporary socket and runs the suite against it.
 //!
-//! Modules: `config` (how to run), `secrets` and `yaml` (csi-sanity's YAML files), `sentence`
+//! csi-sanity's YAML files (secrets, volume parameters) are read by `csikit::runtime::secrets`.
+//!
+//! Modules: `config` (how to run), `sentence`
 //! (what a case checks), `case` (a row of the table), `suite` (the connection and the calls),
 //! `record` (verdicts), `cases` (the table and the generated cases), `generated` (requests
 //! changed by reflection), `cleanup`, `run`, `report`, `client`.
@@ -40,15 +42,13 @@ mod generated;
 mod record;
 mod report;
 mod run;
-mod secrets;
 mod sentence;
 mod suite;
-mod yaml;
 
 pub use client::Endpoint;
 pub use config::Config;
+pub use csikit::runtime::secrets::Secrets;
+pub use csikit::runtime::secrets::yaml::read_flat;
 pub use report::{CaseResult, Outcome, Report};
 pub use run::{list, run, run_in_process};
-pub use secrets::Secrets;
 pub use sentence::{Binds, Level, Sentence};
-pub use yaml::read_flat;

@@ -214,15 +214,15 @@ impl Suite {
         Ok(pod.join("mount"))
     }
 
-    /// The secrets for a kind of call, remembered to look for in answers and the log.
-    /// With no secrets file, one canary secret (a key of its own, a value unique to the run) is
+    /// The secrets for a call of `rpc` (`CreateVolume`: the file's kind for it, csi-sanity's
+    /// `CreateVolumeSecret`), remembered to look for in answers and the log. With no secrets file, one canary secret (a key of its own, a value unique to the run) is
     /// sent in every `secrets` field, so a plugin that echoes secrets into an answer or its log
     /// is still seen.
-    pub(crate) fn secrets(&mut self, kind: &str) -> HashMap<String, String> {
+    pub(crate) fn secrets(&mut self, rpc: &str) -> HashMap<String, String> {
         let s = if self.cfg.secrets.is_empty() {
             HashMap::from([(CANARY_KEY.to_owned(), self.canary.clone())])
         } else {
-            self.cfg.secrets.get(kind)
+            self.cfg.secrets.for_rpc(rpc)
         };
         self.sent_secrets.extend(s.values().filter(|v| !v.is_empty()).cloned());
         s
@@ -396,7 +396,7 @@ impl Suite {
             volume_id: volume.into(),
             node_id: self.node_id.clone(),
             volume_capability: Some(cap),
-            secrets: self.secrets("ControllerPublishVolumeSecret"),
+            secrets: self.secrets("ControllerPublishVolume"),
             ..ControllerPublishVolumeRequest::default()
         };
         let mut c = self.ctl_client();
@@ -416,7 +416,7 @@ impl Suite {
         let req = ControllerUnpublishVolumeRequest {
             volume_id: volume.into(),
             node_id: self.node_id.clone(),
-            secrets: self.secrets("ControllerUnpublishVolumeSecret"),
+            secrets: self.secrets("ControllerUnpublishVolume"),
         };
         let mut c = self.ctl_client();
         self.call(c.controller_unpublish_volume(self.req(req)))
@@ -434,7 +434,7 @@ impl Suite {
                 .then_some(CapacityRange { required_bytes: required, limit_bytes: 0 }),
             volume_capabilities: vec![self.capability()],
             parameters: self.cfg.volume_parameters.clone(),
-            secrets: self.secrets("CreateVolumeSecret"),
+            secrets: self.secrets("CreateVolume"),
             ..CreateVolumeRequest::default()
         }
     }
@@ -471,7 +471,7 @@ impl Suite {
 
     /// DeleteVolume; a volume gone is forgotten.
     pub(crate) async fn delete(&mut self, id: &str) -> Result<DeleteVolumeResponse, Status> {
-        let secrets = self.secrets("DeleteVolumeSecret");
+        let secrets = self.secrets("DeleteVolume");
         let mut c = self.ctl_client();
         let r = self
             .call(c.delete_volume(self.req(DeleteVolumeRequest { volume_id: id.into(), secrets })))

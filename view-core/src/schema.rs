@@ -12,7 +12,9 @@ use std::sync::OnceLock;
 
 use anyhow::{Context, Result, bail};
 use csikit::facts::{FieldFacts, Label, MessageFacts, PackageFacts, Presence, SizeLimit};
-use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
+use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, MethodDescriptor};
+
+use crate::rpcs::{ErrorLookup, ObligedRpc, RpcTables};
 
 /// The comments of one message and its fields, as the spec model reads them.
 #[derive(Debug, Clone, Default)]
@@ -73,6 +75,8 @@ pub struct Schema {
     index: HashMap<String, (usize, usize)>,
     /// One per entry of `packages`.
     docs: Vec<Docs>,
+    /// One per entry of `packages`: error tables and obligations.
+    rpcs: Vec<RpcTables>,
     /// Where each pool came from, for messages.
     pub sources: Vec<String>,
     /// The schema is the `csikit` crate's own, so its generated validators apply.
@@ -133,29 +137,39 @@ impl Schema {
     /// When an embedded descriptor set does not decode (a build problem, not an input one).
     pub fn builtin() -> Result<Schema> {
         let mut schema = Schema { builtin: true, ..Schema::default() };
-        for (facts, bytes) in [
-            (&csikit::v1::facts::FACTS, csikit::v1::FILE_DESCRIPTOR_SET),
+        use csikit::addons::{identity, reclaimspace, replication, volumegroup};
+        for (facts, bytes, rpcs) in [
             (
-                &csikit::addons::identity::facts::FACTS,
-                csikit::addons::identity::FILE_DESCRIPTOR_SET,
+                &csikit::v1::facts::FACTS,
+                csikit::v1::FILE_DESCRIPTOR_SET,
+                RpcTables::generated(csikit::v1::errors::rpc_rows, csikit::v1::errors::GENERAL),
             ),
             (
-                &csikit::addons::reclaimspace::facts::FACTS,
-                csikit::addons::reclaimspace::FILE_DESCRIPTOR_SET,
+                &identity::facts::FACTS,
+                identity::FILE_DESCRIPTOR_SET,
+                RpcTables::generated(identity::errors::rpc_rows, identity::errors::GENERAL),
             ),
             (
-                &csikit::addons::replication::facts::FACTS,
-                csikit::addons::replication::FILE_DESCRIPTOR_SET,
+                &reclaimspace::facts::FACTS,
+                reclaimspace::FILE_DESCRIPTOR_SET,
+                RpcTables::generated(reclaimspace::errors::rpc_rows, reclaimspace::errors::GENERAL),
             ),
             (
-                &csikit::addons::volumegroup::facts::FACTS,
-                csikit::addons::volumegroup::FILE_DESCRIPTOR_SET,
+                &replication::facts::FACTS,
+                replication::FILE_DESCRIPTOR_SET,
+                RpcTables::generated(replication::errors::rpc_rows, replication::errors::GENERAL),
+            ),
+            (
+                &volumegroup::facts::FACTS,
+                volumegroup::FILE_DESCRIPTOR_SET,
+                RpcTables::generated(volumegroup::errors::rpc_rows, volumegroup::errors::GENERAL),
             ),
         ] {
             let pool = DescriptorPool::decode(bytes)
                 .with_context(|| format!("the descriptors of {} do not decode", facts.package))?;
             let docs = Docs::Embedded { bytes, read: OnceLock::new() };
-            schema.add(format!("csikit ({})", facts.package), pool, Cow::Borrowed(facts), docs);
+            let source = format!("csikit ({})", facts.package);
+            schema.add(source, pool, Cow::Borrowed(facts), docs, rpcs);
         }
         Ok(schema)
     }
@@ -163,7 +177,7 @@ impl Schema {
     /// Adds a pool whose facts and comments come from a spec model.
     pub fn add_model(&mut self, source: String, pool: DescriptorPool, model: &csikit_spec::Model) {
         let facts = Cow::Owned(model.facts(&source));
-        self.add(source, pool, facts, Docs::of_model(model));
+        self.add(source, pool, facts, Docs::of_model(model), RpcTables::of_model(model));
     }
 
     fn add(
@@ -172,6 +186,7 @@ impl Schema {
         pool: DescriptorPool,
         facts: Cow<'static, PackageFacts>,
         docs: Docs,
+        rpcs: RpcTables,
     ) {
         let p = self.packages.len();
         for (i, m) in facts.messages.iter().enumerate() {
@@ -179,6 +194,7 @@ impl Schema {
         }
         self.packages.push(facts);
         self.docs.push(docs);
+        self.rpcs.push(rpcs);
         self.pools.push(pool);
         self.sources.push(source);
     }
@@ -303,6 +319,43 @@ impl Schema {
             .iter()
             .find_map(|pool| pool.get_service_by_name(service))
             .and_then(|s| s.methods().find(|m| m.name() == method))
+    }
+
+    /// What the spec's error tables say about `code` returned by `method`: the RPC's own rows
+    /// with that code, else the general table's, from the source that declares the method.
+    pub fn error_rows(&self, method: &MethodDescriptor, code: i32) -> ErrorLookup {
+        let service = method.parent_service();
+        match self.pools.iter().position(|p| p.get_service_by_name(service.full_name()).is_some()) {
+            Some(i) => self.rpcs[i].lookup(method.name(), code),
+            None => ErrorLookup::NoTables,
+        }
+    }
+
+    /// What the spec obliges a plugin to implement in `package` (`csi.v1`), or `None` when the
+    /// source of that package does not state it (a `.proto` alone; the built-in schema until
+    /// [`Schema::set_obligations`]).
+    pub fn obligations(&self, package: &str) -> Option<&[ObligedRpc]> {
+        let i = self.packages.iter().position(|p| p.package == package)?;
+        self.rpcs[i].obligations()
+    }
+
+    /// Sets the obligations of `package`'s source: for the built-in schema, from `csikit`'s
+    /// generated server tables (`csikit::v1::server::Spec::OBLIGATIONS`), which this crate does
+    /// not compile (they stand on the server skeleton's tokio). Returns false when no source
+    /// holds the package.
+    pub fn set_obligations(&mut self, package: &str, obligations: Vec<ObligedRpc>) -> bool {
+        match self.packages.iter().position(|p| p.package == package) {
+            Some(i) => {
+                self.rpcs[i].set_obligations(obligations);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The descriptor pools, one per source, in the order they were added.
+    pub fn pools(&self) -> impl Iterator<Item = &DescriptorPool> {
+        self.pools.iter()
     }
 
     /// True when no pool has been added.

@@ -75,7 +75,7 @@ async fn second_publish(s: &mut Suite, mode: Mode, second: Code) -> Outcome {
             staging_target_path: staging.clone(),
             volume_capability: Some(cap.clone()),
             publish_context: publish_context.clone(),
-            secrets: s.secrets("NodeStageVolumeSecret"),
+            secrets: s.secrets("NodeStageVolume"),
             ..NodeStageVolumeRequest::default()
         };
         let r = s.call(n.node_stage_volume(s.req(req))).await;
@@ -111,7 +111,7 @@ fn publish(
         target_path: target.display().to_string(),
         volume_capability: Some(cap),
         publish_context: publish_context.clone(),
-        secrets: s.secrets("NodePublishVolumeSecret"),
+        secrets: s.secrets("NodePublishVolume"),
         ..NodePublishVolumeRequest::default()
     }
 }

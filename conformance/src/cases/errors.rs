@@ -363,7 +363,7 @@ fn publish_request(s: &mut Suite, volume: &str, node: &str) -> ControllerPublish
         volume_id: volume.into(),
         node_id: node.into(),
         volume_capability: Some(s.capability()),
-        secrets: s.secrets("ControllerPublishVolumeSecret"),
+        secrets: s.secrets("ControllerPublishVolume"),
         ..ControllerPublishVolumeRequest::default()
     }
 }
@@ -405,7 +405,7 @@ async fn validate_unknown(s: &mut Suite) -> Answer {
     let r = ValidateVolumeCapabilitiesRequest {
         volume_id: UNKNOWN_VOLUME.into(),
         volume_capabilities: vec![s.capability()],
-        secrets: s.secrets("ControllerValidateVolumeCapabilitiesSecret"),
+        secrets: s.secrets("ValidateVolumeCapabilities"),
         ..ValidateVolumeCapabilitiesRequest::default()
     };
     let mut c = s.ctl_client();
@@ -422,7 +422,7 @@ async fn list_snapshots_bad_token(s: &mut Suite) -> Answer {
     let r = ListSnapshotsRequest {
         max_entries: 1,
         starting_token: NEVER_ISSUED.into(),
-        secrets: s.secrets("ListSnapshotsSecret"),
+        secrets: s.secrets("ListSnapshots"),
         ..ListSnapshotsRequest::default()
     };
     let mut c = s.ctl_client();
@@ -432,7 +432,7 @@ async fn list_snapshots_bad_token(s: &mut Suite) -> Answer {
 async fn get_snapshot_unknown(s: &mut Suite) -> Answer {
     let r = GetSnapshotRequest {
         snapshot_id: UNKNOWN_SNAPSHOT.into(),
-        secrets: s.secrets("GetSnapshotSecret"),
+        secrets: s.secrets("GetSnapshot"),
     };
     let mut c = s.ctl_client();
     Ok(s.call(c.get_snapshot(s.req(r))).await.map(drop))
@@ -442,7 +442,7 @@ async fn expand_unknown(s: &mut Suite) -> Answer {
     let r = ControllerExpandVolumeRequest {
         volume_id: UNKNOWN_VOLUME.into(),
         capacity_range: Some(CapacityRange { required_bytes: 64 << 20, limit_bytes: 0 }),
-        secrets: s.secrets("ControllerExpandVolumeSecret"),
+        secrets: s.secrets("ControllerExpandVolume"),
         volume_capability: Some(s.capability()),
     };
     let mut c = s.ctl_client();
@@ -458,7 +458,7 @@ async fn get_volume_unknown(s: &mut Suite) -> Answer {
 async fn modify_unknown(s: &mut Suite) -> Answer {
     let r = ControllerModifyVolumeRequest {
         volume_id: UNKNOWN_VOLUME.into(),
-        secrets: s.secrets("ControllerModifyVolumeSecret"),
+        secrets: s.secrets("ControllerModifyVolume"),
         mutable_parameters: s.cfg.mutable_parameters.clone(),
     };
     let mut c = s.ctl_client();
@@ -471,7 +471,7 @@ async fn stage_unknown(s: &mut Suite) -> Answer {
         volume_id: UNKNOWN_VOLUME.into(),
         staging_target_path: staging,
         volume_capability: Some(s.capability()),
-        secrets: s.secrets("NodeStageVolumeSecret"),
+        secrets: s.secrets("NodeStageVolume"),
         ..NodeStageVolumeRequest::default()
     };
     let mut n = s.node_client();
@@ -486,7 +486,7 @@ async fn node_publish_unknown(s: &mut Suite) -> Answer {
         staging_target_path: staging,
         target_path: target,
         volume_capability: Some(s.capability()),
-        secrets: s.secrets("NodePublishVolumeSecret"),
+        secrets: s.secrets("NodePublishVolume"),
         ..NodePublishVolumeRequest::default()
     };
     let mut n = s.node_client();
@@ -529,7 +529,7 @@ async fn node_expand_unknown(s: &mut Suite) -> Answer {
         volume_path: path,
         capacity_range: Some(CapacityRange { required_bytes: 64 << 20, limit_bytes: 0 }),
         volume_capability: Some(s.capability()),
-        secrets: s.secrets("NodeExpandVolumeSecret"),
+        secrets: s.secrets("NodeExpandVolume"),
         ..NodeExpandVolumeRequest::default()
     };
     let mut n = s.node_client();

@@ -45,27 +45,27 @@ fn baseline(s: &mut Suite, rpc: &str) -> Option<Vec<u8>> {
         }
         "DeleteVolume" => DeleteVolumeRequest {
             volume_id: UNKNOWN_VOLUME.into(),
-            secrets: s.secrets("DeleteVolumeSecret"),
+            secrets: s.secrets("DeleteVolume"),
         }
         .encode_to_vec(),
         "ControllerPublishVolume" => ControllerPublishVolumeRequest {
             volume_id: UNKNOWN_VOLUME.into(),
             node_id: s.node_id.clone(),
             volume_capability: Some(cap),
-            secrets: s.secrets("ControllerPublishVolumeSecret"),
+            secrets: s.secrets("ControllerPublishVolume"),
             ..ControllerPublishVolumeRequest::default()
         }
         .encode_to_vec(),
         "ControllerUnpublishVolume" => ControllerUnpublishVolumeRequest {
             volume_id: UNKNOWN_VOLUME.into(),
             node_id: s.node_id.clone(),
-            secrets: s.secrets("ControllerUnpublishVolumeSecret"),
+            secrets: s.secrets("ControllerUnpublishVolume"),
         }
         .encode_to_vec(),
         "ValidateVolumeCapabilities" => ValidateVolumeCapabilitiesRequest {
             volume_id: fixture,
             volume_capabilities: vec![cap],
-            secrets: s.secrets("ControllerValidateVolumeCapabilitiesSecret"),
+            secrets: s.secrets("ValidateVolumeCapabilities"),
             ..ValidateVolumeCapabilitiesRequest::default()
         }
         .encode_to_vec(),
@@ -79,27 +79,27 @@ fn baseline(s: &mut Suite, rpc: &str) -> Option<Vec<u8>> {
         "CreateSnapshot" => CreateSnapshotRequest {
             source_volume_id: fixture,
             name: s.name("generated-snap"),
-            secrets: s.secrets("CreateSnapshotSecret"),
+            secrets: s.secrets("CreateSnapshot"),
             ..CreateSnapshotRequest::default()
         }
         .encode_to_vec(),
         "DeleteSnapshot" => DeleteSnapshotRequest {
             snapshot_id: UNKNOWN_SNAPSHOT.into(),
-            secrets: s.secrets("DeleteSnapshotSecret"),
+            secrets: s.secrets("DeleteSnapshot"),
         }
         .encode_to_vec(),
         "ListSnapshots" => ListSnapshotsRequest::default().encode_to_vec(),
         "ControllerExpandVolume" => ControllerExpandVolumeRequest {
             volume_id: UNKNOWN_VOLUME.into(),
             capacity_range: Some(CapacityRange { required_bytes: 2 * MIB, limit_bytes: 0 }),
-            secrets: s.secrets("ControllerExpandVolumeSecret"),
+            secrets: s.secrets("ControllerExpandVolume"),
             volume_capability: Some(cap),
         }
         .encode_to_vec(),
         "ControllerGetVolume" => ControllerGetVolumeRequest { volume_id: fixture }.encode_to_vec(),
         "ControllerModifyVolume" => ControllerModifyVolumeRequest {
             volume_id: UNKNOWN_VOLUME.into(),
-            secrets: s.secrets("ControllerModifyVolumeSecret"),
+            secrets: s.secrets("ControllerModifyVolume"),
             mutable_parameters: if s.cfg.mutable_parameters.is_empty() {
                 [("csi-conformance".to_owned(), "1".to_owned())].into()
             } else {
@@ -109,14 +109,14 @@ fn baseline(s: &mut Suite, rpc: &str) -> Option<Vec<u8>> {
         .encode_to_vec(),
         "GetSnapshot" => GetSnapshotRequest {
             snapshot_id: UNKNOWN_SNAPSHOT.into(),
-            secrets: s.secrets("GetSnapshotSecret"),
+            secrets: s.secrets("GetSnapshot"),
         }
         .encode_to_vec(),
         "NodeStageVolume" => NodeStageVolumeRequest {
             volume_id: UNKNOWN_VOLUME.into(),
             staging_target_path: staging,
             volume_capability: Some(cap),
-            secrets: s.secrets("NodeStageVolumeSecret"),
+            secrets: s.secrets("NodeStageVolume"),
             ..NodeStageVolumeRequest::default()
         }
         .encode_to_vec(),
@@ -134,7 +134,7 @@ fn baseline(s: &mut Suite, rpc: &str) -> Option<Vec<u8>> {
                 String::new()
             },
             volume_capability: Some(cap),
-            secrets: s.secrets("NodePublishVolumeSecret"),
+            secrets: s.secrets("NodePublishVolume"),
             ..NodePublishVolumeRequest::default()
         }
         .encode_to_vec(),
@@ -153,7 +153,7 @@ fn baseline(s: &mut Suite, rpc: &str) -> Option<Vec<u8>> {
             volume_path: target,
             capacity_range: Some(CapacityRange { required_bytes: 2 * MIB, limit_bytes: 0 }),
             volume_capability: Some(cap),
-            secrets: s.secrets("NodeExpandVolumeSecret"),
+            secrets: s.secrets("NodeExpandVolume"),
             ..NodeExpandVolumeRequest::default()
         }
         .encode_to_vec(),

@@ -64,7 +64,7 @@ async fn modify(
 ) -> Result<(), tonic::Status> {
     let req = ControllerModifyVolumeRequest {
         volume_id: volume.into(),
-        secrets: s.secrets("ControllerModifyVolumeSecret"),
+        secrets: s.secrets("ControllerModifyVolume"),
         mutable_parameters,
     };
     let mut c = s.ctl_client();

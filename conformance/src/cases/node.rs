@@ -42,7 +42,7 @@ async fn lifecycle(s: &mut Suite) -> Outcome {
             staging_target_path: staging.clone(),
             volume_capability: Some(s.capability()),
             publish_context: publish_context.clone(),
-            secrets: s.secrets("NodeStageVolumeSecret"),
+            secrets: s.secrets("NodeStageVolume"),
             ..NodeStageVolumeRequest::default()
         };
         for what in ["NodeStageVolume", "NodeStageVolume again"] {
@@ -57,7 +57,7 @@ async fn lifecycle(s: &mut Suite) -> Outcome {
         target_path: target.display().to_string(),
         volume_capability: Some(s.capability()),
         publish_context,
-        secrets: s.secrets("NodePublishVolumeSecret"),
+        secrets: s.secrets("NodePublishVolume"),
         ..NodePublishVolumeRequest::default()
     };
     for what in ["NodePublishVolume", "NodePublishVolume again"] {

@@ -26,7 +26,7 @@ fn publish_request(s: &mut Suite, volume: &str) -> ControllerPublishVolumeReques
         volume_id: volume.into(),
         node_id: s.node_id.clone(),
         volume_capability: Some(s.capability()),
-        secrets: s.secrets("ControllerPublishVolumeSecret"),
+        secrets: s.secrets("ControllerPublishVolume"),
         ..ControllerPublishVolumeRequest::default()
     }
 }
@@ -48,7 +48,7 @@ async fn publish_twice(s: &mut Suite) -> Outcome {
     let un = ControllerUnpublishVolumeRequest {
         volume_id: fixture.clone(),
         node_id: s.node_id.clone(),
-        secrets: s.secrets("ControllerUnpublishVolumeSecret"),
+        secrets: s.secrets("ControllerUnpublishVolume"),
     };
     for what in ["ControllerUnpublishVolume", "ControllerUnpublishVolume again"] {
         let r = s.call(c.controller_unpublish_volume(s.req(un.clone()))).await;

@@ -97,7 +97,7 @@ pub(crate) async fn create(
     let req = CreateSnapshotRequest {
         source_volume_id: source.into(),
         name: name.into(),
-        secrets: s.secrets("CreateSnapshotSecret"),
+        secrets: s.secrets("CreateSnapshot"),
         ..CreateSnapshotRequest::default()
     };
     let mut c = s.ctl_client();
@@ -110,10 +110,8 @@ pub(crate) async fn create(
 
 /// DeleteSnapshot; a snapshot gone is forgotten.
 pub(crate) async fn delete(s: &mut Suite, id: &str) -> Result<(), tonic::Status> {
-    let req = DeleteSnapshotRequest {
-        snapshot_id: id.into(),
-        secrets: s.secrets("DeleteSnapshotSecret"),
-    };
+    let req =
+        DeleteSnapshotRequest { snapshot_id: id.into(), secrets: s.secrets("DeleteSnapshot") };
     let mut c = s.ctl_client();
     s.call(c.delete_snapshot(s.req(req))).await?;
     s.snapshots.retain(|x| x != id);
@@ -178,8 +176,7 @@ async fn unknown_source(s: &mut Suite) -> Outcome {
 }
 
 async fn get(s: &mut Suite, id: &str) -> Result<csikit::v1::GetSnapshotResponse, tonic::Status> {
-    let req =
-        GetSnapshotRequest { snapshot_id: id.into(), secrets: s.secrets("GetSnapshotSecret") };
+    let req = GetSnapshotRequest { snapshot_id: id.into(), secrets: s.secrets("GetSnapshot") };
     let mut c = s.ctl_client();
     s.call(c.get_snapshot(s.req(req))).await
 }
@@ -216,7 +213,7 @@ async fn list_all(s: &mut Suite, filter: ListSnapshotsRequest) -> Result<Vec<Str
     for _ in 0..10_000 {
         let req = ListSnapshotsRequest {
             starting_token: token.clone(),
-            secrets: s.secrets("ListSnapshotsSecret"),
+            secrets: s.secrets("ListSnapshots"),
             ..filter.clone()
         };
         let r = s

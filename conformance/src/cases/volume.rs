@@ -228,7 +228,7 @@ async fn get_volume(s: &mut Suite) -> Outcome {
 async fn expand(s: &mut Suite) -> Outcome {
     let fixture = s.fixture.clone();
     let mut c = s.ctl_client();
-    let secrets = s.secrets("ControllerExpandVolumeSecret");
+    let secrets = s.secrets("ControllerExpandVolume");
     let grow = |id: &str| ControllerExpandVolumeRequest {
         volume_id: id.into(),
         capacity_range: Some(CapacityRange { required_bytes: 64 * MIB, limit_bytes: 0 }),
@@ -254,7 +254,7 @@ async fn no_shrink(s: &mut Suite) -> Outcome {
     let req = ControllerExpandVolumeRequest {
         volume_id: v.volume_id.clone(),
         capacity_range: Some(CapacityRange { required_bytes: MIB, limit_bytes: 0 }),
-        secrets: s.secrets("ControllerExpandVolumeSecret"),
+        secrets: s.secrets("ControllerExpandVolume"),
         volume_capability: Some(s.capability()),
     };
     let r = s.call(c.controller_expand_volume(s.req(req))).await;

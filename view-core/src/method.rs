@@ -1,0 +1,241 @@
+//! Naming an RPC as a person types it: `CreateVolume`, `Controller/CreateVolume`,
+//! `csi.v1.Controller/CreateVolume` (also with a leading `/`, or `.` before the method as grpcurl
+//! writes it), resolved against the schema, so any source (built in, `--spec-dir`, `--proto`,
+//! `--descriptor-set`) works. A short name two packages share is refused naming both; a near miss
+//! gets a "did you mean".
+
+use std::fmt;
+
+use prost_reflect::MethodDescriptor;
+
+use crate::schema::Schema;
+
+/// Why a method name was not resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MethodError {
+    /// No RPC has that name; the nearest names, best first (maybe none).
+    Unknown {
+        /// The name as given.
+        name: String,
+        /// Near names, as `Service/Method` (or full where the short form is ambiguous).
+        suggestions: Vec<String>,
+    },
+    /// Several RPCs have that name.
+    Ambiguous {
+        /// The name as given.
+        name: String,
+        /// Their full names, `csi.v1.Controller/CreateVolume`.
+        candidates: Vec<String>,
+    },
+}
+
+impl fmt::Display for MethodError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MethodError::Unknown { name, suggestions } => {
+                write!(f, "unknown method '{name}'")?;
+                match suggestions.as_slice() {
+                    [] => Ok(()),
+                    [one] => write!(f, "; did you mean '{one}'?"),
+                    many => write!(f, "; did you mean one of '{}'?", many.join("', '")),
+                }
+            }
+            MethodError::Ambiguous { name, candidates } => write!(
+                f,
+                "method '{name}' is ambiguous: {}; name it with its service or package",
+                candidates.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MethodError {}
+
+/// The gRPC path of a method, `/csi.v1.Controller/CreateVolume`.
+pub fn path(method: &MethodDescriptor) -> String {
+    format!("/{}/{}", method.parent_service().full_name(), method.name())
+}
+
+/// `csi.v1.Controller/CreateVolume`.
+fn full(method: &MethodDescriptor) -> String {
+    format!("{}/{}", method.parent_service().full_name(), method.name())
+}
+
+/// `Controller/CreateVolume`.
+fn short(method: &MethodDescriptor) -> String {
+    format!("{}/{}", method.parent_service().name(), method.name())
+}
+
+/// Every RPC of the schema, each once (the first source to state a service wins), in the
+/// order of the sources and their declarations.
+pub fn all(schema: &Schema) -> Vec<MethodDescriptor> {
+    let mut seen = std::collections::HashSet::new();
+    schema
+        .pools()
+        .flat_map(|pool| pool.services().collect::<Vec<_>>())
+        .filter(|s| !s.full_name().starts_with("google."))
+        .filter(|s| seen.insert(s.full_name().to_owned()))
+        .flat_map(|s| s.methods().collect::<Vec<_>>())
+        .collect()
+}
+
+/// The names a person may type for the schema's RPCs, for shell completion: each RPC's simple
+/// name where no other RPC has it, else its `Service/Method` form where that is unique, else
+/// its full name.
+pub fn names(schema: &Schema) -> Vec<String> {
+    let methods = all(schema);
+    methods
+        .iter()
+        .map(|m| {
+            let same_name = methods.iter().filter(|o| o.name() == m.name()).count();
+            let same_short = methods.iter().filter(|o| short(o) == short(m)).count();
+            if same_name == 1 {
+                m.name().to_owned()
+            } else if same_short == 1 {
+                short(m)
+            } else {
+                full(m)
+            }
+        })
+        .collect()
+}
+
+/// Resolves `name` to one RPC of the schema.
+///
+/// # Errors
+///
+/// When no RPC has that name (with the nearest names), or several do (naming each).
+pub fn resolve(schema: &Schema, name: &str) -> Result<MethodDescriptor, MethodError> {
+    let methods = all(schema);
+    let wanted = name.trim().trim_start_matches('/');
+    // `pkg.Service.Method` (grpcurl's form) reads as `pkg.Service/Method`.
+    let wanted = if wanted.contains('/') {
+        wanted.to_owned()
+    } else {
+        match wanted.rsplit_once('.') {
+            Some((service, method)) => format!("{service}/{method}"),
+            None => wanted.to_owned(),
+        }
+    };
+    let found: Vec<&MethodDescriptor> = match wanted.split_once('/') {
+        None => methods.iter().filter(|m| m.name() == wanted).collect(),
+        Some((service, method)) => methods
+            .iter()
+            .filter(|m| {
+                m.name() == method
+                    && (m.parent_service().full_name() == service
+                        || m.parent_service().name() == service)
+            })
+            .collect(),
+    };
+    match found.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(MethodError::Unknown {
+            name: name.to_owned(),
+            suggestions: nearest(&methods, &wanted),
+        }),
+        many => Err(MethodError::Ambiguous {
+            name: name.to_owned(),
+            candidates: many.iter().map(|m| full(m)).collect(),
+        }),
+    }
+}
+
+/// The names nearest to `wanted`, best first: those within a few edits of a method's name (or
+/// its service-qualified form, when one was typed), or that equal it but for case.
+fn nearest(methods: &[MethodDescriptor], wanted: &str) -> Vec<String> {
+    let typed_method = wanted.rsplit('/').next().unwrap_or(wanted);
+    let lower = typed_method.to_ascii_lowercase();
+    let mut scored: Vec<(f64, String)> = methods
+        .iter()
+        .filter_map(|m| {
+            let score = strsim::jaro_winkler(&lower, &m.name().to_ascii_lowercase());
+            let close = score >= 0.9
+                || strsim::levenshtein(&lower, &m.name().to_ascii_lowercase())
+                    <= (typed_method.len() / 4).max(1);
+            close.then(|| (score, m.clone()))
+        })
+        .map(|(score, m)| {
+            let unique = methods.iter().filter(|o| o.name() == m.name()).count() == 1;
+            (score, if unique { short(&m) } else { full(&m) })
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(3).map(|(_, s)| s).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> Schema {
+        Schema::builtin().expect("built in")
+    }
+
+    #[test]
+    fn every_written_form_names_the_same_rpc() {
+        let s = schema();
+        for name in [
+            "CreateVolume",
+            "Controller/CreateVolume",
+            "csi.v1.Controller/CreateVolume",
+            "/csi.v1.Controller/CreateVolume",
+            "csi.v1.Controller.CreateVolume",
+        ] {
+            let m = resolve(&s, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(path(&m), "/csi.v1.Controller/CreateVolume", "{name}");
+        }
+    }
+
+    #[test]
+    fn near_misses_get_a_did_you_mean() {
+        let s = schema();
+        for (typed, meant) in [
+            ("CreateVolum", "Controller/CreateVolume"),
+            ("createvolume", "Controller/CreateVolume"),
+            ("NodePublishVolumes", "Node/NodePublishVolume"),
+            ("Controller/DeleteVolme", "Controller/DeleteVolume"),
+        ] {
+            let e = resolve(&s, typed).expect_err(typed);
+            let MethodError::Unknown { suggestions, .. } = &e else { panic!("{e}") };
+            assert_eq!(suggestions.first().map(String::as_str), Some(meant), "{typed}: {e}");
+            assert!(e.to_string().contains("did you mean"), "{e}");
+        }
+        let e = resolve(&s, "Frobnicate").expect_err("unknown");
+        assert_eq!(e.to_string(), "unknown method 'Frobnicate'");
+    }
+
+    #[test]
+    fn a_name_two_packages_share_is_refused_naming_both() {
+        // csi-addons' identity service repeats csi.v1's Identity/Probe.
+        let s = schema();
+        for name in ["Probe", "Identity/Probe"] {
+            let e = resolve(&s, name).expect_err(name);
+            assert_eq!(
+                e,
+                MethodError::Ambiguous {
+                    name: name.to_owned(),
+                    candidates: vec![
+                        "csi.v1.Identity/Probe".to_owned(),
+                        "identity.Identity/Probe".to_owned()
+                    ],
+                },
+                "{e}"
+            );
+        }
+        let m = resolve(&s, "identity.Identity/Probe").expect("full name");
+        assert_eq!(path(&m), "/identity.Identity/Probe");
+    }
+
+    #[test]
+    fn completion_names_resolve_back() {
+        let s = schema();
+        let names = names(&s);
+        assert!(names.contains(&"CreateVolume".to_owned()), "{names:?}");
+        for n in &names {
+            assert!(resolve(&s, n).is_ok(), "{n}");
+        }
+        assert_eq!(names.len(), all(&s).len());
+    }
+}
