@@ -240,30 +240,6 @@ fn rewrite(
     }
 }
 
-/// The secret string values of `messages`, each a `desc`, for the runtime's one scrubbing rule
-/// (`csikit::redact::scrub`) to take out of a status message before it is shown: drivers echo
-/// their input in errors. The proxy scrubs what it prints and records with it; `replay` what it
-/// reports.
-pub fn secret_values(
-    schema: &Schema,
-    desc: &MessageDescriptor,
-    messages: &[Vec<u8>],
-) -> Vec<String> {
-    let mut out = Vec::new();
-    for m in messages {
-        let mask = SecretMask::of_types(schema, m, [desc]);
-        for r in mask.ranges() {
-            if let Some(v) = m.get(r.clone())
-                && let Ok(s) = std::str::from_utf8(v)
-                && !s.is_empty()
-            {
-                out.push(s.to_owned());
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,24 +263,5 @@ mod tests {
         assert!(mask.covers(4..8) && mask.covers(10..14) && mask.covers(11..12));
         assert!(!mask.covers(3..8) && !mask.covers(6..11));
         assert!(SecretMask::default().is_empty() && !SecretMask::default().overlaps(0..100));
-    }
-
-    #[test]
-    fn a_requests_secrets_are_found_and_scrubbed_from_a_status_message() {
-        let schema = Schema::builtin().expect("the built-in schema");
-        let desc = schema.find_message("csi.v1.CreateVolumeRequest").expect("known");
-        let request = prost::Message::encode_to_vec(&csikit::v1::CreateVolumeRequest {
-            name: "pw-volume".into(),
-            secrets: [("password".to_owned(), "hunter2".to_owned()), ("pin".into(), "pw".into())]
-                .into(),
-            ..Default::default()
-        });
-        let mut found = secret_values(&schema, &desc, &[request]);
-        found.sort();
-        assert_eq!(found, ["hunter2", "pw"]);
-        assert_eq!(
-            csikit::redact::scrub("bad password hunter2 for pw, pwd on pw-volume", &found),
-            "bad password <redacted> for <redacted>, pwd on <redacted>-volume"
-        );
     }
 }

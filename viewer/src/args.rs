@@ -1,6 +1,7 @@
 //! The arguments of each subcommand, as clap reads them.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use csi_view_core::input::InputFormat;
@@ -227,4 +228,36 @@ pub(crate) struct EditArgs {
     pub(crate) schema: SchemaArgs,
     /// The message file, rewritten in place (the original kept as FILE.bak).
     pub(crate) file: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ReplayArgs {
+    /// A capture written by `csi-view proxy --record`.
+    pub(crate) capture: PathBuf,
+    /// The plugin, as CSI_ENDPOINT writes it (unix:///path.sock, tcp://host:port); $CSI_ENDPOINT
+    /// when absent.
+    #[arg(long, value_name = "ENDPOINT")]
+    pub(crate) endpoint: Option<String>,
+    /// Send one call at a time, even where the recording overlapped.
+    #[arg(long)]
+    pub(crate) serial: bool,
+    /// Seconds to wait for the plugin on connecting and for each call's answer.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = seconds)]
+    pub(crate) timeout: Duration,
+    /// csi-sanity's secrets YAML, to refill the secret values the capture blanked.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) secrets: Option<PathBuf>,
+    /// How the report is printed.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: OutFormat,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+}
+
+/// A positive number of seconds, fractions allowed.
+fn seconds(s: &str) -> Result<Duration, String> {
+    match s.parse::<f64>() {
+        Ok(n) if n > 0.0 && n.is_finite() && n <= 86_400.0 => Ok(Duration::from_secs_f64(n)),
+        _ => Err(format!("'{s}' is not a number of seconds between 0 and 86400")),
+    }
 }

@@ -15,6 +15,7 @@ use tonic::transport::Channel;
 pub struct Client {
     grpc: tonic::client::Grpc<Channel>,
     endpoint: String,
+    timeout: Duration,
 }
 
 /// What one call came back with.
@@ -40,7 +41,7 @@ impl Client {
     /// on connecting and on every call.
     pub async fn connect(endpoint: &str, timeout: Duration) -> Result<Self, ConnectError> {
         let ch = channel::connect_with_timeout(endpoint, timeout).await?;
-        Ok(Self { grpc: tonic::client::Grpc::new(ch), endpoint: endpoint.to_owned() })
+        Ok(Self { grpc: tonic::client::Grpc::new(ch), endpoint: endpoint.to_owned(), timeout })
     }
 
     /// The endpoint as given.
@@ -49,8 +50,9 @@ impl Client {
     }
 
     /// Calls `path` (`/csi.v1.Controller/CreateVolume`) with `request`, the encoded message.
-    /// A transport failure comes back as the status tonic gives it (UNAVAILABLE, CANCELLED,
-    /// DEADLINE_EXCEEDED), as for any other client.
+    /// A transport failure comes back as the status tonic gives it (UNAVAILABLE, CANCELLED), as
+    /// for any other client; a call the timeout ended is DEADLINE_EXCEEDED, as grpc-go reports
+    /// its own deadline (tonic says CANCELLED).
     pub async fn unary(&mut self, path: &str, request: Bytes) -> Answer {
         let started = Instant::now();
         let status = match http::uri::PathAndQuery::try_from(path) {
@@ -63,7 +65,7 @@ impl Client {
                             elapsed: started.elapsed(),
                         };
                     }
-                    Err(s) => s,
+                    Err(s) => deadline(s, self.timeout),
                 },
                 Err(e) => tonic::Status::unavailable(format!("{}: {e}", self.endpoint)),
             },
@@ -71,6 +73,18 @@ impl Client {
         };
         Answer { response: None, status, elapsed: started.elapsed() }
     }
+}
+
+/// DEADLINE_EXCEEDED for a status the channel's timeout made, else the status as it is.
+fn deadline(status: tonic::Status, timeout: Duration) -> tonic::Status {
+    let mut source = std::error::Error::source(&status);
+    while let Some(e) = source {
+        if e.is::<tonic::TimeoutExpired>() {
+            return tonic::Status::deadline_exceeded(format!("no answer within {timeout:?}"));
+        }
+        source = e.source();
+    }
+    status
 }
 
 /// Messages as bytes, both ways: the caller encodes and decodes with the Model's types.

@@ -3,11 +3,11 @@
 //! named for what it does.
 //!
 //! Exit codes: 0 success; 1 validation failed, the messages differ, or an edit was refused or
-//! its editor failed; 2 bad input (not protobuf, wrong type, empty, unknown type name) or a bad
+//! its editor failed, or a replayed call answered otherwise than recorded; 2 bad input (not protobuf, wrong type, empty, unknown type name) or a bad
 //! command line. Errors are one line on stderr, with the byte offset where the input is bad.
 //!
 //! Modules: `args` (the command line), `load` (the schema and messages every command starts from),
-//! `view` (the read-only views), `check` (validate, diff), `change` (encode, edit) and `serve`
+//! `view` (the read-only views), `check` (validate, diff, replay), `change` (encode, edit) and `serve`
 //! (the long-running `ui` and `proxy`).
 
 mod args;
@@ -24,7 +24,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::args::{
-    DecodeArgs, DetectArgs, DiffArgs, EditArgs, EncodeArgs, ProxyArgs, RawArgs, UiArgs,
+    DecodeArgs, DetectArgs, DiffArgs, EditArgs, EncodeArgs, ProxyArgs, RawArgs, ReplayArgs, UiArgs,
     ValidateArgs,
 };
 
@@ -34,7 +34,7 @@ use crate::args::{
     name = "csi-view",
     version,
     about,
-    after_help = "Exit codes: 0 ok, 1 validation failed / differences / edit refused, 2 bad input or usage."
+    after_help = "Exit codes: 0 ok, 1 validation failed / differences / edit refused / a replayed call differs, 2 bad input or usage."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -64,6 +64,9 @@ enum Cmd {
     Proxy(ProxyArgs),
     /// View and edit messages (files, captures, pasted hex or base64) in a local web page.
     Ui(UiArgs),
+    /// Send a capture's calls again to a plugin and compare each answer with the recorded one,
+    /// following the ids and tokens the plugin generates; exit 1 when one differs.
+    Replay(ReplayArgs),
 }
 
 fn main() -> ExitCode {
@@ -95,5 +98,6 @@ fn run(cli: Cli) -> Result<u8> {
         Cmd::Tui(a) => change::tui(a),
         Cmd::Proxy(a) => serve::proxy(a),
         Cmd::Ui(a) => serve::ui(a),
+        Cmd::Replay(a) => check::replay(a),
     }
 }

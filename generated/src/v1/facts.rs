@@ -608,7 +608,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
-                plugin_generated: false,
+                plugin_generated: true,
             },
             FieldFacts {
                 name: Borrowed("content_source"),
@@ -842,7 +842,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::General { bytes: 4096 },
             non_negative: false,
             no_control_chars: false,
-            plugin_generated: false,
+            plugin_generated: true,
         }]),
         oneofs: Borrowed(&[]),
     },

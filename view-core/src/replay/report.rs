@@ -28,9 +28,9 @@ pub enum Outcome {
         code: String,
         /// The status message, secrets scrubbed.
         message: String,
-        /// The spec's error-table row for this RPC and code, when it has one.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        spec: Option<String>,
+        /// What the spec's error tables say about this RPC and code, a line per row.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        spec: Vec<String>,
     },
     /// Recorded an error, now OK.
     ErrorGone {
@@ -47,9 +47,9 @@ pub enum Outcome {
         code: String,
         /// The replayed message, secrets scrubbed.
         message: String,
-        /// The spec's error-table row for this RPC and the replayed code, when it has one.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        spec: Option<String>,
+        /// What the spec's error tables say about this RPC and the replayed code.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        spec: Vec<String>,
     },
     /// Not sent (a streaming call, a call the recording holds no request or status for).
     NotReplayed {
@@ -107,14 +107,14 @@ pub struct Answer<'a> {
 }
 
 /// The verdict on one call: its recorded answer beside the replayed one. Generated values of an
-/// OK response are learned into `ids`; `spec_row` gives the error-table row of the call's RPC
-/// for a code. Returns the outcome, how many values were followed and how many were ignored.
+/// OK response are learned into `ids`; `spec_rows` gives what the spec's error tables say about
+/// the call's RPC and a code, a line per row. Returns the outcome, how many values were followed and how many were ignored.
 pub fn judge(
     schema: &Schema,
     ids: &mut IdMap,
     recorded: Answer<'_>,
     replayed: Answer<'_>,
-    spec_row: &dyn Fn(i32) -> Option<String>,
+    spec_rows: &dyn Fn(i32) -> Vec<String>,
 ) -> (Outcome, usize, usize) {
     match (recorded.status, replayed.status) {
         (r, _) if r < 0 => (
@@ -148,7 +148,7 @@ pub fn judge(
             Outcome::NewError {
                 code: status_name(code),
                 message: replayed.message.to_owned(),
-                spec: spec_row(code),
+                spec: spec_rows(code),
             },
             0,
             0,
@@ -167,7 +167,7 @@ pub fn judge(
                 recorded_code: status_name(r),
                 code: status_name(code),
                 message: replayed.message.to_owned(),
-                spec: spec_row(code),
+                spec: spec_rows(code),
             },
             0,
             0,
@@ -252,8 +252,8 @@ impl Report {
                 }
                 Outcome::NewError { code, message, spec } => {
                     writeln!(out, ": {code}: {message}")?;
-                    if let Some(row) = spec {
-                        writeln!(out, "    spec: {row}")?;
+                    for line in spec {
+                        writeln!(out, "    {line}")?;
                     }
                 }
                 Outcome::ErrorGone { recorded_code, recorded_message } => {
@@ -261,8 +261,8 @@ impl Report {
                 }
                 Outcome::OtherCode { recorded_code, code, message, spec } => {
                     writeln!(out, ": recorded {recorded_code}, now {code}: {message}")?;
-                    if let Some(row) = spec {
-                        writeln!(out, "    spec: {row}")?;
+                    for line in spec {
+                        writeln!(out, "    {line}")?;
                     }
                 }
                 Outcome::NotReplayed { reason } => writeln!(out, ": {reason}")?,
@@ -275,15 +275,15 @@ impl Report {
     pub fn summary_line(&self) -> String {
         let s = self.summary();
         let mut parts = vec![format!("{} same", s.same)];
-        for (n, what) in [
-            (s.differs, "differ"),
-            (s.new_errors, "new errors"),
-            (s.errors_gone, "errors gone"),
-            (s.other_codes, "other codes"),
-            (s.not_replayed, "not replayed"),
+        for (n, one, many) in [
+            (s.differs, "differs", "differ"),
+            (s.new_errors, "new error", "new errors"),
+            (s.errors_gone, "error gone", "errors gone"),
+            (s.other_codes, "other code", "other codes"),
+            (s.not_replayed, "not replayed", "not replayed"),
         ] {
             if n > 0 {
-                parts.push(format!("{n} {what}"));
+                parts.push(format!("{n} {}", if n == 1 { one } else { many }));
             }
         }
         format!(
@@ -316,7 +316,9 @@ mod tests {
 
     fn verdict(recorded: Answer<'_>, replayed: Answer<'_>) -> Outcome {
         let schema = Schema::builtin().expect("schema");
-        let row = |code: i32| (code == 5).then(|| "Volume does not exist".to_owned());
+        let row = |code: i32| {
+            if code == 5 { vec!["spec: Volume does not exist".to_owned()] } else { Vec::new() }
+        };
         judge(&schema, &mut IdMap::default(), recorded, replayed, &row).0
     }
 
@@ -328,7 +330,7 @@ mod tests {
             Outcome::NewError {
                 code: "NOT_FOUND".into(),
                 message: "gone".into(),
-                spec: Some("Volume does not exist".into())
+                spec: vec!["spec: Volume does not exist".into()]
             }
         );
         assert_eq!(
@@ -384,7 +386,7 @@ mod tests {
         );
         assert!(
             text.ends_with(
-                "replay: 3 calls: 1 same, 1 differ, 1 not replayed; 1 generated value followed\n"
+                "replay: 3 calls: 1 same, 1 differs, 1 not replayed; 1 generated value followed\n"
             ),
             "{text}"
         );
