@@ -223,7 +223,7 @@ pub fn parse(input: impl BufRead, name: &str) -> Result<Capture> {
         let call: Call = serde_json::from_str(&line).map_err(|e| {
             if e.is_eof() {
                 anyhow!(
-                    "{name}:{}: the line ends before the call does (a truncated capture?): {e}",
+                    "{name}:{}: not a recorded call: the line ends before the call does (a truncated capture?): {e}",
                     i + 1
                 )
             } else {

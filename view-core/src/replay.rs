@@ -186,7 +186,7 @@ mod tests {
         let text = format!("{HEADER}\n{full}\n{}", &full[..40]);
         let e = err(&text);
         assert!(
-            e.starts_with("c.jsonl:3: the line ends before the call does (a truncated capture?)"),
+            e.starts_with("c.jsonl:3: not a recorded call: the line ends before the call does"),
             "{e}"
         );
     }

@@ -6,6 +6,8 @@
 //! not the method's type, an unknown method, a bad endpoint) is one line naming the capture's
 //! line, exit 2. memdriver is served in this process from its library; csi-view is the binary.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::Arc;
@@ -17,6 +19,7 @@ use csikit::v1::node_client::NodeClient;
 use csikit::v1::volume_capability::{AccessMode, AccessType, MountVolume, access_mode::Mode};
 use csikit::v1::*;
 use prost::Message as _;
+use support::wait_for_socket;
 
 const BIN: &str = env!("CARGO_BIN_EXE_csi-view");
 
@@ -26,16 +29,6 @@ fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("runtime")
-}
-
-async fn wait_for_socket(path: &Path) {
-    for _ in 0..500 {
-        if tokio::net::UnixStream::connect(path).await.is_ok() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("nothing listens on {}", path.display());
 }
 
 /// memdriver served at `socket` on `rt` until the runtime is dropped.

@@ -127,18 +127,9 @@ impl Comparer<'_> {
         for field in a.descriptor().fields() {
             let p = join(path, field.name());
             let secret = secret || self.schema.is_secret(&field);
-            match (a.has_field(&field), b.has_field(&field)) {
-                (false, false) => {}
-                (true, false) => {
-                    let v = self.show(&a.get_field(&field), secret);
-                    self.push(p, v, NOT_SET.into());
-                }
-                (false, true) => {
-                    let v = self.show(&b.get_field(&field), secret);
-                    self.push(p, NOT_SET.into(), v);
-                }
-                (true, true) => self.value(&a.get_field(&field), &b.get_field(&field), &p, secret),
-            }
+            let u = a.has_field(&field).then(|| a.get_field(&field));
+            let v = b.has_field(&field).then(|| b.get_field(&field));
+            self.element(u.as_deref(), v.as_deref(), p, secret);
         }
         let ua: Vec<Vec<u8>> = a.unknown_fields().map(encode_unknown).collect();
         let ub: Vec<Vec<u8>> = b.unknown_fields().map(encode_unknown).collect();
@@ -207,19 +198,23 @@ impl Comparer<'_> {
             }
         }
         for i in 0..x.len().max(y.len()) {
-            let p = format!("{path}[{i}]");
-            match (x.get(i), y.get(i)) {
-                (Some(u), Some(v)) => self.value(u, v, &p, secret),
-                (Some(u), None) => {
-                    let s = self.show(u, secret);
-                    self.push(p, s, NOT_SET.into());
-                }
-                (None, Some(v)) => {
-                    let s = self.show(v, secret);
-                    self.push(p, NOT_SET.into(), s);
-                }
-                (None, None) => {}
+            self.element(x.get(i), y.get(i), format!("{path}[{i}]"), secret);
+        }
+    }
+
+    /// A field's value, a list element or a map entry, on either side or both.
+    fn element(&mut self, a: Option<&Value>, b: Option<&Value>, path: String, secret: bool) {
+        match (a, b) {
+            (Some(u), Some(v)) => self.value(u, v, &path, secret),
+            (Some(u), None) => {
+                let s = self.show(u, secret);
+                self.push(path, s, NOT_SET.into());
             }
+            (None, Some(v)) => {
+                let s = self.show(v, secret);
+                self.push(path, NOT_SET.into(), s);
+            }
+            (None, None) => {}
         }
     }
 
@@ -262,18 +257,7 @@ impl Comparer<'_> {
         keys.sort_by(|a, b| a.1.cmp(&b.1));
         for (k, m) in keys {
             let p = format!("{path}[{}]", show_key(&m));
-            match (k.and_then(|k| x.get(k)), y.get(&m)) {
-                (Some(u), Some(v)) => self.value(u, v, &p, secret),
-                (Some(u), None) => {
-                    let s = self.show(u, secret);
-                    self.push(p, s, NOT_SET.into());
-                }
-                (None, Some(v)) => {
-                    let s = self.show(v, secret);
-                    self.push(p, NOT_SET.into(), s);
-                }
-                (None, None) => {}
-            }
+            self.element(k.and_then(|k| x.get(k)), y.get(&m), p, secret);
         }
     }
 }
