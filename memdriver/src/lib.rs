@@ -31,8 +31,7 @@
 //! for the same volume arrives (which the skeleton answers `ABORTED`). Delays are capped at 60 s.
 //!
 //! Modules: `driver` (the plugin's state and each RPC's semantics, by service), `service` (the
-//! thin `#[csi_service]` trait impls handing requests to it) and `fault` (the planted bugs);
-//! [`builder`] puts them on the skeleton, for the binary and for tests serving it in process.
+//! thin `#[csi_service]` trait impls handing requests to it) and `fault` (the planted bugs).
 
 pub mod driver;
 pub mod fault;
@@ -49,29 +48,6 @@ use csikit::v1::plugin_capability::{Type as PluginCapability, VolumeExpansion};
 
 /// The plugin name reported by `GetPluginInfo`.
 pub const PLUGIN_NAME: &str = "memdriver.csikit.dev";
-
-/// The plugin on the skeleton, ready to serve: the binary serves it on `CSI_ENDPOINT`, tests
-/// in process (`build().await?.serve(&endpoint, shutdown)`). The driver's fault, if any, decides
-/// whether the skeleton validates requests.
-pub fn builder(driver: Arc<Driver>) -> csikit::server::Builder {
-    let no_validation = driver.config().fault == Some(fault::Fault::NoValidation);
-    csikit::server::Builder::new(PLUGIN_NAME, env!("CARGO_PKG_VERSION"))
-        .layers(csikit::server::Layers {
-            validate_requests: !no_validation,
-            ..csikit::server::Layers::default()
-        })
-        .controller(service::ControllerService(driver.clone()))
-        .node(service::NodeService(driver))
-        // What the RPCs implemented cannot tell: behaviour inside them.
-        .controller_capability(ControllerCapability::CloneVolume)
-        .controller_capability(ControllerCapability::PublishReadonly)
-        .controller_capability(ControllerCapability::ListVolumesPublishedNodes)
-        .controller_capability(ControllerCapability::SingleNodeMultiWriter)
-        .node_capability(NodeCapability::SingleNodeMultiWriter)
-        .plugin_capability(PluginCapability::VolumeExpansion(VolumeExpansion {
-            r#type: ExpansionType::Online as i32,
-        }))
-}
 
 impl Config {
     /// Reads `MEMDRIVER_NODE_ID`, `MEMDRIVER_REQUIRE_SECRET`, `MEMDRIVER_FAULT` and
@@ -112,6 +88,30 @@ impl Config {
         };
         Ok(Config { node_id, required_secret, fault, mutable_parameters, ..Config::default() })
     }
+}
+
+/// The plugin as the binary serves it: the skeleton's builder with memdriver's services and the
+/// capabilities that cannot be derived, for `serve_from_env` (the binary) or `build` and
+/// `into_routes` (tests that serve it in process). Request validation is off only with the
+/// `no-validation` fault.
+pub fn builder(driver: Arc<Driver>) -> csikit::server::Builder {
+    let no_validation = driver.config().fault == Some(fault::Fault::NoValidation);
+    csikit::server::Builder::new(PLUGIN_NAME, env!("CARGO_PKG_VERSION"))
+        .layers(csikit::server::Layers {
+            validate_requests: !no_validation,
+            ..csikit::server::Layers::default()
+        })
+        .controller(service::ControllerService(driver.clone()))
+        .node(service::NodeService(driver))
+        // What the RPCs implemented cannot tell: behaviour inside them.
+        .controller_capability(ControllerCapability::CloneVolume)
+        .controller_capability(ControllerCapability::PublishReadonly)
+        .controller_capability(ControllerCapability::ListVolumesPublishedNodes)
+        .controller_capability(ControllerCapability::SingleNodeMultiWriter)
+        .node_capability(NodeCapability::SingleNodeMultiWriter)
+        .plugin_capability(PluginCapability::VolumeExpansion(VolumeExpansion {
+            r#type: ExpansionType::Online as i32,
+        }))
 }
 
 /// The host name from the kernel, without a libc call.

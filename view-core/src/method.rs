@@ -56,45 +56,70 @@ pub fn path(method: &MethodDescriptor) -> String {
     format!("/{}/{}", method.parent_service().full_name(), method.name())
 }
 
-/// `csi.v1.Controller/CreateVolume`.
-fn full(method: &MethodDescriptor) -> String {
-    format!("{}/{}", method.parent_service().full_name(), method.name())
+/// An RPC as the sources' facts state it, before any descriptor pool is decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stated<'a> {
+    /// `csi.v1.Controller`.
+    service: &'a str,
+    /// `CreateVolume`.
+    name: &'a str,
 }
 
-/// `Controller/CreateVolume`.
-fn short(method: &MethodDescriptor) -> String {
-    format!("{}/{}", method.parent_service().name(), method.name())
+impl Stated<'_> {
+    /// `Controller`.
+    fn service_name(&self) -> &str {
+        self.service.rsplit('.').next().unwrap_or(self.service)
+    }
+
+    /// `csi.v1.Controller/CreateVolume`.
+    fn full(&self) -> String {
+        format!("{}/{}", self.service, self.name)
+    }
+
+    /// `Controller/CreateVolume`.
+    fn short(&self) -> String {
+        format!("{}/{}", self.service_name(), self.name)
+    }
 }
 
-/// Every RPC of the schema, each once (the first source to state a service wins), in the
-/// order of the sources and their declarations.
+/// Every RPC the schema's sources state, each service once (the first source to state it
+/// wins), in the order of the sources and their declarations; no pool is decoded, so resolving
+/// a name costs only the one package the RPC is in.
+fn stated(schema: &Schema) -> Vec<Stated<'_>> {
+    let mut first_source: std::collections::HashMap<&str, usize> = Default::default();
+    let mut out = Vec::new();
+    for (i, table) in schema.facts_tables().enumerate() {
+        for m in table.methods.iter() {
+            let owner = *first_source.entry(&*m.service).or_insert(i);
+            if owner == i && !m.service.starts_with("google.") {
+                out.push(Stated { service: &m.service, name: &m.name });
+            }
+        }
+    }
+    out
+}
+
+/// Every RPC of the schema, as [`resolve`] finds them.
 pub fn all(schema: &Schema) -> Vec<MethodDescriptor> {
-    let mut seen = std::collections::HashSet::new();
-    schema
-        .pools()
-        .flat_map(|pool| pool.services().collect::<Vec<_>>())
-        .filter(|s| !s.full_name().starts_with("google."))
-        .filter(|s| seen.insert(s.full_name().to_owned()))
-        .flat_map(|s| s.methods().collect::<Vec<_>>())
-        .collect()
+    stated(schema).iter().filter_map(|m| schema.find_method(&format!("/{}", m.full()))).collect()
 }
 
 /// The names a person may type for the schema's RPCs, for shell completion: each RPC's simple
 /// name where no other RPC has it, else its `Service/Method` form where that is unique, else
 /// its full name.
 pub fn names(schema: &Schema) -> Vec<String> {
-    let methods = all(schema);
+    let methods = stated(schema);
     methods
         .iter()
         .map(|m| {
-            let same_name = methods.iter().filter(|o| o.name() == m.name()).count();
-            let same_short = methods.iter().filter(|o| short(o) == short(m)).count();
+            let same_name = methods.iter().filter(|o| o.name == m.name).count();
+            let same_short = methods.iter().filter(|o| o.short() == m.short()).count();
             if same_name == 1 {
-                m.name().to_owned()
+                m.name.to_owned()
             } else if same_short == 1 {
-                short(m)
+                m.short()
             } else {
-                full(m)
+                m.full()
             }
         })
         .collect()
@@ -106,7 +131,7 @@ pub fn names(schema: &Schema) -> Vec<String> {
 ///
 /// When no RPC has that name (with the nearest names), or several do (naming each).
 pub fn resolve(schema: &Schema, name: &str) -> Result<MethodDescriptor, MethodError> {
-    let methods = all(schema);
+    let methods = stated(schema);
     let wanted = name.trim().trim_start_matches('/');
     // `pkg.Service.Method` (grpcurl's form) reads as `pkg.Service/Method`.
     let wanted = if wanted.contains('/') {
@@ -117,47 +142,42 @@ pub fn resolve(schema: &Schema, name: &str) -> Result<MethodDescriptor, MethodEr
             None => wanted.to_owned(),
         }
     };
-    let found: Vec<&MethodDescriptor> = match wanted.split_once('/') {
-        None => methods.iter().filter(|m| m.name() == wanted).collect(),
+    let found: Vec<&Stated<'_>> = match wanted.split_once('/') {
+        None => methods.iter().filter(|m| m.name == wanted).collect(),
         Some((service, method)) => methods
             .iter()
-            .filter(|m| {
-                m.name() == method
-                    && (m.parent_service().full_name() == service
-                        || m.parent_service().name() == service)
-            })
+            .filter(|m| m.name == method && (m.service == service || m.service_name() == service))
             .collect(),
     };
     match found.as_slice() {
-        [one] => Ok((*one).clone()),
+        [one] => schema
+            .find_method(&format!("/{}", one.full()))
+            .ok_or_else(|| MethodError::Unknown { name: name.to_owned(), suggestions: Vec::new() }),
         [] => Err(MethodError::Unknown {
             name: name.to_owned(),
             suggestions: nearest(&methods, &wanted),
         }),
         many => Err(MethodError::Ambiguous {
             name: name.to_owned(),
-            candidates: many.iter().map(|m| full(m)).collect(),
+            candidates: many.iter().map(|m| m.full()).collect(),
         }),
     }
 }
 
-/// The names nearest to `wanted`, best first: those within a few edits of a method's name (or
-/// its service-qualified form, when one was typed), or that equal it but for case.
-fn nearest(methods: &[MethodDescriptor], wanted: &str) -> Vec<String> {
+/// The names nearest to `wanted`, best first: those within a few edits of a method's name, or
+/// that equal it but for case.
+fn nearest(methods: &[Stated<'_>], wanted: &str) -> Vec<String> {
     let typed_method = wanted.rsplit('/').next().unwrap_or(wanted);
     let lower = typed_method.to_ascii_lowercase();
     let mut scored: Vec<(f64, String)> = methods
         .iter()
         .filter_map(|m| {
-            let score = strsim::jaro_winkler(&lower, &m.name().to_ascii_lowercase());
+            let candidate = m.name.to_ascii_lowercase();
+            let score = strsim::jaro_winkler(&lower, &candidate);
             let close = score >= 0.9
-                || strsim::levenshtein(&lower, &m.name().to_ascii_lowercase())
-                    <= (typed_method.len() / 4).max(1);
-            close.then(|| (score, m.clone()))
-        })
-        .map(|(score, m)| {
-            let unique = methods.iter().filter(|o| o.name() == m.name()).count() == 1;
-            (score, if unique { short(&m) } else { full(&m) })
+                || strsim::levenshtein(&lower, &candidate) <= (typed_method.len() / 4).max(1);
+            let unique = methods.iter().filter(|o| o.name == m.name).count() == 1;
+            close.then(|| (score, if unique { m.short() } else { m.full() }))
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));

@@ -58,11 +58,11 @@ pub fn render(
         }
         String::from_utf8_lossy(&out).into_owned()
     };
-    Ok(scrubbed(text, sent_secrets))
+    Ok(without_secrets(text, sent_secrets))
 }
 
 /// `text` with every value of `secrets` replaced (the runtime's one rule, `redact::scrub`).
-pub fn scrubbed(text: String, secrets: &[String]) -> Rendered {
+pub fn without_secrets(text: String, secrets: &[String]) -> Rendered {
     match csikit::redact::scrub(&text, secrets) {
         std::borrow::Cow::Borrowed(_) => Rendered { text, scrubbed: false },
         std::borrow::Cow::Owned(s) => Rendered { text: s, scrubbed: true },

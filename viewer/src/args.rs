@@ -1,7 +1,6 @@
 //! The arguments of each subcommand, as clap reads them.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use csi_view_core::input::InputFormat;
@@ -242,8 +241,8 @@ pub(crate) struct ReplayArgs {
     #[arg(long)]
     pub(crate) serial: bool,
     /// Seconds to wait for the plugin on connecting and for each call's answer.
-    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = seconds)]
-    pub(crate) timeout: Duration,
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub(crate) timeout: f64,
     /// csi-sanity's secrets YAML, to refill the secret values the capture blanked.
     #[arg(long, value_name = "FILE")]
     pub(crate) secrets: Option<PathBuf>,
@@ -254,10 +253,93 @@ pub(crate) struct ReplayArgs {
     pub(crate) schema: SchemaArgs,
 }
 
-/// A positive number of seconds, fractions allowed.
-fn seconds(s: &str) -> Result<Duration, String> {
-    match s.parse::<f64>() {
-        Ok(n) if n > 0.0 && n.is_finite() && n <= 86_400.0 => Ok(Duration::from_secs_f64(n)),
-        _ => Err(format!("'{s}' is not a number of seconds between 0 and 86400")),
+/// Any string, offering the built-in schema's method names to shell completion (its possible
+/// values are candidates, not a restriction).
+#[derive(Clone, Debug)]
+pub(crate) struct MethodOrEndpoint;
+
+impl clap::builder::TypedValueParser for MethodOrEndpoint {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
     }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let schema = csi_view_core::schema::Schema::builtin().ok()?;
+        let names = csi_view_core::method::names(&schema);
+        Some(Box::new(names.into_iter().map(clap::builder::PossibleValue::new)))
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CallArgs {
+    /// The plugin's endpoint as CSI_ENDPOINT writes it (unix:///path.sock, /path.sock,
+    /// tcp://host:port); $CSI_ENDPOINT when left out. A first argument is the endpoint when it has
+    /// a ':' (a scheme) or is an absolute path that names no method.
+    #[arg(value_name = "ENDPOINT|METHOD", value_parser = MethodOrEndpoint, hide_possible_values = true)]
+    pub(crate) first: String,
+    /// The RPC: CreateVolume, Controller/CreateVolume or csi.v1.Controller/CreateVolume.
+    #[arg(value_name = "METHOD", value_parser = MethodOrEndpoint, hide_possible_values = true)]
+    pub(crate) second: Option<String>,
+    /// The request, JSON or text format (several: JSON values one after another, or text
+    /// separated by '---' lines); else -d, else stdin when it is not a terminal, else empty.
+    #[arg(value_name = "REQUEST")]
+    pub(crate) third: Option<String>,
+    /// The request: TEXT, @FILE, or @- for stdin.
+    #[arg(short = 'd', long = "data", value_name = "TEXT|@FILE|@-")]
+    pub(crate) data: Option<String>,
+    /// csi-sanity's secrets YAML; the RPC's kind (CreateVolumeSecret, ...) goes into the
+    /// request's secret fields. Never printed.
+    #[arg(long, value_name = "FILE", env = "CSI_SECRETS")]
+    pub(crate) secrets: Option<PathBuf>,
+    /// Send requests that break the spec's rules (REQUIRED fields, size limits, secret keys).
+    #[arg(long)]
+    pub(crate) no_validate: bool,
+    /// How responses are printed.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: OutFormat,
+    /// JSON: include fields set to their default values.
+    #[arg(long)]
+    pub(crate) defaults: bool,
+    /// Leave out the spec annotations of text output.
+    #[arg(long)]
+    pub(crate) no_annotations: bool,
+    /// Print each request as sent (annotated, secrets hidden) on stderr.
+    #[arg(long)]
+    pub(crate) echo: bool,
+    /// Seconds allowed for connecting and for each call.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub(crate) timeout: f64,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct DescribeArgs {
+    /// The plugin's endpoint as CSI_ENDPOINT writes it; $CSI_ENDPOINT when left out.
+    #[arg(value_name = "ENDPOINT")]
+    pub(crate) endpoint: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: OutFormat,
+    /// Seconds allowed for connecting and for each call.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub(crate) timeout: f64,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CompletionArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub(crate) shell: clap_complete::Shell,
 }

@@ -104,7 +104,7 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<u8> {
         capture: a.capture,
         endpoint,
         serial: a.serial,
-        timeout: a.timeout,
+        timeout: crate::call::timeout(a.timeout)?,
         secrets: a.secrets,
     };
     let report = csi_view::replay::run(&schema, &options, &mut std::io::stderr())?;

@@ -173,7 +173,11 @@ fn verdict(schema: &Schema, ids: &mut IdMap, call: &RecordedCall, sent: &Sent) -
             message: &replayed_message,
             response: replayed.as_ref(),
         },
+        // A status made here (no answer in time, no connection) is not the plugin's: no row.
         &|code| {
+            if sent.answer.local {
+                return Vec::new();
+            }
             let name = csi_view_core::capture::status_name(code);
             schema.error_rows(&call.descriptor, code).explain(call.descriptor.name(), &name)
         },

@@ -142,7 +142,7 @@ fn bad_input_is_one_line_naming_the_capture_line_and_exit_2() {
     let nothing = format!("unix://{}", dir.path().join("none.sock").display());
     assert_bad_input(&run(&good, &["--endpoint", &nothing, "--timeout", "2"]), &[&nothing]);
     assert_bad_input(&run(&good, &[]), &["no endpoint", "CSI_ENDPOINT"]);
-    assert_eq!(run(&good, &["--endpoint", "unix:///x", "--timeout", "0"]).status.code(), Some(2));
+    assert_bad_input(&run(&good, &["--endpoint", "unix:///x", "--timeout", "0"]), &["--timeout 0"]);
 }
 
 fn capability() -> VolumeCapability {
@@ -217,7 +217,12 @@ fn a_plugin_that_hangs_is_deadline_exceeded_and_the_replay_goes_on() {
         replay(&[path.to_str().expect("utf-8"), "--endpoint", &endpoint, "--timeout", "1"], &[]);
     assert_eq!(o.status.code(), Some(1));
     let text = stdout(&o);
-    assert!(text.starts_with("#1 /csi.v1.Controller/CreateVolume: new error: DEADLINE_EXCEEDED: no answer within 1s\n"), "{text}");
+    assert!(
+        text.starts_with(
+            "#1 /csi.v1.Controller/CreateVolume: new error: DEADLINE_EXCEEDED: no answer from "
+        ),
+        "{text}"
+    );
     assert!(
         text.ends_with("replay: 2 calls: 1 same, 1 new error; 0 generated values followed\n"),
         "{text}"
