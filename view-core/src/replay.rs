@@ -147,6 +147,15 @@ mod tests {
     }
 
     #[test]
+    fn a_streaming_call_is_read_but_not_replayed() {
+        let method = "/csi.v1.SnapshotMetadata/GetMetadataAllocated";
+        let calls = parse(&format!("{HEADER}\n{}\n", line(method, ""))).expect("reads");
+        assert!(calls[0].request.is_none());
+        let skip = calls[0].skip.as_deref().unwrap_or_default();
+        assert!(skip.contains("streaming"), "{skip}");
+    }
+
+    #[test]
     fn an_unknown_method_names_its_line() {
         let text = format!("{HEADER}\n{}\n", line("/csi.v1.Identity/Nope", ""));
         let e = err(&text);

@@ -107,7 +107,7 @@ pub async fn replay(
             });
         }
     }
-    let reports: Vec<CallReport> = reports
+    let mut reports: Vec<CallReport> = reports
         .into_iter()
         .enumerate()
         .map(|(i, r)| {
@@ -116,6 +116,8 @@ pub async fn replay(
             })
         })
         .collect::<Result<_>>()?;
+    // The capture lists calls as they ended; the report, as they were numbered (started).
+    reports.sort_by_key(|r| r.call);
     Ok(Report { calls: reports, values_mapped: ids.changed() })
 }
 

@@ -282,7 +282,6 @@ async fn co_lifecycle(socket: &Path, dir: &Path, secret: &(String, String)) {
         volume_capability: Some(capability()),
         secrets: secrets.clone(),
         volume_context: slow.volume_context.clone(),
-        ..Default::default()
     })
     .await
     .expect("staged");

@@ -196,7 +196,7 @@ pub struct Summary {
     pub values_mapped: usize,
 }
 
-/// A whole replay's report, calls in the capture's order of calls.
+/// A whole replay's report, calls in the order they were numbered.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
     /// One per call.
