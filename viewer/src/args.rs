@@ -229,6 +229,14 @@ pub(crate) struct EditArgs {
     pub(crate) file: PathBuf,
 }
 
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub(crate) enum ReportFormat {
+    /// A line per call (differences indented below it) and a summary line.
+    Text,
+    /// The report as one JSON object: `calls` and `summary`.
+    Json,
+}
+
 #[derive(Args, Debug)]
 pub(crate) struct ReplayArgs {
     /// A capture written by `csi-view proxy --record`.
@@ -248,7 +256,7 @@ pub(crate) struct ReplayArgs {
     pub(crate) secrets: Option<PathBuf>,
     /// How the report is printed.
     #[arg(long, value_enum, default_value = "text")]
-    pub(crate) format: OutFormat,
+    pub(crate) format: ReportFormat,
     #[command(flatten)]
     pub(crate) schema: SchemaArgs,
 }

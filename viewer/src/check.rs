@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::{Context, Result, anyhow};
 use prost_reflect::DynamicMessage;
 
-use crate::args::{DiffArgs, OutFormat, ReplayArgs, ValidateArgs};
+use crate::args::{DiffArgs, ReplayArgs, ReportFormat, ValidateArgs};
 use crate::load::{
     capture_messages, decode_dynamic, load_schema, read_messages, stdout, uncertain_mask,
 };
@@ -110,8 +110,8 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<u8> {
     let report = csi_view::replay::run(&schema, &options, &mut std::io::stderr())?;
     let mut out = stdout();
     match a.format {
-        OutFormat::Text => report.write_text(&mut out)?,
-        OutFormat::Json => writeln!(out, "{}", report.to_json())?,
+        ReportFormat::Text => report.write_text(&mut out)?,
+        ReportFormat::Json => writeln!(out, "{}", report.to_json())?,
     }
     out.flush()?;
     Ok(report.exit_code())

@@ -473,6 +473,22 @@ fn recorded_traffic_replays_the_same_on_another_plugin_with_its_ids_and_secrets_
         );
     }
 
+    // The schema read from the spec folder at run time: the same facts, so the same replay.
+    if let Some(corpus) = csikit_spec::corpus_or_skip() {
+        let spec = corpus.join("csi-spec/v1.12.0");
+        let spec = spec.to_str().expect("utf-8");
+        let o = replay(
+            &[capture, "--endpoint", &endpoint, "--secrets", secrets, "--spec-dir", spec],
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        assert!(
+            stdout(&o).contains(&format!("replay: {calls} calls: {calls} same;")),
+            "{}",
+            stdout(&o)
+        );
+    }
+
     // Without the secrets file the blanked values go as recorded: memdriver refuses them, once
     // warned about, and no secret is printed.
     let o = replay(&[capture, "--endpoint", &endpoint], &[]);
