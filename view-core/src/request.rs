@@ -227,45 +227,12 @@ pub fn fill_secrets(
     filled
 }
 
-/// Every secret value `msg` holds (strings and bytes of fields the facts mark secret, map values
-/// of secret maps), recursively: what must be scrubbed from anything printed about the call.
+/// Every secret value `msg` holds (strings of fields the facts mark secret, values of secret
+/// maps), recursively: what must be scrubbed from anything printed about the call. The byte
+/// ranges are [`crate::mask`]'s, the one reading of which bytes are secret.
 pub fn secret_values(schema: &Schema, msg: &DynamicMessage) -> Vec<String> {
-    let mut out = Vec::new();
-    collect(schema, msg, &mut out);
-    out.retain(|s| !s.is_empty());
-    out.sort();
-    out.dedup();
-    out
-}
-
-fn collect(schema: &Schema, msg: &DynamicMessage, out: &mut Vec<String>) {
-    for (field, value) in msg.fields() {
-        if schema.is_secret(&field) {
-            all_strings(value, out);
-        } else {
-            each_message(value, &mut |m| collect(schema, m, out));
-        }
-    }
-}
-
-fn all_strings(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => out.push(s.clone()),
-        Value::Bytes(b) => out.push(String::from_utf8_lossy(b).into_owned()),
-        Value::List(l) => l.iter().for_each(|v| all_strings(v, out)),
-        Value::Map(m) => m.values().for_each(|v| all_strings(v, out)),
-        Value::Message(m) => m.fields().for_each(|(_, v)| all_strings(v, out)),
-        _ => {}
-    }
-}
-
-fn each_message(value: &Value, f: &mut dyn FnMut(&DynamicMessage)) {
-    match value {
-        Value::Message(m) => f(m),
-        Value::List(l) => l.iter().for_each(|v| each_message(v, f)),
-        Value::Map(m) => m.values().for_each(|v| each_message(v, f)),
-        _ => {}
-    }
+    let bytes = prost::Message::encode_to_vec(msg);
+    crate::mask::secret_strings(schema, &msg.descriptor(), &bytes)
 }
 
 #[cfg(test)]

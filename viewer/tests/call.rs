@@ -18,6 +18,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+// memdriver's test support: `grpcio_stubs` and `python`, one copy for both crates' tests.
+#[path = "../../memdriver/tests/support/mod.rs"]
+mod support;
+
+use support::{grpcio_stubs, python};
+
 const BIN: &str = env!("CARGO_BIN_EXE_csi-view");
 
 /// The value memdriver requires in every `secrets` field (and a second one it ignores).
@@ -173,34 +179,6 @@ fn stdout(o: &Output) -> String {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Python with grpcio and the stubs built from the corpus proto, or `None` after a loud skip.
-fn stubs(dir: &Path) -> Option<PathBuf> {
-    let corpus = csikit_spec::corpus_or_skip()?;
-    let probe = python().args(["-c", "import grpc, grpc_tools.protoc, google.protobuf"]).output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        csikit_spec::skip_missing(
-            "python3 with grpcio, grpcio-tools and protobuf is missing; pip install -r .ci/requirements.txt",
-        );
-        return None;
-    }
-    let stubs = dir.join("stubs");
-    std::fs::create_dir_all(&stubs).expect("stubs dir");
-    let out = python()
-        .args(["-m", "grpc_tools.protoc"])
-        .arg(format!("-I{}", corpus.join("csi-spec/v1.12.0").display()))
-        .arg(format!("--python_out={}", stubs.display()))
-        .arg(format!("--grpc_python_out={}", stubs.display()))
-        .arg("csi.proto")
-        .output()
-        .expect("run grpc_tools.protoc");
-    assert!(out.status.success(), "grpc_tools.protoc: {}", String::from_utf8_lossy(&out.stderr));
-    Some(stubs)
-}
-
-fn python() -> Command {
-    Command::new(std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned()))
 }
 
 fn oracle(stubs: &Path, args: &[&str], input: &Value) -> String {
@@ -423,7 +401,7 @@ fn session_with_python(stubs: &Path, plugin: &Plugin, dir: &Path) -> Vec<Value> 
 #[test]
 fn every_rpc_memdriver_implements_answers_as_it_answers_grpcio() {
     let tmp = tempfile::tempdir().expect("temp dir");
-    let Some(stubs) = stubs(tmp.path()) else {
+    let Some(stubs) = grpcio_stubs(tmp.path()) else {
         return;
     };
     let secrets = secrets_file(tmp.path());
