@@ -6,8 +6,8 @@
 //! the types and the spec's facts, [`redact`] hides secrets in decoded messages, [`detect`]
 //! guesses types, [`mask`] finds secret byte ranges, [`text`] prints annotated text format,
 //! [`raw`] prints the wire layout, [`textparse`] encodes text back, [`validate`] checks the spec
-//! rules, [`diff`] compares, [`edit`] drives an editor, and [`capture`] reads and writes the
-//! proxy's recordings.
+//! rules, [`diff`] compares, [`edit`] drives an editor, [`capture`] reads and writes the
+//! proxy's recordings, and [`replay`] judges a capture sent again (all but the sending).
 //!
 //! What a call to a plugin needs offline (for `csi-view call`, `replay` and the page): [`method`]
 //! resolves a method name (`CreateVolume`, `Controller/CreateVolume`,
@@ -27,6 +27,7 @@ pub mod method;
 pub mod raw;
 pub mod redact;
 pub mod render;
+pub mod replay;
 pub mod request;
 pub mod rpcs;
 pub mod schema;

@@ -153,6 +153,7 @@ static NO_FIELD_FACTS: FieldFacts = FieldFacts {
     size_limit: SizeLimit::None,
     non_negative: false,
     no_control_chars: false,
+    plugin_generated: false,
 };
 
 /// The facts as a short note for a `#` comment: `REQUIRED, secret, max 128 bytes`; with

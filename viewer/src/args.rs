@@ -237,6 +237,38 @@ pub(crate) struct EditArgs {
     pub(crate) file: PathBuf,
 }
 
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub(crate) enum ReportFormat {
+    /// A line per call (differences indented below it) and a summary line.
+    Text,
+    /// The report as one JSON object: `calls` and `summary`.
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ReplayArgs {
+    /// A capture written by `csi-view proxy --record`.
+    pub(crate) capture: PathBuf,
+    /// The plugin, as CSI_ENDPOINT writes it (unix:///path.sock, tcp://host:port); $CSI_ENDPOINT
+    /// when absent.
+    #[arg(long, value_name = "ENDPOINT")]
+    pub(crate) endpoint: Option<String>,
+    /// Send one call at a time, even where the recording overlapped.
+    #[arg(long)]
+    pub(crate) serial: bool,
+    /// Seconds to wait for the plugin on connecting and for each call's answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub(crate) timeout: f64,
+    /// csi-sanity's secrets YAML, to refill the secret values the capture blanked.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) secrets: Option<PathBuf>,
+    /// How the report is printed.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: ReportFormat,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+}
+
 /// Any string, offering the built-in schema's method names to shell completion (its possible
 /// values are candidates, not a restriction).
 #[derive(Clone, Debug)]

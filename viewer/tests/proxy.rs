@@ -3,6 +3,8 @@
 //! concurrent calls on one volume flagged, the plugin restarted under it (UNAVAILABLE, then
 //! a new connection), `--check`, SIGTERM (socket removed), and the recording read back.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -11,6 +13,7 @@ use csikit::v1::controller_client::ControllerClient;
 use csikit::v1::identity_client::IdentityClient;
 use csikit::v1::server::Controller;
 use csikit::v1::*;
+use support::wait_for_socket;
 use tonic::{Code, Request, Response, Status};
 
 const BIN: &str = env!("CARGO_BIN_EXE_csi-view");
@@ -58,16 +61,6 @@ fn start_plugin(
             .expect("serves");
     });
     (stop, task)
-}
-
-async fn wait_for_socket(path: &Path) {
-    for _ in 0..500 {
-        if tokio::net::UnixStream::connect(path).await.is_ok() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("nothing listens on {}", path.display());
 }
 
 async fn channel(path: &Path) -> tonic::transport::Channel {

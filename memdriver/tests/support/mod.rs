@@ -22,7 +22,8 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts memdriver on `dir/csi.sock` with `env` set, and waits until it listens.
+    /// Starts memdriver on `dir/csi.sock` with `env` set, in `dir` (so relative paths a CO
+    /// sends resolve there), and waits until it listens.
     pub fn start(dir: &Path, env: &[(&str, &str)]) -> Server {
         let socket = dir.join("csi.sock");
         let log = dir.join("memdriver.log");
@@ -33,6 +34,7 @@ impl Server {
         };
         let mut command = Command::new(binary);
         command
+            .current_dir(dir)
             .env("CSI_ENDPOINT", format!("unix://{}", socket.display()))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
