@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use csikit::v1::controller_service_capability::rpc::Type as ControllerCapability;
 use csikit::v1::node_service_capability::rpc::Type as NodeCapability;
+use csikit::v1::plugin_capability::service::Type as ServiceType;
 use csikit::v1::plugin_capability::volume_expansion::Type as ExpansionType;
-use csikit::v1::plugin_capability::{Type as PluginCapability, VolumeExpansion};
-use memdriver::service::{ControllerService, NodeService};
+use csikit::v1::plugin_capability::{Service, Type as PluginCapability, VolumeExpansion};
+use memdriver::service::{ControllerService, GroupControllerService, NodeService};
 use memdriver::{Config, Driver, PLUGIN_NAME};
 use tracing_subscriber::EnvFilter;
 
@@ -36,14 +37,19 @@ async fn main() -> ExitCode {
     if let Some(fault) = config.fault {
         tracing::warn!(fault = fault.name(), "running with a fault on purpose (MEMDRIVER_FAULT)");
     }
+    let group_controller = config.group_controller;
     let driver = Arc::new(Driver::new(config));
 
-    let served = csikit::server::Builder::new(PLUGIN_NAME, env!("CARGO_PKG_VERSION"))
+    let mut builder = csikit::server::Builder::new(PLUGIN_NAME, env!("CARGO_PKG_VERSION"))
         .layers(csikit::server::Layers {
             validate_requests: !no_validation,
             ..csikit::server::Layers::default()
         })
-        .controller(ControllerService(driver.clone()))
+        .controller(ControllerService(driver.clone()));
+    if group_controller {
+        builder = builder.group_controller(GroupControllerService(driver.clone()));
+    }
+    let served = builder
         .node(NodeService(driver))
         // What the RPCs implemented cannot tell: behaviour inside them.
         .controller_capability(ControllerCapability::CloneVolume)
@@ -53,6 +59,10 @@ async fn main() -> ExitCode {
         .node_capability(NodeCapability::SingleNodeMultiWriter)
         .plugin_capability(PluginCapability::VolumeExpansion(VolumeExpansion {
             r#type: ExpansionType::Online as i32,
+        }))
+        // NodeGetInfo and every volume name the node's topology (`TOPOLOGY_KEY`).
+        .plugin_capability(PluginCapability::Service(Service {
+            r#type: ServiceType::VolumeAccessibilityConstraints as i32,
         }))
         .serve_from_env()
         .await;
