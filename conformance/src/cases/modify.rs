@@ -67,8 +67,7 @@ async fn modify(
         secrets: s.secrets("ControllerModifyVolume"),
         mutable_parameters,
     };
-    let mut c = s.ctl_client();
-    s.call(c.controller_modify_volume(s.req(req))).await.map(drop)
+    s.ask(req).await.map(drop)
 }
 
 fn with_fake_key(s: &Suite) -> HashMap<String, String> {
