@@ -230,10 +230,8 @@ async fn member_alone(s: &mut Suite) -> Outcome {
     let Some(member) = g.snapshots.first().map(|x| x.snapshot_id.clone()) else {
         return Outcome::Failed("the group snapshot holds no snapshot".into());
     };
-    let req = DeleteSnapshotRequest {
-        snapshot_id: member.clone(),
-        secrets: s.secrets("DeleteSnapshot"),
-    };
+    let req =
+        DeleteSnapshotRequest { snapshot_id: member.clone(), secrets: s.secrets("DeleteSnapshot") };
     let r = s.ask(req).await;
     let remaining: Vec<String> = match &r {
         Ok(_) => members(&g).into_iter().filter(|m| *m != member).collect(),
@@ -245,10 +243,8 @@ async fn member_alone(s: &mut Suite) -> Outcome {
     // at creation time (held by the answers' rules), so GetSnapshot leaving it out is a note.
     let mut note = None;
     if refused_alone && s.has(Ctl::GetSnapshot) {
-        let req = GetSnapshotRequest {
-            snapshot_id: member.clone(),
-            secrets: s.secrets("GetSnapshot"),
-        };
+        let req =
+            GetSnapshotRequest { snapshot_id: member.clone(), secrets: s.secrets("GetSnapshot") };
         if let Ok(got) = s.ask(req).await
             && let Some(x) = got.snapshot
             && x.group_snapshot_id != g.group_snapshot_id
@@ -312,8 +308,7 @@ async fn list_mismatch(s: &mut Suite) -> Outcome {
 /// A snapshot of a deleted group is gone: GetSnapshot finds nothing, ListSnapshots lists it not.
 async fn member_gone(s: &mut Suite, id: &str) -> Outcome {
     if s.has(Ctl::GetSnapshot) {
-        let req =
-            GetSnapshotRequest { snapshot_id: id.into(), secrets: s.secrets("GetSnapshot") };
+        let req = GetSnapshotRequest { snapshot_id: id.into(), secrets: s.secrets("GetSnapshot") };
         let r = s.ask(req).await;
         check!(expect(
             &r,

@@ -127,10 +127,8 @@ pub(crate) async fn create(
 
 /// DeleteSnapshot; a snapshot gone is forgotten.
 pub(crate) async fn delete(s: &mut Suite, id: &str) -> Result<(), tonic::Status> {
-    let req = DeleteSnapshotRequest {
-        snapshot_id: id.into(),
-        secrets: s.secrets("DeleteSnapshot"),
-    };
+    let req =
+        DeleteSnapshotRequest { snapshot_id: id.into(), secrets: s.secrets("DeleteSnapshot") };
     s.ask(req).await?;
     s.snapshots.retain(|x| x != id);
     Ok(())
@@ -194,8 +192,7 @@ async fn unknown_source(s: &mut Suite) -> Outcome {
 }
 
 async fn get(s: &mut Suite, id: &str) -> Result<csikit::v1::GetSnapshotResponse, tonic::Status> {
-    let req =
-        GetSnapshotRequest { snapshot_id: id.into(), secrets: s.secrets("GetSnapshot") };
+    let req = GetSnapshotRequest { snapshot_id: id.into(), secrets: s.secrets("GetSnapshot") };
     s.ask(req).await
 }
 

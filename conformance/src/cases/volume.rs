@@ -369,8 +369,7 @@ async fn snapshot_still_usable(s: &mut Suite, snap: &Snapshot) -> Outcome {
         );
     }
     if s.has(Ctl::GetSnapshot) {
-        let req =
-            GetSnapshotRequest { snapshot_id: id.clone(), secrets: s.secrets("GetSnapshot") };
+        let req = GetSnapshotRequest { snapshot_id: id.clone(), secrets: s.secrets("GetSnapshot") };
         let r = s.ask(req).await;
         check!(expect(&r, Code::Ok, "GetSnapshot of a snapshot whose volume was deleted"));
     }
