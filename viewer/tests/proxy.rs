@@ -154,10 +154,10 @@ fn proxy_forwards_prints_records_and_survives_a_plugin_restart() {
     assert!(rt.block_on(identity.probe(ProbeRequest {})).is_ok(), "a probe before the restart");
     let _ = plugin_stop.send(());
     rt.block_on(plugin_task).expect("plugin stops");
-    let probe = rt.block_on(async {
+    let (probe, retried) = rt.block_on(async {
         // The client may first see its connection close, as from the plugin itself.
         let first = identity.probe(ProbeRequest {}).await;
-        if first.is_ok() { first } else { identity.probe(ProbeRequest {}).await }
+        if first.is_ok() { (first, false) } else { (identity.probe(ProbeRequest {}).await, true) }
     });
     assert_eq!(probe.err().map(|s| s.code()), Some(Code::Unavailable));
     let (plugin_stop, plugin_task) = start_plugin(&rt, &plugin_sock);
@@ -204,7 +204,11 @@ fn proxy_forwards_prints_records_and_survives_a_plugin_restart() {
             Some((words.nth(1)?, id))
         })
         .collect();
-    assert_eq!(started.len(), 27, "{out}");
+    // 26 calls: vol-a, vol-b twice, the bad one, a probe, the probe answered UNAVAILABLE and 20
+    // GetPluginInfo; plus the probe that met the closing connection, when the client sent it
+    // before it saw the close (a race between the two, so it is printed or not).
+    let expected = if retried { 26..=27 } else { 26..=26 };
+    assert!(expected.contains(&started.len()), "{} calls printed:\n{out}", started.len());
     started.sort_unstable();
     assert!(started.windows(2).all(|w| w[0].1 < w[1].1), "{started:?}\n{out}");
 
