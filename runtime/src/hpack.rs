@@ -664,6 +664,12 @@ mod tests {
             Decoder::new(8192).decode(&[0x82, 0x20], |_, _| {}),
             Err(HpackError::LateSizeUpdate)
         );
+        // Updates before any field, a block of updates alone included, are taken, as h2 takes
+        // them (loona-hpack refuses a block that ends with one).
+        let mut fields = 0;
+        Decoder::new(8192).decode(&[0x20, 0x3f, 0xe1, 0x1f], |_, _| fields += 1).unwrap();
+        Decoder::new(8192).decode(&[0x20, 0x3f, 0xe1, 0x1f, 0x82], |_, _| fields += 1).unwrap();
+        assert_eq!(fields, 1);
     }
 
     #[test]
