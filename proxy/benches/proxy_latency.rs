@@ -212,12 +212,21 @@ fn main() {
             }
         }
     });
-    // CPU time (user + system) of the proxy's threads and of the floors', read before the
-    // proxy stops (the logger has printed every call by then: it takes the queue every 5 ms).
+    // CPU time (user + system) of the proxy's threads and of the floors', read once the logger
+    // has written every call the proxy carried (it takes the queue every 5 ms), before the proxy
+    // stops: all of the logger's work on them is counted, and none of the stopping.
+    let carried = ROUNDS * (WARM_UP + CALLS);
+    let printed_calls = || {
+        std::fs::read_to_string(&output)
+            .map_or(0, |t| t.lines().filter(|l| l.starts_with('#')).count())
+    };
+    let waited = Instant::now();
+    while printed_calls() < carried && waited.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let cpu = [SPLICE_THREAD, H2_THREAD, PROXY_THREAD, LOGGER_THREAD].map(threads_cpu);
     proxy.stop();
-    let calls = std::fs::read_to_string(&output)
-        .map_or(0, |t| t.lines().filter(|l| l.starts_with('#')).count());
+    let calls = printed_calls();
     let _ = stop_plugin.send(());
     rt.block_on(plugin).expect("plugin stops");
     let printed = std::fs::metadata(&output).map_or(0, |m| m.len());
@@ -239,8 +248,8 @@ fn main() {
     println!("the proxy printed {calls} calls, {:.1} MiB", printed as f64 / (1 << 20) as f64);
     println!("proxy − splice at p50: {:+.1} µs", p50(&mut samples[3]) - p50(&mut samples[1]));
     // Every path carried the same calls.
-    let carried = (ROUNDS * (WARM_UP + CALLS)) as f64;
-    let per_call = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e6 / carried);
+    let per_call =
+        |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e6 / carried as f64);
     let [splice_cpu, h2_cpu, data_path, logger] = cpu.map(per_call);
     println!("CPU time per call carried (user + system):");
     println!("| path | CPU per call |");
