@@ -234,8 +234,33 @@ impl<'s, W: Write> TextPrinter<'s, W> {
         bytes: &[u8],
         base: usize,
     ) -> Result<(), PrintError> {
+        self.checked(desc, bytes, base, self.options.annotate)
+    }
+
+    /// Like [`TextPrinter::print`], without the first line (the `# type (N bytes)` comment): the
+    /// fields alone, for a text that names the type itself.
+    ///
+    /// # Errors
+    ///
+    /// As [`TextPrinter::print`].
+    pub fn print_fields(
+        &mut self,
+        desc: &MessageDescriptor,
+        bytes: &[u8],
+        base: usize,
+    ) -> Result<(), PrintError> {
+        self.checked(desc, bytes, base, false)
+    }
+
+    fn checked(
+        &mut self,
+        desc: &MessageDescriptor,
+        bytes: &[u8],
+        base: usize,
+        header: bool,
+    ) -> Result<(), PrintError> {
         check_typed(desc, bytes, base, 0)?;
-        if self.options.annotate {
+        if header {
             self.indent(0)?;
             write!(self.out, "# {} ({} bytes)", desc.full_name(), bytes.len())?;
             if let Some(f) = self.schema.message_facts(desc)
@@ -245,22 +270,6 @@ impl<'s, W: Write> TextPrinter<'s, W> {
             }
             self.out.write_all(b"\n")?;
         }
-        self.message(desc, bytes, 0, 0, false)
-    }
-
-    /// Like [`TextPrinter::print`], without the first line (the `# type (N bytes)` comment): the
-    /// fields alone.
-    ///
-    /// # Errors
-    ///
-    /// When the bytes do not fit the type, or writing fails.
-    pub fn print_fields(
-        &mut self,
-        desc: &MessageDescriptor,
-        bytes: &[u8],
-        base: usize,
-    ) -> Result<(), PrintError> {
-        check_typed(desc, bytes, base, 0)?;
         self.message(desc, bytes, 0, 0, false)
     }
 
