@@ -116,6 +116,15 @@ fn hand_checked_facts_of_v1_releases() {
             if_any: vec![cap("Controller", "MODIFY_VOLUME")]
         })
     );
+    // Sections that name the RPC inside the phrase: "MUST implement this `GetSnapshot` RPC call".
+    for (rpc, service, capability) in [
+        ("ControllerGetVolume", "Controller", "GET_VOLUME"),
+        ("GetSnapshot", "Controller", "GET_SNAPSHOT"),
+        ("GetVolumeGroupSnapshot", "GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT"),
+    ] {
+        let o = obligation(&v112, rpc).unwrap_or_else(|| panic!("{rpc}: stated"));
+        assert_eq!(o.if_any, [cap(service, capability)], "{rpc}");
+    }
     let group = obligation(&v112, "CreateVolumeGroupSnapshot").expect("stated");
     assert_eq!(group.if_any, [cap("GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT")]);
 }

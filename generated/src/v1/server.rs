@@ -2015,9 +2015,21 @@ impl ::csikit::runtime::server::PluginSpec for Spec {
         },
         Obligation {
             service: "Controller",
+            rpc: "GetSnapshot",
+            method: "get_snapshot",
+            if_any: &[("Controller", "GET_SNAPSHOT", 15)],
+        },
+        Obligation {
+            service: "Controller",
             rpc: "ControllerExpandVolume",
             method: "controller_expand_volume",
             if_any: &[("Controller", "EXPAND_VOLUME", 9)],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "ControllerGetVolume",
+            method: "controller_get_volume",
+            if_any: &[("Controller", "GET_VOLUME", 12)],
         },
         Obligation {
             service: "Controller",
@@ -2041,6 +2053,12 @@ impl ::csikit::runtime::server::PluginSpec for Spec {
             service: "GroupController",
             rpc: "DeleteVolumeGroupSnapshot",
             method: "delete_volume_group_snapshot",
+            if_any: &[("GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", 1)],
+        },
+        Obligation {
+            service: "GroupController",
+            rpc: "GetVolumeGroupSnapshot",
+            method: "get_volume_group_snapshot",
             if_any: &[("GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", 1)],
         },
         Obligation {
