@@ -70,10 +70,20 @@ impl std::fmt::Debug for Event {
 }
 
 /// Events in the order they happened, and the bytes of their `Bytes` events, one after another.
-#[derive(Debug, Default)]
+/// Its Debug form shows the events (sizes, not bytes) and how many bytes there are.
+#[derive(Default)]
 pub struct Batch {
     pub(crate) events: Vec<Event>,
     pub(crate) bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for Batch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batch")
+            .field("events", &self.events)
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
 }
 
 impl Batch {
@@ -162,5 +172,23 @@ impl Queue {
     /// Whether the tap has read every event up to `mark` (a value of [`Queue::pushed`]).
     pub fn read_up_to(&self, mark: u64) -> bool {
         self.taken.load(Ordering::Acquire) >= mark
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_shown_for_debugging_shows_sizes_never_bytes() {
+        let queue = Queue::default();
+        queue.push_bytes(1, Dir::Client, Instant::now(), b"password hunter2");
+        let shown = format!("{queue:?}");
+        assert!(shown.contains("len: 16") && !shown.contains("hunter2"), "{shown}");
+        let mut batch = Batch::default();
+        queue.take(&mut batch);
+        assert_eq!(batch.len(), 1);
+        assert!(!format!("{batch:?}").contains("hunter2"));
+        assert!(!format!("{queue:?}").contains("len: 16"), "taken");
     }
 }

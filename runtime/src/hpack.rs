@@ -175,13 +175,23 @@ pub fn read_int(block: &[u8], at: &mut usize, n: u32) -> Result<usize, HpackErro
     }
 }
 
-/// An HPACK string as it is in a block, not decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An HPACK string as it is in a block, not decoded. Its Debug form shows its length, not its
+/// bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct RawString<'a> {
     /// Whether the bytes are Huffman-coded.
     pub huffman: bool,
     /// The string's bytes in the block.
     pub bytes: &'a [u8],
+}
+
+impl fmt::Debug for RawString<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RawString")
+            .field("huffman", &self.huffman)
+            .field("len", &self.bytes.len())
+            .finish()
+    }
 }
 
 impl RawString<'_> {
@@ -326,7 +336,6 @@ pub fn huffman_decode(raw: &[u8], out: &mut Vec<u8>) -> Result<(), HpackError> {
 }
 
 /// One entry of a dynamic table: name and value in one buffer.
-#[derive(Debug)]
 struct Entry {
     bytes: Box<[u8]>,
     name_len: usize,
@@ -347,8 +356,8 @@ impl Entry {
 }
 
 /// Decodes the header blocks of one direction of a connection, following the encoder's dynamic
-/// table.
-#[derive(Debug)]
+/// table. Its Debug form shows the table's size, not its entries: header values may be
+/// credentials.
 pub struct Decoder {
     /// Newest first.
     entries: VecDeque<Entry>,
@@ -359,6 +368,17 @@ pub struct Decoder {
     /// Huffman-decoded strings of the field being read.
     name: Vec<u8>,
     value: Vec<u8>,
+}
+
+impl fmt::Debug for Decoder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decoder")
+            .field("entries", &self.entries.len())
+            .field("size", &self.size)
+            .field("max", &self.max)
+            .field("limit", &self.limit)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Decoder {
@@ -670,6 +690,18 @@ mod tests {
         Decoder::new(8192).decode(&[0x20, 0x3f, 0xe1, 0x1f], |_, _| fields += 1).unwrap();
         Decoder::new(8192).decode(&[0x20, 0x3f, 0xe1, 0x1f, 0x82], |_, _| fields += 1).unwrap();
         assert_eq!(fields, 1);
+    }
+
+    #[test]
+    fn a_decoder_shown_for_debugging_shows_no_header_value() {
+        let mut d = Decoder::default();
+        let mut block = vec![0x40, 13];
+        block.extend_from_slice(b"authorization");
+        block.push(14);
+        block.extend_from_slice(b"Bearer hunter2");
+        d.decode(&block, |_, _| {}).unwrap();
+        let shown = format!("{d:?}");
+        assert!(shown.contains("entries: 1") && !shown.contains("hunter2"), "{shown}");
     }
 
     #[test]
