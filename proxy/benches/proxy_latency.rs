@@ -5,7 +5,9 @@
 //! proxy's tapped connections are) and a bare HTTP/2 forwarder (hyper server to hyper client,
 //! streaming, nothing decoded or printed: the least a proxy that terminates HTTP/2 to see calls
 //! can add). Rounds rotate the order, and are short, so machine noise hits all alike; the p50 of
-//! each path is taken over every round's samples, in one run.
+//! each path is taken over every round's samples, in one run. The CPU time (user + system) each
+//! of the proxy's threads and each floor's thread spent is read from /proc at the end of the
+//! rounds, and shown per call carried.
 //!
 //! The proxy runs in this process as `csi-view proxy` runs it (`csi_view_proxy::run` on a
 //! current-thread runtime of its own, the logger on its thread), printing to a file.
@@ -16,49 +18,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use csikit::v1::controller_client::ControllerClient;
-use csikit::v1::server::Controller;
-use csikit::v1::*;
-use tonic::{Request, Response, Status};
+
+mod create_volume;
+use create_volume::{Plugin, request};
 
 const ROUNDS: usize = 40;
 const WARM_UP: usize = 100;
 const CALLS: usize = 500;
-
-struct Plugin;
-
-#[csikit::csi_service]
-impl Controller for Plugin {
-    async fn create_volume(
-        &self,
-        request: Request<CreateVolumeRequest>,
-    ) -> Result<Response<CreateVolumeResponse>, Status> {
-        let r = request.into_inner();
-        Ok(Response::new(CreateVolumeResponse {
-            volume: Some(Volume {
-                volume_id: r.name,
-                capacity_bytes: 1 << 30,
-                ..Volume::default()
-            }),
-        }))
-    }
-}
-
-fn request(i: usize) -> CreateVolumeRequest {
-    CreateVolumeRequest {
-        name: format!("pvc-0b2a6c4e-3d2f-4f0e-9a7b-{i:012}"),
-        volume_capabilities: vec![VolumeCapability {
-            access_type: Some(volume_capability::AccessType::Mount(
-                volume_capability::MountVolume { fs_type: "ext4".into(), ..Default::default() },
-            )),
-            access_mode: Some(volume_capability::AccessMode {
-                mode: volume_capability::access_mode::Mode::SingleNodeWriter as i32,
-            }),
-        }],
-        secrets: [("password".to_owned(), "hunter2".to_owned())].into(),
-        parameters: [("csi.storage.k8s.io/pvc/name".to_owned(), "data-web-0".to_owned())].into(),
-        ..CreateVolumeRequest::default()
-    }
-}
 
 async fn channel(path: &Path) -> tonic::transport::Channel {
     for _ in 0..500 {
@@ -84,7 +50,7 @@ async fn measure(client: &mut ControllerClient<tonic::transport::Channel>, n: us
 /// A byte splice between `listen` and `upstream`, on its own thread and runtime (as a separate
 /// process would be).
 fn splice(listen: PathBuf, upstream: PathBuf) {
-    std::thread::spawn(move || {
+    spawn_named(SPLICE_THREAD, move || {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
         rt.block_on(async move {
             let listener = tokio::net::UnixListener::bind(&listen).expect("binds");
@@ -103,7 +69,7 @@ fn splice(listen: PathBuf, upstream: PathBuf) {
 /// A bare HTTP/2 forwarder: each request handed on as it comes, the response streamed back.
 fn h2_forwarder(listen: PathBuf, upstream: PathBuf) {
     use hyper_util::rt::{TokioExecutor, TokioIo};
-    std::thread::spawn(move || {
+    spawn_named(H2_THREAD, move || {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
         rt.block_on(async move {
             let listener = tokio::net::UnixListener::bind(&listen).expect("binds");
@@ -133,6 +99,18 @@ fn h2_forwarder(listen: PathBuf, upstream: PathBuf) {
             }
         });
     });
+}
+
+/// The floors' threads, named so their CPU time can be read beside the proxy's.
+const SPLICE_THREAD: &str = "splice-floor";
+const H2_THREAD: &str = "h2-floor";
+/// The thread `csi-view proxy`'s runtime runs on here (the binary's main thread).
+const PROXY_THREAD: &str = "csi-view-proxy";
+/// The proxy's logger thread, as `csi_view_proxy::run` names it.
+const LOGGER_THREAD: &str = "csi-view-logger";
+
+fn spawn_named(name: &str, f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new().name(name.into()).spawn(f).expect("a thread");
 }
 
 fn p50(v: &mut [u64]) -> f64 {
@@ -198,11 +176,21 @@ fn main() {
             }
         }
     });
-    // The proxy's own CPU time (user + system), per call it carried.
-    let cpu = proxy.cpu();
+    // CPU time (user + system) of the proxy's threads and of the floors', read once the logger
+    // has written every call the proxy carried (it takes the queue every 5 ms), before the proxy
+    // stops: all of the logger's work on them is counted, and none of the stopping.
+    let carried = ROUNDS * (WARM_UP + CALLS);
+    let printed_calls = || {
+        std::fs::read_to_string(&output)
+            .map_or(0, |t| t.lines().filter(|l| l.starts_with('#')).count())
+    };
+    let waited = Instant::now();
+    while printed_calls() < carried && waited.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let cpu = [SPLICE_THREAD, H2_THREAD, PROXY_THREAD, LOGGER_THREAD].map(threads_cpu);
     proxy.stop();
-    let calls = std::fs::read_to_string(&output)
-        .map_or(0, |t| t.lines().filter(|l| l.starts_with('#')).count());
+    let calls = printed_calls();
     let _ = stop_plugin.send(());
     rt.block_on(plugin).expect("plugin stops");
     let printed = std::fs::metadata(&output).map_or(0, |m| m.len());
@@ -222,13 +210,20 @@ fn main() {
         );
     }
     println!("the proxy printed {calls} calls, {:.1} MiB", printed as f64 / (1 << 20) as f64);
-    if let Some(cpu) = cpu {
-        let carried = (ROUNDS * (WARM_UP + CALLS)) as f64;
-        println!(
-            "proxy CPU time per call (user + system, logger included): {:.1} µs",
-            cpu.as_secs_f64() * 1e6 / carried
-        );
-    }
+    println!("proxy − splice at p50: {:+.1} µs", p50(&mut samples[3]) - p50(&mut samples[1]));
+    // Every path carried the same calls.
+    let per_call =
+        |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e6 / carried as f64);
+    let [splice_cpu, h2_cpu, data_path, logger] = cpu.map(per_call);
+    println!("CPU time per call carried (user + system):");
+    println!("| path | CPU per call |");
+    println!("|---|---:|");
+    println!("| byte splice (floor) | {splice_cpu:.1} µs |");
+    println!("| bare HTTP/2 forwarder (floor) | {h2_cpu:.1} µs |");
+    println!(
+        "| csi-view proxy, logger included | {:.1} µs (data path {data_path:.1}, logger {logger:.1}) |",
+        data_path + logger
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -236,8 +231,6 @@ fn main() {
 struct Proxy {
     stop: tokio::sync::oneshot::Sender<()>,
     thread: std::thread::JoinHandle<anyhow::Result<csi_view_proxy::Summary>>,
-    /// The proxy runtime thread's id, for its CPU time.
-    tid: u64,
 }
 
 impl Proxy {
@@ -252,30 +245,14 @@ impl Proxy {
         let out: Box<dyn std::io::Write + Send> =
             Box::new(std::io::BufWriter::new(std::fs::File::create(output).expect("output")));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let _ = tid_tx.send(thread_id());
+        let thread = std::thread::Builder::new().name(PROXY_THREAD.into()).spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let schema = std::sync::Arc::new(csi_view_core::schema::Schema::builtin()?);
             rt.block_on(csi_view_proxy::run(schema, options, out, async {
                 let _ = stopped.await;
             }))
         });
-        let tid = tid_rx.recv().expect("the proxy thread starts");
-        Self { stop, thread, tid }
-    }
-
-    /// User + system time of the proxy's threads (the runtime's and the logger's), from /proc
-    /// (Linux; `None` elsewhere).
-    fn cpu(&self) -> Option<Duration> {
-        let mut total = thread_cpu(self.tid)?;
-        for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
-            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-            if comm.trim() == "csi-view-logger" {
-                total += thread_cpu(task.file_name().to_str()?.parse().ok()?)?;
-            }
-        }
-        Some(total)
+        Self { stop, thread: thread.expect("a thread") }
     }
 
     fn stop(self) {
@@ -284,12 +261,18 @@ impl Proxy {
     }
 }
 
-/// This thread's id, from /proc (0 elsewhere).
-fn thread_id() -> u64 {
-    std::fs::read_link("/proc/thread-self")
-        .ok()
-        .and_then(|p| p.file_name()?.to_str()?.parse().ok())
-        .unwrap_or(0)
+/// User + system time of this process's threads named `name`, from /proc (Linux; `None`
+/// elsewhere).
+fn threads_cpu(name: &str) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        // The kernel keeps 15 bytes of a thread's name.
+        if comm.trim_end() == &name[..name.len().min(15)] {
+            total += thread_cpu(task.file_name().to_str()?.parse().ok()?)?;
+        }
+    }
+    Some(total)
 }
 
 /// User + system time of one of this process's threads, from /proc.

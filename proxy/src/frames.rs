@@ -1,15 +1,21 @@
 //! The tap's HTTP/2 reader: one direction of a connection, frame by frame, with its own HPACK
 //! decoder (so the header table stays in step with the peer's). Frames, padding, header-block
 //! assembly and their limits are csikit-runtime's one frame layer (`h2frame`, which the
-//! `:authority` rewriter stands on too); this module turns what it gives into the few frames the
-//! tap cares about.
+//! `:authority` rewriter stands on too), HPACK its `hpack`; this module turns what they give into
+//! the few frames, and the few header fields, the tap cares about.
 
 use csikit_runtime::h2frame::{
     Assembler, DATA, END_STREAM, HEADER_LEN, PREFACE, PUSH_PROMISE, RST_STREAM, Step,
     match_preface, split_frame, strip_padding,
 };
 
+use csikit_runtime::hpack::Decoder;
+
 use crate::queue::Dir;
+
+/// The header fields the tap reads; the others are decoded (to keep the table in step) and
+/// dropped.
+const FIELDS: [&[u8]; 4] = [b":path", b":status", b"grpc-status", b"grpc-message"];
 
 /// One direction of a connection, as the tap follows it.
 pub(crate) struct Reader {
@@ -18,7 +24,7 @@ pub(crate) struct Reader {
     /// Preface bytes seen so far, while the client's preface is not complete (`None` once it is,
     /// and in the plugin's direction).
     preface: Option<usize>,
-    decoder: loona_hpack::Decoder<'static>,
+    decoder: Decoder,
     blocks: Assembler,
 }
 
@@ -27,7 +33,7 @@ impl Reader {
         Self {
             buf: Vec::new(),
             preface: (dir == Dir::Client).then_some(0),
-            decoder: loona_hpack::Decoder::new(),
+            decoder: Decoder::default(),
             blocks: Assembler::default(),
         }
     }
@@ -35,9 +41,21 @@ impl Reader {
 
 /// A frame, as far as the tap cares.
 pub(crate) enum Frame {
-    Headers { stream: u32, end_stream: bool, fields: Vec<(Vec<u8>, Vec<u8>)> },
-    Data { stream: u32, end_stream: bool, data: Vec<u8> },
-    Reset { stream: u32, code: u32 },
+    /// A header block; `fields` holds those of [`FIELDS`] it has, in order.
+    Headers {
+        stream: u32,
+        end_stream: bool,
+        fields: Vec<(Vec<u8>, Vec<u8>)>,
+    },
+    Data {
+        stream: u32,
+        end_stream: bool,
+        data: Vec<u8>,
+    },
+    Reset {
+        stream: u32,
+        code: u32,
+    },
 }
 
 /// Adds `bytes` to `r` and reads the whole frames now in it.
@@ -85,15 +103,19 @@ pub(crate) fn read_frames(
 }
 
 fn headers(
-    decoder: &mut loona_hpack::Decoder<'static>,
+    decoder: &mut Decoder,
     stream: u32,
     end_stream: bool,
     block: &[u8],
 ) -> Result<Frame, String> {
     let mut fields = Vec::new();
     decoder
-        .decode_with_cb(block, |n, v| fields.push((n.into_owned(), v.into_owned())))
-        .map_err(|e| format!("HPACK: {e:?}"))?;
+        .decode(block, |n, v| {
+            if FIELDS.contains(&n) {
+                fields.push((n.to_vec(), v.to_vec()));
+            }
+        })
+        .map_err(|e| format!("HPACK: {e}"))?;
     Ok(Frame::Headers { stream, end_stream, fields })
 }
 

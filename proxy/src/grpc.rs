@@ -7,15 +7,19 @@ use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 /// The payloads of the length-prefixed gRPC frames in `body` (a compressed frame is kept as
 /// it came; a truncated tail is dropped).
 pub fn grpc_messages(body: &[u8]) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while let Some(h) = body.get(at..at + 5) {
+    messages(body).map(<[u8]>::to_vec).collect()
+}
+
+/// The payloads of [`grpc_messages`], in place.
+pub(crate) fn messages(body: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut at = 0_usize;
+    std::iter::from_fn(move || {
+        let h = body.get(at..at.checked_add(5)?)?;
         let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
-        let Some(m) = body.get(at + 5..at + 5 + len) else { break };
-        out.push(m.to_vec());
+        let m = body.get(at + 5..(at + 5).checked_add(len)?)?;
         at += 5 + len;
-    }
-    out
+        Some(m)
+    })
 }
 
 /// What gRPC percent-encodes in `grpc-message`: every byte outside printable ASCII, and `%`.

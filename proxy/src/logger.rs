@@ -18,7 +18,7 @@ use prost_reflect::MethodDescriptor;
 
 use crate::config::{Format, Options, Summary};
 use crate::endpoint::shown;
-use crate::grpc::grpc_messages;
+use crate::grpc::messages;
 use crate::print::{self, Seen, Side};
 use crate::scrub::secret_values;
 use crate::timestamp::rfc3339;
@@ -61,6 +61,8 @@ pub(crate) struct Logger {
     options: Options,
     summary: Summary,
     methods: HashMap<String, Option<MethodDescriptor>>,
+    /// What the calls since the last flush printed, written in one piece when flushed.
+    printed: Vec<u8>,
 }
 
 impl Logger {
@@ -71,7 +73,15 @@ impl Logger {
         record: Option<std::io::BufWriter<std::fs::File>>,
         options: Options,
     ) -> Self {
-        Self { schema, out, record, options, summary: Summary::default(), methods: HashMap::new() }
+        Self {
+            schema,
+            out,
+            record,
+            options,
+            summary: Summary::default(),
+            methods: HashMap::new(),
+            printed: Vec::new(),
+        }
     }
 
     /// Writes out what is printed so far.
@@ -80,6 +90,12 @@ impl Logger {
     ///
     /// When the output cannot be written.
     pub(crate) fn flush(&mut self) -> std::io::Result<()> {
+        if !self.printed.is_empty() {
+            self.out.write_all(&self.printed)?;
+            self.printed.clear();
+            // A burst's room is not kept for ever.
+            self.printed.shrink_to(1 << 20);
+        }
         self.out.flush()
     }
 
@@ -89,7 +105,7 @@ impl Logger {
     ///
     /// When either cannot be written.
     pub(crate) fn finish(mut self) -> std::io::Result<Summary> {
-        self.out.flush()?;
+        self.flush()?;
         if let Some(r) = self.record.as_mut() {
             r.flush()?;
         }
@@ -108,17 +124,19 @@ impl Logger {
         };
         let requests = Side {
             desc: method.as_ref().map(MethodDescriptor::input),
-            messages: grpc_messages(&call.request),
+            messages: messages(&call.request).collect(),
         };
         let responses = Side {
             desc: method.as_ref().map(MethodDescriptor::output),
-            messages: grpc_messages(&call.response),
+            messages: messages(&call.response).collect(),
         };
-        let secrets = secret_values(&self.schema, requests.desc.as_ref(), &requests.messages);
         let status = call.status.unwrap_or(-1);
-        let message = if self.options.keep_secrets {
+        // The request's secrets are only looked for when there is a status message to take
+        // them out of.
+        let message = if self.options.keep_secrets || call.message.is_empty() {
             call.message.clone()
         } else {
+            let secrets = secret_values(&self.schema, requests.desc.as_ref(), &requests.messages);
             scrub(&call.message, &secrets).into_owned()
         };
         let mut violations = Vec::new();
@@ -154,8 +172,8 @@ impl Logger {
             violations: &violations,
         };
         match self.options.format {
-            Format::Text => print::text(&self.schema, &seen, &mut self.out)?,
-            Format::Json => print::json(&self.schema, &seen, &mut self.out)?,
+            Format::Text => print::text(&self.schema, &seen, &mut self.printed)?,
+            Format::Json => print::json(&self.schema, &seen, &mut self.printed)?,
         }
         if let Some(w) = self.record.as_mut() {
             let keep = self.options.keep_secrets;

@@ -11,13 +11,14 @@ use csi_view_core::schema::Schema;
 use csi_view_core::text::{TextOptions, TextPrinter};
 use prost_reflect::{DynamicMessage, MessageDescriptor};
 
-use crate::timestamp::rfc3339;
+use crate::timestamp::{rfc3339, write_rfc3339};
 use crate::tracker::{CallRecord, key_kind};
 
-/// One side of a call: its messages, and their type when the schema knows the method.
-pub(crate) struct Side {
+/// One side of a call: its messages (in the call's record), and their type when the schema
+/// knows the method.
+pub(crate) struct Side<'a> {
     pub(crate) desc: Option<MessageDescriptor>,
-    pub(crate) messages: Vec<Vec<u8>>,
+    pub(crate) messages: Vec<&'a [u8]>,
 }
 
 /// A completed call as the logger saw it: the record, and what was made of it.
@@ -28,52 +29,47 @@ pub(crate) struct Seen<'a> {
     pub(crate) status: i32,
     /// The status message, scrubbed unless secrets are kept.
     pub(crate) message: &'a str,
-    pub(crate) requests: Side,
-    pub(crate) responses: Side,
+    pub(crate) requests: Side<'a>,
+    pub(crate) responses: Side<'a>,
     pub(crate) violations: &'a [String],
 }
 
-/// Prints `seen` as a block of annotated text.
-pub(crate) fn text(schema: &Schema, seen: &Seen<'_>, out: &mut dyn Write) -> Result<()> {
-    let mut b = Vec::new();
-    write!(
-        b,
-        "#{} {} {} {:.3} ms {}",
-        seen.call.id,
-        seen.call.method,
-        rfc3339(seen.start),
-        seen.call.duration.as_secs_f64() * 1e3,
-        status_name(seen.status)
-    )?;
+/// Prints `seen` as a block of annotated text, appended to `b`.
+pub(crate) fn text(schema: &Schema, seen: &Seen<'_>, b: &mut Vec<u8>) -> Result<()> {
+    write!(b, "#{} {} ", seen.call.id, seen.call.method)?;
+    write_rfc3339(b, seen.start)?;
+    // Milliseconds with three decimals: the duration rounded to the microsecond.
+    let us = (seen.call.duration.as_nanos() + 500) / 1000;
+    write!(b, " {}.{:03} ms {}", us / 1000, us % 1000, status_name(seen.status))?;
     if !seen.message.is_empty() {
         write!(b, ": {}", seen.message)?;
     }
     b.push(b'\n');
     for (what, side) in [("request", &seen.requests), ("response", &seen.responses)] {
         for (i, m) in side.messages.iter().enumerate() {
-            let n = if side.messages.len() > 1 { format!(" {}", i + 1) } else { String::new() };
+            write!(b, "  {what}")?;
+            if side.messages.len() > 1 {
+                write!(b, " {}", i + 1)?;
+            }
             match &side.desc {
                 Some(desc) => {
-                    writeln!(b, "  {what}{n}: {}", desc.full_name())?;
-                    let mut text = Vec::new();
+                    writeln!(b, ": {}", desc.full_name())?;
                     let options =
                         TextOptions { annotate: true, explain: false, show_secrets: false };
-                    let printed =
-                        TextPrinter::new(schema, &mut text, options, None).print(desc, m, 0);
-                    match printed {
-                        Ok(()) => {
-                            for line in String::from_utf8_lossy(&text).lines().skip(1) {
-                                writeln!(b, "    {line}")?;
-                            }
-                        }
-                        Err(e) => writeln!(b, "    (cannot decode: {e})")?,
+                    // Printed in place, two levels in; nothing is left of a message that does
+                    // not decode but the reason.
+                    let mark = b.len();
+                    let printed = TextPrinter::new(schema, &mut *b, options, None)
+                        .indented(2)
+                        .print_fields(desc, m, 0);
+                    if let Err(e) = printed {
+                        b.truncate(mark);
+                        writeln!(b, "    (cannot decode: {e})")?;
                     }
                 }
-                None => writeln!(
-                    b,
-                    "  {what}{n}: {} bytes (method not in the schema; bytes not shown)",
-                    m.len()
-                )?,
+                None => {
+                    writeln!(b, ": {} bytes (method not in the schema; bytes not shown)", m.len())?
+                }
             }
         }
     }
@@ -93,7 +89,6 @@ pub(crate) fn text(schema: &Schema, seen: &Seen<'_>, out: &mut dyn Write) -> Res
     if let Some(n) = &seen.call.note {
         writeln!(b, "  (no answer on the wire: {n})")?;
     }
-    out.write_all(&b)?;
     Ok(())
 }
 
@@ -106,7 +101,7 @@ pub(crate) fn json(schema: &Schema, seen: &Seen<'_>, out: &mut dyn Write) -> Res
                 let Some(desc) = &s.desc else {
                     return serde_json::json!({"bytes": m.len()});
                 };
-                match DynamicMessage::decode(desc.clone(), m.as_slice()) {
+                match DynamicMessage::decode(desc.clone(), *m) {
                     Ok(mut msg) => {
                         redact(schema, &mut msg);
                         let opts = prost_reflect::SerializeOptions::new();

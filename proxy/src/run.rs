@@ -17,7 +17,7 @@ use crate::answer::{Shared, answer};
 use crate::config::{Format, Options, Summary};
 use crate::endpoint::shown;
 use crate::logger::{Logger, open_record};
-use crate::queue::{Conn, Dir, Event, LOGGER_PERIOD, Queue};
+use crate::queue::{Batch, Conn, Dir, Event, LOGGER_PERIOD, Queue};
 use crate::splice::splice;
 use crate::stop::DRAIN;
 use crate::tap::Tap;
@@ -66,17 +66,19 @@ pub async fn run(
         let queue = queue.clone();
         let mut tap = Tap::new(Tracker::new(schema));
         // A thread of its own: following, decoding and printing never hold up the calls. It takes
-        // what the pumps and the answered calls left every few milliseconds rather than being
-        // woken for each: a wake-up (a futex and a context switch) per call cost more than the
-        // forwarding.
+        // what the pumps and the answered calls left once every few milliseconds, however busy
+        // the calls are, rather than being woken for each: a wake-up (a futex and a context
+        // switch) per call cost more than the forwarding, and a logger that ran whenever there
+        // was something to take would share the calls' cores as often as they run.
         std::thread::Builder::new().name("csi-view-logger".into()).spawn(move || {
-            let mut ended = Vec::new();
+            let (mut batch, mut ended) = (Batch::default(), Vec::new());
             loop {
+                let started = Instant::now();
                 // Closed is read before the events: once the queue is closed nothing is added.
                 let closed = queue.is_closed();
-                let events = queue.take();
-                let (n, idle) = (events.len(), events.is_empty());
-                tap.feed(events, &mut ended);
+                queue.take(&mut batch);
+                let n = batch.len();
+                tap.feed(&mut batch, &mut ended);
                 queue.done(n);
                 for notice in tap.notices.drain(..) {
                     eprintln!("# csi-view proxy: {notice}");
@@ -84,13 +86,12 @@ pub async fn run(
                 for call in ended.drain(..) {
                     printer.call(call)?;
                 }
-                if idle {
-                    if closed {
-                        break;
-                    }
-                    printer.flush()?;
-                    std::thread::sleep(LOGGER_PERIOD);
+                if n == 0 && closed {
+                    break;
                 }
+                // What the batch printed goes out in one write.
+                printer.flush()?;
+                std::thread::sleep(LOGGER_PERIOD.saturating_sub(started.elapsed()));
             }
             Ok::<Summary, anyhow::Error>(printer.finish()?)
         })?
@@ -157,22 +158,21 @@ pub fn replay(
 ) -> Result<u64> {
     let conn = Arc::new(Conn { id: 1, ..Conn::default() });
     let at = Instant::now();
-    let mut events = vec![
-        Event::Open(conn),
-        Event::Bytes { conn: 1, dir: Dir::Client, at, bytes: PREFACE.to_vec() },
-    ];
+    let mut events = Batch::default();
+    events.push(Event::Open(conn));
+    events.push_bytes(1, Dir::Client, at, PREFACE);
     let mut rest = data;
     while let Some((&head, tail)) = rest.split_first() {
         let n = usize::from(head & 0x7f).min(tail.len());
         let dir = if head & 0x80 == 0 { Dir::Client } else { Dir::Plugin };
-        events.push(Event::Bytes { conn: 1, dir, at, bytes: tail[..n].to_vec() });
+        events.push_bytes(1, dir, at, &tail[..n]);
         rest = &tail[n..];
     }
     let why = "the client closed the connection".into();
     events.push(Event::Closed { conn: 1, at, why, by_client: true });
     let mut tap = Tap::new(Tracker::new(schema.clone()));
     let mut calls = Vec::new();
-    tap.feed(events, &mut calls);
+    tap.feed(&mut events, &mut calls);
     let options = Options {
         listen: PathBuf::new(),
         upstream: PathBuf::new(),

@@ -10,7 +10,7 @@ use prost_reflect::MessageDescriptor;
 pub(crate) fn secret_values(
     schema: &Schema,
     desc: Option<&MessageDescriptor>,
-    messages: &[Vec<u8>],
+    messages: &[&[u8]],
 ) -> Vec<String> {
     let Some(desc) = desc else { return Vec::new() };
     let mut out = Vec::new();
@@ -43,13 +43,13 @@ mod tests {
                 .into(),
             ..Default::default()
         });
-        let mut found = secret_values(&schema, Some(&desc), &[request]);
+        let mut found = secret_values(&schema, Some(&desc), &[&request]);
         found.sort();
         assert_eq!(found, ["hunter2", "pw"]);
         assert_eq!(
             scrub("bad password hunter2 for pw, pwd on pw-volume", &found),
             "bad password <redacted> for <redacted>, pwd on <redacted>-volume"
         );
-        assert!(secret_values(&schema, None, &[vec![1, 2]]).is_empty());
+        assert!(secret_values(&schema, None, &[&[1, 2]]).is_empty());
     }
 }

@@ -90,6 +90,6 @@ async fn pump(
         }
         let at = Instant::now();
         to.write_all(&buf[..n]).await?;
-        queue.push(Event::Bytes { conn, dir, at, bytes: buf[..n].to_vec() });
+        queue.push_bytes(conn, dir, at, &buf[..n]);
     }
 }

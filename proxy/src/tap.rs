@@ -19,7 +19,7 @@ use std::time::{Instant, SystemTime};
 
 use crate::frames::{Frame, Reader, read_frames};
 use crate::grpc::{http_status_code, percent_decode, reset_name, reset_status};
-use crate::queue::{Conn, Dir, Event};
+use crate::queue::{Batch, Conn, Dir, Event};
 use crate::tracker::{CallRecord, Tracker};
 
 /// A call on a tapped connection.
@@ -66,9 +66,11 @@ impl Tap {
         self.epoch.0 + at.saturating_duration_since(self.epoch.1)
     }
 
-    /// Reads `events`; the calls that ended are pushed to `done`.
-    pub fn feed(&mut self, events: Vec<Event>, done: &mut Vec<CallRecord>) {
-        for e in events {
+    /// Reads the events of `batch` (and empties it); the calls that ended are pushed to `done`.
+    pub fn feed(&mut self, batch: &mut Batch, done: &mut Vec<CallRecord>) {
+        let Batch { events, bytes } = batch;
+        let mut read = 0;
+        for e in events.drain(..) {
             match e {
                 Event::Open(conn) => {
                     self.conns.insert(
@@ -82,7 +84,11 @@ impl Tap {
                         },
                     );
                 }
-                Event::Bytes { conn, dir, at, bytes } => self.bytes(conn, dir, at, &bytes, done),
+                Event::Bytes { conn, dir, at, len } => {
+                    let chunk = bytes.get(read..read + len).unwrap_or_default();
+                    read += len;
+                    self.bytes(conn, dir, at, chunk, done);
+                }
                 Event::Request { token, method, request } => {
                     // Only the number, the volume and the overlaps are kept: the call's own
                     // record (start, times, response) comes with `Answered`.
@@ -120,6 +126,7 @@ impl Tap {
                 }
             }
         }
+        batch.clear();
     }
 
     fn bytes(
@@ -285,17 +292,18 @@ mod tests {
     struct Talk {
         client: loona_hpack::Encoder<'static>,
         plugin: loona_hpack::Encoder<'static>,
-        events: Vec<Event>,
+        events: Batch,
         t0: Instant,
     }
 
     impl Talk {
         fn new(conn: &Arc<Conn>) -> Self {
-            let mut events = vec![Event::Open(conn.clone())];
+            let mut events = Batch::default();
+            events.push(Event::Open(conn.clone()));
             let t0 = Instant::now();
             let mut hello = PREFACE.to_vec();
             hello.extend(frame(0x4, 0, 0, &[]));
-            events.push(Event::Bytes { conn: conn.id, dir: Dir::Client, at: t0, bytes: hello });
+            events.push_bytes(conn.id, Dir::Client, t0, &hello);
             Self {
                 client: loona_hpack::Encoder::new(),
                 plugin: loona_hpack::Encoder::new(),
@@ -306,7 +314,7 @@ mod tests {
 
         fn send(&mut self, dir: Dir, ms: u64, bytes: Vec<u8>) {
             let at = self.t0 + Duration::from_millis(ms);
-            self.events.push(Event::Bytes { conn: 1, dir, at, bytes });
+            self.events.push_bytes(1, dir, at, &bytes);
         }
 
         fn request(&mut self, ms: u64, stream: u32, method: &str, volume: &str) {
@@ -358,7 +366,7 @@ mod tests {
         talk.request(9, 7, delete, "vol-c");
         let mut tap = tap();
         let mut done = Vec::new();
-        tap.feed(std::mem::take(&mut talk.events), &mut done);
+        tap.feed(&mut talk.events, &mut done);
         assert_eq!(conn.open_calls.load(Ordering::Acquire), 1);
         let closed = Event::Closed {
             conn: 1,
@@ -366,7 +374,9 @@ mod tests {
             why: "the plugin closed the connection".into(),
             by_client: false,
         };
-        tap.feed(vec![closed], &mut done);
+        let mut batch = Batch::default();
+        batch.push(closed);
+        tap.feed(&mut batch, &mut done);
         assert_eq!(conn.open_calls.load(Ordering::Acquire), 0);
         let seen: Vec<_> = done
             .iter()
@@ -408,7 +418,7 @@ mod tests {
         talk.answer(3, 1, "0", "");
         let mut tap = tap();
         let mut done = Vec::new();
-        tap.feed(std::mem::take(&mut talk.events), &mut done);
+        tap.feed(&mut talk.events, &mut done);
         assert!(done.is_empty());
         assert_eq!(tap.notices.len(), 1, "{:?}", tap.notices);
         assert!(

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 use csi_view_core::schema::Schema;
 use csi_view_core::wire::{Records, WireValue};
 
-use crate::grpc::grpc_messages;
+use crate::grpc::messages;
 
 /// What a call leaves behind for the logger. Its Debug form shows sizes, not bytes: the request
 /// may hold secrets.
@@ -95,19 +95,16 @@ impl Tracker {
     fn volume_key(&mut self, method: &str, request: &[u8]) -> Option<String> {
         // The key is a fact of the RPC (csikit_spec derives it once, as the server skeleton's
         // serialisation uses it): the field's number, and what it names.
-        let schema = &self.schema;
-        let (number, kind) = self
-            .keys
-            .entry(method.to_owned())
-            .or_insert_with(|| {
-                let key = schema.method_facts(method)?.key.as_ref()?;
-                Some((key.number, key.kind.to_string()))
-            })
-            .clone()?;
-        let message = grpc_messages(request).into_iter().next()?;
-        for r in Records::new(&message, 0, 0) {
+        if !self.keys.contains_key(method) {
+            let key = self.schema.method_facts(method).and_then(|f| f.key.as_ref());
+            let key = key.map(|key| (key.number, key.kind.to_string()));
+            self.keys.insert(method.to_owned(), key);
+        }
+        let (number, kind) = self.keys.get(method)?.as_ref()?;
+        let message = messages(request).next()?;
+        for r in Records::new(message, 0, 0) {
             let r = r.ok()?;
-            if r.number == number
+            if r.number == *number
                 && let WireValue::Len(d) = r.value
             {
                 let id = String::from_utf8_lossy(d).into_owned();

@@ -6,7 +6,7 @@
 //! Its users: the server skeleton's `:authority` rewriter (`server::authority`), which reads a
 //! client's frames and rewrites one header field, and csi-view's proxy tap, which follows both
 //! directions of a connection to show its calls. Neither decodes HPACK here: a header block comes
-//! out as the fragment bytes, for the caller's HPACK reader.
+//! out as the fragment bytes, for [`crate::hpack`].
 //!
 //! ```
 //! use csikit_runtime::h2frame::{self, Assembler, Head, Step};

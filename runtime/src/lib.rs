@@ -13,6 +13,8 @@
 //! * [`facts`]: the shapes of the spec-facts tables a generated package holds (`FACTS`).
 //! * [`h2frame`]: the HTTP/2 frame layer (frame headers, padding, header-block assembly, one
 //!   set of limits), pure bytes, for the skeleton's `:authority` rewriter and csi-view's tap.
+//! * [`hpack`]: HPACK's integers, strings, Huffman code, static table and a decoder that follows
+//!   a peer's dynamic table, pure bytes, for the same two.
 //! * [`redact`]: the pieces redacted `Debug` impls print secrets with, and [`redact::scrub`],
 //!   the one rule for removing secret values from a message (the skeleton's errors, the proxy's output).
 //! * [`alpha`]: the alpha policy, a run-time choice read against the facts.
@@ -38,6 +40,7 @@ pub mod endpoint;
 pub mod errors;
 pub mod facts;
 pub mod h2frame;
+pub mod hpack;
 pub mod redact;
 pub mod secrets;
 #[cfg(feature = "server")]

@@ -159,30 +159,74 @@ static NO_FIELD_FACTS: FieldFacts = FieldFacts {
 /// The facts as a short note for a `#` comment: `REQUIRED, secret, max 128 bytes`; with
 /// `redacted`, says the value is hidden.
 pub fn note(facts: &FieldFacts, redacted: bool) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if let Some(word) = facts.presence.word() {
-        parts.push(word.into());
+    Note { facts, redacted }.to_string()
+}
+
+/// The note of [`note`], written where it goes rather than made a `String` (the printers write
+/// one per line).
+#[derive(Debug, Clone, Copy)]
+pub struct Note<'a> {
+    /// The field's facts.
+    pub facts: &'a FieldFacts,
+    /// The value is hidden.
+    pub redacted: bool,
+}
+
+impl Note<'_> {
+    /// True when the facts say nothing worth a note.
+    pub fn is_empty(&self) -> bool {
+        let f = self.facts;
+        f.presence.word().is_none()
+            && !f.alpha
+            && !f.secret
+            && matches!(f.size_limit, SizeLimit::None)
+            && !f.non_negative
     }
-    if facts.alpha {
-        parts.push("alpha".into());
-    }
-    if facts.secret {
-        parts.push(if redacted { "secret, redacted".into() } else { "secret".into() });
-    }
-    match facts.size_limit {
-        SizeLimit::General { bytes } | SizeLimit::Max { bytes } => {
-            parts.push(format!("max {bytes} bytes"))
+}
+
+impl std::fmt::Display for Note<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let facts = self.facts;
+        // Each part after the first behind a comma.
+        let mut first = true;
+        let mut sep = |f: &mut std::fmt::Formatter<'_>| {
+            let s = if first { "" } else { ", " };
+            first = false;
+            f.write_str(s)
+        };
+        if let Some(word) = facts.presence.word() {
+            sep(f)?;
+            f.write_str(word)?;
         }
-        SizeLimit::MaxTotal { bytes } => parts.push(format!("max {bytes} bytes in total")),
-        SizeLimit::AtLeast { bytes } => {
-            parts.push(format!("no max, at least {bytes} bytes accepted"))
+        if facts.alpha {
+            sep(f)?;
+            f.write_str("alpha")?;
         }
-        SizeLimit::None => {}
+        if facts.secret {
+            sep(f)?;
+            f.write_str(if self.redacted { "secret, redacted" } else { "secret" })?;
+        }
+        match facts.size_limit {
+            SizeLimit::General { bytes } | SizeLimit::Max { bytes } => {
+                sep(f)?;
+                write!(f, "max {bytes} bytes")?;
+            }
+            SizeLimit::MaxTotal { bytes } => {
+                sep(f)?;
+                write!(f, "max {bytes} bytes in total")?;
+            }
+            SizeLimit::AtLeast { bytes } => {
+                sep(f)?;
+                write!(f, "no max, at least {bytes} bytes accepted")?;
+            }
+            SizeLimit::None => {}
+        }
+        if facts.non_negative {
+            sep(f)?;
+            f.write_str("non-negative")?;
+        }
+        Ok(())
     }
-    if facts.non_negative {
-        parts.push("non-negative".into());
-    }
-    parts.join(", ")
 }
 
 impl Schema {
@@ -573,6 +617,32 @@ pub fn is_packable(kind: &Kind) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_note_lists_the_facts_in_order_and_says_nothing_when_there_are_none() {
+        let facts = FieldFacts {
+            presence: Presence::Required,
+            alpha: true,
+            secret: true,
+            size_limit: SizeLimit::MaxTotal { bytes: 4096 },
+            non_negative: true,
+            ..NO_FIELD_FACTS.clone()
+        };
+        assert_eq!(
+            note(&facts, true),
+            "REQUIRED, alpha, secret, redacted, max 4096 bytes in total, non-negative"
+        );
+        assert_eq!(
+            note(&facts, false),
+            "REQUIRED, alpha, secret, max 4096 bytes in total, non-negative"
+        );
+        let limit =
+            FieldFacts { size_limit: SizeLimit::AtLeast { bytes: 128 }, ..NO_FIELD_FACTS.clone() };
+        assert_eq!(note(&limit, false), "no max, at least 128 bytes accepted");
+        assert!(!Note { facts: &limit, redacted: false }.is_empty());
+        assert_eq!(note(&NO_FIELD_FACTS, false), "");
+        assert!(Note { facts: &NO_FIELD_FACTS, redacted: true }.is_empty());
+    }
 
     #[test]
     fn built_in_pools_lose_only_their_source_info() {

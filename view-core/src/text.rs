@@ -10,7 +10,7 @@ use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 
 use crate::mask::SecretMask;
 use crate::redact::REDACTED;
-use crate::schema::{Schema, field_wire_type, is_packable, wire_type_of};
+use crate::schema::{Note, Schema, field_wire_type, is_packable, wire_type_of};
 use crate::wire::{self, MAX_DEPTH, Record, Records, WireError, WireType, WireValue};
 use csikit::facts::FieldFacts;
 
@@ -188,8 +188,9 @@ pub struct TextPrinter<'s, W> {
     out: W,
     options: TextOptions,
     redactions: Option<&'s mut Redactions>,
-    notes: std::collections::HashMap<(usize, bool), String>,
     mask: Option<&'s SecretMask>,
+    /// Levels of indentation before every line.
+    indent: usize,
 }
 
 impl<'s, W: Write> TextPrinter<'s, W> {
@@ -201,14 +202,15 @@ impl<'s, W: Write> TextPrinter<'s, W> {
         options: TextOptions,
         redactions: Option<&'s mut Redactions>,
     ) -> Self {
-        TextPrinter {
-            schema,
-            out,
-            options,
-            redactions,
-            notes: std::collections::HashMap::new(),
-            mask: None,
-        }
+        TextPrinter { schema, out, options, redactions, mask: None, indent: 0 }
+    }
+
+    /// Indents every line by `levels` more levels (two spaces each), to print a message inside
+    /// another text.
+    #[must_use]
+    pub fn indented(mut self, levels: usize) -> Self {
+        self.indent = levels;
+        self
     }
 
     /// Also hides every value whose bytes the mask covers (the positions any type that could
@@ -232,8 +234,34 @@ impl<'s, W: Write> TextPrinter<'s, W> {
         bytes: &[u8],
         base: usize,
     ) -> Result<(), PrintError> {
+        self.checked(desc, bytes, base, self.options.annotate)
+    }
+
+    /// Like [`TextPrinter::print`], without the first line (the `# type (N bytes)` comment): the
+    /// fields alone, for a text that names the type itself.
+    ///
+    /// # Errors
+    ///
+    /// As [`TextPrinter::print`].
+    pub fn print_fields(
+        &mut self,
+        desc: &MessageDescriptor,
+        bytes: &[u8],
+        base: usize,
+    ) -> Result<(), PrintError> {
+        self.checked(desc, bytes, base, false)
+    }
+
+    fn checked(
+        &mut self,
+        desc: &MessageDescriptor,
+        bytes: &[u8],
+        base: usize,
+        header: bool,
+    ) -> Result<(), PrintError> {
         check_typed(desc, bytes, base, 0)?;
-        if self.options.annotate {
+        if header {
+            self.indent(0)?;
             write!(self.out, "# {} ({} bytes)", desc.full_name(), bytes.len())?;
             if let Some(f) = self.schema.message_facts(desc)
                 && f.alpha
@@ -247,7 +275,7 @@ impl<'s, W: Write> TextPrinter<'s, W> {
 
     fn indent(&mut self, depth: usize) -> io::Result<()> {
         const SPACES: &[u8] = &[b' '; 128];
-        let mut n = depth * 2;
+        let mut n = (self.indent + depth) * 2;
         while n > 0 {
             let k = n.min(SPACES.len());
             self.out.write_all(&SPACES[..k])?;
@@ -302,18 +330,15 @@ impl<'s, W: Write> TextPrinter<'s, W> {
             let redact = (secret_here && !(is_map_entry && r.number == 1 && !facts.secret))
                 || (masked && !matches!(field.kind(), Kind::Message(_)));
             let kind = field.kind();
-            let name = if field.is_group() {
-                match &kind {
-                    Kind::Message(m) => m.name().to_owned(),
-                    _ => field.name().to_owned(),
-                }
-            } else {
-                field.name().to_owned()
+            let name = match &kind {
+                Kind::Message(m) if field.is_group() => m.name(),
+                _ => field.name(),
             };
             match (&kind, r.value) {
                 (Kind::Message(m), WireValue::Len(data) | WireValue::Group(data)) => {
                     self.indent(depth)?;
-                    write!(self.out, "{name} {{")?;
+                    self.out.write_all(name.as_bytes())?;
+                    self.out.write_all(b" {")?;
                     self.annotation(facts, secret_here)?;
                     self.out.write_all(b"\n")?;
                     self.message(m, data, at + r.value_offset, depth + 1, secret_here)?;
@@ -321,11 +346,12 @@ impl<'s, W: Write> TextPrinter<'s, W> {
                     self.out.write_all(b"}\n")?;
                 }
                 (_, WireValue::Len(data)) if field.is_list() && is_packable(&kind) => {
-                    self.packed(&field, &kind, &name, data, r.value_offset, depth, facts, redact)?;
+                    self.packed(&field, &kind, name, data, r.value_offset, depth, facts, redact)?;
                 }
                 (_, value) => {
                     self.indent(depth)?;
-                    write!(self.out, "{name}: ")?;
+                    self.out.write_all(name.as_bytes())?;
+                    self.out.write_all(b": ")?;
                     if redact {
                         self.redacted(&r)?;
                     } else {
@@ -337,7 +363,7 @@ impl<'s, W: Write> TextPrinter<'s, W> {
             }
         }
         if self.options.annotate
-            && let Some(mf) = self.schema.message_facts(desc)
+            && let Some(mf) = message_facts
         {
             for f in desc.fields() {
                 let ff = mf.field_by_number(f.number());
@@ -400,7 +426,8 @@ impl<'s, W: Write> TextPrinter<'s, W> {
                 }
             };
             self.indent(depth)?;
-            write!(self.out, "{name}: ")?;
+            self.out.write_all(name.as_bytes())?;
+            self.out.write_all(b": ")?;
             if redact {
                 let r = Record {
                     offset: base + pos,
@@ -445,13 +472,9 @@ impl<'s, W: Write> TextPrinter<'s, W> {
         if !self.options.annotate {
             return Ok(());
         }
-        // The note of a field is the same on every line: made once, keyed by the facts' address
-        // (the schema is borrowed, so it does not move).
-        let key = (std::ptr::from_ref(facts) as usize, secret);
-        let note = self.notes.entry(key).or_insert_with(|| crate::schema::note(facts, secret));
+        let note = Note { facts, redacted: secret };
         if !note.is_empty() {
-            self.out.write_all(b"  # ")?;
-            self.out.write_all(note.as_bytes())?;
+            write!(self.out, "  # {note}")?;
         }
         Ok(())
     }

@@ -27,7 +27,8 @@
 //!   padding) and CONTINUATION frames of at most 16,384 bytes, the frame size every peer accepts.
 //!
 //! Frames are read and written by the runtime's one frame layer, [`crate::h2frame`] (headers,
-//! padding, header-block assembly and its limit); this module only reads and edits HPACK.
+//! padding, header-block assembly and its limit), and HPACK's integers, strings and Huffman code
+//! by [`crate::hpack`]; this module only follows the table and edits the block.
 //!
 //! To know what a name index means, the reader follows the client's dynamic table (whether each
 //! entry's name is `:authority`, and its size) through every header block and size update.
@@ -53,9 +54,10 @@ use crate::h2frame::{
     self, Assembler, HEADER_LEN, HeaderBlock, MAX_HEADER_BLOCK, MAX_WRITTEN_FRAME, PREFACE,
     PUSH_PROMISE, Step,
 };
-
-/// HPACK's initial dynamic table size.
-const DEFAULT_TABLE_SIZE: usize = 4096;
+use crate::hpack::{
+    DEFAULT_TABLE_SIZE, ENTRY_OVERHEAD, RawString, STATIC_TABLE, huffman_decode, read_int,
+    read_string,
+};
 /// How much is read from the socket at once.
 const READ_CHUNK: usize = 16 * 1024;
 /// The most raw frame bytes held for one header block (fragments and frame headers): bounds a
@@ -356,7 +358,7 @@ impl Table {
     fn name_len(&self, index: usize) -> Result<usize, ()> {
         match index {
             0 => Err(()),
-            1..=61 => Ok(STATIC_NAME_LENS[index - 1]),
+            1..=61 => Ok(STATIC_TABLE[index - 1].0.len()),
             _ => self.entries.get(index - 62).map(|e| e.name_len).ok_or(()),
         }
     }
@@ -385,57 +387,14 @@ impl Table {
     }
 }
 
-/// An HPACK integer with an `n`-bit prefix at `block[*at]`; `None` when truncated or too large.
-fn read_int(block: &[u8], at: &mut usize, n: u32) -> Option<usize> {
-    let mask = (1u16 << n) - 1;
-    let first = u16::from(*block.get(*at)?) & mask;
-    *at += 1;
-    if first < mask {
-        return Some(usize::from(first));
+/// An HPACK string's bytes, Huffman-decoded when they are coded.
+fn decode_string(raw: RawString<'_>) -> Result<Vec<u8>, ()> {
+    if !raw.huffman {
+        return Ok(raw.bytes.to_vec());
     }
-    let mut value = usize::from(mask);
-    let mut shift = 0u32;
-    loop {
-        let b = *block.get(*at)?;
-        *at += 1;
-        value = value.checked_add(usize::from(b & 0x7f).checked_shl(shift)?)?;
-        if b & 0x80 == 0 {
-            return (value <= MAX_HEADER_BLOCK * 16).then_some(value);
-        }
-        shift += 7;
-        if shift > 28 {
-            return None;
-        }
-    }
-}
-
-/// An HPACK string at `block[*at]`, not decoded yet: whether it is Huffman-coded, and its bytes.
-fn skip_string<'a>(block: &'a [u8], at: &mut usize) -> Option<(bool, &'a [u8])> {
-    let huffman = *block.get(*at)? & 0x80 != 0;
-    let len = read_int(block, at, 7)?;
-    let raw = block.get(*at..at.checked_add(len)?)?;
-    *at += len;
-    Some((huffman, raw))
-}
-
-thread_local! {
-    /// loona-hpack's decoder builds its code tables when made: once per thread, not per string.
-    static HUFFMAN: std::cell::RefCell<loona_hpack::huffman::HuffmanDecoder> =
-        std::cell::RefCell::new(loona_hpack::huffman::HuffmanDecoder::new());
-}
-
-/// An HPACK string's bytes, Huffman-decoded when they are coded; `None` for a bad code.
-fn decode_string((huffman, raw): (bool, &[u8])) -> Option<Vec<u8>> {
-    if huffman {
-        HUFFMAN.with(|decoder| decoder.borrow_mut().decode(raw).ok())
-    } else {
-        Some(raw.to_vec())
-    }
-}
-
-/// An HPACK string at `block[*at]`: its decoded bytes.
-fn read_string(block: &[u8], at: &mut usize) -> Option<Vec<u8>> {
-    decode_string(skip_string(block, at)?)
+    let mut decoded = Vec::new();
+    huffman_decode(raw.bytes, &mut decoded).map_err(drop)?;
+    Ok(decoded)
 }
 
 /// An HPACK integer with an `n`-bit prefix whose other bits are `high`.
@@ -479,38 +438,43 @@ fn rewrite_block(table: &mut Table, block: &[u8]) -> Result<Option<Vec<u8>>, ()>
         let b = block[at];
         if b & 0x80 != 0 {
             // Indexed field: the index must exist; the table does not change.
-            let index = read_int(block, &mut at, 7).ok_or(())?;
+            let index = read_int(block, &mut at, 7).map_err(drop)?;
             table.name_is_authority(index)?;
             continue;
         }
         if b & 0xe0 == 0x20 {
-            let max = read_int(block, &mut at, 5).ok_or(())?;
+            let max = read_int(block, &mut at, 5).map_err(drop)?;
             table.resize(max);
             continue;
         }
         // A literal: with incremental indexing (01), without (0000) or never indexed (0001).
         let (prefix, indexing) = if b & 0xc0 == 0x40 { (6, true) } else { (4, false) };
-        let name_index = read_int(block, &mut at, prefix).ok_or(())?;
+        let name_index = read_int(block, &mut at, prefix).map_err(drop)?;
         let (authority, name_len) = if name_index == 0 {
-            let name = read_string(block, &mut at).ok_or(())?;
+            let name = decode_string(read_string(block, &mut at).map_err(drop)?)?;
             (name == b":authority", name.len())
         } else {
             (table.name_is_authority(name_index)?, table.name_len(name_index)?)
         };
         let value_start = at;
-        let value = skip_string(block, &mut at).ok_or(())?;
+        let value = read_string(block, &mut at).map_err(drop)?;
         // Only what is needed is decoded: an `:authority` value, and the length of a value the
         // client adds to its table (a Huffman code's length is known only by decoding it).
         let value = match (authority, indexing, value) {
             (false, false, _) => continue,
-            (false, true, (false, raw)) => {
-                table.insert(Entry { authority, name_len, size: name_len + raw.len() + 32 });
+            (false, true, RawString { huffman: false, bytes }) => {
+                let size = name_len + bytes.len() + ENTRY_OVERHEAD;
+                table.insert(Entry { authority, name_len, size });
                 continue;
             }
-            (_, _, value) => decode_string(value).ok_or(())?,
+            (_, _, value) => decode_string(value)?,
         };
         if indexing {
-            table.insert(Entry { authority, name_len, size: name_len + value.len() + 32 });
+            table.insert(Entry {
+                authority,
+                name_len,
+                size: name_len + value.len() + ENTRY_OVERHEAD,
+            });
         }
         if authority && !acceptable(&value) && !(indexing && value.is_empty()) {
             let new = out.get_or_insert_with(|| Vec::with_capacity(block.len() + 64));
@@ -526,13 +490,6 @@ fn rewrite_block(table: &mut Table, block: &[u8]) -> Result<Option<Vec<u8>>, ()>
         new
     }))
 }
-
-/// The lengths of the static table's names (RFC 7541, Appendix A), index 1 first.
-const STATIC_NAME_LENS: [usize; 61] = [
-    10, 7, 7, 5, 5, 7, 7, 7, 7, 7, 7, 7, 7, 7, 14, 15, 15, 13, 6, 27, 3, 5, 13, 13, 19, 16, 16, 14,
-    16, 13, 12, 6, 4, 4, 6, 7, 4, 4, 8, 17, 13, 8, 19, 13, 4, 8, 12, 18, 19, 5, 7, 7, 11, 6, 10,
-    25, 17, 10, 4, 3, 16,
-];
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, reason = "tests")]
