@@ -9,8 +9,9 @@
 //!
 //! Modules: `source` (any spec source: a spec folder, a `.proto` alone, a descriptor set) and
 //! `corpus` (the corpus listing); `fs`, `extract`, `markdown`, `comment` and `compile` read;
-//! `lower`, `obligation` and `model` build the Model and `facts` turns it into the runtime's facts
-//! tables; `check` and `diagnostic` report; `diff` compares two Models.
+//! `lower`, `obligation` and `model` build the Model, `facts` turns it into the runtime's facts
+//! tables and `prose` gives a section's text as plain blocks; `check` and `diagnostic` report;
+//! `diff` compares two Models.
 
 pub mod check;
 pub mod comment;
@@ -26,6 +27,7 @@ pub mod lower;
 pub mod markdown;
 pub mod model;
 pub mod obligation;
+pub mod prose;
 pub mod source;
 
 use std::path::{Path, PathBuf};
