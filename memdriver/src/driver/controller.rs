@@ -89,7 +89,9 @@ impl Driver {
             self.choose_capacity(request.capacity_range.as_ref(), source_size)?
         };
         if capacity > self.config.total_capacity - state.used {
-            return Err(Status::resource_exhausted(format!(
+            // The spec's one RESOURCE_EXHAUSTED row for CreateVolume: the pool, memdriver's only
+            // topology, has no room for the volume.
+            return Err(CreateVolumeError::UnableToProvisionInAccessibleTopology.status(format!(
                 "the pool has {} bytes free, {capacity} requested",
                 self.config.total_capacity - state.used
             )));
