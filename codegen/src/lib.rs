@@ -26,6 +26,8 @@ mod input;
 mod layout;
 mod names;
 mod package;
+mod prose;
+mod rpc_docs;
 mod rust;
 mod server;
 pub mod validation;
