@@ -44,18 +44,7 @@ fn trait_method_docs(src: &str) -> HashMap<String, HashMap<String, String>> {
 }
 
 fn snake(name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    heck::ToSnakeCase::to_snake_case(name)
 }
 
 /// The part of `doc` under the heading `# name`, up to the next heading.
