@@ -184,12 +184,11 @@ pub fn obligation_line(model: &Model, m: &Method) -> String {
             )
         }
         None if model.source.states(NotAvailable::Obligations) => format!(
-            "No obligation: optional. {}, so a plugin MAY leave it out (it then answers \
-             UNIMPLEMENTED).",
+            "No obligation: optional. {}; left out, it answers UNIMPLEMENTED.",
             if m.section.is_some() {
-                "Its section states none"
+                "Its section has no \"MUST implement this RPC call\" sentence"
             } else {
-                "The spec states none for it (it has no section of its own)"
+                "The spec has no section of its own for it"
             }
         ),
         None => "Not known from this source: what obliges a plugin to implement it is stated in \

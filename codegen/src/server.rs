@@ -370,16 +370,13 @@ fn path_module(path: &str) -> String {
 
 /// The capability <-> RPC pairings the prose does not state, by service: the builder takes every
 /// other pairing from the Model's obligations ("A Controller Plugin MUST implement this RPC call
-/// if it has `CREATE_DELETE_VOLUME` controller capability" pairs CreateVolume with it). These
-/// RPCs' sections state no capability (as of v1.12.0: ControllerGetVolume, GetSnapshot,
-/// GetVolumeGroupSnapshot), or since v1.5.0 name two ("GET_VOLUME_STATS ... or
-/// VOLUME_CONDITION", of which only GET_VOLUME_STATS is made by the RPC alone). Values without
-/// RPCs of their own (CLONE_VOLUME, PUBLISH_READONLY, ...) are declared by the driver.
-const CONTROLLER_CAPS: CapPairs =
-    &[("GET_VOLUME", &["ControllerGetVolume"]), ("GET_SNAPSHOT", &["GetSnapshot"])];
+/// if it has `CREATE_DELETE_VOLUME` controller capability" pairs CreateVolume with it). Since
+/// v1.5.0 NodeGetVolumeStats' section names two ("GET_VOLUME_STATS ... or VOLUME_CONDITION", of
+/// which only GET_VOLUME_STATS is made by the RPC alone). Values without RPCs of their own
+/// (CLONE_VOLUME, PUBLISH_READONLY, ...) are declared by the driver.
+const CONTROLLER_CAPS: CapPairs = &[];
 const NODE_CAPS: CapPairs = &[("GET_VOLUME_STATS", &["NodeGetVolumeStats"])];
-const GROUP_CAPS: CapPairs =
-    &[("CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", &["GetVolumeGroupSnapshot"])];
+const GROUP_CAPS: CapPairs = &[];
 /// Plugin capabilities that a registered service makes.
 const PLUGIN_SERVICES: &[(&str, &str)] = &[
     ("CONTROLLER_SERVICE", "Controller"),

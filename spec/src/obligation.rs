@@ -1,6 +1,6 @@
 //! What each RPC's section obliges a plugin to implement: the sentence "A Controller Plugin
 //! MUST implement this RPC call [if it has `X` controller capability]" (and its variants across
-//! releases) read into [`Obligation`]s, with a diagnostic for such a sentence that cannot be read.
+//! releases, the RPC's name in it included) read into [`Obligation`]s, with a diagnostic for such a sentence that cannot be read.
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::markdown::Doc;
@@ -25,10 +25,13 @@ pub fn attach_obligations(model: &mut Model, doc: &Doc, file: usize, diags: &mut
                 .find(|h| h.level <= heading.level)
                 .map_or(text.len(), |h| h.span.start);
             let body = &text[heading.span.end..end];
-            let Some(at) = body.find(PHRASE) else { continue };
+            // Since v1.3.0 some sections name the RPC in the phrase: "MUST implement this
+            // `ControllerGetVolume` RPC call if it has `GET_VOLUME` capability".
+            let named = format!("MUST implement this `{}` RPC call", method.name);
+            let Some(at) = body.find(PHRASE).or_else(|| body.find(&named)) else { continue };
             let offset = heading.span.end + at;
-            let sentence = sentence_around(&text, offset);
-            match read_sentence(sentence, &service.name, &capabilities) {
+            let sentence = sentence_around(&text, offset).replace(&named, PHRASE);
+            match read_sentence(&sentence, &service.name, &capabilities) {
                 Ok(obligation) => found.push((si, mi, obligation)),
                 Err(why) => diags.push(
                     Diagnostic::at(

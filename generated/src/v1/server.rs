@@ -386,7 +386,7 @@ pub trait Identity: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
     ///
     /// Left out, the skeleton answers it itself from what the driver registered.
     ///
@@ -424,7 +424,7 @@ pub trait Identity: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
     ///
     /// Left out, the skeleton answers it itself from what the driver registered.
     ///
@@ -1224,7 +1224,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// A Controller plugin MUST implement it if it has the `GET_SNAPSHOT` controller capability, as its section says.
     ///
     /// Defining this method makes the builder advertise `GET_SNAPSHOT` in the derived capabilities; a plugin that the spec obliges to implement it and leaves it out is reported at start-up.
     ///
@@ -1362,7 +1362,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// A Controller plugin MUST implement it if it has the `GET_VOLUME` controller capability, as its section says.
     ///
     /// Defining this method makes the builder advertise `GET_VOLUME` in the derived capabilities; a plugin that the spec obliges to implement it and leaves it out is reported at start-up.
     ///
@@ -1873,7 +1873,7 @@ pub trait GroupController: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// A Controller plugin MUST implement it if it has the `CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT` group controller capability, as its section says.
     ///
     /// Defining this method makes the builder advertise `CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT` in the derived capabilities; a plugin that the spec obliges to implement it and leaves it out is reported at start-up.
     ///
@@ -2042,7 +2042,7 @@ pub trait SnapshotMetadata: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -2089,7 +2089,7 @@ pub trait SnapshotMetadata: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -2361,7 +2361,7 @@ pub trait Node: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -3462,9 +3462,21 @@ impl ::csikit::runtime::server::PluginSpec for Spec {
         },
         Obligation {
             service: "Controller",
+            rpc: "GetSnapshot",
+            method: "get_snapshot",
+            if_any: &[("Controller", "GET_SNAPSHOT", 15)],
+        },
+        Obligation {
+            service: "Controller",
             rpc: "ControllerExpandVolume",
             method: "controller_expand_volume",
             if_any: &[("Controller", "EXPAND_VOLUME", 9)],
+        },
+        Obligation {
+            service: "Controller",
+            rpc: "ControllerGetVolume",
+            method: "controller_get_volume",
+            if_any: &[("Controller", "GET_VOLUME", 12)],
         },
         Obligation {
             service: "Controller",
@@ -3488,6 +3500,12 @@ impl ::csikit::runtime::server::PluginSpec for Spec {
             service: "GroupController",
             rpc: "DeleteVolumeGroupSnapshot",
             method: "delete_volume_group_snapshot",
+            if_any: &[("GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", 1)],
+        },
+        Obligation {
+            service: "GroupController",
+            rpc: "GetVolumeGroupSnapshot",
+            method: "get_volume_group_snapshot",
             if_any: &[("GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", 1)],
         },
         Obligation {

@@ -82,7 +82,7 @@ pub trait Identity: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -126,7 +126,7 @@ pub trait Identity: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -189,7 +189,7 @@ pub trait Identity: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///

@@ -72,7 +72,7 @@ pub trait ReclaimSpaceController: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. The spec states none for it (it has no section of its own), so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -184,7 +184,7 @@ pub trait ReclaimSpaceNode: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. The spec states none for it (it has no section of its own), so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///

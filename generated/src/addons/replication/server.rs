@@ -109,7 +109,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. The spec states none for it (it has no section of its own), so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -146,7 +146,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. The spec states none for it (it has no section of its own), so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -183,7 +183,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. The spec states none for it (it has no section of its own), so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -220,7 +220,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. The spec states none for it (it has no section of its own), so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -257,7 +257,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. The spec states none for it (it has no section of its own), so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -295,7 +295,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. The spec states none for it (it has no section of its own), so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -333,7 +333,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. The spec states none for it (it has no section of its own), so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///

@@ -132,7 +132,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -191,7 +191,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -243,7 +243,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -291,7 +291,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
@@ -340,7 +340,7 @@ pub trait Controller: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section states none, so a plugin MAY leave it out (it then answers UNIMPLEMENTED).
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
     ///
     /// # Checked before it runs
     ///
