@@ -1,6 +1,8 @@
 // Shared by the browser tests: headless Debian Chromium through playwright-core, with every
-// request outside the pages' own server recorded; the rendered site served from 127.0.0.1; and
-// axe-core (pinned in package.json) run inside a page, its default rule set, every impact level.
+// request outside the pages' own server recorded; the rendered site served from 127.0.0.1;
+// memdriver (the reference plugin) on a unix socket for csi-view ui to call; and axe-core (pinned
+// in package.json) run inside a page, its default rule set, every impact level.
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -54,6 +56,43 @@ export async function serveSite(dir = siteDir) {
   return {
     origin: `http://127.0.0.1:${server.address().port}`,
     close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+// memdriver, as `cargo test --workspace` (or `cargo build -p memdriver`) built it.
+export const memdriverBin = path.resolve(process.env.MEMDRIVER || path.join(here, "..", "target", "debug", "memdriver"));
+
+// Starts memdriver with `env` on a socket in a new directory; resolves once the socket is there
+// to its endpoint, its stderr so far (`log()`) and `stop()` (SIGTERM, awaited, directory removed).
+export async function startMemdriver(env = {}) {
+  if (!fs.existsSync(memdriverBin)) throw new Error(`no memdriver at ${memdriverBin}: cargo build -p memdriver first`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "csikit-memdriver-"));
+  const socket = path.join(dir, "csi.sock");
+  const child = spawn(memdriverBin, [], { env: { ...process.env, CSI_ENDPOINT: `unix://${socket}`, RUST_LOG: "info", ...env }, stdio: ["ignore", "ignore", "pipe"] });
+  let log = "";
+  child.stderr.on("data", (d) => (log += d));
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  // The socket appears in the directory: wait for that event (or for memdriver to exit).
+  const watcher = fs.watch(dir);
+  try {
+    await Promise.race([
+      new Promise((resolve) => {
+        watcher.on("change", () => fs.existsSync(socket) && resolve());
+        if (fs.existsSync(socket)) resolve();
+      }),
+      exited.then((code) => { throw new Error(`memdriver exited ${code} before listening: ${log}`); }),
+    ]);
+  } finally {
+    watcher.close();
+  }
+  return {
+    endpoint: `unix://${socket}`,
+    log: () => log,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      await exited;
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 

@@ -1,7 +1,9 @@
 // Headless-browser test of `csi-view ui`: open a message file, read a field's documentation,
 // see the secret hidden, edit a value into a spec violation and out of it, save, and reopen the
-// saved file in a new server. Nothing may be requested outside the page's own server.
-// Screenshots go to target/screenshots/ui-*.png.
+// saved file in a new server; call memdriver from the page (compose, refuse, send, read the
+// response, reuse its id, a NOT_FOUND with the spec's rows), by mouse and by keyboard alone,
+// with axe-core and a 320 px viewport in each state. Nothing may be requested outside the
+// page's own server. Screenshots go to target/screenshots/ui-*.png.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
@@ -9,7 +11,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
-import { launchBrowser, axeViolations, sidewaysOverflow, here, shotDir } from "./support.mjs";
+import { launchBrowser, axeViolations, sidewaysOverflow, startMemdriver, here, shotDir } from "./support.mjs";
 
 const bin = path.resolve(process.env.CSI_VIEW || path.join(here, "..", "target", "debug", "csi-view"));
 const TYPE = "csi.v1.CreateVolumeRequest";
@@ -27,17 +29,27 @@ function decoded(f) {
 
 // Starts `csi-view ui` on `f`; resolves to the URL it prints.
 async function startUi(f, type = TYPE) {
-  const child = spawn(bin, ["ui", "--type", type, f], { stdio: ["ignore", "pipe", "pipe"] });
+  return startUiWith(["--type", type, f]);
+}
+
+// Starts `csi-view ui ARGS` (CSI_ENDPOINT unset: only --endpoint names a plugin); resolves to
+// the URL it prints, the child and what it has written (`output()`).
+async function startUiWith(args) {
+  const env = { ...process.env };
+  delete env.CSI_ENDPOINT;
+  const child = spawn(bin, ["ui", ...args], { stdio: ["ignore", "pipe", "pipe"], env });
   servers.push(child);
   let stderr = "";
+  let stdout = "";
   child.stderr.on("data", (d) => (stderr += d));
   const line = await new Promise((resolve, reject) => {
     const rl = readline.createInterface({ input: child.stdout });
     rl.once("line", resolve);
     child.once("exit", (code) => reject(new Error(`csi-view ui exited ${code}: ${stderr}`)));
   });
+  child.stdout.on("data", (d) => (stdout += d));
   assert.match(line, /^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\/$/);
-  return { url: line, child };
+  return { url: line, child, output: () => line + stdout + stderr };
 }
 
 before(async () => {
@@ -151,8 +163,9 @@ test("a pasted hex message opens with its secret hidden", async () => {
 });
 
 
-// The focused element, by the key the page re-renders it under (data-focus), else its tag.
-const focusKey = (page) => page.evaluate(() => document.activeElement.getAttribute("data-focus") || document.activeElement.tagName.toLowerCase());
+// The focused element, by the key the page re-renders it under (data-focus), else its id, else
+// its tag.
+const focusKey = (page) => page.evaluate(() => document.activeElement.getAttribute("data-focus") || document.activeElement.id || document.activeElement.tagName.toLowerCase());
 
 test("accessible: axe finds nothing loaded, edited, with a violation and an error; keyboard only", async () => {
   const { url, child } = await startUi(file);
@@ -260,4 +273,272 @@ test("a REQUIRED bool left false is a value, not missing: the tree and the rules
   assert.deepEqual(await page.locator(".field.missing").evaluateAll((fs) => fs.map((f) => f.getAttribute("data-path"))), ["volume_id"]);
   await page.close();
   child.kill("SIGTERM");
+});
+
+// --- Calling a plugin from the page -------------------------------------------------------
+
+const SECRET = "hunter2-sent-from-the-page";
+
+// Runs `action` and waits for the status region to say `said` (emptied first, so an earlier
+// message cannot answer for this one).
+async function act(page, action, said) {
+  await page.evaluate(() => { document.getElementById("status").textContent = ""; });
+  await action();
+  await page.locator("#status", { hasText: said }).waitFor();
+}
+
+// Picks `method` by typing it into the filter and pressing Enter.
+async function pick(page, method) {
+  await page.fill("#method-filter", method);
+  await page.press("#method-filter", "Enter");
+  await page.locator("#request-heading", { hasText: `${method} request` }).waitFor();
+}
+
+// A capability at `at` (added to `list`, or set): a mount access type, SINGLE_NODE_WRITER.
+async function fillCapability(page, at, list) {
+  if (list) await act(page, () => page.getByRole("button", { name: `Add an element to ${list}` }).click(), `${list} added`);
+  else await act(page, () => page.getByRole("button", { name: `Set ${at}`, exact: true }).click(), `${at} added`);
+  await act(page, () => page.getByLabel(`${at}.access_type (one of)`).selectOption("mount"), `${at}.mount added`);
+  await act(page, () => page.getByRole("button", { name: `Set ${at}.access_mode` }).click(), `${at}.access_mode added`);
+  await act(page, () => page.locator(`select[data-path="${at}.access_mode.mode"]`).selectOption("SINGLE_NODE_WRITER"), `${at}.access_mode.mode set`);
+}
+
+// The secret memdriver asks for, typed into the request's secrets map: sent, never shown back.
+async function fillSecret(page) {
+  await page.getByLabel("key of a new secrets entry").fill("password");
+  await act(page, () => page.getByRole("button", { name: "Add entry to secrets" }).click(), 'secrets["password"] added');
+  const input = page.locator(`input[data-path='secrets["password"]']`);
+  assert.equal(await input.getAttribute("type"), "password");
+  await input.fill(SECRET);
+  await act(page, () => input.press("Enter"), 'secrets["password"] set');
+  assert.equal(await input.inputValue(), "", "the secret is not written back into the page");
+  assert.equal(await input.getAttribute("placeholder"), "set (hidden)");
+}
+
+async function setValue(page, path, value) {
+  const input = page.locator(`input[data-path="${path}"]`);
+  await input.fill(value);
+  await act(page, () => input.press("Enter"), `${path} set`);
+}
+
+async function send(page, said) {
+  await act(page, () => page.click("#send"), said);
+}
+
+// The volumes memdriver holds, asked through the page (ListVolumes).
+async function listedVolumes(page) {
+  await pick(page, "ListVolumes");
+  await send(page, "ListVolumes answered OK");
+  return page.locator('#answer code[data-path$=".volume.volume_id"]').allInnerTexts();
+}
+
+async function axeClean(page, state) {
+  const violations = await axeViolations(page);
+  console.log(`axe csi-view ui ${state}: ${violations.length} violation(s)${violations.map((v) => ` ${v.id}/${v.impact}`).join("")}`);
+  assert.deepEqual(violations, [], `axe, ${state}`);
+}
+
+async function narrowFits(page, state) {
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 320, height: 640 });
+  const overflow = await sidewaysOverflow(page);
+  assert.ok(overflow.over <= 0, `${state}: scrolls sideways by ${overflow.over}px at 320 px: ${overflow.culprits.join(", ")}`);
+  await page.setViewportSize(size);
+}
+
+test("call memdriver: a request without its REQUIRED name is refused and not sent; CreateVolume answered with a volume id, offered to the next request; NOT_FOUND with the spec's rows", async () => {
+  const plugin = await startMemdriver({
+    // memdriver's own validation off: a request the page let through without a name would be
+    // provisioned, and ListVolumes would show it.
+    MEMDRIVER_FAULT: "no-validation",
+    MEMDRIVER_REQUIRE_SECRET: `password=${SECRET}`,
+    MEMDRIVER_NODE_ID: "node-ui",
+  });
+  const ui = await startUiWith(["--endpoint", plugin.endpoint]);
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(ui.url).origin });
+  try {
+    await page.goto(ui.url);
+    await page.locator("#method-list option").first().waitFor();
+    assert.equal(await page.locator("#plugin").innerText(), `Plugin: ${plugin.endpoint}`);
+    // The list is grouped by service and filtered as one types.
+    assert.ok(await page.locator('#method-list optgroup[label="csi.v1.Controller"] option[value="/csi.v1.Controller/CreateVolume"]').count());
+    await page.fill("#method-filter", "nodepub");
+    assert.deepEqual(await page.locator("#method-list option").allInnerTexts(), ["NodePublishVolume"]);
+    assert.equal(await page.locator("#method-count").innerText(), "1 method matches “nodepub”; Enter opens NodePublishVolume");
+    await page.fill("#method-filter", "csi.v1.Group");
+    assert.deepEqual(await page.locator("#method-list optgroup").evaluateAll((g) => g.map((x) => x.label)), ["csi.v1.GroupController"], "a service's name filters too");
+
+    // CreateVolume with a capability and the secret, but no name: refused in the page.
+    await pick(page, "CreateVolume");
+    await fillCapability(page, "volume_capabilities[0]", "volume_capabilities");
+    await fillSecret(page);
+    assert.deepEqual(await page.locator("#violations li").evaluateAll((l) => l.map((li) => li.getAttribute("data-path"))), ["name"]);
+    await send(page, "refused: 1 spec rule broken; nothing sent");
+    assert.deepEqual(await page.locator("#refused-violations li").evaluateAll((l) => l.map((li) => li.getAttribute("data-path"))), ["name"]);
+    assert.ok(await page.locator('.field.missing.bad[data-path="name"]').isVisible());
+    await page.screenshot({ path: path.join(shotDir, "ui-call-refused.png"), fullPage: true });
+    await axeClean(page, "after a refused send");
+    await narrowFits(page, "after a refused send");
+    // memdriver saw no CreateVolume: it holds no volume.
+    assert.deepEqual(await listedVolumes(page), []);
+
+    // Back to CreateVolume (its request kept), the name filled: sent, answered with the volume.
+    await pick(page, "CreateVolume");
+    assert.equal(await page.locator('select[data-path="volume_capabilities[0].access_mode.mode"]').inputValue(), "SINGLE_NODE_WRITER");
+    await setValue(page, "name", "pvc-from-the-page");
+    await send(page, "CreateVolume answered OK");
+    const volumeId = await page.locator('#answer code[data-path="volume.volume_id"]').innerText();
+    assert.match(volumeId, /\S/);
+    assert.match(await page.locator("#answer .outcome").innerText(), /^OK, answered in \d+ ms$/);
+    assert.ok(await page.locator("#response-violations li.none").isVisible(), "the response breaks no rule");
+    await page.screenshot({ path: path.join(shotDir, "ui-call-response.png"), fullPage: true });
+    await axeClean(page, "with a response shown");
+    await narrowFits(page, "with a response shown");
+    // Its id, copied from the response with its button.
+    await act(page, () => page.getByRole("button", { name: "Copy volume.volume_id" }).click(), "copied volume.volume_id");
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), volumeId);
+    assert.deepEqual(await listedVolumes(page), [volumeId]);
+
+    // ControllerPublishVolume: the volume id is offered; a node memdriver does not know is
+    // NOT_FOUND, shown with the rows of the spec's error table.
+    await pick(page, "ControllerPublishVolume");
+    const idInput = page.locator('input[data-path="volume_id"]');
+    const offers = await page.locator(`datalist#${await idInput.getAttribute("list")} option`).evaluateAll((o) => o.map((x) => [x.value, x.label]));
+    // Seen last in ListVolumes' answer.
+    assert.deepEqual(offers[0], [volumeId, "volume_id of ListVolumes"]);
+    await setValue(page, "volume_id", offers[0][0]);
+    await setValue(page, "node_id", "node-elsewhere");
+    await fillCapability(page, "volume_capability");
+    await fillSecret(page);
+    await send(page, "ControllerPublishVolume answered NOT_FOUND");
+    assert.match(await page.locator("#answer .outcome").innerText(), /^NOT_FOUND \(5\): .*node-elsewhere/);
+    assert.equal(await page.locator("#answer h3").innerText(), "What the spec says (ControllerPublishVolume's error table)");
+    assert.deepEqual(await page.locator("#answer dl dt:text-is('Condition') + dd").allInnerTexts(), ["Volume does not exist", "Node does not exist"]);
+    await page.screenshot({ path: path.join(shotDir, "ui-call-not-found.png"), fullPage: true });
+    await axeClean(page, "with a gRPC status shown");
+    await narrowFits(page, "with a gRPC status shown");
+
+    // The secret went to memdriver (it answered, not UNAUTHENTICATED) and never came back.
+    assert.ok(!(await page.content()).includes(SECRET), "the secret is on the page");
+    assert.ok(!ui.output().includes(SECRET), "the secret is in csi-view's output");
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    ui.child.kill("SIGTERM");
+    await plugin.stop();
+  }
+});
+
+test("without a plugin the page says so, and Send is off with that reason", async () => {
+  const ui = await startUiWith([]);
+  const page = await context.newPage();
+  try {
+    await page.goto(ui.url);
+    await page.locator("#method-list option").first().waitFor();
+    assert.match(await page.locator("#plugin").innerText(), /^no plugin is connected: start csi-view ui with --endpoint/);
+    await pick(page, "GetPluginInfo");
+    const sendButton = page.locator("#send");
+    assert.equal(await sendButton.getAttribute("aria-disabled"), "true");
+    assert.match(await page.locator(`#${await sendButton.getAttribute("aria-describedby")}`).innerText(), /^no plugin is connected/);
+    // aria-disabled keeps it focusable: Enter on it says why nothing is sent.
+    await sendButton.focus();
+    await act(page, () => page.keyboard.press("Enter"), "no plugin is connected");
+    assert.match(await page.locator("#answer").innerText(), /Nothing sent yet/);
+    await axeClean(page, "with no plugin");
+  } finally {
+    await page.close();
+    ui.child.kill("SIGTERM");
+  }
+});
+
+// Tab (at most `max` times) until the focus is on `key`; fails naming where it stopped.
+async function tabTo(page, key, max = 80) {
+  let at = "";
+  for (let i = 0; i < max && at !== key; i++) {
+    await page.keyboard.press("Tab");
+    at = await focusKey(page);
+  }
+  assert.equal(at, key, `Tab reaches ${key}`);
+}
+
+test("accessible while calling: keyboard only, pick a method, fill, send, read the response; axe and 320 px in each state", async () => {
+  const plugin = await startMemdriver();
+  const ui = await startUiWith(["--endpoint", plugin.endpoint]);
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  try {
+    await page.goto(ui.url);
+    await page.locator("#method-list option").first().waitFor();
+    await axeClean(page, "with the call part loaded");
+
+    // Pick CreateVolume: type into the filter, Enter; the focus moves to the request.
+    await tabTo(page, "method-filter");
+    await page.keyboard.type("CreateVolume");
+    await page.keyboard.press("Enter");
+    await page.locator("#request-heading").waitFor();
+    assert.equal(await focusKey(page), "request-heading");
+    await axeClean(page, "with a method picked");
+    await narrowFits(page, "with a method picked");
+
+    // The name: Tab to its docs, open them, Tab to its value, type, Tab away: applied, the focus
+    // where Tab put it.
+    await tabTo(page, "name:name", 3);
+    await page.keyboard.press("Enter");
+    assert.ok(await page.locator('.field[data-path="name"] > .doc').isVisible(), "Enter opens the field's documentation");
+    await page.keyboard.press("Tab");
+    assert.equal(await focusKey(page), "value:name");
+    await page.keyboard.type("pvc-keyboard");
+    await act(page, () => page.keyboard.press("Tab"), "name set; 1 spec rule broken");
+    assert.equal(await focusKey(page), "docs:name", "focus kept after the edit");
+
+    // A capability: add an element (the focus goes into it, on its oneof), choose mount with the
+    // arrow keys, set access_mode (the focus goes to its mode), choose SINGLE_NODE_WRITER.
+    await tabTo(page, "add:volume_capabilities");
+    await act(page, () => page.keyboard.press("Enter"), "volume_capabilities added");
+    assert.equal(await focusKey(page), "oneof:volume_capabilities[0].access_type");
+    await act(page, () => page.keyboard.press("ArrowDown"), "volume_capabilities[0].block added");
+    await act(page, () => page.keyboard.press("ArrowDown"), "volume_capabilities[0].mount added");
+    assert.equal(await focusKey(page), "oneof:volume_capabilities[0].access_type");
+    await tabTo(page, "set:volume_capabilities[0].access_mode");
+    await act(page, () => page.keyboard.press("Enter"), "volume_capabilities[0].access_mode added");
+    assert.equal(await focusKey(page), "value:volume_capabilities[0].access_mode.mode");
+    await act(page, () => page.keyboard.press("ArrowDown"), "access_mode.mode set; no spec rule broken");
+    assert.equal(await page.locator('select[data-path="volume_capabilities[0].access_mode.mode"]').inputValue(), "SINGLE_NODE_WRITER");
+    await axeClean(page, "with the request filled");
+    await narrowFits(page, "with the request filled");
+
+    // Send: the focus stays on Send; the status says it was answered; Tab reaches the response.
+    await tabTo(page, "send");
+    await act(page, () => page.keyboard.press("Enter"), "CreateVolume answered OK");
+    assert.equal(await focusKey(page), "send", "focus kept on Send");
+    await tabTo(page, "response:copy:volume.volume_id");
+    const volumeId = await page.locator('#answer code[data-path="volume.volume_id"]').innerText();
+    assert.match(volumeId, /\S/);
+    await page.screenshot({ path: path.join(shotDir, "ui-call-keyboard.png"), fullPage: true });
+    await axeClean(page, "with a response shown");
+    await narrowFits(page, "with a response shown");
+
+    // Start over, then Send the empty request: refused, the focus still on Send.
+    await tabTo(page, "reset");
+    await act(page, () => page.keyboard.press("Enter"), "the request emptied; 2 spec rules broken");
+    assert.equal(await focusKey(page), "reset");
+    await page.keyboard.press("Shift+Tab");
+    assert.equal(await focusKey(page), "send");
+    await act(page, () => page.keyboard.press("Enter"), "refused: 2 spec rules broken; nothing sent");
+    assert.equal(await focusKey(page), "send");
+    assert.deepEqual(await page.locator("#refused-violations li").evaluateAll((l) => l.map((li) => li.getAttribute("data-path"))), ["name", "volume_capabilities"]);
+    await axeClean(page, "after a refused send");
+    await narrowFits(page, "after a refused send");
+    await page.setViewportSize({ width: 320, height: 640 });
+    await page.screenshot({ path: path.join(shotDir, "ui-call-320.png"), fullPage: true });
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    ui.child.kill("SIGTERM");
+    await plugin.stop();
+  }
 });

@@ -93,8 +93,15 @@ fn field(f: &FieldFacts) -> String {
         None => "None".to_owned(),
     };
     format!(
-        "FieldFacts {{ name: Borrowed({:?}), number: {}, type_name: Borrowed({:?}), label: Label::{label}, oneof: {oneof}, presence: Presence::{presence}, secret: {}, alpha: {}, size_limit: SizeLimit::{size}, non_negative: {}, no_control_chars: {} }}",
-        &*f.name, f.number, &*f.type_name, f.secret, f.alpha, f.non_negative, f.no_control_chars
+        "FieldFacts {{ name: Borrowed({:?}), number: {}, type_name: Borrowed({:?}), label: Label::{label}, oneof: {oneof}, presence: Presence::{presence}, secret: {}, alpha: {}, size_limit: SizeLimit::{size}, non_negative: {}, no_control_chars: {}, plugin_generated: {} }}",
+        &*f.name,
+        f.number,
+        &*f.type_name,
+        f.secret,
+        f.alpha,
+        f.non_negative,
+        f.no_control_chars,
+        f.plugin_generated
     )
 }
 

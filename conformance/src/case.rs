@@ -5,7 +5,9 @@ use std::future::Future;
 use std::pin::Pin;
 
 use csikit::v1::controller_service_capability::rpc::Type as Ctl;
+use csikit::v1::group_controller_service_capability::rpc::Type as GroupCap;
 use csikit::v1::node_service_capability::rpc::Type as Nd;
+use csikit::v1::plugin_capability::volume_expansion::Type as Expansion;
 
 use crate::report::Outcome;
 use crate::sentence::Sentence;
@@ -25,6 +27,14 @@ pub(crate) enum Need {
     Ctl(Ctl),
     /// A node capability.
     Nd(Nd),
+    /// A group controller capability (the GroupController service advertised and answering).
+    Group(GroupCap),
+    /// The VOLUME_ACCESSIBILITY_CONSTRAINTS plugin capability.
+    Accessibility,
+    /// ONLINE volume expansion.
+    Online,
+    /// OFFLINE volume expansion.
+    Offline,
     /// Mutable parameters the plugin accepts (`--mutable-parameters`).
     MutableParameters,
 }
@@ -37,6 +47,10 @@ impl Need {
             Need::Node => s.has_node,
             Need::Ctl(c) => s.has(c),
             Need::Nd(n) => s.node_has(n),
+            Need::Group(g) => s.group_has(g),
+            Need::Accessibility => s.accessibility,
+            Need::Online => s.expansion == Some(Expansion::Online),
+            Need::Offline => s.expansion == Some(Expansion::Offline),
             Need::MutableParameters => !s.cfg.mutable_parameters.is_empty(),
         }
     }
@@ -48,6 +62,10 @@ impl Need {
             Need::Node => "no Node service".into(),
             Need::Ctl(c) => format!("no {}", c.as_str_name()),
             Need::Nd(n) => format!("no node {}", n.as_str_name()),
+            Need::Group(g) => format!("no group controller {}", g.as_str_name()),
+            Need::Accessibility => "no VOLUME_ACCESSIBILITY_CONSTRAINTS".into(),
+            Need::Online => "no ONLINE volume expansion".into(),
+            Need::Offline => "no OFFLINE volume expansion".into(),
             Need::MutableParameters => {
                 "no mutable parameter the plugin accepts was given (--mutable-parameters)".into()
             }

@@ -1,5 +1,5 @@
-//! The end of every run: what the suite published, staged and made is undone, and the driver's
-//! log is searched for the secret values sent.
+//! The end of every run: what the suite published, staged and made (group snapshots, snapshots,
+//! volumes) is undone, and the driver's log is searched for the secret values sent.
 
 use std::path::Path;
 
@@ -14,31 +14,34 @@ use crate::suite::{Suite, show_status};
 /// Undoes everything the suite did; what could not be deleted, each with the plugin's answer.
 pub(crate) async fn clean_up(s: &mut Suite) -> Vec<String> {
     let mut left = Vec::new();
-    let mut n = s.node_client();
     for (volume, target) in std::mem::take(&mut s.node_published) {
         let un = NodeUnpublishVolumeRequest {
             volume_id: volume,
             target_path: target.display().to_string(),
         };
-        let _ = s.call(n.node_unpublish_volume(s.req(un))).await;
+        let _ = s.ask(un).await;
     }
     for (volume, staging) in std::mem::take(&mut s.staged) {
         let un = NodeUnstageVolumeRequest {
             volume_id: volume,
             staging_target_path: staging.display().to_string(),
         };
-        let _ = s.call(n.node_unstage_volume(s.req(un))).await;
+        let _ = s.ask(un).await;
     }
-    let mut c = s.ctl_client();
     for (volume, node) in std::mem::take(&mut s.published) {
-        let secrets = s.secrets("ControllerUnpublishVolumeSecret");
+        let secrets = s.secrets("ControllerUnpublishVolume");
         let un = ControllerUnpublishVolumeRequest { volume_id: volume, node_id: node, secrets };
-        let _ = s.call(c.controller_unpublish_volume(s.req(un))).await;
+        let _ = s.ask(un).await;
+    }
+    for (id, members) in s.groups.clone() {
+        if let Err(e) = crate::cases::group::delete(s, &id, &members).await {
+            left.push(format!("group snapshot {id}: {}", show_status(&e)));
+        }
     }
     for id in std::mem::take(&mut s.snapshots) {
-        let secrets = s.secrets("DeleteSnapshotSecret");
+        let secrets = s.secrets("DeleteSnapshot");
         let del = DeleteSnapshotRequest { snapshot_id: id.clone(), secrets };
-        if let Err(e) = s.call(c.delete_snapshot(s.req(del))).await {
+        if let Err(e) = s.ask(del).await {
             left.push(format!("snapshot {id}: {}", show_status(&e)));
         }
     }

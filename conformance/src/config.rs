@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::secrets::Secrets;
+use csikit::runtime::secrets::Secrets;
 
 /// How to run the suite.
 #[derive(Debug, Clone)]

@@ -7,48 +7,61 @@
 //!   per REQUIRED field and required oneof (cleared: INVALID_ARGUMENT expected); size limits at
 //!   the limit and one byte over; a secret key outside the allowed charset; banned control
 //!   characters in names.
-//! * Written: a table of cases per group (identity, volume, list, publish, node, snapshot), each
-//!   row with what the plugin must advertise for it to apply (the skip reason comes from there),
-//!   the spec sentence it checks, and its body.
+//! * From the error tables: one case per row the suite can bring about, expecting its code.
+//! * Written: a table of cases per group (identity, capabilities, volume, expand, modify, list,
+//!   publish, node, access, snapshot, group), each row with what the plugin must advertise for
+//!   it to apply (the skip reason comes from there), the spec sentence it checks, and its body.
 //!
 //! Verdicts a driver's author can trust: a case fails only for a sentence that binds the plugin
 //! with MUST (an error table's row is one). A sentence that binds the sender of a message (the
 //! size limits, the secret key charset: limits on what a CO generates) or a SHOULD gives a note
 //! instead; [`Config::strict`] makes notes failures. Every answer of every call the suite makes
-//! is checked against the spec's facts (REQUIRED response fields, limits, non-negative numbers)
-//! and for the secret values it sent; a broken answer fails the case that got it.
+//! is checked against the spec's facts (REQUIRED response fields, limits, non-negative numbers),
+//! for the secret values it sent, and against the request that produced it, what the plugin
+//! advertises and what it answered before; a broken answer fails the case that got it.
 //!
-//! Every volume and snapshot a case creates is deleted even when the case fails, nothing the
-//! suite did not make is touched, and ListVolumes must read the same after the run as before it.
-//! Every call has a deadline, so an unreachable endpoint, a server that is not CSI or a hanging
-//! driver gives a clear line per case, never a hang.
+//! Every volume, snapshot and group snapshot a case creates is deleted even when the case fails,
+//! nothing the suite did not make is touched, and ListVolumes must read the same after the run
+//! as before it. Every call has a deadline, so an unreachable endpoint, a server that is not CSI
+//! or a hanging driver gives a clear line per case, never a hang.
+//!
+//! `AUDIT.md` audits every MUST sentence of the spec against the cases; [`audit_summary`] prints
+//! its coverage.
 //!
 //! From `cargo test`, [`run_in_process`] serves a driver's routes (for example
 //! `csikit::server::Builder::into_routes`) on a temporary socket and runs the suite against it.
 //!
-//! Modules: `config` (how to run), `secrets` and `yaml` (csi-sanity's YAML files), `sentence`
-//! (what a case checks), `case` (a row of the table), `suite` (the connection and the calls),
-//! `record` (verdicts), `cases` (the table and the generated cases), `generated` (requests
-//! changed by reflection), `cleanup`, `run`, `report`, `client`.
+//! csi-sanity's YAML files (secrets, volume parameters) are read by `csikit::runtime::secrets`.
+//!
+//! Modules: `config` (how to run), `sentence`
+//! (what a case checks), `case` (a row of the table), `suite` (the connection, what the plugin
+//! advertises, what the suite made), `exchange` (every call, and the checks of every answer),
+//! `answers` (an answer against its request and earlier answers), `workload` (a volume put in use
+//! on the node, and the mount table), `record` (verdicts), `cases` (the table and the generated
+//! cases), `generated` (requests changed by reflection), `audit` (`AUDIT.md`), `cleanup`, `run`,
+//! `report`, `client`.
 
+mod answers;
+mod audit;
 mod case;
 mod cases;
 mod cleanup;
 mod client;
 mod config;
+mod exchange;
 mod generated;
 mod record;
 mod report;
 mod run;
-mod secrets;
 mod sentence;
 mod suite;
-mod yaml;
+mod workload;
 
+pub use audit::summary as audit_summary;
 pub use client::Endpoint;
 pub use config::Config;
+pub use csikit::runtime::secrets::Secrets;
+pub use csikit::runtime::secrets::yaml::read_flat;
 pub use report::{CaseResult, Outcome, Report};
 pub use run::{list, run, run_in_process};
-pub use secrets::Secrets;
 pub use sentence::{Binds, Level, Sentence};
-pub use yaml::read_flat;

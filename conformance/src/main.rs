@@ -19,11 +19,14 @@ use csikit_conformance::{Config, Endpoint, Outcome, Secrets};
 #[command(name = "csi-conformance", version, about)]
 struct Cli {
     /// The plugin: unix:///path.sock or tcp://host:port.
-    #[arg(long, alias = "csi.endpoint", required_unless_present = "list")]
+    #[arg(long, alias = "csi.endpoint", required_unless_present_any = ["list", "audit"])]
     endpoint: Option<String>,
     /// Print every case with the spec sentence it checks, and exit.
     #[arg(long)]
     list: bool,
+    /// Print the audit's coverage of what the spec asks of a plugin (AUDIT.md), and exit.
+    #[arg(long)]
+    audit: bool,
     /// Notes (a sentence that binds the sender, a plugin's SHOULD) are failures.
     #[arg(long)]
     strict: bool,
@@ -60,6 +63,10 @@ struct Cli {
 fn main() -> ExitCode {
     // clap prints help or the error, and exits 0 or 2 (a bad command line).
     let cli = Cli::parse();
+    if cli.audit {
+        print!("{}", csikit_conformance::audit_summary());
+        return ExitCode::SUCCESS;
+    }
     if cli.list {
         for (name, sentence) in csikit_conformance::list() {
             println!("{name}\n    {sentence}");

@@ -8,35 +8,34 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use csikit::facts::MethodFacts;
-use csikit::v1::controller_client::ControllerClient;
 use csikit::v1::controller_service_capability::rpc::Type as Ctl;
-use csikit::v1::identity_client::IdentityClient;
-use csikit::v1::node_client::NodeClient;
+use csikit::v1::group_controller_service_capability::rpc::Type as GroupCap;
 use csikit::v1::node_service_capability::rpc::Type as Nd;
 use csikit::v1::plugin_capability::service::Type as Svc;
+use csikit::v1::plugin_capability::volume_expansion::Type as Expansion;
 use csikit::v1::volume_capability::access_mode::Mode;
 use csikit::v1::volume_capability::{AccessMode, AccessType, BlockVolume, MountVolume};
 use csikit::v1::{
     CapacityRange, ControllerGetCapabilitiesRequest, ControllerPublishVolumeRequest,
     ControllerUnpublishVolumeRequest, CreateVolumeRequest, DeleteVolumeRequest,
-    DeleteVolumeResponse, GetPluginCapabilitiesRequest, GetPluginInfoRequest, ListVolumesRequest,
-    NodeGetCapabilitiesRequest, NodeGetInfoRequest, Volume, VolumeCapability,
-    controller_service_capability, node_service_capability, plugin_capability,
+    DeleteVolumeResponse, GetPluginCapabilitiesRequest, GetPluginInfoRequest,
+    GroupControllerGetCapabilitiesRequest, ListVolumesRequest, NodeGetCapabilitiesRequest,
+    NodeGetInfoRequest, Topology, Volume, VolumeCapability, controller_service_capability,
+    group_controller_service_capability, node_service_capability, plugin_capability,
 };
 use csikit::validate::RuleId;
-use prost::Message;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 
-use crate::client::{Endpoint, raw_call};
+use crate::client::Endpoint;
 use crate::config::Config;
 use crate::report::Outcome;
 use crate::sentence::{Sentence, general};
 
-/// A volume id and a snapshot id no plugin has issued.
+/// A volume id, a snapshot id and a group snapshot id no plugin has issued.
 pub(crate) const UNKNOWN_VOLUME: &str = "csi-conformance-no-such-volume";
 pub(crate) const UNKNOWN_SNAPSHOT: &str = "csi-conformance-no-such-snapshot";
+pub(crate) const UNKNOWN_GROUP: &str = "csi-conformance-no-such-group-snapshot";
 pub(crate) const MIB: i64 = 1 << 20;
 /// The key of the canary secret sent when no secrets file is given.
 const CANARY_KEY: &str = "csi-conformance-canary";
@@ -46,7 +45,17 @@ pub(crate) struct Suite {
     pub(crate) cfg: Config,
     pub(crate) t: Duration,
     services: HashSet<i32>,
+    /// The plugin advertises VOLUME_ACCESSIBILITY_CONSTRAINTS.
+    pub(crate) accessibility: bool,
+    /// The plugin's VolumeExpansion type, if it advertises one.
+    pub(crate) expansion: Option<Expansion>,
     pub(crate) ctl: HashSet<i32>,
+    /// The group controller's capabilities (GROUP_CONTROLLER_SERVICE advertised and answering).
+    pub(crate) group: HashSet<i32>,
+    /// NodeGetInfo's `accessible_topology`.
+    pub(crate) node_topology: Option<Topology>,
+    /// NodeGetInfo's `max_volumes_per_node` (0: not said).
+    pub(crate) max_volumes: i64,
     pub(crate) node: HashSet<i32>,
     pub(crate) has_node: bool,
     pub(crate) node_id: String,
@@ -57,6 +66,8 @@ pub(crate) struct Suite {
     pub(crate) block: bool,
     pub(crate) volumes: Vec<String>,
     pub(crate) snapshots: Vec<String>,
+    /// Group snapshots to delete: (group, its snapshots).
+    pub(crate) groups: Vec<(String, Vec<String>)>,
     /// Controller publications to undo: (volume, node).
     pub(crate) published: Vec<(String, String)>,
     /// Node paths to undo: (volume, target) and (volume, staging).
@@ -68,6 +79,8 @@ pub(crate) struct Suite {
     canary: String,
     /// What the answers since the last [`Suite::take_problems`] broke.
     problems: Mutex<Vec<Problem>>,
+    /// What earlier answers said ([`crate::answers`]).
+    pub(crate) memory: Mutex<crate::answers::Memory>,
 }
 
 impl Suite {
@@ -84,7 +97,12 @@ impl Suite {
             cfg: cfg.clone(),
             t,
             services: HashSet::new(),
+            accessibility: false,
+            expansion: None,
             ctl: HashSet::new(),
+            group: HashSet::new(),
+            node_topology: None,
+            max_volumes: 0,
             node: HashSet::new(),
             has_node: false,
             node_id: "csi-conformance-node".into(),
@@ -93,6 +111,7 @@ impl Suite {
             block: false,
             volumes: Vec::new(),
             snapshots: Vec::new(),
+            groups: Vec::new(),
             published: Vec::new(),
             node_published: Vec::new(),
             staged: Vec::new(),
@@ -106,6 +125,7 @@ impl Suite {
                     .map_or(0, |d| d.subsec_nanos())
             ),
             problems: Mutex::new(Vec::new()),
+            memory: Mutex::default(),
         };
         suite.discover().await?;
         Ok(suite)
@@ -113,30 +133,31 @@ impl Suite {
 
     async fn discover(&mut self) -> Result<(), String> {
         let said = |rpc: &str, s: Status| format!("{rpc}: {}", show_status(&s));
-        let mut identity = IdentityClient::new(self.ch.clone());
         let info = self
-            .call(identity.get_plugin_info(self.req(GetPluginInfoRequest {})))
+            .ask(GetPluginInfoRequest {})
             .await
             .map_err(|s| format!("{} (is this a CSI plugin?)", said("GetPluginInfo", s)))?;
         if info.name.is_empty() {
             return Err("GetPluginInfo answered an empty name".into());
         }
         let caps = self
-            .call(identity.get_plugin_capabilities(self.req(GetPluginCapabilitiesRequest {})))
+            .ask(GetPluginCapabilitiesRequest {})
             .await
             .map_err(|s| said("GetPluginCapabilities", s))?;
-        self.services = caps
-            .capabilities
-            .iter()
-            .filter_map(|c| match &c.r#type {
-                Some(plugin_capability::Type::Service(s)) => Some(s.r#type),
-                _ => None,
-            })
-            .collect();
+        for c in caps.capabilities.iter().filter_map(|c| c.r#type.as_ref()) {
+            match c {
+                plugin_capability::Type::Service(s) => {
+                    self.services.insert(s.r#type);
+                }
+                plugin_capability::Type::VolumeExpansion(e) => {
+                    self.expansion = Expansion::try_from(e.r#type).ok();
+                }
+            }
+        }
+        self.accessibility = self.services.contains(&(Svc::VolumeAccessibilityConstraints as i32));
         if self.controller() {
-            let mut c = self.ctl_client();
             let r = self
-                .call(c.controller_get_capabilities(self.req(ControllerGetCapabilitiesRequest {})))
+                .ask(ControllerGetCapabilitiesRequest {})
                 .await
                 .map_err(|s| said("ControllerGetCapabilities", s))?;
             self.ctl = r
@@ -148,8 +169,20 @@ impl Suite {
                 })
                 .collect();
         }
-        let mut n = self.node_client();
-        match self.call(n.node_get_capabilities(self.req(NodeGetCapabilitiesRequest {}))).await {
+        if self.group_service() {
+            // An error here is the obligation case's to report; the group cases then skip.
+            if let Ok(r) = self.ask(GroupControllerGetCapabilitiesRequest {}).await {
+                self.group = r
+                    .capabilities
+                    .iter()
+                    .filter_map(|c| match &c.r#type {
+                        Some(group_controller_service_capability::Type::Rpc(r)) => Some(r.r#type),
+                        _ => None,
+                    })
+                    .collect();
+            }
+        }
+        match self.ask(NodeGetCapabilitiesRequest {}).await {
             Ok(r) => {
                 self.has_node = true;
                 self.node = r
@@ -165,11 +198,10 @@ impl Suite {
             Err(s) => return Err(said("NodeGetCapabilities", s)),
         }
         if self.has_node {
-            self.node_id = self
-                .call(n.node_get_info(self.req(NodeGetInfoRequest {})))
-                .await
-                .map(|i| i.node_id)
-                .map_err(|s| said("NodeGetInfo", s))?;
+            let info = self.ask(NodeGetInfoRequest {}).await.map_err(|s| said("NodeGetInfo", s))?;
+            self.node_id = info.node_id;
+            self.node_topology = info.accessible_topology;
+            self.max_volumes = info.max_volumes_per_node;
         }
         Ok(())
     }
@@ -182,6 +214,16 @@ impl Suite {
     /// The plugin advertises this controller capability.
     pub(crate) fn has(&self, c: Ctl) -> bool {
         self.controller() && self.ctl.contains(&(c as i32))
+    }
+
+    /// The plugin advertises the GroupController service.
+    pub(crate) fn group_service(&self) -> bool {
+        self.services.contains(&(Svc::GroupControllerService as i32))
+    }
+
+    /// The plugin serves the GroupController service with this capability.
+    pub(crate) fn group_has(&self, c: GroupCap) -> bool {
+        self.group.contains(&(c as i32))
     }
 
     /// The plugin advertises this node capability.
@@ -214,94 +256,21 @@ impl Suite {
         Ok(pod.join("mount"))
     }
 
-    /// The secrets for a kind of call, remembered to look for in answers and the log.
-    /// With no secrets file, one canary secret (a key of its own, a value unique to the run) is
+    /// The secrets for a call of `rpc` (`CreateVolume`: the file's kind for it, csi-sanity's
+    /// `CreateVolumeSecret`), remembered to look for in answers and the log. With no secrets file, one canary secret (a key of its own, a value unique to the run) is
     /// sent in every `secrets` field, so a plugin that echoes secrets into an answer or its log
     /// is still seen.
-    pub(crate) fn secrets(&mut self, kind: &str) -> HashMap<String, String> {
+    pub(crate) fn secrets(&mut self, rpc: &str) -> HashMap<String, String> {
         let s = if self.cfg.secrets.is_empty() {
             HashMap::from([(CANARY_KEY.to_owned(), self.canary.clone())])
         } else {
-            self.cfg.secrets.get(kind)
+            self.cfg.secrets.for_rpc(rpc)
         };
         self.sent_secrets.extend(s.values().filter(|v| !v.is_empty()).cloned());
         s
     }
 
-    pub(crate) fn ctl_client(&self) -> ControllerClient<Channel> {
-        ControllerClient::new(self.ch.clone())
-    }
-
-    pub(crate) fn node_client(&self) -> NodeClient<Channel> {
-        NodeClient::new(self.ch.clone())
-    }
-
-    /// A request carrying the suite's deadline.
-    pub(crate) fn req<T>(&self, message: T) -> tonic::Request<T> {
-        let mut r = tonic::Request::new(message);
-        r.set_timeout(self.t);
-        r
-    }
-
-    /// A typed call (`call(client.method(suite.req(request)))`) within the deadline; a deadline
-    /// passed is DEADLINE_EXCEEDED, whatever the plugin does. The answer is checked: see
-    /// [`Suite::take_problems`].
-    pub(crate) async fn call<T, F>(&self, call: F) -> Result<T, Status>
-    where
-        T: csikit::Validate + Message,
-        F: std::future::Future<Output = Result<tonic::Response<T>, Status>>,
-    {
-        let answer = match tokio::time::timeout(self.t, call).await {
-            Ok(r) => r.map(tonic::Response::into_inner),
-            Err(_) => Err(Status::new(Code::DeadlineExceeded, "no answer within the deadline")),
-        };
-        let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("response");
-        match &answer {
-            Ok(m) => {
-                if let Err(v) = m.validate() {
-                    self.violations(name, &v);
-                }
-                let bytes = m.encode_to_vec();
-                // Every answer the suite reads through a typed client is a `csi.v1` message.
-                self.enums(&format!("csi.v1.{name}"), name, &bytes);
-                self.scan(name, &bytes);
-            }
-            Err(s) => self.scan(&status_of(name), s.message().as_bytes()),
-        }
-        answer
-    }
-
-    /// A call of `method` with encoded `request` (built by reflection), its answer checked as
-    /// [`Suite::call`] checks one.
-    pub(crate) async fn raw(
-        &self,
-        method: &MethodFacts,
-        request: Vec<u8>,
-    ) -> Result<Vec<u8>, Status> {
-        let answer = raw_call(&self.ch, &method.path, request, self.t).await;
-        let name = method.output.rsplit('.').next().unwrap_or(&method.output);
-        match &answer {
-            Ok(bytes) => {
-                match csikit::validate_encoded(&method.output, bytes) {
-                    Ok(()) => {}
-                    Err(csikit::ValidateEncodedError::Invalid(v)) => self.violations(name, &v),
-                    Err(e) => {
-                        self.problem(
-                            format!("{name}: does not decode"),
-                            e.to_string(),
-                            general::RESPONSE_DECODES,
-                        );
-                    }
-                }
-                self.enums(&method.output, name, bytes);
-                self.scan(name, bytes);
-            }
-            Err(s) => self.scan(&status_of(name), s.message().as_bytes()),
-        }
-        answer
-    }
-
-    fn violations(&self, name: &str, v: &csikit::Violations) {
+    pub(crate) fn violations(&self, name: &str, v: &csikit::Violations) {
         for one in v.iter() {
             let path = crate::generated::plain(&one.path);
             let sentence = match one.rule {
@@ -320,7 +289,7 @@ impl Suite {
         }
     }
 
-    fn enums(&self, full_name: &str, name: &str, bytes: &[u8]) {
+    pub(crate) fn enums(&self, full_name: &str, name: &str, bytes: &[u8]) {
         for one in crate::generated::undeclared_enums(full_name, bytes) {
             let path = one.split(':').next().unwrap_or_default();
             let key = format!("{name}.{}: an undeclared enum value", crate::generated::plain(path));
@@ -328,7 +297,7 @@ impl Suite {
         }
     }
 
-    fn scan(&self, what: &str, bytes: &[u8]) {
+    pub(crate) fn scan(&self, what: &str, bytes: &[u8]) {
         let leaked =
             self.sent_secrets.iter().any(|s| bytes.windows(s.len()).any(|w| w == s.as_bytes()));
         if leaked {
@@ -338,7 +307,7 @@ impl Suite {
         }
     }
 
-    fn problem(&self, key: String, detail: String, sentence: Sentence) {
+    pub(crate) fn problem(&self, key: String, detail: String, sentence: Sentence) {
         self.problems.lock().unwrap_or_else(PoisonError::into_inner).push(Problem {
             key,
             detail,
@@ -396,12 +365,11 @@ impl Suite {
             volume_id: volume.into(),
             node_id: self.node_id.clone(),
             volume_capability: Some(cap),
-            secrets: self.secrets("ControllerPublishVolumeSecret"),
+            secrets: self.secrets("ControllerPublishVolume"),
             ..ControllerPublishVolumeRequest::default()
         };
-        let mut c = self.ctl_client();
         let r = self
-            .call(c.controller_publish_volume(self.req(req)))
+            .ask(req)
             .await
             .map_err(|e| format!("ControllerPublishVolume: {}", show_status(&e)))?;
         self.published.push((volume.to_owned(), self.node_id.clone()));
@@ -416,10 +384,9 @@ impl Suite {
         let req = ControllerUnpublishVolumeRequest {
             volume_id: volume.into(),
             node_id: self.node_id.clone(),
-            secrets: self.secrets("ControllerUnpublishVolumeSecret"),
+            secrets: self.secrets("ControllerUnpublishVolume"),
         };
-        let mut c = self.ctl_client();
-        self.call(c.controller_unpublish_volume(self.req(req)))
+        self.ask(req)
             .await
             .map_err(|e| format!("ControllerUnpublishVolume: {}", show_status(&e)))?;
         self.published.retain(|(v, _)| v != volume);
@@ -434,15 +401,14 @@ impl Suite {
                 .then_some(CapacityRange { required_bytes: required, limit_bytes: 0 }),
             volume_capabilities: vec![self.capability()],
             parameters: self.cfg.volume_parameters.clone(),
-            secrets: self.secrets("CreateVolumeSecret"),
+            secrets: self.secrets("CreateVolume"),
             ..CreateVolumeRequest::default()
         }
     }
 
     /// CreateVolume, the volume remembered for the clean-up.
     pub(crate) async fn create(&mut self, r: CreateVolumeRequest) -> Result<Volume, Status> {
-        let mut c = self.ctl_client();
-        let v = self.call(c.create_volume(self.req(r))).await?;
+        let v = self.ask(r).await?;
         let v = v.volume.ok_or_else(|| Status::internal("CreateVolume answered no volume"))?;
         self.adopt_volume(&v.volume_id);
         Ok(v)
@@ -471,11 +437,8 @@ impl Suite {
 
     /// DeleteVolume; a volume gone is forgotten.
     pub(crate) async fn delete(&mut self, id: &str) -> Result<DeleteVolumeResponse, Status> {
-        let secrets = self.secrets("DeleteVolumeSecret");
-        let mut c = self.ctl_client();
-        let r = self
-            .call(c.delete_volume(self.req(DeleteVolumeRequest { volume_id: id.into(), secrets })))
-            .await;
+        let secrets = self.secrets("DeleteVolume");
+        let r = self.ask(DeleteVolumeRequest { volume_id: id.into(), secrets }).await;
         if r.is_ok() {
             self.volumes.retain(|v| v != id);
         }
@@ -484,14 +447,11 @@ impl Suite {
 
     /// Every volume id ListVolumes gives, following its tokens.
     pub(crate) async fn list_all(&mut self, max_entries: i32) -> Result<Vec<String>, String> {
-        let mut c = self.ctl_client();
         let mut out = Vec::new();
         let mut token = String::new();
         for _ in 0..10_000 {
             let r = self
-                .call(c.list_volumes(
-                    self.req(ListVolumesRequest { max_entries, starting_token: token.clone() }),
-                ))
+                .ask(ListVolumesRequest { max_entries, starting_token: token.clone() })
                 .await
                 .map_err(|s| format!("ListVolumes: {}", show_status(&s)))?;
             if max_entries > 0 && r.entries.len() > max_entries as usize {
@@ -525,11 +485,6 @@ pub(crate) struct Problem {
     pub(crate) detail: String,
     /// The sentence it breaks.
     pub(crate) sentence: Sentence,
-}
-
-/// Where a status message answering a call whose answer would be `name` stands.
-fn status_of(name: &str) -> String {
-    format!("the status message of {}", name.strip_suffix("Response").unwrap_or(name))
 }
 
 /// The spec's name of a code: `NOT_FOUND`.

@@ -1,5 +1,5 @@
-//! The `csi-conformance` command line: `--list` prints every case with its sentence, and
-//! csi-sanity's flags are taken as they are written in a driver's CI.
+//! The `csi-conformance` command line: `--list` prints every case with its sentence, `--audit`
+//! the audit's coverage, and csi-sanity's flags are taken as they are written in a driver's CI.
 
 use std::process::Command;
 
@@ -27,6 +27,19 @@ fn list_prints_every_case_with_its_sentence() {
     }
     assert!(text.contains("Each key MUST consist of alphanumeric characters"), "{text}");
     assert!(text.contains("Invalid `starting_token` | 10 ABORTED"), "{text}");
+}
+
+#[test]
+fn audit_prints_the_coverage_by_part_of_the_spec() {
+    let out = bin().arg("--audit").output().expect("runs");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let all = text.lines().find(|l| l.starts_with("all ")).unwrap_or_else(|| panic!("{text}"));
+    let counts: Vec<usize> =
+        all.split_whitespace().skip(1).filter_map(|n| n.parse().ok()).collect();
+    assert_eq!(counts.len(), 5, "{all}");
+    assert_eq!(counts[..4].iter().sum::<usize>(), counts[4], "{all}");
+    assert!(text.contains("GroupController service"), "{text}");
 }
 
 #[test]

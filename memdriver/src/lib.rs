@@ -5,7 +5,10 @@
 //! each RPC: idempotent retries answer the same, `CreateVolume` with a known name and other
 //! arguments is `ALREADY_EXISTS`, unknown ids are `NOT_FOUND` where the error tables say so,
 //! `DeleteVolume` and the unpublish/unstage calls are `OK` when there is nothing to undo,
-//! `NodePublishVolume` needs a staged path, and capacity comes out of a fixed pool.
+//! `NodePublishVolume` needs a staged path, and capacity comes out of a fixed pool. Group
+//! snapshots (the GroupController service, with `MEMDRIVER_GROUP_CONTROLLER=1`) are one snapshot
+//! per volume, deleted with the group only; the one node it serves has the topology `{memdriver.csikit.dev/node: <node id>}`, which
+//! every volume reports and a `requisite` must name (VOLUME_ACCESSIBILITY_CONSTRAINTS).
 //!
 //! The skeleton (`csikit::server`) does the rest: Identity, capabilities derived from the RPCs
 //! implemented here, required-field validation, per-volume serialisation (`ABORTED` for an
@@ -20,6 +23,8 @@
 //! | `MEMDRIVER_REQUIRE_SECRET` | `key=value`: every request with a `secrets` field must carry this secret, else `UNAUTHENTICATED` |
 //! | `MEMDRIVER_FAULT` | one bug on purpose, for testing conformance suites (see [`fault::Fault`]): `no-validation`, `create-not-idempotent`, `internal-for-unknown`, `delete-not-found`, `log-secrets`, `ignore-token`, `accept-bad-token`, `no-target-path`, `ignore-capacity`, `unpublish-not-idempotent`, `no-already-exists`, `stats-any-path`, `snapshot-not-idempotent`, `leak-on-delete`, `accept-any-mutable`, `get-snapshot-other`, `single-writer-twice`, `list-shifts-under-creation`, `publish-any-node`, `missing-source-empty`, `validate-unknown-volume`, `stats-unknown-volume`, `list-snapshots-unknown-id-all`, `unpublish-unknown-ok`, `republish-incompatible-ok` |
 //! | `MEMDRIVER_MUTABLE_PARAMETERS` | the mutable parameter names `CreateVolume` and `ControllerModifyVolume` accept, comma-separated (as csi-driver-host-path's `--accepted-mutable-parameter-names`); others are refused with `INVALID_ARGUMENT` and nothing is applied. Unset: [`DEFAULT_MUTABLE_PARAMETERS`] (`iops`, `throughput`); set but empty: none |
+//! | `MEMDRIVER_GROUP_CONTROLLER` | `1` (or `true`): serve the GroupController service (group snapshots). Off by default: csi-sanity v5.4.0 sends GetVolumeGroupSnapshot and DeleteVolumeGroupSnapshot without their REQUIRED `snapshot_ids` and expects NOT_FOUND and OK, where the skeleton answers the general table's INVALID_ARGUMENT, so a driver's CI running csi-sanity would fail two cases it should not |
+//! | `MEMDRIVER_MAX_VOLUMES_PER_NODE` | how many volumes may be controller-published to the node at once (`NodeGetInfo`'s `max_volumes_per_node`; one more is `RESOURCE_EXHAUSTED`); unset or 0: no limit |
 //! | `RUST_LOG` | log filter (default `info`); logs go to stderr |
 //!
 //! # The delay hook
@@ -37,14 +42,23 @@ pub mod driver;
 pub mod fault;
 pub mod service;
 
-pub use driver::{Config, DEFAULT_MUTABLE_PARAMETERS, DELAY_KEY, Driver};
+pub use driver::{Config, DEFAULT_MUTABLE_PARAMETERS, DELAY_KEY, Driver, TOPOLOGY_KEY};
+
+use std::sync::Arc;
+
+use csikit::v1::controller_service_capability::rpc::Type as ControllerCapability;
+use csikit::v1::node_service_capability::rpc::Type as NodeCapability;
+use csikit::v1::plugin_capability::service::Type as ServiceType;
+use csikit::v1::plugin_capability::volume_expansion::Type as ExpansionType;
+use csikit::v1::plugin_capability::{Service, Type as PluginCapability, VolumeExpansion};
 
 /// The plugin name reported by `GetPluginInfo`.
 pub const PLUGIN_NAME: &str = "memdriver.csikit.dev";
 
 impl Config {
-    /// Reads `MEMDRIVER_NODE_ID`, `MEMDRIVER_REQUIRE_SECRET`, `MEMDRIVER_FAULT` and
-    /// `MEMDRIVER_MUTABLE_PARAMETERS`.
+    /// Reads `MEMDRIVER_NODE_ID`, `MEMDRIVER_REQUIRE_SECRET`, `MEMDRIVER_FAULT`,
+    /// `MEMDRIVER_MUTABLE_PARAMETERS`, `MEMDRIVER_GROUP_CONTROLLER` and
+    /// `MEMDRIVER_MAX_VOLUMES_PER_NODE`.
     ///
     /// # Errors
     ///
@@ -79,8 +93,65 @@ impl Config {
                 .collect(),
             Err(_) => Config::default().mutable_parameters,
         };
-        Ok(Config { node_id, required_secret, fault, mutable_parameters, ..Config::default() })
+        let group_controller = match std::env::var("MEMDRIVER_GROUP_CONTROLLER") {
+            Ok(v) => match v.trim() {
+                "1" | "true" => true,
+                "" | "0" | "false" => false,
+                _ => {
+                    return Err("MEMDRIVER_GROUP_CONTROLLER must be 1, true, 0 or false".to_owned());
+                }
+            },
+            Err(_) => false,
+        };
+        let max_volumes_per_node = match std::env::var("MEMDRIVER_MAX_VOLUMES_PER_NODE") {
+            Ok(v) => v.trim().parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
+                "MEMDRIVER_MAX_VOLUMES_PER_NODE must be a number of volumes, 0 or more".to_owned()
+            })?,
+            Err(_) => 0,
+        };
+        Ok(Config {
+            node_id,
+            required_secret,
+            fault,
+            mutable_parameters,
+            group_controller,
+            max_volumes_per_node,
+            ..Config::default()
+        })
     }
+}
+
+/// The plugin as the binary serves it: the skeleton's builder with memdriver's services and the
+/// capabilities that cannot be derived, for `serve_from_env` (the binary) or `build` and
+/// `into_routes` (tests that serve it in process). Request validation is off only with the
+/// `no-validation` fault.
+pub fn builder(driver: Arc<Driver>) -> csikit::server::Builder {
+    let no_validation = driver.config().fault == Some(fault::Fault::NoValidation);
+    let group_controller = driver.config().group_controller;
+    let mut builder = csikit::server::Builder::new(PLUGIN_NAME, env!("CARGO_PKG_VERSION"))
+        .layers(csikit::server::Layers {
+            validate_requests: !no_validation,
+            ..csikit::server::Layers::default()
+        })
+        .controller(service::ControllerService(driver.clone()));
+    if group_controller {
+        builder = builder.group_controller(service::GroupControllerService(driver.clone()));
+    }
+    builder
+        .node(service::NodeService(driver))
+        // What the RPCs implemented cannot tell: behaviour inside them.
+        .controller_capability(ControllerCapability::CloneVolume)
+        .controller_capability(ControllerCapability::PublishReadonly)
+        .controller_capability(ControllerCapability::ListVolumesPublishedNodes)
+        .controller_capability(ControllerCapability::SingleNodeMultiWriter)
+        .node_capability(NodeCapability::SingleNodeMultiWriter)
+        .plugin_capability(PluginCapability::VolumeExpansion(VolumeExpansion {
+            r#type: ExpansionType::Online as i32,
+        }))
+        // NodeGetInfo and every volume name the node's topology (`TOPOLOGY_KEY`).
+        .plugin_capability(PluginCapability::Service(Service {
+            r#type: ServiceType::VolumeAccessibilityConstraints as i32,
+        }))
 }
 
 /// The host name from the kernel, without a libc call.

@@ -6,12 +6,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use csikit::v1::controller_service_capability::rpc::Type as ControllerCapability;
-use csikit::v1::node_service_capability::rpc::Type as NodeCapability;
-use csikit::v1::plugin_capability::volume_expansion::Type as ExpansionType;
-use csikit::v1::plugin_capability::{Type as PluginCapability, VolumeExpansion};
-use memdriver::service::{ControllerService, NodeService};
-use memdriver::{Config, Driver, PLUGIN_NAME};
+use memdriver::{Config, Driver};
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
@@ -32,30 +27,10 @@ async fn main() -> ExitCode {
         }
     };
     tracing::info!(?config, "memdriver starting");
-    let no_validation = config.fault == Some(memdriver::fault::Fault::NoValidation);
     if let Some(fault) = config.fault {
         tracing::warn!(fault = fault.name(), "running with a fault on purpose (MEMDRIVER_FAULT)");
     }
-    let driver = Arc::new(Driver::new(config));
-
-    let served = csikit::server::Builder::new(PLUGIN_NAME, env!("CARGO_PKG_VERSION"))
-        .layers(csikit::server::Layers {
-            validate_requests: !no_validation,
-            ..csikit::server::Layers::default()
-        })
-        .controller(ControllerService(driver.clone()))
-        .node(NodeService(driver))
-        // What the RPCs implemented cannot tell: behaviour inside them.
-        .controller_capability(ControllerCapability::CloneVolume)
-        .controller_capability(ControllerCapability::PublishReadonly)
-        .controller_capability(ControllerCapability::ListVolumesPublishedNodes)
-        .controller_capability(ControllerCapability::SingleNodeMultiWriter)
-        .node_capability(NodeCapability::SingleNodeMultiWriter)
-        .plugin_capability(PluginCapability::VolumeExpansion(VolumeExpansion {
-            r#type: ExpansionType::Online as i32,
-        }))
-        .serve_from_env()
-        .await;
+    let served = memdriver::builder(Arc::new(Driver::new(config))).serve_from_env().await;
     match served {
         Ok(()) => {
             tracing::info!("memdriver stopped");

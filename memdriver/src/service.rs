@@ -9,15 +9,18 @@ use csikit::v1::{
     ControllerGetVolumeResponse, ControllerModifyVolumeRequest, ControllerModifyVolumeResponse,
     ControllerPublishVolumeRequest, ControllerPublishVolumeResponse,
     ControllerUnpublishVolumeRequest, ControllerUnpublishVolumeResponse, CreateSnapshotRequest,
-    CreateSnapshotResponse, CreateVolumeRequest, CreateVolumeResponse, DeleteSnapshotRequest,
-    DeleteSnapshotResponse, DeleteVolumeRequest, DeleteVolumeResponse, GetCapacityRequest,
-    GetCapacityResponse, GetSnapshotRequest, GetSnapshotResponse, ListSnapshotsRequest,
-    ListSnapshotsResponse, ListVolumesRequest, ListVolumesResponse, NodeExpandVolumeRequest,
-    NodeExpandVolumeResponse, NodeGetInfoRequest, NodeGetInfoResponse, NodeGetVolumeStatsRequest,
-    NodeGetVolumeStatsResponse, NodePublishVolumeRequest, NodePublishVolumeResponse,
-    NodeStageVolumeRequest, NodeStageVolumeResponse, NodeUnpublishVolumeRequest,
-    NodeUnpublishVolumeResponse, NodeUnstageVolumeRequest, NodeUnstageVolumeResponse,
-    ValidateVolumeCapabilitiesRequest, ValidateVolumeCapabilitiesResponse,
+    CreateSnapshotResponse, CreateVolumeGroupSnapshotRequest, CreateVolumeGroupSnapshotResponse,
+    CreateVolumeRequest, CreateVolumeResponse, DeleteSnapshotRequest, DeleteSnapshotResponse,
+    DeleteVolumeGroupSnapshotRequest, DeleteVolumeGroupSnapshotResponse, DeleteVolumeRequest,
+    DeleteVolumeResponse, GetCapacityRequest, GetCapacityResponse, GetSnapshotRequest,
+    GetSnapshotResponse, GetVolumeGroupSnapshotRequest, GetVolumeGroupSnapshotResponse,
+    ListSnapshotsRequest, ListSnapshotsResponse, ListVolumesRequest, ListVolumesResponse,
+    NodeExpandVolumeRequest, NodeExpandVolumeResponse, NodeGetInfoRequest, NodeGetInfoResponse,
+    NodeGetVolumeStatsRequest, NodeGetVolumeStatsResponse, NodePublishVolumeRequest,
+    NodePublishVolumeResponse, NodeStageVolumeRequest, NodeStageVolumeResponse,
+    NodeUnpublishVolumeRequest, NodeUnpublishVolumeResponse, NodeUnstageVolumeRequest,
+    NodeUnstageVolumeResponse, ValidateVolumeCapabilitiesRequest,
+    ValidateVolumeCapabilitiesResponse,
 };
 use tonic::{Request, Response, Status};
 
@@ -30,6 +33,43 @@ pub struct ControllerService(pub Arc<Driver>);
 /// The Node service over a shared [`Driver`].
 #[derive(Debug, Clone)]
 pub struct NodeService(pub Arc<Driver>);
+
+/// The GroupController service over a shared [`Driver`].
+#[derive(Debug, Clone)]
+pub struct GroupControllerService(pub Arc<Driver>);
+
+#[csikit::csi_service]
+impl csikit::v1::server::GroupController for GroupControllerService {
+    async fn create_volume_group_snapshot(
+        &self,
+        request: Request<CreateVolumeGroupSnapshotRequest>,
+    ) -> Result<Response<CreateVolumeGroupSnapshotResponse>, Status> {
+        self.0
+            .create_volume_group_snapshot(request.into_inner())
+            .map(Response::new)
+            .map_err(|e| crate::fault::status(self.0.config().fault, e))
+    }
+
+    async fn delete_volume_group_snapshot(
+        &self,
+        request: Request<DeleteVolumeGroupSnapshotRequest>,
+    ) -> Result<Response<DeleteVolumeGroupSnapshotResponse>, Status> {
+        self.0
+            .delete_volume_group_snapshot(request.into_inner())
+            .map(Response::new)
+            .map_err(|e| crate::fault::status(self.0.config().fault, e))
+    }
+
+    async fn get_volume_group_snapshot(
+        &self,
+        request: Request<GetVolumeGroupSnapshotRequest>,
+    ) -> Result<Response<GetVolumeGroupSnapshotResponse>, Status> {
+        self.0
+            .get_volume_group_snapshot(request.into_inner())
+            .map(Response::new)
+            .map_err(|e| crate::fault::status(self.0.config().fault, e))
+    }
+}
 
 #[csikit::csi_service]
 impl csikit::v1::server::Controller for ControllerService {

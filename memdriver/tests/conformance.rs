@@ -14,7 +14,11 @@ use support::Server;
 const SECRETS: &str = "# as csi-sanity reads them\nCreateVolumeSecret:\n  secretKey: create-s3cr3t-value\nDeleteVolumeSecret:\n  secretKey: \"delete-s3cr3t-value\"\nNodePublishVolumeSecret:\n  secretKey: node-publish-s3cr3t\n";
 
 fn run(dir: &std::path::Path, fault: Option<Fault>, strict: bool) -> (Report, Duration) {
-    let env: Vec<(&str, &str)> = fault.map(|f| ("MEMDRIVER_FAULT", f.name())).into_iter().collect();
+    let mut env: Vec<(&str, &str)> =
+        fault.map(|f| ("MEMDRIVER_FAULT", f.name())).into_iter().collect();
+    // Every service the suite has cases for, and an attach limit to reach.
+    env.push(("MEMDRIVER_GROUP_CONTROLLER", "1"));
+    env.push(("MEMDRIVER_MAX_VOLUMES_PER_NODE", "8"));
     let mut server = Server::start(dir, &env);
     let config = Config {
         secrets: Secrets::parse(SECRETS).expect("secrets parse"),
@@ -51,9 +55,23 @@ fn memdriver_passes_every_case() {
         "{:#?}",
         report.required_uncovered
     );
-    let (passed, _, skipped) = report.counts();
-    assert!(passed >= 150, "only {passed} cases passed");
-    assert_eq!(skipped, 0, "memdriver advertises everything the suite covers");
+    let (passed, _, _) = report.counts();
+    assert!(passed >= 200, "only {passed} cases passed");
+    // memdriver advertises everything the suite covers; what it cannot show is a mount (it keeps
+    // volumes in memory) or an OFFLINE-only expansion (it expands ONLINE).
+    let skipped: Vec<String> = report
+        .results
+        .iter()
+        .filter_map(|r| match &r.outcome {
+            Outcome::Skipped(why) => Some(format!("{}: {why}", r.name)),
+            _ => None,
+        })
+        .collect();
+    let expected = ["mounted nothing at", "no OFFLINE volume expansion"];
+    assert!(
+        skipped.iter().all(|s| expected.iter().any(|e| s.contains(e))),
+        "memdriver advertises everything the suite covers: {skipped:#?}"
+    );
     assert!(
         report.required_covered * 10 >= report.required_total * 9,
         "{} of {} REQUIRED",

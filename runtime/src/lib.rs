@@ -16,6 +16,8 @@
 //! * [`redact`]: the pieces redacted `Debug` impls print secrets with, and [`redact::scrub`],
 //!   the one rule for removing secret values from a message (the skeleton's errors, the proxy's output).
 //! * [`alpha`]: the alpha policy, a run-time choice read against the facts.
+//! * [`secrets`]: csi-sanity's secrets file (its YAML subset in `secrets::yaml`) and the kind of
+//!   secrets each RPC is sent with; `Debug` shows kinds and keys, never values.
 //! * [`errors`]: the shapes of the per-RPC error catalogs.
 //! * `server` (feature `server`): the server skeleton: layers, the pipeline every call passes,
 //!   the generic plugin builder fed by a package's `const` tables, `CSI_ENDPOINT` serving.
@@ -37,6 +39,7 @@ pub mod errors;
 pub mod facts;
 pub mod h2frame;
 pub mod redact;
+pub mod secrets;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod validate;

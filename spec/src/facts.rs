@@ -35,6 +35,7 @@ impl Model {
                         size_limit: f.size_limit,
                         non_negative: f.non_negative,
                         no_control_chars: f.no_control_chars,
+                        plugin_generated: f.plugin_generated,
                     })
                     .collect(),
                 oneofs: m

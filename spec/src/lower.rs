@@ -341,6 +341,7 @@ impl Lower<'_, '_> {
             size_limit,
             non_negative: comment::non_negative(&text),
             no_control_chars: comment::no_control_chars(&text),
+            plugin_generated: comment::plugin_generated(&text),
             comment,
             span,
         }

@@ -1,13 +1,25 @@
 //! What each RPC's section obliges a plugin to implement: the sentence "A Controller Plugin
-//! MUST implement this RPC call [if it has `X` controller capability]" (and its variants across
-//! releases, the RPC's name in it included) read into [`Obligation`]s, with a diagnostic for such a sentence that cannot be read.
+//! MUST implement this [`Rpc`] RPC call [if it has `X` controller capability]" (and its variants
+//! across releases) read into [`Obligation`]s, with a diagnostic for such a sentence that cannot
+//! be read.
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::markdown::Doc;
 use crate::model::{CapabilityRef, Model, Obligation};
 
-/// The phrase every obligation sentence holds.
+/// The phrase every obligation sentence holds, once the RPC's own name (which some sections put
+/// between "this" and "RPC": "MUST implement this `GetSnapshot` RPC call") is taken out.
 const PHRASE: &str = "MUST implement this RPC call";
+
+/// Where `body` states the obligation phrase for `rpc`, either way it is worded: the byte offset
+/// of "MUST" and the phrase's length there.
+fn find_phrase(body: &str, rpc: &str) -> Option<(usize, usize)> {
+    let named = format!("MUST implement this `{rpc}` RPC call");
+    [PHRASE.to_owned(), named]
+        .into_iter()
+        .filter_map(|p| body.find(&p).map(|at| (at, p.len())))
+        .min()
+}
 
 /// Reads the obligation sentence of every RPC that has a section in `doc` (file `file` of the
 /// model).
@@ -25,19 +37,17 @@ pub fn attach_obligations(model: &mut Model, doc: &Doc, file: usize, diags: &mut
                 .find(|h| h.level <= heading.level)
                 .map_or(text.len(), |h| h.span.start);
             let body = &text[heading.span.end..end];
-            // Since v1.3.0 some sections name the RPC in the phrase: "MUST implement this
-            // `ControllerGetVolume` RPC call if it has `GET_VOLUME` capability".
-            let named = format!("MUST implement this `{}` RPC call", method.name);
-            let Some(at) = body.find(PHRASE).or_else(|| body.find(&named)) else { continue };
+            let Some((at, len)) = find_phrase(body, &method.name) else { continue };
             let offset = heading.span.end + at;
-            let sentence = sentence_around(&text, offset).replace(&named, PHRASE);
+            let sentence = sentence_around(&text, offset);
+            let sentence = sentence.replace(&format!("this `{}` RPC", method.name), "this RPC");
             match read_sentence(&sentence, &service.name, &capabilities) {
                 Ok(obligation) => found.push((si, mi, obligation)),
                 Err(why) => diags.push(
                     Diagnostic::at(
                         Severity::Warning,
                         &model.files[file],
-                        (offset, PHRASE.len()),
+                        (offset, len),
                         format!("cannot read what rpc '{}' obliges: {why}", method.name),
                         "this obligation sentence",
                     )

@@ -372,6 +372,7 @@ fn forget_comment_facts(model: &mut Model) {
             f.size_limit = SizeLimit::None;
             f.non_negative = false;
             f.no_control_chars = false;
+            f.plugin_generated = false;
         }
         for o in &mut m.oneofs {
             o.required = false;

@@ -116,24 +116,14 @@ fn hand_checked_facts_of_v1_releases() {
             if_any: vec![cap("Controller", "MODIFY_VOLUME")]
         })
     );
-    // "A Controller Plugin MUST implement this `ControllerGetVolume` RPC call if it has
-    // `GET_VOLUME` capability": the phrase with the RPC's name in it (GetSnapshot and
-    // GetVolumeGroupSnapshot say it the same way).
-    for (rpc, plugin, service, capability) in [
-        ("ControllerGetVolume", "Controller", "Controller", "GET_VOLUME"),
-        ("GetSnapshot", "Controller", "Controller", "GET_SNAPSHOT"),
-        (
-            "GetVolumeGroupSnapshot",
-            "Controller",
-            "GroupController",
-            "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT",
-        ),
+    // Sections that name the RPC inside the phrase: "MUST implement this `GetSnapshot` RPC call".
+    for (rpc, service, capability) in [
+        ("ControllerGetVolume", "Controller", "GET_VOLUME"),
+        ("GetSnapshot", "Controller", "GET_SNAPSHOT"),
+        ("GetVolumeGroupSnapshot", "GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT"),
     ] {
-        assert_eq!(
-            obligation(&v112, rpc),
-            Some(Obligation { plugin: plugin.into(), if_any: vec![cap(service, capability)] }),
-            "{rpc}"
-        );
+        let o = obligation(&v112, rpc).unwrap_or_else(|| panic!("{rpc}: stated"));
+        assert_eq!(o.if_any, [cap(service, capability)], "{rpc}");
     }
     let group = obligation(&v112, "CreateVolumeGroupSnapshot").expect("stated");
     assert_eq!(group.if_any, [cap("GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT")]);

@@ -50,6 +50,7 @@ fn without_comments(mut m: Model, source: &csikit_spec::SourceInfo) -> Model {
             f.size_limit = SizeLimit::None;
             f.non_negative = false;
             f.no_control_chars = false;
+            f.plugin_generated = false;
         }
         for o in &mut msg.oneofs {
             o.comment.clear();

@@ -106,9 +106,9 @@ fn decode_all(list: &[String]) -> Result<Vec<Vec<u8>>> {
     list.iter()
         .enumerate()
         .map(|(i, s)| {
-            data_encoding::BASE64
-                .decode(s.as_bytes())
-                .map_err(|e| anyhow!("message {} is not base64: {e}", i + 1))
+            data_encoding::BASE64.decode(s.as_bytes()).map_err(|e| {
+                anyhow!("message {} is not base64: {} at character {}", i + 1, e.kind, e.position)
+            })
         })
         .collect()
 }
@@ -120,6 +120,8 @@ pub struct Capture {
     pub header: Header,
     /// Its calls.
     pub calls: Vec<Call>,
+    /// The line of the file each call was read from (from 1), for errors about a call.
+    pub lines: Vec<usize>,
 }
 
 /// One message of a capture, with the type its call's method names.
@@ -212,17 +214,27 @@ pub fn parse(input: impl BufRead, name: &str) -> Result<Capture> {
         );
     }
     let mut calls = Vec::new();
+    let mut numbers = Vec::new();
     for (i, line) in lines {
         let line = line.with_context(|| format!("{name}:{}: cannot read", i + 1))?;
         if line.trim().is_empty() {
             continue;
         }
-        let call: Call = serde_json::from_str(&line)
-            .map_err(|e| anyhow!("{name}:{}: not a recorded call: {e}", i + 1))?;
+        let call: Call = serde_json::from_str(&line).map_err(|e| {
+            if e.is_eof() {
+                anyhow!(
+                    "{name}:{}: not a recorded call: the line ends before the call does (a truncated capture?): {e}",
+                    i + 1
+                )
+            } else {
+                anyhow!("{name}:{}: not a recorded call: {e}", i + 1)
+            }
+        })?;
         for (what, list) in [("requests", &call.requests), ("responses", &call.responses)] {
             decode_all(list).map_err(|e| anyhow!("{name}:{}: {what}: {e}", i + 1))?;
         }
         calls.push(call);
+        numbers.push(i + 1);
     }
-    Ok(Capture { header, calls })
+    Ok(Capture { header, calls, lines: numbers })
 }

@@ -45,30 +45,36 @@ struct Differ<'a> {
     out: &'a mut Vec<Change>,
 }
 
-fn join(path: &str, name: &str) -> String {
+pub(crate) fn join(path: &str, name: &str) -> String {
     if path.is_empty() { name.to_owned() } else { format!("{path}.{name}") }
+}
+
+/// A value as a difference shows it: `<redacted>` when `secret`, a message in text format with
+/// its secrets blanked (unless `show_secrets`), lists and maps by their size.
+pub fn show_value(schema: &Schema, v: &Value, secret: bool, show_secrets: bool) -> String {
+    if secret {
+        return REDACTED.to_owned();
+    }
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Bytes(b) => format!("{} bytes", b.len()),
+        Value::Message(m) => {
+            let mut m = m.clone();
+            if !show_secrets {
+                crate::redact::redact(schema, &mut m);
+            }
+            format!("{{{m}}}")
+        }
+        Value::List(l) => format!("[{} values]", l.len()),
+        Value::Map(m) => format!("{{{} entries}}", m.len()),
+        Value::EnumNumber(n) => n.to_string(),
+        other => format!("{other:?}").split(['(', ')']).nth(1).unwrap_or_default().to_owned(),
+    }
 }
 
 impl Differ<'_> {
     fn show(&self, v: &Value, secret: bool) -> String {
-        if secret {
-            return REDACTED.to_owned();
-        }
-        match v {
-            Value::String(s) => format!("{s:?}"),
-            Value::Bytes(b) => format!("{} bytes", b.len()),
-            Value::Message(m) => {
-                let mut m = m.clone();
-                if !self.show_secrets {
-                    crate::redact::redact(self.schema, &mut m);
-                }
-                format!("{{{m}}}")
-            }
-            Value::List(l) => format!("[{} values]", l.len()),
-            Value::Map(m) => format!("{{{} entries}}", m.len()),
-            Value::EnumNumber(n) => n.to_string(),
-            other => format!("{other:?}").split(['(', ')']).nth(1).unwrap_or_default().to_owned(),
-        }
+        show_value(self.schema, v, secret, self.show_secrets)
     }
 
     fn push(&mut self, sign: char, path: String, detail: String) {
@@ -148,7 +154,7 @@ impl Differ<'_> {
     }
 }
 
-fn encode_unknown(u: &prost_reflect::UnknownField) -> Vec<u8> {
+pub(crate) fn encode_unknown(u: &prost_reflect::UnknownField) -> Vec<u8> {
     let mut buf = Vec::new();
     u.encode(&mut buf);
     buf

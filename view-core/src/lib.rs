@@ -6,8 +6,16 @@
 //! the types and the spec's facts, [`redact`] hides secrets in decoded messages, [`detect`]
 //! guesses types, [`mask`] finds secret byte ranges, [`text`] prints annotated text format,
 //! [`raw`] prints the wire layout, [`textparse`] encodes text back, [`validate`] checks the spec
-//! rules, [`diff`] compares, [`edit`] drives an editor, and [`capture`] reads and writes the
-//! proxy's recordings.
+//! rules, [`diff`] compares, [`edit`] drives an editor, [`capture`] reads and writes the
+//! proxy's recordings, and [`replay`] judges a capture sent again (all but the sending).
+//!
+//! What a call to a plugin needs offline (for `csi-view call`, `replay` and the page): [`method`]
+//! resolves a method name (`CreateVolume`, `Controller/CreateVolume`,
+//! `csi.v1.Controller/CreateVolume`; a "did you mean" for near misses), [`request`] reads
+//! requests from JSON or text format and puts csi-sanity's secrets into the secret fields the
+//! facts name, [`rpcs`] holds each source's error tables and obligations (what to say about a
+//! status code), and [`render`] shows a response annotated or as JSON with secrets hidden and
+//! the values sent scrubbed.
 
 pub mod capture;
 pub mod detect;
@@ -15,8 +23,13 @@ pub mod diff;
 pub mod edit;
 pub mod input;
 pub mod mask;
+pub mod method;
 pub mod raw;
 pub mod redact;
+pub mod render;
+pub mod replay;
+pub mod request;
+pub mod rpcs;
 pub mod schema;
 pub mod text;
 pub mod textparse;

@@ -97,6 +97,23 @@ impl SecretMask {
     }
 }
 
+/// The secret values `bytes` holds as a message of type `desc`, as text (values that are not
+/// UTF-8 left out), sorted, each once: what must be scrubbed from anything printed about a call
+/// that sent them (the runtime's `redact::scrub`).
+pub fn secret_strings(schema: &Schema, desc: &MessageDescriptor, bytes: &[u8]) -> Vec<String> {
+    let mask = SecretMask::of_types(schema, bytes, [desc]);
+    let mut out: Vec<String> = mask
+        .ranges()
+        .iter()
+        .filter_map(|r| std::str::from_utf8(bytes.get(r.clone())?).ok())
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// The value range of a record, from the first byte of the message at `at`.
 fn value_range(r: &wire::Record<'_>) -> Range<usize> {
     match r.value {

@@ -12,7 +12,9 @@ use std::sync::OnceLock;
 
 use anyhow::{Context, Result, bail};
 use csikit::facts::{FieldFacts, Label, MessageFacts, PackageFacts, Presence, SizeLimit};
-use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor};
+use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, MethodDescriptor};
+
+use crate::rpcs::{ErrorLookup, ObligedRpc, RpcTables};
 
 /// The comments of one message and its fields, as the spec model reads them.
 #[derive(Debug, Clone, Default)]
@@ -63,16 +65,75 @@ fn comments_of(model: &csikit_spec::Model) -> HashMap<String, MessageDocs> {
         .collect()
 }
 
+/// A source's descriptor pool, decoded when first used. A built-in package's is decoded from
+/// `csikit`'s embedded set without its source info, which nothing reads from the pool (comments
+/// come through the Model, `Docs`) and which makes decoding several times slower: a command
+/// that needs one package (`call`) decodes only that one.
+#[derive(Debug)]
+struct Pool {
+    cell: OnceLock<DescriptorPool>,
+    embedded: &'static [u8],
+}
+
+impl Pool {
+    fn ready(pool: DescriptorPool) -> Pool {
+        let cell = OnceLock::new();
+        let _ = cell.set(pool);
+        Pool { cell, embedded: &[] }
+    }
+
+    fn embedded(bytes: &'static [u8]) -> Pool {
+        Pool { cell: OnceLock::new(), embedded: bytes }
+    }
+
+    fn get(&self) -> &DescriptorPool {
+        // The bytes were made by csikit's generator and a test decodes every package; should
+        // they not decode, the package is empty rather than the viewer failing.
+        self.cell.get_or_init(|| {
+            DescriptorPool::decode(without_source_info(self.embedded).as_slice())
+                .unwrap_or_default()
+        })
+    }
+}
+
+/// An encoded `FileDescriptorSet` with each file's `source_code_info` (field 9) left out, every
+/// other byte as it was (custom options included).
+fn without_source_info(set: &[u8]) -> Vec<u8> {
+    use crate::wire::{Records, WireValue};
+    let mut out = Vec::with_capacity(set.len() / 3);
+    for r in Records::new(set, 0, 0) {
+        let Ok(r) = r else { return set.to_vec() };
+        match (r.number, &r.value) {
+            (1, WireValue::Len(file)) => {
+                let mut kept = Vec::with_capacity(file.len() / 3);
+                for f in Records::new(file, 0, 1) {
+                    let Ok(f) = f else { return set.to_vec() };
+                    if f.number != 9 {
+                        kept.extend_from_slice(&file[f.offset..f.end]);
+                    }
+                }
+                out.push(0x0a);
+                prost::encoding::encode_varint(kept.len() as u64, &mut out);
+                out.extend_from_slice(&kept);
+            }
+            _ => out.extend_from_slice(&set[r.offset..r.end]),
+        }
+    }
+    out
+}
+
 /// Every message type the viewer can decode, with its facts.
 #[derive(Debug, Default)]
 pub struct Schema {
-    pools: Vec<DescriptorPool>,
+    pools: Vec<Pool>,
     /// One facts table per source: borrowed from `csikit`, or a loaded model's.
     packages: Vec<Cow<'static, PackageFacts>>,
     /// A message's full name to its place in `packages`; the first source to state it wins.
     index: HashMap<String, (usize, usize)>,
     /// One per entry of `packages`.
     docs: Vec<Docs>,
+    /// One per entry of `packages`: error tables and obligations.
+    rpcs: Vec<RpcTables>,
     /// Where each pool came from, for messages.
     pub sources: Vec<String>,
     /// The schema is the `csikit` crate's own, so its generated validators apply.
@@ -92,6 +153,7 @@ static NO_FIELD_FACTS: FieldFacts = FieldFacts {
     size_limit: SizeLimit::None,
     non_negative: false,
     no_control_chars: false,
+    plugin_generated: false,
 };
 
 /// The facts as a short note for a `#` comment: `REQUIRED, secret, max 128 bytes`; with
@@ -132,29 +194,37 @@ impl Schema {
     /// When an embedded descriptor set does not decode (a build problem, not an input one).
     pub fn builtin() -> Result<Schema> {
         let mut schema = Schema { builtin: true, ..Schema::default() };
-        for (facts, bytes) in [
-            (&csikit::v1::facts::FACTS, csikit::v1::FILE_DESCRIPTOR_SET),
+        use csikit::addons::{identity, reclaimspace, replication, volumegroup};
+        for (facts, bytes, rpcs) in [
             (
-                &csikit::addons::identity::facts::FACTS,
-                csikit::addons::identity::FILE_DESCRIPTOR_SET,
+                &csikit::v1::facts::FACTS,
+                csikit::v1::FILE_DESCRIPTOR_SET,
+                RpcTables::generated(csikit::v1::errors::rpc_rows, csikit::v1::errors::GENERAL),
             ),
             (
-                &csikit::addons::reclaimspace::facts::FACTS,
-                csikit::addons::reclaimspace::FILE_DESCRIPTOR_SET,
+                &identity::facts::FACTS,
+                identity::FILE_DESCRIPTOR_SET,
+                RpcTables::generated(identity::errors::rpc_rows, identity::errors::GENERAL),
             ),
             (
-                &csikit::addons::replication::facts::FACTS,
-                csikit::addons::replication::FILE_DESCRIPTOR_SET,
+                &reclaimspace::facts::FACTS,
+                reclaimspace::FILE_DESCRIPTOR_SET,
+                RpcTables::generated(reclaimspace::errors::rpc_rows, reclaimspace::errors::GENERAL),
             ),
             (
-                &csikit::addons::volumegroup::facts::FACTS,
-                csikit::addons::volumegroup::FILE_DESCRIPTOR_SET,
+                &replication::facts::FACTS,
+                replication::FILE_DESCRIPTOR_SET,
+                RpcTables::generated(replication::errors::rpc_rows, replication::errors::GENERAL),
+            ),
+            (
+                &volumegroup::facts::FACTS,
+                volumegroup::FILE_DESCRIPTOR_SET,
+                RpcTables::generated(volumegroup::errors::rpc_rows, volumegroup::errors::GENERAL),
             ),
         ] {
-            let pool = DescriptorPool::decode(bytes)
-                .with_context(|| format!("the descriptors of {} do not decode", facts.package))?;
             let docs = Docs::Embedded { bytes, read: OnceLock::new() };
-            schema.add(format!("csikit ({})", facts.package), pool, Cow::Borrowed(facts), docs);
+            let source = format!("csikit ({})", facts.package);
+            schema.add(source, Pool::embedded(bytes), Cow::Borrowed(facts), docs, rpcs);
         }
         Ok(schema)
     }
@@ -162,15 +232,17 @@ impl Schema {
     /// Adds a pool whose facts and comments come from a spec model.
     pub fn add_model(&mut self, source: String, pool: DescriptorPool, model: &csikit_spec::Model) {
         let facts = Cow::Owned(model.facts(&source));
-        self.add(source, pool, facts, Docs::of_model(model));
+        let (docs, rpcs) = (Docs::of_model(model), RpcTables::of_model(model));
+        self.add(source, Pool::ready(pool), facts, docs, rpcs);
     }
 
     fn add(
         &mut self,
         source: String,
-        pool: DescriptorPool,
+        pool: Pool,
         facts: Cow<'static, PackageFacts>,
         docs: Docs,
+        rpcs: RpcTables,
     ) {
         let p = self.packages.len();
         for (i, m) in facts.messages.iter().enumerate() {
@@ -178,6 +250,7 @@ impl Schema {
         }
         self.packages.push(facts);
         self.docs.push(docs);
+        self.rpcs.push(rpcs);
         self.pools.push(pool);
         self.sources.push(source);
     }
@@ -239,7 +312,7 @@ impl Schema {
     pub fn candidates(&self) -> Vec<MessageDescriptor> {
         let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
-        for pool in &self.pools {
+        for pool in self.pools() {
             for m in pool.all_messages() {
                 if m.is_map_entry() || m.full_name().starts_with("google.protobuf.") {
                     continue;
@@ -259,7 +332,7 @@ impl Schema {
     /// When no type or more than one type has that short name.
     pub fn find_message(&self, name: &str) -> Result<MessageDescriptor> {
         let name = name.trim_start_matches('.');
-        for pool in &self.pools {
+        for pool in self.pools() {
             if let Some(m) = pool.get_message_by_name(name) {
                 return Ok(m);
             }
@@ -285,8 +358,7 @@ impl Schema {
 
     fn package_names(&self) -> Vec<String> {
         let mut p: Vec<String> = self
-            .pools
-            .iter()
+            .pools()
             .flat_map(|pool| pool.files().map(|f| f.package_name().to_owned()))
             .collect();
         p.sort();
@@ -295,13 +367,63 @@ impl Schema {
         p
     }
 
-    /// The method of a gRPC path, `/package.Service/Method`.
+    /// The method of a gRPC path, `/package.Service/Method`: from the first source whose facts
+    /// name the service (decoding only that source's pool), else from any pool.
     pub fn find_method(&self, path: &str) -> Option<prost_reflect::MethodDescriptor> {
         let (service, method) = path.strip_prefix('/')?.split_once('/')?;
-        self.pools
+        let stated = self
+            .packages
             .iter()
-            .find_map(|pool| pool.get_service_by_name(service))
+            .position(|p| p.methods.iter().any(|m| m.service == service))
+            .and_then(|i| self.pools[i].get().get_service_by_name(service));
+        stated
+            .or_else(|| self.pools().find_map(|pool| pool.get_service_by_name(service)))
             .and_then(|s| s.methods().find(|m| m.name() == method))
+    }
+
+    /// Every RPC the sources' facts state, as (service full name, method name), in the order of
+    /// the sources and their declarations; no pool is decoded.
+    pub fn stated_methods(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.packages.iter().flat_map(|p| p.methods.iter().map(|m| (&*m.service, &*m.name)))
+    }
+
+    /// What the spec's error tables say about `code` returned by `method`: the RPC's own rows
+    /// with that code, else the general table's, from the source that declares the method.
+    pub fn error_rows(&self, method: &MethodDescriptor, code: i32) -> ErrorLookup {
+        let service = method.parent_service();
+        let declares = |p: &Pool| p.get().get_service_by_name(service.full_name()).is_some();
+        match self.pools.iter().position(declares) {
+            Some(i) => self.rpcs[i].lookup(method.name(), code),
+            None => ErrorLookup::NoTables,
+        }
+    }
+
+    /// What the spec obliges a plugin to implement in `package` (`csi.v1`), or `None` when the
+    /// source of that package does not state it (a `.proto` alone; the built-in schema until
+    /// [`Schema::set_obligations`]).
+    pub fn obligations(&self, package: &str) -> Option<&[ObligedRpc]> {
+        let i = self.packages.iter().position(|p| p.package == package)?;
+        self.rpcs[i].obligations()
+    }
+
+    /// Sets the obligations of `package`'s source: for the built-in schema, from `csikit`'s
+    /// generated server tables (`csikit::v1::server::Spec::OBLIGATIONS`), which this crate does
+    /// not compile (they stand on the server skeleton's tokio). Returns false when no source
+    /// holds the package.
+    pub fn set_obligations(&mut self, package: &str, obligations: Vec<ObligedRpc>) -> bool {
+        match self.packages.iter().position(|p| p.package == package) {
+            Some(i) => {
+                self.rpcs[i].set_obligations(obligations);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The descriptor pools, one per source, in the order they were added (each decoded on
+    /// first use).
+    pub fn pools(&self) -> impl Iterator<Item = &DescriptorPool> {
+        self.pools.iter().map(Pool::get)
     }
 
     /// True when no pool has been added.
@@ -446,4 +568,40 @@ pub fn field_wire_type(field: &FieldDescriptor) -> crate::wire::WireType {
 /// True for field types whose repeated form may be packed.
 pub fn is_packable(kind: &Kind) -> bool {
     !matches!(kind, Kind::String | Kind::Bytes | Kind::Message(_))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_pools_lose_only_their_source_info() {
+        let schema = Schema::builtin().expect("built in");
+        for (pool, table) in schema.pools().zip(schema.facts_tables()) {
+            let full = schema
+                .pools
+                .iter()
+                .find(|p| std::ptr::eq(p.get(), pool))
+                .map(|p| DescriptorPool::decode(p.embedded).expect("the embedded set decodes"))
+                .expect("pool");
+            assert!(pool.files().count() > 0, "{}", table.package);
+            assert_eq!(
+                pool.file_descriptor_protos()
+                    .map(|f| (f.name().to_owned(), f.options.clone()))
+                    .collect::<Vec<_>>(),
+                full.file_descriptor_protos()
+                    .map(|f| (f.name().to_owned(), f.options.clone()))
+                    .collect::<Vec<_>>()
+            );
+            assert_eq!(pool.all_messages().count(), full.all_messages().count());
+            assert!(pool.file_descriptor_protos().all(|f| f.source_code_info.is_none()));
+            assert!(full.file_descriptor_protos().any(|f| f.source_code_info.is_some()));
+        }
+        // Custom options (csi_secret) survive, read through the pool.
+        let field = schema
+            .find_message("csi.v1.CreateVolumeRequest")
+            .and_then(|m| m.get_field_by_name("secrets").ok_or_else(|| anyhow::anyhow!("no field")))
+            .expect("field");
+        assert!(field.options().extensions().any(|(e, _)| e.name() == "csi_secret"));
+    }
 }

@@ -75,6 +75,7 @@ fn without_comments(f: &FieldFacts) -> FieldFacts {
         size_limit: SizeLimit::None,
         non_negative: false,
         no_control_chars: false,
+        plugin_generated: false,
         ..f.clone()
     }
 }

@@ -157,6 +157,14 @@ pub(crate) struct UiArgs {
     /// The docs site that field links point into.
     #[arg(long, value_name = "URL", default_value = concat!(env!("CARGO_PKG_HOMEPAGE"), "/docs"))]
     pub(crate) docs_url: String,
+    /// The plugin the page sends requests to: unix:///path.sock, /path.sock or tcp://host:port
+    /// (as CSI_ENDPOINT is written); default: $CSI_ENDPOINT. Without one the page composes
+    /// requests but cannot send them.
+    #[arg(long, value_name = "ENDPOINT")]
+    pub(crate) endpoint: Option<String>,
+    /// Seconds allowed for connecting to the plugin and for each call.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub(crate) timeout: f64,
     #[command(flatten)]
     pub(crate) input: InputArgs,
     #[command(flatten)]
@@ -227,4 +235,127 @@ pub(crate) struct EditArgs {
     pub(crate) schema: SchemaArgs,
     /// The message file, rewritten in place (the original kept as FILE.bak).
     pub(crate) file: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub(crate) enum ReportFormat {
+    /// A line per call (differences indented below it) and a summary line.
+    Text,
+    /// The report as one JSON object: `calls` and `summary`.
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ReplayArgs {
+    /// A capture written by `csi-view proxy --record`.
+    pub(crate) capture: PathBuf,
+    /// The plugin, as CSI_ENDPOINT writes it (unix:///path.sock, tcp://host:port); $CSI_ENDPOINT
+    /// when absent.
+    #[arg(long, value_name = "ENDPOINT")]
+    pub(crate) endpoint: Option<String>,
+    /// Send one call at a time, even where the recording overlapped.
+    #[arg(long)]
+    pub(crate) serial: bool,
+    /// Seconds to wait for the plugin on connecting and for each call's answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub(crate) timeout: f64,
+    /// csi-sanity's secrets YAML, to refill the secret values the capture blanked.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) secrets: Option<PathBuf>,
+    /// How the report is printed.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: ReportFormat,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+}
+
+/// Any string, offering the built-in schema's method names to shell completion (its possible
+/// values are candidates, not a restriction).
+#[derive(Clone, Debug)]
+pub(crate) struct MethodOrEndpoint;
+
+impl clap::builder::TypedValueParser for MethodOrEndpoint {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let schema = csi_view_core::schema::Schema::builtin().ok()?;
+        let names = csi_view_core::method::names(&schema);
+        Some(Box::new(names.into_iter().map(clap::builder::PossibleValue::new)))
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CallArgs {
+    /// The plugin's endpoint as CSI_ENDPOINT writes it (unix:///path.sock, /path.sock,
+    /// tcp://host:port); $CSI_ENDPOINT when left out. A first argument is the endpoint when it has
+    /// a ':' (a scheme) or is an absolute path that names no method.
+    #[arg(value_name = "ENDPOINT|METHOD", value_parser = MethodOrEndpoint, hide_possible_values = true)]
+    pub(crate) first: String,
+    /// The RPC: CreateVolume, Controller/CreateVolume or csi.v1.Controller/CreateVolume.
+    #[arg(value_name = "METHOD", value_parser = MethodOrEndpoint, hide_possible_values = true)]
+    pub(crate) second: Option<String>,
+    /// The request, JSON or text format (several: JSON values one after another, or text
+    /// separated by '---' lines); else -d, else stdin when it is not a terminal, else empty.
+    #[arg(value_name = "REQUEST")]
+    pub(crate) third: Option<String>,
+    /// The request: TEXT, @FILE, or @- for stdin.
+    #[arg(short = 'd', long = "data", value_name = "TEXT|@FILE|@-")]
+    pub(crate) data: Option<String>,
+    /// csi-sanity's secrets YAML; the RPC's kind (CreateVolumeSecret, ...) goes into the
+    /// request's secret fields. Never printed.
+    #[arg(long, value_name = "FILE", env = "CSI_SECRETS")]
+    pub(crate) secrets: Option<PathBuf>,
+    /// Send requests that break the spec's rules (REQUIRED fields, size limits, secret keys).
+    #[arg(long)]
+    pub(crate) no_validate: bool,
+    /// How responses are printed.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: OutFormat,
+    /// JSON: include fields set to their default values.
+    #[arg(long)]
+    pub(crate) defaults: bool,
+    /// Leave out the spec annotations of text output.
+    #[arg(long)]
+    pub(crate) no_annotations: bool,
+    /// Print each request as sent (annotated, secrets hidden) on stderr.
+    #[arg(long)]
+    pub(crate) echo: bool,
+    /// Seconds allowed for connecting and for each call.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub(crate) timeout: f64,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct DescribeArgs {
+    /// The plugin's endpoint as CSI_ENDPOINT writes it; $CSI_ENDPOINT when left out.
+    #[arg(value_name = "ENDPOINT")]
+    pub(crate) endpoint: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: OutFormat,
+    /// Seconds allowed for connecting and for each call.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub(crate) timeout: f64,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CompletionArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub(crate) shell: clap_complete::Shell,
 }

@@ -1,11 +1,12 @@
-//! The commands that judge messages: `validate` (the spec's rules) and `diff` (two messages).
+//! The commands that judge messages: `validate` (the spec's rules), `diff` (two messages) and
+//! `replay` (a capture's answers beside a plugin's answers now; `csi_view::replay`).
 
 use std::io::Write;
 
 use anyhow::{Context, Result, anyhow};
 use prost_reflect::DynamicMessage;
 
-use crate::args::{DiffArgs, ValidateArgs};
+use crate::args::{DiffArgs, ReplayArgs, ReportFormat, ValidateArgs};
 use crate::load::{
     capture_messages, decode_dynamic, load_schema, read_messages, stdout, uncertain_mask,
 };
@@ -88,4 +89,30 @@ pub(crate) fn diff(a: DiffArgs) -> Result<u8> {
     }
     out.flush()?;
     Ok(u8::from(differ))
+}
+
+pub(crate) fn replay(a: ReplayArgs) -> Result<u8> {
+    let schema = load_schema(&a.schema)?;
+    let endpoint = match a.endpoint {
+        Some(e) => e,
+        None => std::env::var("CSI_ENDPOINT")
+            .ok()
+            .filter(|e| !e.is_empty())
+            .ok_or_else(|| anyhow!("no endpoint: give --endpoint or set CSI_ENDPOINT"))?,
+    };
+    let options = csi_view::replay::Options {
+        capture: a.capture,
+        endpoint,
+        serial: a.serial,
+        timeout: crate::call::timeout(a.timeout)?,
+        secrets: a.secrets,
+    };
+    let report = csi_view::replay::run(&schema, &options, &mut std::io::stderr())?;
+    let mut out = stdout();
+    match a.format {
+        ReportFormat::Text => report.write_text(&mut out)?,
+        ReportFormat::Json => writeln!(out, "{}", report.to_json())?,
+    }
+    out.flush()?;
+    Ok(report.exit_code())
 }

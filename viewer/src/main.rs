@@ -2,17 +2,25 @@
 //! or serve the web page. This file is the command line's wiring; each command lives in the module
 //! named for what it does.
 //!
-//! Exit codes: 0 success; 1 validation failed, the messages differ, or an edit was refused or
-//! its editor failed; 2 bad input (not protobuf, wrong type, empty, unknown type name) or a bad
-//! command line. Errors are one line on stderr, with the byte offset where the input is bad.
+//! Exit codes: 0 success; 1 validation failed, the messages differ, an edit was refused or its
+//! editor failed, or a replayed call answered otherwise than recorded; 2 bad input (not protobuf,
+//! wrong type, empty, unknown type name, a capture that does not read) or a bad command line. Errors are one line on stderr, with the byte offset where the input is bad.
+//!
+//! `call` exits with 0 or the gRPC code of the call that failed (2 for bad input, as above, which
+//! is also gRPC's UNKNOWN: stderr says which); `list` and `describe` likewise, `describe` with 1
+//! when an RPC the spec obliges the plugin to implement answers UNIMPLEMENTED.
 //!
 //! Modules: `args` (the command line), `load` (the schema and messages every command starts from),
-//! `view` (the read-only views), `check` (validate, diff), `change` (encode, edit) and `serve`
-//! (the long-running `ui` and `proxy`).
+//! `view` (the read-only views), `check` (validate, diff, replay), `change` (encode, edit), `serve`
+//! (the long-running `ui` and `proxy`), `call` (requests to a plugin), `describe` (`list` and
+//! `describe`: what a plugin says it is) and `complete` (shell completion scripts).
 
 mod args;
+mod call;
 mod change;
 mod check;
+mod complete;
+mod describe;
 mod load;
 mod serve;
 mod view;
@@ -24,8 +32,8 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use crate::args::{
-    DecodeArgs, DetectArgs, DiffArgs, EditArgs, EncodeArgs, ProxyArgs, RawArgs, UiArgs,
-    ValidateArgs,
+    CallArgs, CompletionArgs, DecodeArgs, DescribeArgs, DetectArgs, DiffArgs, EditArgs, EncodeArgs,
+    ProxyArgs, RawArgs, ReplayArgs, UiArgs, ValidateArgs,
 };
 
 /// View, validate and edit binary CSI (or any protobuf) messages.
@@ -34,9 +42,9 @@ use crate::args::{
     name = "csi-view",
     version,
     about,
-    after_help = "Exit codes: 0 ok, 1 validation failed / differences / edit refused, 2 bad input or usage."
+    after_help = "Exit codes: 0 ok, 1 validation failed / differences / edit refused / a replayed call differs, 2 bad input or usage; call, list and describe: the gRPC code of a failed call."
 )]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Cmd,
 }
@@ -62,8 +70,23 @@ enum Cmd {
     /// A gRPC proxy between a CO and a plugin over unix sockets, printing every call decoded,
     /// checked and with secrets hidden; optionally recorded.
     Proxy(ProxyArgs),
-    /// View and edit messages (files, captures, pasted hex or base64) in a local web page.
+    /// View and edit messages (files, captures, pasted hex or base64) in a local web page, and
+    /// call a plugin from it (--endpoint).
     Ui(UiArgs),
+    /// Send a capture's calls again to a plugin and compare each answer with the recorded one,
+    /// following the ids and tokens the plugin generates; exit 1 when one differs.
+    Replay(ReplayArgs),
+    /// Send requests (JSON or text format) to a plugin, checked against the spec first; print
+    /// each answer annotated, or the status with the spec's error-table row.
+    Call(CallArgs),
+    /// What a plugin says it is (identity, capabilities) beside what the spec obliges it to
+    /// implement.
+    List(DescribeArgs),
+    /// As list, plus every RPC of each served service: obliged or not, and whether the plugin
+    /// answers it (only RPCs that read are called).
+    Describe(DescribeArgs),
+    /// Print a shell completion script (commands, flags, the built-in schema's method names).
+    Completions(CompletionArgs),
 }
 
 fn main() -> ExitCode {
@@ -95,5 +118,10 @@ fn run(cli: Cli) -> Result<u8> {
         Cmd::Tui(a) => change::tui(a),
         Cmd::Proxy(a) => serve::proxy(a),
         Cmd::Ui(a) => serve::ui(a),
+        Cmd::Replay(a) => check::replay(a),
+        Cmd::Call(a) => call::call(a),
+        Cmd::List(a) => describe::list(a),
+        Cmd::Describe(a) => describe::describe(a),
+        Cmd::Completions(a) => complete::completions(a),
     }
 }

@@ -3,6 +3,8 @@
 //! concurrent calls on one volume flagged, the plugin restarted under it (UNAVAILABLE, then
 //! a new connection), `--check`, SIGTERM (socket removed), and the recording read back.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -11,6 +13,7 @@ use csikit::v1::controller_client::ControllerClient;
 use csikit::v1::identity_client::IdentityClient;
 use csikit::v1::server::Controller;
 use csikit::v1::*;
+use support::wait_for_socket;
 use tonic::{Code, Request, Response, Status};
 
 const BIN: &str = env!("CARGO_BIN_EXE_csi-view");
@@ -58,16 +61,6 @@ fn start_plugin(
             .expect("serves");
     });
     (stop, task)
-}
-
-async fn wait_for_socket(path: &Path) {
-    for _ in 0..500 {
-        if tokio::net::UnixStream::connect(path).await.is_ok() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("nothing listens on {}", path.display());
 }
 
 async fn channel(path: &Path) -> tonic::transport::Channel {
@@ -350,10 +343,14 @@ fn bad_endpoints_and_captures_are_clear_errors() {
     let out = run(&["decode", "--capture", not_socket.to_str().unwrap_or_default()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a csi-view capture"));
-    // `ui` on a truncated capture, a missing file, a busy port: one line, exit 2.
+    // `ui` on a truncated capture, a missing file, an endpoint CSI_ENDPOINT could not be, no
+    // timeout, a busy port: one line, exit 2.
     for (args, words) in [
         (vec!["ui", cut.to_str().unwrap_or_default()], "cut.jsonl:2: not a recorded call"),
         (vec!["ui", "/nonexistent/msg.bin"], "cannot read '/nonexistent/msg.bin'"),
+        (vec!["ui", "--endpoint", "http://x"], "--endpoint: endpoint 'http://x'"),
+        (vec!["ui", "--endpoint", "unix:///a.sock", "--timeout", "0"], "--timeout"),
+        (vec!["ui", "--endpoint", "unix:///a.sock", "--timeout=-1"], "--timeout"),
     ] {
         let out = run(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -63,6 +63,11 @@ const ONE_HOME: &[OneHome] = &[
         needle: "fn scrub",
         home: &["runtime/src/redact.rs"],
     },
+    OneHome {
+        rule: "csi-sanity's secrets file and its kinds",
+        needle: "ControllerValidateVolumeCapabilitiesSecret",
+        home: &["runtime/src/secrets.rs"],
+    },
 ];
 
 /// Copies of a shared rule waiting to move to its home (file, needle); empty now. An entry that

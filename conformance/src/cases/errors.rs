@@ -4,7 +4,8 @@
 //! says only how to provoke a condition; the condition's code, description and the sentence
 //! that binds the plugin come from the Model (`csikit::v1::errors::rpc_rows`).
 //!
-//! Rows the suite does not provoke, and why, are in [`NOT_PROVOKED`].
+//! Rows the suite does not provoke, and why, are in the audit (`AUDIT.md`), whose tests hold
+//! every row of the Model to a case or a reason.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,14 +13,17 @@ use std::time::Instant;
 
 use csikit::errors::ErrorInfo;
 use csikit::v1::controller_service_capability::rpc::Type as Ctl;
+use csikit::v1::group_controller_service_capability::rpc::Type as GroupCap;
 use csikit::v1::node_service_capability::rpc::Type as Nd;
+use csikit::v1::volume_capability::access_mode::Mode;
 use csikit::v1::volume_content_source::{SnapshotSource, Type as Source, VolumeSource};
 use csikit::v1::{
     CapacityRange, ControllerExpandVolumeRequest, ControllerGetVolumeRequest,
     ControllerModifyVolumeRequest, ControllerPublishVolumeRequest, GetSnapshotRequest,
-    ListSnapshotsRequest, ListVolumesRequest, NodeExpandVolumeRequest, NodeGetVolumeStatsRequest,
-    NodePublishVolumeRequest, NodeStageVolumeRequest, NodeUnpublishVolumeRequest,
-    ValidateVolumeCapabilitiesRequest, VolumeContentSource,
+    GetVolumeGroupSnapshotRequest, ListSnapshotsRequest, ListVolumesRequest,
+    NodeExpandVolumeRequest, NodeGetVolumeStatsRequest, NodePublishVolumeRequest,
+    NodeStageVolumeRequest, NodeUnpublishVolumeRequest, ValidateVolumeCapabilitiesRequest,
+    VolumeContentSource,
 };
 use tonic::{Code, Status};
 
@@ -27,11 +31,25 @@ use crate::case::Need;
 use crate::record::Recorder;
 use crate::report::Outcome;
 use crate::sentence::Sentence;
-use crate::suite::{Suite, UNKNOWN_SNAPSHOT, UNKNOWN_VOLUME, expect, show_status};
+use crate::suite::{Suite, UNKNOWN_GROUP, UNKNOWN_SNAPSHOT, UNKNOWN_VOLUME, expect, show_status};
+use crate::workload::{self, Paths, bring_down, bring_up};
 
-/// What a provoking call gave: the answer's status (`Ok(())` for OK), or why the case could not
-/// set itself up.
-type Answer = Result<Result<(), Status>, String>;
+/// What a provoking call gave: the answer's status (`Ok(())` for OK), or why it was not made.
+type Answer = Result<Result<(), Status>, NoCall>;
+
+/// Why the provoking call was not made.
+pub(crate) enum NoCall {
+    /// The case could not set itself up: a failure, in the plugin's words.
+    Failed(String),
+    /// What the call needs is not there (a capability the plugin does not serve): a skip.
+    Skipped(String),
+}
+
+impl From<String> for NoCall {
+    fn from(why: String) -> NoCall {
+        NoCall::Failed(why)
+    }
+}
 
 /// Makes the call that brings the condition about.
 type Provoke = for<'a> fn(&'a mut Suite) -> Pin<Box<dyn Future<Output = Answer> + 'a>>;
@@ -129,6 +147,20 @@ pub(crate) const ROWS: &[Row] = &[
         provoke: provoke!(publish_incompatible),
     },
     Row {
+        rpc: "ControllerPublishVolume",
+        condition: "Volume published but is incompatible",
+        how: "again to the same node in another access mode",
+        needs: &[CREATE, PUBLISH],
+        provoke: provoke!(publish_other_mode),
+    },
+    Row {
+        rpc: "ControllerPublishVolume",
+        condition: "Max volumes attached",
+        how: "of one volume more than the node's max_volumes_per_node",
+        needs: &[CREATE, PUBLISH, Need::Node],
+        provoke: provoke!(publish_past_limit),
+    },
+    Row {
         rpc: "ValidateVolumeCapabilities",
         condition: NOT_EXIST,
         how: "of a volume never issued",
@@ -164,6 +196,13 @@ pub(crate) const ROWS: &[Row] = &[
         provoke: provoke!(expand_unknown),
     },
     Row {
+        rpc: "ControllerExpandVolume",
+        condition: "Volume in use",
+        how: "of a volume in use on the node, by an OFFLINE plugin",
+        needs: &[CREATE, Need::Ctl(Ctl::ExpandVolume), Need::Offline, Need::Node],
+        provoke: provoke!(expand_in_use),
+    },
+    Row {
         rpc: "ControllerGetVolume",
         condition: NOT_EXIST,
         how: "of a volume never issued",
@@ -190,6 +229,34 @@ pub(crate) const ROWS: &[Row] = &[
         how: "of a volume never issued",
         needs: &[Need::Node],
         provoke: provoke!(node_publish_unknown),
+    },
+    Row {
+        rpc: "NodePublishVolume",
+        condition: "Staging target path not set",
+        how: "of a volume not staged, without staging_target_path",
+        needs: &[CREATE, Need::Nd(Nd::StageUnstageVolume)],
+        provoke: provoke!(node_publish_not_staged),
+    },
+    Row {
+        rpc: "NodePublishVolume",
+        condition: "Staging target path not set",
+        how: "of a staged volume, without staging_target_path",
+        needs: &[CREATE, Need::Nd(Nd::StageUnstageVolume)],
+        provoke: provoke!(node_publish_staged),
+    },
+    Row {
+        rpc: "NodePublishVolume",
+        condition: "Volume published but is incompatible",
+        how: "again at the same target_path with the other readonly flag",
+        needs: &[CREATE, Need::Node],
+        provoke: provoke!(node_publish_incompatible),
+    },
+    Row {
+        rpc: "GetVolumeGroupSnapshot",
+        condition: "Volume group snapshot does not exist",
+        how: "of a group snapshot never issued",
+        needs: &[Need::Group(GroupCap::CreateDeleteGetVolumeGroupSnapshot)],
+        provoke: provoke!(get_group_unknown),
     },
     Row {
         rpc: "NodeUnpublishVolume",
@@ -221,89 +288,6 @@ pub(crate) const ROWS: &[Row] = &[
     },
 ];
 
-/// Why the ControllerUnpublishVolume rows are not provoked: whether the plugin assumes the volume
-/// unpublished is its own, and then OK is what the spec asks.
-const UNPUBLISHED_OK: &str = "\"If the volume corresponding to the volume_id or the node corresponding to node_id cannot be found by the Plugin and the volume can be safely regarded as ControllerUnpublished from the node, the plugin SHOULD return 0 OK.\"";
-
-/// Rows of the RPCs' tables no case above provokes, and why: `(rpc, condition, why)`. Rows
-/// checked by a written case name it there.
-pub(crate) const NOT_PROVOKED: &[(&str, &str, &str)] = &[
-    ("Probe", "Plugin not healthy", "needs a broken plugin"),
-    ("Probe", "Missing required dependency", "needs a broken plugin"),
-    (
-        "CreateVolume",
-        "Source incompatible or not supported",
-        "what a plugin cannot create from is its own",
-    ),
-    (
-        "CreateVolume",
-        "Volume already exists but is incompatible",
-        "written case 'volume: an incompatible re-create is ALREADY_EXISTS'",
-    ),
-    (
-        "CreateVolume",
-        "Unable to provision in `accessible_topology`",
-        "needs topology the plugin cannot serve",
-    ),
-    ("CreateVolume", "Unsupported `capacity_range`", "the plugin's limits are its own"),
-    ("DeleteVolume", "Volume in use", "whether a volume in use can be deleted is the plugin's"),
-    ("ControllerPublishVolume", "Volume published to another node", "needs a second node"),
-    ("ControllerPublishVolume", "Max volumes attached", "needs the plugin's attach limit"),
-    (
-        "ControllerUnpublishVolume",
-        "Volume does not exist and volume not assumed ControllerUnpublished from node",
-        UNPUBLISHED_OK,
-    ),
-    (
-        "ControllerUnpublishVolume",
-        "Node does not exist and volume not assumed ControllerUnpublished from node",
-        UNPUBLISHED_OK,
-    ),
-    (
-        "CreateSnapshot",
-        "Snapshot already exists but is incompatible",
-        "written case 'snapshot: the same name from another volume is ALREADY_EXISTS'",
-    ),
-    ("CreateSnapshot", "Operation pending for snapshot", "a race the plugin MAY refuse"),
-    ("CreateSnapshot", "Not enough space to create snapshot", "needs a full plugin"),
-    ("DeleteSnapshot", "Snapshot is part of a group", "needs a group snapshot"),
-    (
-        "DeleteSnapshot",
-        "Snapshot in use",
-        "whether a snapshot in use can be deleted is the plugin's",
-    ),
-    ("DeleteSnapshot", "Operation pending for snapshot", "a race the plugin MAY refuse"),
-    (
-        "ControllerExpandVolume",
-        "Exceeds capabilities",
-        "the volume's capabilities are the plugin's",
-    ),
-    ("ControllerExpandVolume", "Volume in use", "needs an OFFLINE-only plugin"),
-    ("ControllerExpandVolume", "Unsupported `capacity_range`", "the plugin's limits are its own"),
-    (
-        "ControllerModifyVolume",
-        "Parameters not supported",
-        "written case 'modify: ControllerModifyVolume with an unsupported key is INVALID_ARGUMENT'",
-    ),
-    ("NodeStageVolume", "Volume published but is incompatible", "written node cases stage once"),
-    ("NodeStageVolume", "Exceeds capabilities", "the volume's capabilities are the plugin's"),
-    (
-        "NodeUnstageVolume",
-        NOT_EXIST,
-        "\"If the volume corresponding to the volume_id is not staged to the staging_target_path, the Plugin MUST reply 0 OK\" answers the same call",
-    ),
-    (
-        "NodePublishVolume",
-        "Volume published but is incompatible",
-        "the second-publish table is a SHOULD",
-    ),
-    ("NodePublishVolume", "Exceeds capabilities", "needs a second node"),
-    ("NodePublishVolume", "Staging target path not set", "a CO never leaves it out"),
-    ("NodeExpandVolume", "Exceeds capabilities", "the volume's capabilities are the plugin's"),
-    ("NodeExpandVolume", "Volume in use", "needs an OFFLINE-only plugin"),
-    ("NodeExpandVolume", "Unsupported capacity_range", "the plugin's limits are its own"),
-];
-
 /// Runs every row's case the filter wants.
 pub(crate) async fn run(s: &mut Suite, rec: &mut Recorder<'_>) {
     for row in ROWS {
@@ -330,17 +314,27 @@ async fn check(s: &mut Suite, row: &Row) -> Outcome {
     let want = Code::from_i32(info.code.number());
     match (row.provoke)(s).await {
         Ok(answer) => expect(&answer, want, &format!("{} {}", row.rpc, row.how)),
-        Err(why) => Outcome::Failed(why),
+        Err(NoCall::Failed(why)) => Outcome::Failed(why),
+        Err(NoCall::Skipped(why)) => Outcome::Skipped(why),
     }
 }
 
-/// Every row's case, for `--list`, then each row not provoked and why.
+/// Every row's case, for `--list`, then each row no case checks and why (from the audit).
 pub(crate) fn list() -> impl Iterator<Item = (String, Sentence)> {
-    let not_provoked = NOT_PROVOKED.iter().filter_map(|(rpc, condition, why)| {
-        let row = csikit::v1::errors::rpc_rows(rpc)?.iter().find(|r| r.condition == *condition)?;
-        Some((format!("(not provoked) {rpc}: {condition}: {why}"), Sentence::row(rpc, row)))
+    let audit = crate::audit::read().map(|a| a.rows).unwrap_or_default();
+    let unchecked = audit.into_iter().filter(|r| r.verdict != crate::audit::Verdict::Checked);
+    let unchecked = unchecked.filter_map(|r| {
+        let (rpc, condition) = r.error_row()?;
+        let rows = if rpc == "Error Scheme" {
+            csikit::v1::errors::GENERAL
+        } else {
+            csikit::v1::errors::rpc_rows(rpc)?
+        };
+        let info = rows.iter().find(|i| i.condition == condition)?;
+        let section = info.rpc.unwrap_or("Error Scheme");
+        Some((format!("(not checked) {rpc}: {condition}: {}", r.by), Sentence::row(section, info)))
     });
-    ROWS.iter().map(|r| (r.name(), r.sentence())).chain(not_provoked)
+    ROWS.iter().map(|r| (r.name(), r.sentence())).chain(unchecked)
 }
 
 async fn create_from(s: &mut Suite, source: Source) -> Answer {
@@ -363,14 +357,13 @@ fn publish_request(s: &mut Suite, volume: &str, node: &str) -> ControllerPublish
         volume_id: volume.into(),
         node_id: node.into(),
         volume_capability: Some(s.capability()),
-        secrets: s.secrets("ControllerPublishVolumeSecret"),
+        secrets: s.secrets("ControllerPublishVolume"),
         ..ControllerPublishVolumeRequest::default()
     }
 }
 
 async fn publish(s: &mut Suite, r: ControllerPublishVolumeRequest) -> Result<(), Status> {
-    let mut c = s.ctl_client();
-    let answer = s.call(c.controller_publish_volume(s.req(r.clone()))).await.map(drop);
+    let answer = s.ask(r.clone()).await.map(drop);
     if answer.is_ok() && !s.published.iter().any(|(v, n)| *v == r.volume_id && *n == r.node_id) {
         s.published.push((r.volume_id, r.node_id));
     }
@@ -401,68 +394,153 @@ async fn publish_incompatible(s: &mut Suite) -> Answer {
     Ok(answer)
 }
 
+/// A volume made for two access modes, published to the node in one, then in the other.
+async fn publish_other_mode(s: &mut Suite) -> Answer {
+    let (writer, reader) =
+        (s.capability_with(Mode::SingleNodeWriter), s.capability_with(Mode::SingleNodeReaderOnly));
+    let name = s.name("two-modes");
+    let mut r = s.create_request(&name, 0);
+    r.volume_capabilities = vec![writer.clone(), reader.clone()];
+    let volume = match s.create(r).await {
+        Ok(v) => v.volume_id,
+        Err(e) if e.code() == Code::InvalidArgument => {
+            return Err(NoCall::Skipped(format!(
+                "the plugin makes no volume for both SINGLE_NODE_WRITER and SINGLE_NODE_READER_ONLY: {}",
+                show_status(&e)
+            )));
+        }
+        Err(e) => {
+            return Err(format!("CreateVolume in two access modes: {}", show_status(&e)).into());
+        }
+    };
+    let node = s.node_id.clone();
+    let first = ControllerPublishVolumeRequest {
+        volume_capability: Some(writer),
+        ..publish_request(s, &volume, &node)
+    };
+    publish(s, first.clone())
+        .await
+        .map_err(|e| format!("ControllerPublishVolume: {}", show_status(&e)))?;
+    let answer =
+        publish(s, ControllerPublishVolumeRequest { volume_capability: Some(reader), ..first })
+            .await;
+    s.unpublish_for_node(&volume).await?;
+    let _ = s.delete(&volume).await;
+    Ok(answer)
+}
+
+/// The most volumes the suite makes to reach a node's attach limit.
+const MOST_TO_ATTACH: i64 = 32;
+
+/// Volumes published to the node until one is refused or one more than NodeGetInfo's
+/// `max_volumes_per_node` is: the first refusal, or the answer to the one too many.
+async fn publish_past_limit(s: &mut Suite) -> Answer {
+    let max = s.max_volumes;
+    if max <= 0 {
+        return Err(NoCall::Skipped("NodeGetInfo gives no max_volumes_per_node".into()));
+    }
+    if max > MOST_TO_ATTACH {
+        return Err(NoCall::Skipped(format!(
+            "max_volumes_per_node is {max}: more volumes than the suite makes ({MOST_TO_ATTACH})"
+        )));
+    }
+    let node = s.node_id.clone();
+    let mut made = Vec::new();
+    let mut answer: Answer = Ok(Ok(()));
+    for _ in 0..=max {
+        let v = match s.fresh_volume("attach-limit", 0).await {
+            Ok(v) => v.volume_id,
+            Err(why) => {
+                answer = Err(NoCall::Failed(why));
+                break;
+            }
+        };
+        made.push(v.clone());
+        let r = publish_request(s, &v, &node);
+        if let Err(e) = publish(s, r).await {
+            answer = Ok(Err(e));
+            break;
+        }
+    }
+    for v in &made {
+        let _ = s.unpublish_for_node(v).await;
+        let _ = s.delete(v).await;
+    }
+    answer
+}
+
 async fn validate_unknown(s: &mut Suite) -> Answer {
     let r = ValidateVolumeCapabilitiesRequest {
         volume_id: UNKNOWN_VOLUME.into(),
         volume_capabilities: vec![s.capability()],
-        secrets: s.secrets("ControllerValidateVolumeCapabilitiesSecret"),
+        secrets: s.secrets("ValidateVolumeCapabilities"),
         ..ValidateVolumeCapabilitiesRequest::default()
     };
-    let mut c = s.ctl_client();
-    Ok(s.call(c.validate_volume_capabilities(s.req(r))).await.map(drop))
+    Ok(s.ask(r).await.map(drop))
 }
 
 async fn list_volumes_bad_token(s: &mut Suite) -> Answer {
     let r = ListVolumesRequest { max_entries: 1, starting_token: NEVER_ISSUED.into() };
-    let mut c = s.ctl_client();
-    Ok(s.call(c.list_volumes(s.req(r))).await.map(drop))
+    Ok(s.ask(r).await.map(drop))
 }
 
 async fn list_snapshots_bad_token(s: &mut Suite) -> Answer {
     let r = ListSnapshotsRequest {
         max_entries: 1,
         starting_token: NEVER_ISSUED.into(),
-        secrets: s.secrets("ListSnapshotsSecret"),
+        secrets: s.secrets("ListSnapshots"),
         ..ListSnapshotsRequest::default()
     };
-    let mut c = s.ctl_client();
-    Ok(s.call(c.list_snapshots(s.req(r))).await.map(drop))
+    Ok(s.ask(r).await.map(drop))
 }
 
 async fn get_snapshot_unknown(s: &mut Suite) -> Answer {
     let r = GetSnapshotRequest {
         snapshot_id: UNKNOWN_SNAPSHOT.into(),
-        secrets: s.secrets("GetSnapshotSecret"),
+        secrets: s.secrets("GetSnapshot"),
     };
-    let mut c = s.ctl_client();
-    Ok(s.call(c.get_snapshot(s.req(r))).await.map(drop))
+    Ok(s.ask(r).await.map(drop))
 }
 
 async fn expand_unknown(s: &mut Suite) -> Answer {
     let r = ControllerExpandVolumeRequest {
         volume_id: UNKNOWN_VOLUME.into(),
         capacity_range: Some(CapacityRange { required_bytes: 64 << 20, limit_bytes: 0 }),
-        secrets: s.secrets("ControllerExpandVolumeSecret"),
+        secrets: s.secrets("ControllerExpandVolume"),
         volume_capability: Some(s.capability()),
     };
-    let mut c = s.ctl_client();
-    Ok(s.call(c.controller_expand_volume(s.req(r))).await.map(drop))
+    Ok(s.ask(r).await.map(drop))
+}
+
+/// A volume of an OFFLINE plugin, in use on the node, expanded by the controller.
+async fn expand_in_use(s: &mut Suite) -> Answer {
+    let v = s.fresh_volume("expand-in-use", 0).await?.volume_id;
+    let cap = s.capability();
+    let used = bring_up(s, &v, cap.clone(), false, Paths::default()).await?;
+    let r = ControllerExpandVolumeRequest {
+        volume_id: v.clone(),
+        capacity_range: Some(CapacityRange { required_bytes: 64 << 20, limit_bytes: 0 }),
+        secrets: s.secrets("ControllerExpandVolume"),
+        volume_capability: Some(cap),
+    };
+    let answer = s.ask(r).await.map(drop);
+    bring_down(s, &used).await?;
+    let _ = s.delete(&v).await;
+    Ok(answer)
 }
 
 async fn get_volume_unknown(s: &mut Suite) -> Answer {
     let r = ControllerGetVolumeRequest { volume_id: UNKNOWN_VOLUME.into() };
-    let mut c = s.ctl_client();
-    Ok(s.call(c.controller_get_volume(s.req(r))).await.map(drop))
+    Ok(s.ask(r).await.map(drop))
 }
 
 async fn modify_unknown(s: &mut Suite) -> Answer {
     let r = ControllerModifyVolumeRequest {
         volume_id: UNKNOWN_VOLUME.into(),
-        secrets: s.secrets("ControllerModifyVolumeSecret"),
+        secrets: s.secrets("ControllerModifyVolume"),
         mutable_parameters: s.cfg.mutable_parameters.clone(),
     };
-    let mut c = s.ctl_client();
-    Ok(s.call(c.controller_modify_volume(s.req(r))).await.map(drop))
+    Ok(s.ask(r).await.map(drop))
 }
 
 async fn stage_unknown(s: &mut Suite) -> Answer {
@@ -471,11 +549,10 @@ async fn stage_unknown(s: &mut Suite) -> Answer {
         volume_id: UNKNOWN_VOLUME.into(),
         staging_target_path: staging,
         volume_capability: Some(s.capability()),
-        secrets: s.secrets("NodeStageVolumeSecret"),
+        secrets: s.secrets("NodeStageVolume"),
         ..NodeStageVolumeRequest::default()
     };
-    let mut n = s.node_client();
-    Ok(s.call(n.node_stage_volume(s.req(r))).await.map(drop))
+    Ok(s.ask(r).await.map(drop))
 }
 
 async fn node_publish_unknown(s: &mut Suite) -> Answer {
@@ -486,18 +563,95 @@ async fn node_publish_unknown(s: &mut Suite) -> Answer {
         staging_target_path: staging,
         target_path: target,
         volume_capability: Some(s.capability()),
-        secrets: s.secrets("NodePublishVolumeSecret"),
+        secrets: s.secrets("NodePublishVolume"),
         ..NodePublishVolumeRequest::default()
     };
-    let mut n = s.node_client();
-    Ok(s.call(n.node_publish_volume(s.req(r))).await.map(drop))
+    Ok(s.ask(r).await.map(drop))
+}
+
+/// NodePublishVolume of the suite's volume, without `staging_target_path`, after the controller
+/// publication (and, with `stage`, after NodeStageVolume): the plugin must refuse it; if it
+/// does not, the publication is undone at once.
+async fn node_publish_without_staging(s: &mut Suite, stage: bool) -> Answer {
+    let fixture = s.fixture.clone();
+    let cap = s.capability();
+    let publish_context = s.publish_for_node(&fixture, cap.clone()).await?;
+    let staging = if stage { s.staging_dir()?.display().to_string() } else { String::new() };
+    if stage {
+        workload::stage(s, &fixture, &staging, cap.clone(), &publish_context)
+            .await
+            .map_err(|e| format!("NodeStageVolume: {}", show_status(&e)))?;
+    }
+    let target = s.target_path()?;
+    let r = NodePublishVolumeRequest {
+        volume_id: fixture.clone(),
+        staging_target_path: String::new(),
+        target_path: target.display().to_string(),
+        volume_capability: Some(cap),
+        publish_context,
+        secrets: s.secrets("NodePublishVolume"),
+        ..NodePublishVolumeRequest::default()
+    };
+    let answer = s.ask(r).await.map(drop);
+    if answer.is_ok() {
+        s.node_published.push((fixture.clone(), target.clone()));
+        let un = NodeUnpublishVolumeRequest {
+            volume_id: fixture.clone(),
+            target_path: target.display().to_string(),
+        };
+        s.ask(un).await.map_err(|e| format!("NodeUnpublishVolume: {}", show_status(&e)))?;
+        s.node_published.retain(|(_, p)| *p != target);
+    }
+    if stage {
+        workload::unstage(s, &fixture, &staging)
+            .await
+            .map_err(|e| format!("NodeUnstageVolume: {}", show_status(&e)))?;
+    }
+    s.unpublish_for_node(&fixture).await?;
+    Ok(answer)
+}
+
+async fn node_publish_not_staged(s: &mut Suite) -> Answer {
+    node_publish_without_staging(s, false).await
+}
+
+async fn node_publish_staged(s: &mut Suite) -> Answer {
+    node_publish_without_staging(s, true).await
+}
+
+/// The suite's volume published at a target, then published there again read-only.
+async fn node_publish_incompatible(s: &mut Suite) -> Answer {
+    let fixture = s.fixture.clone();
+    let cap = s.capability();
+    let used = bring_up(s, &fixture, cap, false, Paths::default()).await?;
+    let again = NodePublishVolumeRequest {
+        volume_id: fixture.clone(),
+        staging_target_path: used.staging.clone(),
+        target_path: used.target.display().to_string(),
+        volume_capability: Some(used.capability.clone()),
+        publish_context: used.publish_context.clone(),
+        readonly: true,
+        secrets: s.secrets("NodePublishVolume"),
+        ..NodePublishVolumeRequest::default()
+    };
+    let answer = s.ask(again).await.map(drop);
+    bring_down(s, &used).await?;
+    Ok(answer)
+}
+
+async fn get_group_unknown(s: &mut Suite) -> Answer {
+    let r = GetVolumeGroupSnapshotRequest {
+        group_snapshot_id: UNKNOWN_GROUP.into(),
+        snapshot_ids: vec![UNKNOWN_SNAPSHOT.into()],
+        secrets: s.secrets("GetVolumeGroupSnapshot"),
+    };
+    Ok(s.ask(r).await.map(drop))
 }
 
 async fn node_unpublish_unknown(s: &mut Suite) -> Answer {
     let target = s.target_path()?.display().to_string();
     let r = NodeUnpublishVolumeRequest { volume_id: UNKNOWN_VOLUME.into(), target_path: target };
-    let mut n = s.node_client();
-    Ok(s.call(n.node_unpublish_volume(s.req(r))).await.map(drop))
+    Ok(s.ask(r).await.map(drop))
 }
 
 async fn stats(s: &mut Suite, volume: String, path: String) -> Answer {
@@ -506,8 +660,7 @@ async fn stats(s: &mut Suite, volume: String, path: String) -> Answer {
         volume_path: path,
         staging_target_path: String::new(),
     };
-    let mut n = s.node_client();
-    Ok(s.call(n.node_get_volume_stats(s.req(r))).await.map(drop))
+    Ok(s.ask(r).await.map(drop))
 }
 
 async fn stats_unknown_volume(s: &mut Suite) -> Answer {
@@ -529,64 +682,15 @@ async fn node_expand_unknown(s: &mut Suite) -> Answer {
         volume_path: path,
         capacity_range: Some(CapacityRange { required_bytes: 64 << 20, limit_bytes: 0 }),
         volume_capability: Some(s.capability()),
-        secrets: s.secrets("NodeExpandVolumeSecret"),
+        secrets: s.secrets("NodeExpandVolume"),
         ..NodeExpandVolumeRequest::default()
     };
-    let mut n = s.node_client();
-    Ok(s.call(n.node_expand_volume(s.req(r))).await.map(drop))
+    Ok(s.ask(r).await.map(drop))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every provoked row and every row listed as not provoked is a row of the Model's table,
-    /// and together they cover every row of every RPC the suite calls.
-    #[test]
-    fn rows_are_the_models_and_every_row_is_accounted_for() {
-        for row in ROWS {
-            assert!(row.info().is_some(), "{} has no row '{}'", row.rpc, row.condition);
-            assert!(row.sentence().fails_plugin());
-        }
-        for (rpc, condition, _) in NOT_PROVOKED {
-            let rows = csikit::v1::errors::rpc_rows(rpc).expect("an RPC of csi.v1");
-            assert!(rows.iter().any(|r| r.condition == *condition), "{rpc}: no row '{condition}'");
-        }
-        let accounted = |rpc: &str, condition: &str| {
-            ROWS.iter().any(|r| r.rpc == rpc && r.condition == condition)
-                || NOT_PROVOKED.iter().any(|(r, c, _)| *r == rpc && *c == condition)
-        };
-        for rpc in [
-            "Probe",
-            "CreateVolume",
-            "DeleteVolume",
-            "ControllerPublishVolume",
-            "ControllerUnpublishVolume",
-            "ValidateVolumeCapabilities",
-            "ListVolumes",
-            "CreateSnapshot",
-            "DeleteSnapshot",
-            "ListSnapshots",
-            "GetSnapshot",
-            "ControllerExpandVolume",
-            "ControllerGetVolume",
-            "ControllerModifyVolume",
-            "NodeStageVolume",
-            "NodeUnstageVolume",
-            "NodePublishVolume",
-            "NodeUnpublishVolume",
-            "NodeGetVolumeStats",
-            "NodeExpandVolume",
-        ] {
-            for r in csikit::v1::errors::rpc_rows(rpc).expect("an RPC of csi.v1") {
-                assert!(
-                    accounted(rpc, r.condition),
-                    "{rpc}: row '{}' not accounted for",
-                    r.condition
-                );
-            }
-        }
-    }
 
     #[test]
     fn a_case_names_its_row_and_code() {

@@ -1,6 +1,5 @@
 //! Identity service cases.
 
-use csikit::v1::identity_client::IdentityClient;
 use csikit::v1::{GetPluginInfoRequest, ProbeRequest};
 use tonic::Code;
 
@@ -28,8 +27,7 @@ pub(crate) const CASES: &[Case] = &[
 ];
 
 async fn plugin_info(s: &mut Suite) -> Outcome {
-    let mut i = IdentityClient::new(s.ch.clone());
-    let r = s.call(i.get_plugin_info(s.req(GetPluginInfoRequest {}))).await;
+    let r = s.ask(GetPluginInfoRequest {}).await;
     let info = match r {
         Ok(info) => info,
         Err(e) => return expect(&Err::<(), _>(e), Code::Ok, "GetPluginInfo"),
@@ -50,8 +48,7 @@ async fn plugin_info(s: &mut Suite) -> Outcome {
 }
 
 async fn probe(s: &mut Suite) -> Outcome {
-    let mut i = IdentityClient::new(s.ch.clone());
-    let r = s.call(i.probe(s.req(ProbeRequest {}))).await;
+    let r = s.ask(ProbeRequest {}).await;
     ensure!(r.is_ok(), "Probe: {}", show(&r));
     Outcome::Passed
 }

@@ -111,14 +111,9 @@ async fn concurrent_changes(s: &mut Suite) -> Outcome {
     }
     let mut churn: Vec<String> = Vec::new();
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    let mut c = s.ctl_client();
     let mut token = String::new();
     for page in 0..1000 {
-        let r = s
-            .call(
-                c.list_volumes(s.req(ListVolumesRequest { max_entries: 1, starting_token: token })),
-            )
-            .await;
+        let r = s.ask(ListVolumesRequest { max_entries: 1, starting_token: token }).await;
         let r = match r {
             Ok(r) => r,
             // A token made stale by the changes may be refused, as the spec's row says.

@@ -1,16 +1,19 @@
-//! The written cases, one file per group, each a table of [`Case`] rows (identity, volume, modify,
-//! list, publish, node, access, snapshot); the cases built from the spec's facts ([`facts`]); and
-//! those built from its error tables ([`errors`]).
+//! The written cases, one file per group, each a table of [`Case`] rows (identity, capabilities,
+//! volume, expand, modify, list, publish, node, access, snapshot, group); the cases built from
+//! the spec's facts ([`facts`]); and those built from its error tables ([`errors`]).
 
 mod access;
+mod capabilities;
 pub(crate) mod errors;
+pub(crate) mod expand;
 pub(crate) mod facts;
+pub(crate) mod group;
 mod identity;
 mod list;
 mod modify;
 mod node;
 mod publish;
-mod snapshot;
+pub(crate) mod snapshot;
 mod volume;
 
 use crate::case::Case;
@@ -19,13 +22,16 @@ use crate::case::Case;
 pub(crate) fn table() -> impl Iterator<Item = &'static Case> {
     [
         identity::CASES,
+        capabilities::CASES,
         volume::CASES,
+        expand::CASES,
         modify::CASES,
         list::CASES,
         publish::CASES,
         node::CASES,
         access::CASES,
         snapshot::CASES,
+        group::CASES,
     ]
     .into_iter()
     .flatten()

@@ -64,11 +64,10 @@ async fn modify(
 ) -> Result<(), tonic::Status> {
     let req = ControllerModifyVolumeRequest {
         volume_id: volume.into(),
-        secrets: s.secrets("ControllerModifyVolumeSecret"),
+        secrets: s.secrets("ControllerModifyVolume"),
         mutable_parameters,
     };
-    let mut c = s.ctl_client();
-    s.call(c.controller_modify_volume(s.req(req))).await.map(drop)
+    s.ask(req).await.map(drop)
 }
 
 fn with_fake_key(s: &Suite) -> HashMap<String, String> {

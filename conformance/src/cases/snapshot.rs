@@ -46,7 +46,7 @@ pub(crate) const CASES: &[Case] = &[
         needs: &[Need::Ctl(Ctl::CreateDeleteVolume), SNAP, Need::Ctl(Ctl::GetSnapshot)],
         sentence: Sentence::must(
             "GetSnapshot",
-            "A Controller Plugin MUST implement this `GetSnapshot` RPC call if it has `GET_SNAPSHOT` capability. / GetSnapshotRequest.snapshot_id: The ID of the snapshot to fetch current snapshot information for.",
+            "A Controller Plugin MUST implement this `GetSnapshot` RPC call if it has `GET_SNAPSHOT` capability.",
         ),
         body: body!(get_each),
     },
@@ -64,7 +64,7 @@ pub(crate) const CASES: &[Case] = &[
         needs: &[Need::Ctl(Ctl::CreateDeleteVolume), SNAP, Need::Ctl(Ctl::ListSnapshots)],
         sentence: Sentence::must(
             "ListSnapshots",
-            "The Plugin SHALL return the information about all snapshots on the storage system within the given parameters regardless of how they were created. / source_volume_id: It can be used to list snapshots by volume.",
+            "The Plugin SHALL return the information about all snapshots on the storage system within the given parameters regardless of how they were created. / It can be used to list snapshots by volume.",
         ),
         body: body!(list_by_source_only),
     },
@@ -73,9 +73,27 @@ pub(crate) const CASES: &[Case] = &[
         needs: &[Need::Ctl(Ctl::CreateDeleteVolume), SNAP, Need::Ctl(Ctl::ListSnapshots)],
         sentence: Sentence::must(
             "ListSnapshots",
-            "The Plugin SHALL return the information about all snapshots on the storage system within the given parameters regardless of how they were created. / snapshot_id: It can be used to list only a specific snapshot.",
+            "The Plugin SHALL return the information about all snapshots on the storage system within the given parameters regardless of how they were created. / It can be used to list only a specific snapshot.",
         ),
         body: body!(list_by_unknown_id),
+    },
+    Case {
+        name: "snapshot: ListSnapshots by a source_volume_id never issued lists no snapshot",
+        needs: &[Need::Ctl(Ctl::CreateDeleteVolume), SNAP, Need::Ctl(Ctl::ListSnapshots)],
+        sentence: Sentence::must(
+            "ListSnapshots",
+            "The Plugin SHALL return the information about all snapshots on the storage system within the given parameters regardless of how they were created. / It can be used to list snapshots by volume.",
+        ),
+        body: body!(list_by_unknown_source),
+    },
+    Case {
+        name: "snapshot: DeleteSnapshot of an unknown id is OK",
+        needs: &[SNAP],
+        sentence: Sentence::must(
+            "DeleteSnapshot",
+            "If a snapshot corresponding to the specified `snapshot_id` does not exist or the artifacts associated with the snapshot do not exist anymore, the Plugin MUST reply `0 OK`.",
+        ),
+        body: body!(delete_unknown),
     },
     Case {
         name: "snapshot: ListSnapshots by source_volume_id lists every snapshot of it",
@@ -97,11 +115,10 @@ pub(crate) async fn create(
     let req = CreateSnapshotRequest {
         source_volume_id: source.into(),
         name: name.into(),
-        secrets: s.secrets("CreateSnapshotSecret"),
+        secrets: s.secrets("CreateSnapshot"),
         ..CreateSnapshotRequest::default()
     };
-    let mut c = s.ctl_client();
-    let r = s.call(c.create_snapshot(s.req(req))).await?;
+    let r = s.ask(req).await?;
     let snap =
         r.snapshot.ok_or_else(|| tonic::Status::internal("CreateSnapshot answered no snapshot"))?;
     s.adopt_snapshot(&snap.snapshot_id);
@@ -112,10 +129,9 @@ pub(crate) async fn create(
 pub(crate) async fn delete(s: &mut Suite, id: &str) -> Result<(), tonic::Status> {
     let req = DeleteSnapshotRequest {
         snapshot_id: id.into(),
-        secrets: s.secrets("DeleteSnapshotSecret"),
+        secrets: s.secrets("DeleteSnapshot"),
     };
-    let mut c = s.ctl_client();
-    s.call(c.delete_snapshot(s.req(req))).await?;
+    s.ask(req).await?;
     s.snapshots.retain(|x| x != id);
     Ok(())
 }
@@ -179,9 +195,8 @@ async fn unknown_source(s: &mut Suite) -> Outcome {
 
 async fn get(s: &mut Suite, id: &str) -> Result<csikit::v1::GetSnapshotResponse, tonic::Status> {
     let req =
-        GetSnapshotRequest { snapshot_id: id.into(), secrets: s.secrets("GetSnapshotSecret") };
-    let mut c = s.ctl_client();
-    s.call(c.get_snapshot(s.req(req))).await
+        GetSnapshotRequest { snapshot_id: id.into(), secrets: s.secrets("GetSnapshot") };
+    s.ask(req).await
 }
 
 async fn get_each(s: &mut Suite) -> Outcome {
@@ -210,19 +225,15 @@ async fn get_each(s: &mut Suite) -> Outcome {
 
 /// Every snapshot id ListSnapshots gives for `filter`, following its tokens.
 async fn list_all(s: &mut Suite, filter: ListSnapshotsRequest) -> Result<Vec<String>, String> {
-    let mut c = s.ctl_client();
     let mut out = Vec::new();
     let mut token = String::new();
     for _ in 0..10_000 {
         let req = ListSnapshotsRequest {
             starting_token: token.clone(),
-            secrets: s.secrets("ListSnapshotsSecret"),
+            secrets: s.secrets("ListSnapshots"),
             ..filter.clone()
         };
-        let r = s
-            .call(c.list_snapshots(s.req(req)))
-            .await
-            .map_err(|e| format!("ListSnapshots: {}", show_status(&e)))?;
+        let r = s.ask(req).await.map_err(|e| format!("ListSnapshots: {}", show_status(&e)))?;
         if filter.max_entries > 0 && r.entries.len() > filter.max_entries as usize {
             return Err(format!(
                 "ListSnapshots gave {} entries for max_entries {}",
@@ -330,28 +341,43 @@ async fn list_own(s: &mut Suite) -> Outcome {
     Outcome::Passed
 }
 
-/// With a snapshot of its own present, a listing filtered by an id never issued holds nothing:
-/// no snapshot is within that parameter. The table names no code for an id that does not exist,
-/// so an error instead of the empty list is a note.
-async fn list_by_unknown_id(s: &mut Suite) -> Outcome {
+async fn delete_unknown(s: &mut Suite) -> Outcome {
+    let r = delete(s, UNKNOWN_SNAPSHOT).await;
+    expect(&r, Code::Ok, "DeleteSnapshot of an id never issued")
+}
+
+/// With a snapshot of its own present, a listing filtered by an id (snapshot or volume) never
+/// issued holds nothing: no snapshot is within that parameter. The table names no code for an id
+/// that does not exist, so an error instead of the empty list is a note.
+async fn list_by_unknown(s: &mut Suite, filter: ListSnapshotsRequest, what: &str) -> Outcome {
     let fixture = s.fixture.clone();
-    let name = s.name("snap-unknown-id");
+    let name = s.name("snap-unknown");
     let made = match create(s, &fixture, &name).await {
         Ok(snap) => snap.snapshot_id,
         Err(e) => return Outcome::Failed(format!("CreateSnapshot: {}", show_status(&e))),
     };
-    let filter =
-        ListSnapshotsRequest { snapshot_id: UNKNOWN_SNAPSHOT.into(), ..Default::default() };
     let listed = list_all(s, filter).await;
     let _ = delete(s, &made).await;
     match listed {
         Ok(ids) if ids.is_empty() => Outcome::Passed,
         Ok(ids) => Outcome::Failed(format!(
-            "ListSnapshots with snapshot_id {UNKNOWN_SNAPSHOT} (never issued) listed {} snapshot(s): {ids:?}",
+            "ListSnapshots with {what} (never issued) listed {} snapshot(s): {ids:?}",
             ids.len()
         )),
         Err(why) => Outcome::Note(format!(
-            "ListSnapshots with snapshot_id {UNKNOWN_SNAPSHOT} (never issued): {why}; the sentence asks for the (empty) list of the snapshots within the given parameters"
+            "ListSnapshots with {what} (never issued): {why}; the sentence asks for the (empty) list of the snapshots within the given parameters"
         )),
     }
+}
+
+async fn list_by_unknown_id(s: &mut Suite) -> Outcome {
+    let filter =
+        ListSnapshotsRequest { snapshot_id: UNKNOWN_SNAPSHOT.into(), ..Default::default() };
+    list_by_unknown(s, filter, &format!("snapshot_id {UNKNOWN_SNAPSHOT}")).await
+}
+
+async fn list_by_unknown_source(s: &mut Suite) -> Outcome {
+    let filter =
+        ListSnapshotsRequest { source_volume_id: UNKNOWN_VOLUME.into(), ..Default::default() };
+    list_by_unknown(s, filter, &format!("source_volume_id {UNKNOWN_VOLUME}")).await
 }

@@ -39,6 +39,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("vendor_version"),
@@ -52,6 +53,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("manifest"),
@@ -65,6 +67,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -90,6 +93,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -109,6 +113,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_expansion"),
@@ -122,6 +127,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[OneofFacts { name: Borrowed("type"), required: false }]),
@@ -141,6 +147,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -159,6 +166,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -183,6 +191,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -202,6 +211,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: true,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("capacity_range"),
@@ -215,6 +225,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_capabilities"),
@@ -228,6 +239,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("parameters"),
@@ -241,6 +253,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -254,6 +267,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_content_source"),
@@ -267,6 +281,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("accessibility_requirements"),
@@ -280,6 +295,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("mutable_parameters"),
@@ -293,6 +309,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -313,6 +330,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume"),
@@ -326,6 +344,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[OneofFacts { name: Borrowed("type"), required: false }]),
@@ -345,6 +364,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::General { bytes: 128 },
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -363,6 +383,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::General { bytes: 128 },
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -381,6 +402,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -400,6 +422,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("mount"),
@@ -413,6 +436,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("access_mode"),
@@ -426,6 +450,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[OneofFacts { name: Borrowed("access_type"), required: true }]),
@@ -452,6 +477,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("mount_flags"),
@@ -465,6 +491,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::MaxTotal { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_mount_group"),
@@ -478,6 +505,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -497,6 +525,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -516,6 +545,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("limit_bytes"),
@@ -529,6 +559,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -549,6 +580,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_id"),
@@ -562,6 +594,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: true,
             },
             FieldFacts {
                 name: Borrowed("volume_context"),
@@ -575,6 +608,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: true,
             },
             FieldFacts {
                 name: Borrowed("content_source"),
@@ -588,6 +622,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("accessible_topology"),
@@ -601,6 +636,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -621,6 +657,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("preferred"),
@@ -634,6 +671,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -653,6 +691,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::General { bytes: 4096 },
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -672,6 +711,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -685,6 +725,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -711,6 +752,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("node_id"),
@@ -724,6 +766,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::Max { bytes: 256 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_capability"),
@@ -737,6 +780,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("readonly"),
@@ -750,6 +794,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -763,6 +808,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_context"),
@@ -776,6 +822,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -795,6 +842,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::General { bytes: 4096 },
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: true,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -814,6 +862,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("node_id"),
@@ -827,6 +876,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::Max { bytes: 256 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -840,6 +890,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -866,6 +917,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_context"),
@@ -879,6 +931,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_capabilities"),
@@ -892,6 +945,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("parameters"),
@@ -905,6 +959,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -918,6 +973,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("mutable_parameters"),
@@ -931,6 +987,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -951,6 +1008,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("message"),
@@ -964,6 +1022,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -984,6 +1043,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_capabilities"),
@@ -997,6 +1057,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("parameters"),
@@ -1010,6 +1071,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("mutable_parameters"),
@@ -1023,6 +1085,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1043,6 +1106,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("starting_token"),
@@ -1056,6 +1120,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1076,6 +1141,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("next_token"),
@@ -1089,6 +1155,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: true,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1109,6 +1176,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::Max { bytes: 256 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_condition"),
@@ -1122,6 +1190,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1142,6 +1211,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("status"),
@@ -1155,6 +1225,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1174,6 +1245,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::General { bytes: 128 },
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -1193,6 +1265,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("status"),
@@ -1206,6 +1279,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1226,6 +1300,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::Max { bytes: 256 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_condition"),
@@ -1239,6 +1314,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1259,6 +1335,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -1272,6 +1349,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("mutable_parameters"),
@@ -1285,6 +1363,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1311,6 +1390,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("parameters"),
@@ -1324,6 +1404,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("accessible_topology"),
@@ -1337,6 +1418,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1357,6 +1439,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("maximum_volume_size"),
@@ -1370,6 +1453,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("minimum_volume_size"),
@@ -1383,6 +1467,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1408,6 +1493,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -1426,6 +1512,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[OneofFacts { name: Borrowed("type"), required: false }]),
     },
@@ -1444,6 +1531,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -1463,6 +1551,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("name"),
@@ -1476,6 +1565,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: true,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -1489,6 +1579,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("parameters"),
@@ -1502,6 +1593,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1521,6 +1613,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -1540,6 +1633,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("snapshot_id"),
@@ -1553,6 +1647,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: true,
             },
             FieldFacts {
                 name: Borrowed("source_volume_id"),
@@ -1566,6 +1661,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("creation_time"),
@@ -1579,6 +1675,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("ready_to_use"),
@@ -1592,6 +1689,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("group_snapshot_id"),
@@ -1605,6 +1703,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1625,6 +1724,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -1638,6 +1738,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1664,6 +1765,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("starting_token"),
@@ -1677,6 +1779,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("source_volume_id"),
@@ -1690,6 +1793,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("snapshot_id"),
@@ -1703,6 +1807,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -1716,6 +1821,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1736,6 +1842,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("next_token"),
@@ -1749,6 +1856,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: true,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1768,6 +1876,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -1787,6 +1896,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -1800,6 +1910,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1819,6 +1930,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -1838,6 +1950,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("capacity_range"),
@@ -1851,6 +1964,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -1864,6 +1978,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_capability"),
@@ -1877,6 +1992,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1897,6 +2013,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("node_expansion_required"),
@@ -1910,6 +2027,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -1930,6 +2048,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("publish_context"),
@@ -1943,6 +2062,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("staging_target_path"),
@@ -1956,6 +2076,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::AtLeast { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_capability"),
@@ -1969,6 +2090,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -1982,6 +2104,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_context"),
@@ -1995,6 +2118,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2021,6 +2145,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("staging_target_path"),
@@ -2034,6 +2159,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::AtLeast { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2060,6 +2186,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("publish_context"),
@@ -2073,6 +2200,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("staging_target_path"),
@@ -2086,6 +2214,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::AtLeast { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("target_path"),
@@ -2099,6 +2228,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::AtLeast { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_capability"),
@@ -2112,6 +2242,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("readonly"),
@@ -2125,6 +2256,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -2138,6 +2270,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_context"),
@@ -2151,6 +2284,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2177,6 +2311,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("target_path"),
@@ -2190,6 +2325,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::AtLeast { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2216,6 +2352,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_path"),
@@ -2229,6 +2366,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::AtLeast { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("staging_target_path"),
@@ -2242,6 +2380,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::AtLeast { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2262,6 +2401,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_condition"),
@@ -2275,6 +2415,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2295,6 +2436,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("total"),
@@ -2308,6 +2450,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("used"),
@@ -2321,6 +2464,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("unit"),
@@ -2334,6 +2478,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2354,6 +2499,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("message"),
@@ -2367,6 +2513,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2392,6 +2539,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -2410,6 +2558,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[OneofFacts { name: Borrowed("type"), required: false }]),
     },
@@ -2428,6 +2577,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -2453,6 +2603,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::Max { bytes: 256 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: true,
             },
             FieldFacts {
                 name: Borrowed("max_volumes_per_node"),
@@ -2466,6 +2617,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("accessible_topology"),
@@ -2479,6 +2631,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2499,6 +2652,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_path"),
@@ -2512,6 +2666,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::AtLeast { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("capacity_range"),
@@ -2525,6 +2680,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("staging_target_path"),
@@ -2538,6 +2694,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::AtLeast { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_capability"),
@@ -2551,6 +2708,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -2564,6 +2722,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2583,6 +2742,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -2607,6 +2767,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -2625,6 +2786,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[OneofFacts { name: Borrowed("type"), required: false }]),
     },
@@ -2643,6 +2805,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -2662,6 +2825,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: true,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("source_volume_ids"),
@@ -2675,6 +2839,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -2688,6 +2853,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("parameters"),
@@ -2701,6 +2867,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2720,6 +2887,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -2739,6 +2907,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: true,
             },
             FieldFacts {
                 name: Borrowed("snapshots"),
@@ -2752,6 +2921,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("creation_time"),
@@ -2765,6 +2935,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("ready_to_use"),
@@ -2778,6 +2949,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2798,6 +2970,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("snapshot_ids"),
@@ -2811,6 +2984,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -2824,6 +2998,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2850,6 +3025,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("snapshot_ids"),
@@ -2863,6 +3039,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -2876,6 +3053,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2895,6 +3073,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -2914,6 +3093,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("size_bytes"),
@@ -2927,6 +3107,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -2947,6 +3128,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("starting_offset"),
@@ -2960,6 +3142,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("max_results"),
@@ -2973,6 +3156,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -2986,6 +3170,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -3006,6 +3191,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_capacity_bytes"),
@@ -3019,6 +3205,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("block_metadata"),
@@ -3032,6 +3219,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -3052,6 +3240,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("target_snapshot_id"),
@@ -3065,6 +3254,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("starting_offset"),
@@ -3078,6 +3268,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("max_results"),
@@ -3091,6 +3282,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -3104,6 +3296,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -3124,6 +3317,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_capacity_bytes"),
@@ -3137,6 +3331,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("block_metadata"),
@@ -3150,6 +3345,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),

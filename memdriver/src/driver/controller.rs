@@ -22,8 +22,8 @@ use csikit::v1::{
 use tonic::Status;
 
 use super::{
-    ControllerPublication, DELAY_KEY, Driver, Volume, compatible, create_mismatch, delay,
-    expansion_target, has_mount, multi_node, page, publish_context, supported,
+    ControllerPublication, DELAY_KEY, Driver, TOPOLOGY_KEY, Volume, compatible, create_mismatch,
+    delay, expansion_target, has_mount, multi_node, page, publish_context, supported,
 };
 use crate::fault::Fault;
 
@@ -83,6 +83,12 @@ impl Driver {
             },
             None => None,
         };
+        if !self.config.can_serve(request.accessibility_requirements.as_ref()) {
+            return Err(CreateVolumeError::UnableToProvisionInAccessibleTopology.status(format!(
+                "this plugin serves only {{{TOPOLOGY_KEY}: {}}}, which the requisite topologies do not name",
+                self.config.node_id
+            )));
+        }
         let capacity = if self.fault(Fault::IgnoreCapacity) {
             1 << 20
         } else {
@@ -114,6 +120,7 @@ impl Driver {
             staged: BTreeMap::new(),
             published: BTreeMap::new(),
             node_capacity: capacity,
+            topology: self.config.topology(),
         };
         let response = CreateVolumeResponse { volume: Some(volume.to_csi()) };
         state.used += capacity;
@@ -246,6 +253,24 @@ impl Driver {
             return Err(ControllerPublishVolumeError::VolumePublishedToAnotherNode
                 .status(format!("volume '{}' is published to node '{other}'", volume.id)));
         }
+        let limit = self.config.max_volumes_per_node;
+        if limit > 0 {
+            let attached = state
+                .volumes
+                .values()
+                .filter(|v| v.published_nodes.contains_key(&request.node_id))
+                .count();
+            if attached as i64 >= limit {
+                return Err(ControllerPublishVolumeError::MaxVolumesAttached.status(format!(
+                    "node '{}' has {attached} volumes attached, its limit",
+                    request.node_id
+                )));
+            }
+        }
+        let Some(volume) = state.volumes.get_mut(&request.volume_id) else {
+            return Err(ControllerPublishVolumeError::InternalError
+                .status("the volume went away under the state lock"));
+        };
         volume.published_nodes.insert(request.node_id, publication);
         Ok(ControllerPublishVolumeResponse { publish_context: publish_context(&volume.id) })
     }

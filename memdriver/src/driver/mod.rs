@@ -14,7 +14,10 @@ use csikit::v1::errors::{CreateVolumeError, NodePublishVolumeError, NodeUnpublis
 use csikit::v1::volume_capability::AccessType;
 use csikit::v1::volume_capability::access_mode::Mode;
 use csikit::v1::volume_content_source::{SnapshotSource, Type as SourceType, VolumeSource};
-use csikit::v1::{CapacityRange, CreateVolumeRequest, VolumeCapability, VolumeContentSource};
+use csikit::v1::{
+    CapacityRange, CreateVolumeRequest, Topology, TopologyRequirement, VolumeCapability,
+    VolumeContentSource,
+};
 use tonic::Status;
 
 use crate::fault::Fault;
@@ -28,6 +31,10 @@ pub const DELAY_KEY: &str = "memdriver.csikit.dev/delay-ms";
 const MAX_DELAY: Duration = Duration::from_secs(60);
 
 const GIB: i64 = 1 << 30;
+
+/// The topology key of the one node this plugin serves: `NodeGetInfo` reports the node under
+/// it, every volume is accessible from there.
+pub const TOPOLOGY_KEY: &str = "memdriver.csikit.dev/node";
 
 /// The mutable parameter names accepted when `MEMDRIVER_MUTABLE_PARAMETERS` is unset.
 pub const DEFAULT_MUTABLE_PARAMETERS: &[&str] = &["iops", "throughput"];
@@ -53,6 +60,10 @@ pub struct Config {
     pub fault: Option<crate::fault::Fault>,
     /// The mutable parameter names `CreateVolume` and `ControllerModifyVolume` accept.
     pub mutable_parameters: Vec<String>,
+    /// Serve the GroupController service (group snapshots).
+    pub group_controller: bool,
+    /// How many volumes may be controller-published to the node (`NodeGetInfo`); 0: no limit.
+    pub max_volumes_per_node: i64,
 }
 
 // Hand-written so the required secret's value never reaches a log line through `{:?}`.
@@ -69,6 +80,8 @@ impl std::fmt::Debug for Config {
             )
             .field("fault", &self.fault)
             .field("mutable_parameters", &self.mutable_parameters)
+            .field("group_controller", &self.group_controller)
+            .field("max_volumes_per_node", &self.max_volumes_per_node)
             .finish()
     }
 }
@@ -86,6 +99,8 @@ impl Default for Config {
                 .iter()
                 .map(|s| (*s).to_owned())
                 .collect(),
+            group_controller: false,
+            max_volumes_per_node: 0,
         }
     }
 }
@@ -109,6 +124,8 @@ struct Volume {
     published: BTreeMap<String, NodePublication>,
     /// The size the node last expanded its file system to.
     node_capacity: i64,
+    /// Where it is accessible from: the node's topology.
+    topology: Topology,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -130,9 +147,22 @@ struct NodePublication {
 #[derive(Debug, Clone)]
 struct Snapshot {
     id: String,
+    /// Empty for a group snapshot's member.
     name: String,
     source_volume_id: String,
     size: i64,
+    created: prost_types::Timestamp,
+    parameters: HashMap<String, String>,
+    /// The group snapshot it belongs to (empty: none); it is deleted with the group only.
+    group: String,
+}
+
+/// A group snapshot: one snapshot per source volume, cut together.
+#[derive(Debug, Clone)]
+struct Group {
+    id: String,
+    sources: Vec<String>,
+    members: Vec<String>,
     created: prost_types::Timestamp,
     parameters: HashMap<String, String>,
 }
@@ -143,6 +173,8 @@ struct State {
     volume_names: HashMap<String, String>,
     snapshots: BTreeMap<String, Snapshot>,
     snapshot_names: HashMap<String, String>,
+    groups: BTreeMap<String, Group>,
+    group_names: HashMap<String, String>,
     next_id: u64,
     used: i64,
 }
@@ -222,6 +254,24 @@ impl Driver {
     }
 }
 
+impl Config {
+    /// The topology of the node this plugin serves.
+    pub fn topology(&self) -> Topology {
+        Topology { segments: HashMap::from([(TOPOLOGY_KEY.to_owned(), self.node_id.clone())]) }
+    }
+
+    /// Whether a volume can be made within `requirement`: its requisite (if any) names this
+    /// node's topology. A topology naming other keys too, or this key with another node, is
+    /// not this node.
+    fn can_serve(&self, requirement: Option<&TopologyRequirement>) -> bool {
+        let Some(requirement) = requirement.filter(|r| !r.requisite.is_empty()) else {
+            return true;
+        };
+        let mine = self.topology();
+        requirement.requisite.iter().any(|t| t.segments == mine.segments)
+    }
+}
+
 impl State {
     fn new_id(&mut self, kind: &str) -> String {
         self.next_id += 1;
@@ -257,7 +307,7 @@ impl Volume {
             volume_id: self.id.clone(),
             volume_context: self.context.clone(),
             content_source: self.source.clone(),
-            accessible_topology: Vec::new(),
+            accessible_topology: vec![self.topology.clone()],
         }
     }
 }
@@ -270,7 +320,7 @@ impl Snapshot {
             source_volume_id: self.source_volume_id.clone(),
             creation_time: Some(self.created),
             ready_to_use: true,
-            group_snapshot_id: String::new(),
+            group_snapshot_id: self.group.clone(),
         }
     }
 }
@@ -451,6 +501,7 @@ fn page<'a, T>(
 }
 
 mod controller;
+mod group;
 mod node;
 mod snapshot;
 

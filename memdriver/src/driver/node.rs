@@ -284,8 +284,8 @@ impl Driver {
     pub fn node_get_info(&self, _request: NodeGetInfoRequest) -> NodeGetInfoResponse {
         NodeGetInfoResponse {
             node_id: self.config.node_id.clone(),
-            max_volumes_per_node: 0,
-            accessible_topology: None,
+            max_volumes_per_node: self.config.max_volumes_per_node,
+            accessible_topology: Some(self.config.topology()),
         }
     }
 }

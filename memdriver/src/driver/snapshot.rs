@@ -2,7 +2,9 @@
 
 use std::time::SystemTime;
 
-use csikit::v1::errors::{CreateSnapshotError, GetSnapshotError, ListSnapshotsError};
+use csikit::v1::errors::{
+    CreateSnapshotError, DeleteSnapshotError, GetSnapshotError, ListSnapshotsError,
+};
 use csikit::v1::{
     CreateSnapshotRequest, CreateSnapshotResponse, DeleteSnapshotRequest, DeleteSnapshotResponse,
     GetSnapshotRequest, GetSnapshotResponse, ListSnapshotsRequest, ListSnapshotsResponse,
@@ -61,6 +63,7 @@ impl Driver {
             size,
             created: SystemTime::now().into(),
             parameters: request.parameters,
+            group: String::new(),
         };
         let response = CreateSnapshotResponse { snapshot: Some(snapshot.to_csi()) };
         state.snapshot_names.insert(request.name, id.clone());
@@ -69,17 +72,25 @@ impl Driver {
     }
 
     /// `DeleteSnapshot`: gone, or never there. Volumes made from it are copies, so it is never in
-    /// use.
+    /// use; a group snapshot's member goes with its group only.
     ///
     /// # Errors
     ///
-    /// Only authentication.
+    /// `INVALID_ARGUMENT` for a member of a group snapshot.
     pub fn delete_snapshot(
         &self,
         request: DeleteSnapshotRequest,
     ) -> Result<DeleteSnapshotResponse, Status> {
         self.authenticate(&request.secrets)?;
         let mut state = self.state();
+        if let Some(group) = state.snapshots.get(&request.snapshot_id).map(|s| &s.group)
+            && !group.is_empty()
+        {
+            return Err(DeleteSnapshotError::SnapshotPartOfGroup.status(format!(
+                "snapshot '{}' is part of group snapshot '{group}': delete the group",
+                request.snapshot_id
+            )));
+        }
         if let Some(snapshot) = state.snapshots.remove(&request.snapshot_id) {
             state.snapshot_names.remove(&snapshot.name);
         }

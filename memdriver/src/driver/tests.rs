@@ -231,3 +231,82 @@ async fn mutable_parameters_outside_the_accepted_names_are_refused_and_nothing_i
 fn the_default_mutable_parameters_are_the_documented_ones() {
     assert_eq!(Config::default().mutable_parameters, DEFAULT_MUTABLE_PARAMETERS);
 }
+
+#[tokio::test]
+async fn a_group_snapshot_is_one_snapshot_per_volume_deleted_with_the_group_only() {
+    use csikit::v1::{
+        CreateVolumeGroupSnapshotRequest, DeleteSnapshotRequest, DeleteVolumeGroupSnapshotRequest,
+        GetSnapshotRequest, GetVolumeGroupSnapshotRequest,
+    };
+    let driver = Driver::default();
+    let a = create(&driver, "a", GIB, Mode::SingleNodeWriter).await.expect("create a");
+    let b = create(&driver, "b", GIB, Mode::SingleNodeWriter).await.expect("create b");
+    let ask = |sources: Vec<String>| CreateVolumeGroupSnapshotRequest {
+        name: "g".into(),
+        source_volume_ids: sources,
+        ..Default::default()
+    };
+    let g = driver.create_volume_group_snapshot(ask(vec![a.clone(), b.clone()])).expect("group");
+    let g = g.group_snapshot.expect("group_snapshot");
+    assert_eq!(g.snapshots.len(), 2);
+    assert!(g.snapshots.iter().all(|s| s.group_snapshot_id == g.group_snapshot_id));
+    // The same name and volumes: the same group; other volumes: ALREADY_EXISTS.
+    let again = driver.create_volume_group_snapshot(ask(vec![b.clone(), a.clone()]));
+    assert_eq!(
+        again.expect("again").group_snapshot.map(|x| x.group_snapshot_id),
+        Some(g.group_snapshot_id.clone())
+    );
+    assert_eq!(
+        code(driver.create_volume_group_snapshot(ask(vec![a.clone()]))),
+        Code::AlreadyExists
+    );
+    let members: Vec<String> = g.snapshots.iter().map(|s| s.snapshot_id.clone()).collect();
+    // A member is not deleted alone, and says which group it is part of.
+    let alone = DeleteSnapshotRequest { snapshot_id: members[0].clone(), ..Default::default() };
+    assert_eq!(code(driver.delete_snapshot(alone)), Code::InvalidArgument);
+    let got = driver
+        .get_snapshot(GetSnapshotRequest { snapshot_id: members[0].clone(), ..Default::default() });
+    assert_eq!(
+        got.expect("get").snapshot.map(|s| s.group_snapshot_id),
+        Some(g.group_snapshot_id.clone())
+    );
+    // A snapshot list that is not the group's is refused.
+    let get = |ids: Vec<String>| GetVolumeGroupSnapshotRequest {
+        group_snapshot_id: g.group_snapshot_id.clone(),
+        snapshot_ids: ids,
+        ..Default::default()
+    };
+    assert_eq!(
+        code(driver.get_volume_group_snapshot(get(vec![members[0].clone()]))),
+        Code::InvalidArgument
+    );
+    assert_eq!(code(driver.get_volume_group_snapshot(get(members.clone()))), Code::Ok);
+    let delete = DeleteVolumeGroupSnapshotRequest {
+        group_snapshot_id: g.group_snapshot_id.clone(),
+        snapshot_ids: members.clone(),
+        ..Default::default()
+    };
+    assert_eq!(code(driver.delete_volume_group_snapshot(delete.clone())), Code::Ok);
+    assert_eq!(code(driver.delete_volume_group_snapshot(delete)), Code::Ok);
+    assert_eq!(code(driver.get_volume_group_snapshot(get(members.clone()))), Code::NotFound);
+    let gone = driver
+        .get_snapshot(GetSnapshotRequest { snapshot_id: members[1].clone(), ..Default::default() });
+    assert_eq!(code(gone), Code::NotFound);
+}
+
+#[tokio::test]
+async fn volumes_are_made_only_within_a_requisite_that_names_this_node() {
+    let driver = Driver::default();
+    let mine = driver.config().topology();
+    let other = Topology { segments: [(TOPOLOGY_KEY.to_owned(), "elsewhere".to_owned())].into() };
+    let ask = |name: &str, requisite: Vec<Topology>| CreateVolumeRequest {
+        name: name.to_owned(),
+        volume_capabilities: vec![capability(Mode::SingleNodeWriter)],
+        accessibility_requirements: Some(TopologyRequirement { requisite, preferred: Vec::new() }),
+        ..Default::default()
+    };
+    let made = driver.create_volume(ask("here", vec![other.clone(), mine.clone()])).await;
+    assert_eq!(made.expect("create").volume.map(|v| v.accessible_topology), Some(vec![mine]));
+    let refused = driver.create_volume(ask("there", vec![other])).await;
+    assert_eq!(code(refused), Code::ResourceExhausted);
+}

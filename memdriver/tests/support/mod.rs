@@ -1,5 +1,6 @@
 //! Running the memdriver binary for a test: a temporary socket, stderr captured to a file, and
-//! the process killed if the test fails before it stops it.
+//! the process killed if the test fails before it stops it; and the Python grpcio stubs the
+//! interop tests (here and csi-view's `call` test, which includes this module) are built from.
 
 #![allow(dead_code, reason = "each test binary uses a different part")]
 
@@ -21,12 +22,19 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts memdriver on `dir/csi.sock` with `env` set, and waits until it listens.
+    /// Starts memdriver on `dir/csi.sock` with `env` set, in `dir` (so relative paths a CO
+    /// sends resolve there), and waits until it listens.
     pub fn start(dir: &Path, env: &[(&str, &str)]) -> Server {
         let socket = dir.join("csi.sock");
         let log = dir.join("memdriver.log");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_memdriver"));
+        // `option_env!`: csi-view's tests include this module too (for `grpcio_stubs`), and the
+        // memdriver binary is only known to memdriver's own tests.
+        let Some(binary) = option_env!("CARGO_BIN_EXE_memdriver") else {
+            panic!("Server::start runs the memdriver binary: only memdriver's own tests have it");
+        };
+        let mut command = Command::new(binary);
         command
+            .current_dir(dir)
             .env("CSI_ENDPOINT", format!("unix://{}", socket.display()))
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -1,6 +1,12 @@
 //! The page's server-side pieces: field paths, scalar parsing, the display tree and its
 //! agreement with the validation.
 
+use prost_reflect::{DynamicMessage, Kind, Value};
+use serde_json::{Value as Json, json};
+
+use super::documents::{Document, Entry};
+use super::edit::{self, parse_scalar, steps};
+use super::routes::{query_pairs, token_route};
 use super::*;
 
 #[test]
@@ -67,6 +73,11 @@ fn one_message(ty: &str, text: &str) -> State {
     State::new(schema, vec![doc], &Options::default()).expect("a state")
 }
 
+/// The `key` strings of the objects in the array `list` (paths, names, conditions).
+pub(super) fn strings<'a>(list: &'a Json, key: &str) -> Vec<&'a str> {
+    list.as_array().into_iter().flatten().filter_map(|o| o[key].as_str()).collect()
+}
+
 fn field<'a>(tree: &'a Json, name: &str) -> Option<&'a Json> {
     tree["fields"].as_array()?.iter().find(|f| f["name"] == name)
 }
@@ -90,14 +101,8 @@ fn the_tree_marks_missing_exactly_what_the_validation_reports() {
         .filter(|f| f["missing"] == true)
         .filter_map(|f| f["path"].as_str())
         .collect();
-    let violated: Vec<&str> = tree["violations"]
-        .as_array()
-        .expect("violations")
-        .iter()
-        .filter_map(|v| v["path"].as_str())
-        .collect();
     assert_eq!(missing, ["volume_id"]);
-    assert_eq!(violated, ["volume_id"]);
+    assert_eq!(strings(&tree["violations"], "path"), ["volume_id"]);
     // With `readonly: true` and `volume_id` set, nothing is missing and nothing broken.
     let state = one_message(
         "csi.v1.NodePublishVolumeRequest",
@@ -115,4 +120,21 @@ fn scalars_parse_by_kind() {
     assert!(parse_scalar(&Kind::Int32, "x").is_err());
     assert!(matches!(parse_scalar(&Kind::Bool, "true"), Ok(Value::Bool(true))));
     assert!(parse_scalar(&Kind::Bytes, "zz").is_err());
+}
+
+#[test]
+fn a_value_typed_into_a_secret_field_is_not_in_the_error() {
+    // No CSI secret is a number; the rule is the same for any field the facts mark secret.
+    let schema = Schema::builtin().expect("the built-in schema");
+    let desc = schema.find_message("csi.v1.CreateVolumeRequest").expect("a CSI type");
+    let mut msg = DynamicMessage::new(desc);
+    let change = edit::Change::Set { path: "capacity_range.required_bytes", text: "hunter2-typed" };
+    let secret = |f: &prost_reflect::FieldDescriptor| f.name() == "required_bytes";
+    let err =
+        format!("{:#}", edit::apply_with(&secret, &mut msg, &change).expect_err("not a number"));
+    assert!(!err.contains("hunter2-typed"), "{err}");
+    assert!(err.contains("capacity_range.required_bytes") && err.contains("secret"), "{err}");
+    // Not secret: the text is named, to say what was wrong with it.
+    let err = format!("{:#}", edit::apply(&schema, &mut msg, &change).expect_err("not a number"));
+    assert!(err.contains("'hunter2-typed' is not a 64-bit integer"), "{err}");
 }

@@ -32,6 +32,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("parameters"),
@@ -45,6 +46,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -58,6 +60,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -78,6 +81,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("post_usage"),
@@ -91,6 +95,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -110,6 +115,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -129,6 +135,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_path"),
@@ -142,6 +149,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::AtLeast { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("staging_target_path"),
@@ -155,6 +163,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::AtLeast { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_capability"),
@@ -168,6 +177,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -181,6 +191,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -201,6 +212,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("post_usage"),
@@ -214,6 +226,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),

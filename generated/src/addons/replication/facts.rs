@@ -32,6 +32,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -45,6 +46,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("replication_id"),
@@ -58,6 +60,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("replication_source"),
@@ -71,6 +74,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -97,6 +101,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -110,6 +115,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("replication_id"),
@@ -123,6 +129,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("replication_source"),
@@ -136,6 +143,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -162,6 +170,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("parameters"),
@@ -175,6 +184,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -188,6 +198,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("replication_id"),
@@ -201,6 +212,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("replication_source"),
@@ -214,6 +226,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -240,6 +253,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("parameters"),
@@ -253,6 +267,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -266,6 +281,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("replication_id"),
@@ -279,6 +295,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("replication_source"),
@@ -292,6 +309,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -318,6 +336,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("parameters"),
@@ -331,6 +350,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("secrets"),
@@ -344,6 +364,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("replication_id"),
@@ -357,6 +378,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("replication_source"),
@@ -370,6 +392,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -389,6 +412,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -408,6 +432,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("replication_id"),
@@ -421,6 +446,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("replication_source"),
@@ -434,6 +460,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -454,6 +481,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("last_sync_duration"),
@@ -467,6 +495,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("last_sync_bytes"),
@@ -480,6 +509,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: true,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("status"),
@@ -493,6 +523,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("status_message"),
@@ -506,6 +537,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -526,6 +558,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("replication_source"),
@@ -539,6 +572,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -558,6 +592,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::None,
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -577,6 +612,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volumegroup"),
@@ -590,6 +626,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[OneofFacts { name: Borrowed("type"), required: false }]),
@@ -609,6 +646,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::General { bytes: 128 },
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -628,6 +666,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 128 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volume_ids"),
@@ -641,6 +680,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::General { bytes: 4096 },
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[]),
@@ -661,6 +701,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
             FieldFacts {
                 name: Borrowed("volumegroup"),
@@ -674,6 +715,7 @@ static MESSAGES: &[MessageFacts] = &[
                 size_limit: SizeLimit::None,
                 non_negative: false,
                 no_control_chars: false,
+                plugin_generated: false,
             },
         ]),
         oneofs: Borrowed(&[OneofFacts { name: Borrowed("type"), required: false }]),
@@ -693,6 +735,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::General { bytes: 128 },
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },
@@ -711,6 +754,7 @@ static MESSAGES: &[MessageFacts] = &[
             size_limit: SizeLimit::General { bytes: 128 },
             non_negative: false,
             no_control_chars: false,
+            plugin_generated: false,
         }]),
         oneofs: Borrowed(&[]),
     },

@@ -1,0 +1,252 @@
+//! `csi-view replay` of recorded traffic against memdriver: the capture of csi-sanity v5.4.0's run
+//! and the capture of csi-conformance's run (`tests/data/replay/`, recorded with another node id)
+//! sent again to a fresh memdriver answer the same once the generated values (volume and snapshot
+//! ids, the node id, page tokens, contexts) are followed, with the recorded overlap and one call
+//! at a time; and against memdriver with each `MEMDRIVER_FAULT`, every fault whose effect reaches
+//! an answer to the calls a capture holds shows as a difference (exit 1). The faults that cannot
+//! show in a replay, and those one capture lacks the calls for, are listed with the reason.
+//!
+//! memdriver runs as a process in a folder of its own (the captures' target paths are relative,
+//! so each replay has its own), where the test makes the parents of the target paths as a CO
+//! would; `csi_view::replay` is the library under `csi-view replay`, so its report and exit code
+//! are the command's.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use csi_view::replay::{Options, run};
+use csi_view_core::replay::report::{Outcome, Report};
+use csi_view_core::schema::Schema;
+use support::Server;
+
+/// A file of `tests/data/replay/`.
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/replay").join(name)
+}
+
+/// Makes, under `dir`, the parent folder of every `target_path` the capture publishes at: the
+/// CO's part, which the recording's CO did before each NodePublishVolume.
+fn make_target_parents(capture: &Path, dir: &Path) {
+    let capture = csi_view_core::capture::read(capture).expect("the capture reads");
+    for call in capture.calls.iter().filter(|c| c.method == "/csi.v1.Node/NodePublishVolume") {
+        for bytes in call.request_bytes().expect("base64") {
+            let request: csikit::v1::NodePublishVolumeRequest =
+                csikit::prost::Message::decode(bytes.as_slice())
+                    .expect("a NodePublishVolumeRequest");
+            let target = Path::new(&request.target_path);
+            assert!(target.is_relative(), "{}: the captures' paths are relative", target.display());
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(dir.join(parent)).expect("make a target's parent");
+            }
+        }
+    }
+}
+
+/// What one replay gave.
+struct Replayed {
+    report: Report,
+    /// The report as text and JSON, and the warnings: everything the command prints.
+    printed: String,
+    warnings: String,
+}
+
+/// Replays `capture` against a fresh memdriver (node id `node-replayed`, `fault` if any).
+fn replay(capture: &str, fault: Option<&str>, serial: bool, secrets: bool) -> Replayed {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let capture = data(capture);
+    make_target_parents(&capture, dir.path());
+    let mut env = vec![("MEMDRIVER_NODE_ID", "node-replayed")];
+    if let Some(f) = fault {
+        env.push(("MEMDRIVER_FAULT", f));
+    }
+    let mut server = Server::start(dir.path(), &env);
+    let options = Options {
+        capture,
+        endpoint: format!("unix://{}", server.socket.display()),
+        serial,
+        timeout: Duration::from_secs(20),
+        secrets: secrets.then(|| data("secrets.yaml")),
+    };
+    let schema = Schema::builtin().expect("the built-in schema");
+    let mut warnings = Vec::new();
+    let report = run(&schema, &options, &mut warnings).expect("the replay runs");
+    let _ = server.terminate(Duration::from_secs(10));
+    let mut printed = Vec::new();
+    report.write_text(&mut printed).expect("text");
+    let mut printed = String::from_utf8(printed).expect("utf-8");
+    printed.push_str(&report.to_json().to_string());
+    Replayed { report, printed, warnings: String::from_utf8(warnings).expect("utf-8") }
+}
+
+/// The lines of the report that are not "same", for a failure message.
+fn not_same(r: &Replayed) -> String {
+    r.printed.lines().filter(|l| !l.contains(": same")).take(40).collect::<Vec<_>>().join("\n")
+}
+
+fn assert_all_same(r: &Replayed, calls: usize) {
+    assert_eq!(r.report.exit_code(), 0, "{}", not_same(r));
+    assert_eq!(r.report.calls.len(), calls);
+    assert!(r.report.calls.iter().all(|c| c.outcome == Outcome::Same), "{}", not_same(r));
+    // The node id was recorded as `node-recorded`: NodeGetInfo's answer is followed, and the
+    // ControllerPublishVolume calls that name the node carry the new id.
+    assert!(r.report.values_mapped >= 1);
+    let info = r.report.calls.iter().find(|c| c.method == "/csi.v1.Node/NodeGetInfo");
+    assert_eq!(info.map(|c| c.mapped), Some(1));
+    let rewritten: usize = r
+        .report
+        .calls
+        .iter()
+        .filter(|c| c.method == "/csi.v1.Controller/ControllerPublishVolume")
+        .map(|c| c.rewritten)
+        .sum();
+    assert!(rewritten > 0, "no ControllerPublishVolume was sent the replayed node id");
+}
+
+/// No secret of the secrets file in anything the replay printed.
+fn assert_no_secret(r: &Replayed) {
+    let secrets = csikit::runtime::secrets::Secrets::read(&data("secrets.yaml")).expect("reads");
+    for value in secrets.values() {
+        assert!(!r.printed.contains(&value) && !r.warnings.contains(&value), "{value} printed");
+    }
+}
+
+#[test]
+fn the_sanity_capture_replays_the_same_with_its_overlap_and_one_call_at_a_time() {
+    for serial in [false, true] {
+        let r = replay("sanity.jsonl", None, serial, true);
+        assert_all_same(&r, 679);
+        assert_eq!(r.warnings, "", "--secrets refills every blanked value");
+        assert_no_secret(&r);
+        assert!(r.printed.contains("replay: 679 calls: 679 same;"), "{}", r.printed);
+    }
+}
+
+#[test]
+fn the_conformance_capture_replays_the_same() {
+    let r = replay("conformance.jsonl", None, false, true);
+    assert_all_same(&r, 378);
+    assert_no_secret(&r);
+}
+
+#[test]
+fn without_the_secrets_file_the_blanked_values_are_sent_with_one_warning() {
+    // memdriver requires no secret, so the answers are the same; the warning is said once.
+    let r = replay("sanity.jsonl", None, false, false);
+    assert_eq!(r.report.exit_code(), 0, "{}", not_same(&r));
+    assert_eq!(r.warnings.lines().count(), 1, "{}", r.warnings);
+    assert!(
+        r.warnings.starts_with("warning: the capture's secret values were blanked"),
+        "{}",
+        r.warnings
+    );
+}
+
+/// Which capture shows each fault, and why a capture cannot.
+struct FaultCase {
+    fault: &'static str,
+    /// The csi-sanity capture shows it.
+    sanity: bool,
+    /// The csi-conformance capture shows it.
+    conformance: bool,
+    /// Why a capture that does not show it cannot.
+    why_not: &'static str,
+}
+
+const fn both(fault: &'static str) -> FaultCase {
+    FaultCase { fault, sanity: true, conformance: true, why_not: "" }
+}
+
+const fn conformance_only(fault: &'static str, why_not: &'static str) -> FaultCase {
+    FaultCase { fault, sanity: false, conformance: true, why_not }
+}
+
+const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
+    FaultCase { fault, sanity: false, conformance: false, why_not }
+}
+
+/// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
+const FAULTS: [FaultCase; 25] = [
+    both("no-validation"),
+    both("create-not-idempotent"),
+    both("internal-for-unknown"),
+    both("delete-not-found"),
+    neither(
+        "log-secrets",
+        "it only writes CreateVolume's secrets to memdriver's log; no answer changes",
+    ),
+    both("ignore-token"),
+    both("accept-bad-token"),
+    neither(
+        "no-target-path",
+        "NodePublishVolume answers OK either way; only the filesystem differs (no target_path made), and NodeUnpublishVolume of a path not there is OK too",
+    ),
+    both("ignore-capacity"),
+    both("unpublish-not-idempotent"),
+    both("no-already-exists"),
+    both("stats-any-path"),
+    both("snapshot-not-idempotent"),
+    both("leak-on-delete"),
+    both("accept-any-mutable"),
+    conformance_only("get-snapshot-other", "csi-sanity v5.4.0 never calls GetSnapshot"),
+    conformance_only(
+        "single-writer-twice",
+        "csi-sanity never publishes a SINGLE_NODE_SINGLE_WRITER volume at a second target path",
+    ),
+    conformance_only(
+        "list-shifts-under-creation",
+        "csi-sanity never pages ListVolumes (its case that creates volumes between pages is pending), so the order of pages never shows",
+    ),
+    both("publish-any-node"),
+    both("missing-source-empty"),
+    both("validate-unknown-volume"),
+    both("stats-unknown-volume"),
+    conformance_only(
+        "list-snapshots-unknown-id-all",
+        "csi-sanity's one ListSnapshots of an unknown id comes when memdriver holds no snapshot, so 'every snapshot' is the empty list it recorded",
+    ),
+    both("unpublish-unknown-ok"),
+    both("republish-incompatible-ok"),
+];
+
+#[test]
+fn each_fault_shows_as_a_difference_where_the_capture_holds_calls_it_changes() {
+    let names: Vec<&str> = memdriver::fault::Fault::ALL.iter().map(|f| f.name()).collect();
+    let listed: Vec<&str> = FAULTS.iter().map(|f| f.fault).collect();
+    assert_eq!(listed, names, "FAULTS lists every fault, in memdriver's order");
+    let mut shown = (0, 0, 0);
+    for case in &FAULTS {
+        assert!(case.sanity && case.conformance || !case.why_not.is_empty(), "{}", case.fault);
+        for (capture, expected) in
+            [("sanity.jsonl", case.sanity), ("conformance.jsonl", case.conformance)]
+        {
+            let r = replay(capture, Some(case.fault), false, true);
+            let differs = r.report.exit_code() == 1;
+            assert_eq!(
+                differs,
+                expected,
+                "{} with {capture}: expected {}; {}",
+                case.fault,
+                if expected { "a difference" } else { "no difference" },
+                if differs {
+                    not_same(&r)
+                } else {
+                    r.printed.lines().last().unwrap_or_default().to_owned()
+                }
+            );
+            if differs {
+                assert!(r.report.calls.iter().any(|c| c.outcome.matters()));
+            }
+            assert_no_secret(&r);
+        }
+        shown.0 += usize::from(case.sanity);
+        shown.1 += usize::from(case.conformance);
+        shown.2 += usize::from(case.sanity || case.conformance);
+    }
+    assert_eq!(shown, (19, 23, 23), "faults shown by the sanity capture, conformance's, either");
+    println!(
+        "faults shown: {} of 25 (csi-sanity capture {}, csi-conformance capture {})",
+        shown.2, shown.0, shown.1
+    );
+}

@@ -1,0 +1,251 @@
+//! What the spec says about each RPC beyond its messages: its error table (and the general one),
+//! and who must implement it. [`crate::schema::Schema`] holds one [`RpcTables`] per source: for
+//! the built-in schema, `csikit`'s generated error tables; for a loaded source, its Model's rows
+//! and obligations. A source that states none (a `.proto` alone, a descriptor set) says so
+//! ([`ErrorLookup::NoTables`]), and nothing is taken from another release.
+
+use std::collections::HashMap;
+
+use csikit::errors::ErrorInfo;
+use csikit_spec::source::NotAvailable;
+pub use csikit_spec::{CapabilityRef, ErrorRow, Obligation};
+
+/// Which table a row came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    /// The RPC's own error table.
+    Rpc,
+    /// The spec's general error table.
+    General,
+}
+
+/// What the spec's error tables say about a status code returned by an RPC.
+#[derive(Debug, Clone)]
+pub enum ErrorLookup {
+    /// The RPC's own rows with the code (it may have several: `NOT_FOUND` for the volume and for
+    /// the node), else the general table's.
+    Rows {
+        /// The table the rows are from.
+        table: Table,
+        /// The rows, in the spec's order.
+        rows: Vec<ErrorRow>,
+    },
+    /// The tables have no row with this code.
+    NoRow,
+    /// The source states no error tables.
+    NoTables,
+}
+
+impl ErrorLookup {
+    /// The rows found (none for [`ErrorLookup::NoRow`] and [`ErrorLookup::NoTables`]).
+    pub fn rows(&self) -> &[ErrorRow] {
+        match self {
+            ErrorLookup::Rows { rows, .. } => rows,
+            _ => &[],
+        }
+    }
+}
+
+impl ErrorLookup {
+    /// What the spec says, as lines to print under a status (`rpc`: the RPC's simple name,
+    /// `code`: the status code's name): each row's condition, description and recovery, or why
+    /// there is none.
+    pub fn explain(&self, rpc: &str, code: &str) -> Vec<String> {
+        match self {
+            ErrorLookup::Rows { table, rows } => rows
+                .iter()
+                .map(|r| {
+                    let from = match table {
+                        Table::Rpc => format!("{rpc}'s error table"),
+                        Table::General => "the general error table".to_owned(),
+                    };
+                    let mut line = format!("spec ({from}): {}: {}", r.condition, r.description);
+                    if !r.recovery.is_empty() {
+                        line.push(' ');
+                        line.push_str(&r.recovery);
+                    }
+                    line
+                })
+                .collect(),
+            ErrorLookup::NoRow => {
+                vec![format!("spec: no row for {code} in {rpc}'s error table or the general one")]
+            }
+            ErrorLookup::NoTables => vec!["spec: no error table in this source".to_owned()],
+        }
+    }
+}
+
+/// An RPC the spec obliges a plugin to implement, with when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObligedRpc {
+    /// The service's simple name, `Controller`.
+    pub service: String,
+    /// The RPC's simple name, `CreateVolume`.
+    pub rpc: String,
+    /// Who must implement it, and the capabilities any one of which obliges it (none: always).
+    pub obligation: Obligation,
+}
+
+/// The error tables of one source.
+#[derive(Debug)]
+enum ErrorTables {
+    /// Rows from a Model, by RPC simple name, and its general table.
+    Model { by_rpc: HashMap<String, Vec<ErrorRow>>, general: Vec<ErrorRow> },
+    /// `csikit`'s generated tables of a built-in package.
+    Generated { rpc_rows: fn(&str) -> Option<&'static [ErrorInfo]>, general: &'static [ErrorInfo] },
+    /// The source states none.
+    None,
+}
+
+/// What one source says about its RPCs.
+#[derive(Debug)]
+pub struct RpcTables {
+    errors: ErrorTables,
+    /// `None`: the source does not state obligations.
+    obligations: Option<Vec<ObligedRpc>>,
+}
+
+impl RpcTables {
+    /// The tables of a Model: its rows and obligations, or none where its source cannot state
+    /// them.
+    pub fn of_model(model: &csikit_spec::Model) -> RpcTables {
+        let states = |what| model.source.states(what);
+        let errors = if states(NotAvailable::Errors) || states(NotAvailable::GeneralErrors) {
+            ErrorTables::Model {
+                by_rpc: model
+                    .services
+                    .iter()
+                    .flat_map(|s| &s.methods)
+                    .map(|m| (m.name.clone(), m.errors.clone()))
+                    .collect(),
+                general: model.general_errors.clone(),
+            }
+        } else {
+            ErrorTables::None
+        };
+        let obligations = states(NotAvailable::Obligations).then(|| {
+            model
+                .services
+                .iter()
+                .flat_map(|s| s.methods.iter().map(move |m| (s, m)))
+                .filter_map(|(s, m)| {
+                    Some(ObligedRpc {
+                        service: s.name.clone(),
+                        rpc: m.name.clone(),
+                        obligation: m.obligation.clone()?,
+                    })
+                })
+                .collect()
+        });
+        RpcTables { errors, obligations }
+    }
+
+    /// The generated error tables of a built-in package; obligations are added with
+    /// [`RpcTables::set_obligations`] by a caller that compiles `csikit`'s server tables.
+    pub fn generated(
+        rpc_rows: fn(&str) -> Option<&'static [ErrorInfo]>,
+        general: &'static [ErrorInfo],
+    ) -> RpcTables {
+        RpcTables { errors: ErrorTables::Generated { rpc_rows, general }, obligations: None }
+    }
+
+    /// A source with neither error tables nor obligations.
+    pub fn none() -> RpcTables {
+        RpcTables { errors: ErrorTables::None, obligations: None }
+    }
+
+    /// Replaces the obligations.
+    pub fn set_obligations(&mut self, obligations: Vec<ObligedRpc>) {
+        self.obligations = Some(obligations);
+    }
+
+    /// The obligations, or `None` when the source does not state them.
+    pub fn obligations(&self) -> Option<&[ObligedRpc]> {
+        self.obligations.as_deref()
+    }
+
+    /// The rows for `code` returned by `rpc` (its simple name): the RPC's own, else the general
+    /// table's.
+    pub fn lookup(&self, rpc: &str, code: i32) -> ErrorLookup {
+        let found = |rpc_rows: Vec<ErrorRow>, general: Vec<ErrorRow>| {
+            if !rpc_rows.is_empty() {
+                ErrorLookup::Rows { table: Table::Rpc, rows: rpc_rows }
+            } else if !general.is_empty() {
+                ErrorLookup::Rows { table: Table::General, rows: general }
+            } else {
+                ErrorLookup::NoRow
+            }
+        };
+        match &self.errors {
+            ErrorTables::None => ErrorLookup::NoTables,
+            ErrorTables::Model { by_rpc, general } => {
+                let with = |rows: &[ErrorRow]| -> Vec<ErrorRow> {
+                    rows.iter().filter(|r| code_of(r) == Some(code)).cloned().collect()
+                };
+                found(with(by_rpc.get(rpc).map_or(&[], Vec::as_slice)), with(general))
+            }
+            ErrorTables::Generated { rpc_rows, general } => {
+                let with = |rows: &[ErrorInfo]| -> Vec<ErrorRow> {
+                    rows.iter().filter(|r| r.code.number() == code).map(row_of_info).collect()
+                };
+                found(with(rpc_rows(rpc).unwrap_or(&[])), with(general))
+            }
+        }
+    }
+}
+
+/// The code a row means: the number its code name implies (a table whose number disagrees with
+/// the name is a diagnostic of the spec reader; the name is what the spec's prose means).
+fn code_of(row: &ErrorRow) -> Option<i32> {
+    csikit_spec::check::GRPC_CODES
+        .iter()
+        .position(|c| *c == row.code)
+        .and_then(|n| i32::try_from(n).ok())
+        .or(Some(row.code_number))
+}
+
+/// A generated row as the Model writes one.
+fn row_of_info(info: &ErrorInfo) -> ErrorRow {
+    let number = info.code.number();
+    ErrorRow {
+        condition: info.condition.to_owned(),
+        code: crate::capture::status_name(number),
+        code_number: number,
+        description: info.description.to_owned(),
+        recovery: info.recovery.to_owned(),
+        lang: "en".to_owned(),
+        span: csikit_spec::Span::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_rpc_row_comes_before_the_general_table() {
+        let t = RpcTables::generated(csikit::v1::errors::rpc_rows, csikit::v1::errors::GENERAL);
+        let ErrorLookup::Rows { table, rows } = t.lookup("ControllerPublishVolume", 5) else {
+            panic!("no rows")
+        };
+        assert_eq!(table, Table::Rpc);
+        // The volume and the node: both NOT_FOUND rows of the RPC's table.
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(rows.iter().all(|r| r.code == "NOT_FOUND" && r.code_number == 5));
+        let ErrorLookup::Rows { table, rows } = t.lookup("CreateVolume", 12) else {
+            panic!("no rows")
+        };
+        assert_eq!((table, rows[0].condition.as_str()), (Table::General, "Call not implemented"));
+        let lines =
+            t.lookup("ControllerPublishVolume", 5).explain("ControllerPublishVolume", "NOT_FOUND");
+        assert!(
+            lines[0].starts_with(
+                "spec (ControllerPublishVolume's error table): Volume does not exist: "
+            ),
+            "{lines:?}"
+        );
+        assert!(lines[0].contains("Caller MUST"), "{lines:?}");
+        assert!(matches!(t.lookup("CreateVolume", 15), ErrorLookup::NoRow));
+        assert!(matches!(RpcTables::none().lookup("CreateVolume", 5), ErrorLookup::NoTables));
+    }
+}
