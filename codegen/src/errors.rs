@@ -1,10 +1,13 @@
-//! The per-RPC error catalog: one enum per RPC listing the spec's error rows for it plus the
-//! general ones, each row as data (`ErrorInfo`), and `classify` for callers.
+//! The per-RPC error catalog: one enum per RPC listing the spec's error rows for it, the general
+//! ones, and csikit's own rows (`csikit_runtime::errors::CSIKIT_ROWS`: internal error, out of
+//! capacity, backend unavailable or timed out, operation pending) for each code none of those
+//! has, each row as data (`ErrorInfo`), and `classify` for callers.
 
 use std::fmt::Write as _;
 
+use csikit_runtime::errors::{CSIKIT_ROWS, Code, ErrorInfo};
 use csikit_spec::check::{canonical_code, grpc_code_number};
-use csikit_spec::{ErrorRow, Model};
+use csikit_spec::{ErrorRow, Method, Model, NotAvailable};
 
 /// Words left out of variant names: they read as filler in `AlreadyExistsIncompatible`.
 const FILLER: [&str; 7] = ["but", "is", "the", "a", "an", "are", "be"];
@@ -57,20 +60,26 @@ fn code_variant(name: &str) -> String {
         .collect()
 }
 
+/// The code a spec row's code *name* implies (the table's number is kept as written for the
+/// reader), as gRPC numbers it.
+fn implied_number(row: &ErrorRow) -> i32 {
+    grpc_code_number(&canonical_code(&row.code)).unwrap_or(row.code_number)
+}
+
 fn info(row: &ErrorRow, rpc: Option<&str>, ja: Option<&ErrorRow>) -> String {
-    // The code the name implies; the table's number is kept as written for the reader.
-    let number = grpc_code_number(&canonical_code(&row.code)).unwrap_or(row.code_number);
+    let number = implied_number(row);
     let code = code_variant(
         csikit_spec::check::GRPC_CODES.get(number as usize).copied().unwrap_or("UNKNOWN"),
     );
     format!(
-        "ErrorInfo {{ condition: {:?}, code: Code::{code}, code_as_written: {:?}, description: {:?}, recovery: {:?}, recovery_kind: Recovery::{}, rpc: {:?}, ja: {} }}",
+        "ErrorInfo {{ condition: {:?}, code: Code::{code}, code_as_written: {:?}, description: {:?}, recovery: {:?}, recovery_kind: Recovery::{}, rpc: {:?}, origin: Origin::{}, ja: {} }}",
         row.condition,
         format!("{} {}", row.code_number, row.code),
         row.description,
         row.recovery,
         recovery_kind(&row.recovery),
         rpc,
+        if rpc.is_some() { "Rpc" } else { "General" },
         match ja {
             Some(j) => format!("Some(({:?}, {:?}, {:?}))", j.condition, j.description, j.recovery),
             None => "None".to_owned(),
@@ -98,30 +107,125 @@ fn translated<'a>(
         .filter(|r| r.lang != "en")
 }
 
-/// The `errors` module of a package: `None` when its spec has no error tables. `status` is
-/// what goes before and after the `status()` methods (which need tonic): a `#[cfg]` line, or a
-/// checked feature's macro; `None` leaves them out.
+/// Where a row of an RPC's catalog comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum CatalogRow<'m> {
+    /// A row of the RPC's own table.
+    Own(&'m ErrorRow),
+    /// The general table's row at this index.
+    General(usize, &'m ErrorRow),
+    /// csikit's own row at this index of `CSIKIT_ROWS`.
+    Csikit(usize, &'static ErrorInfo),
+}
+
+impl CatalogRow<'_> {
+    /// The gRPC code the catalog gives the row.
+    pub fn code(&self) -> i32 {
+        match self {
+            CatalogRow::Own(r) | CatalogRow::General(_, r) => implied_number(r),
+            CatalogRow::Csikit(_, info) => info.code.number(),
+        }
+    }
+
+    /// The condition, as its table words it.
+    pub fn condition(&self) -> &str {
+        match self {
+            CatalogRow::Own(r) | CatalogRow::General(_, r) => &r.condition,
+            CatalogRow::Csikit(_, info) => info.condition,
+        }
+    }
+}
+
+/// The rows of `method`'s catalog with their variant names, in the enum's order: the RPC's own
+/// table, the general table, then each of csikit's rows whose code none of those has.
+pub fn catalog<'m>(model: &'m Model, method: &'m Method) -> Vec<(String, CatalogRow<'m>)> {
+    let mut rows: Vec<CatalogRow<'m>> = method
+        .errors
+        .iter()
+        .map(CatalogRow::Own)
+        .chain(model.general_errors.iter().enumerate().map(|(i, r)| CatalogRow::General(i, r)))
+        .collect();
+    for (i, info) in CSIKIT_ROWS.iter().enumerate() {
+        if !rows.iter().any(|r| r.code() == info.code.number()) {
+            rows.push(CatalogRow::Csikit(i, info));
+        }
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for row in rows {
+        let mut name = variant_name(row.condition());
+        if names.contains(&name) {
+            let code = Code::from_number(row.code()).map_or("Row".to_owned(), |c| format!("{c:?}"));
+            name = format!("{name}{code}");
+        }
+        while names.contains(&name) {
+            name.push('_');
+        }
+        names.push(name.clone());
+        out.push((name, row));
+    }
+    out
+}
+
+/// What a driver answers for the failures every driver meets, one per csikit row: the general
+/// table's row with that code (`ListVolumes`' own ABORTED row is about its `starting_token`, not
+/// a pending operation), else the RPC's own, else csikit's. With the variant's name and whether
+/// it is csikit's.
+pub fn answers_for_failures<'c, 'm>(
+    catalog: &'c [(String, CatalogRow<'m>)],
+) -> Vec<(&'static ErrorInfo, &'c str, bool)> {
+    CSIKIT_ROWS
+        .iter()
+        .filter_map(|info| {
+            let code = info.code.number();
+            let with_code = |general: bool| {
+                catalog.iter().find(|(_, r)| {
+                    r.code() == code && matches!(r, CatalogRow::General(..)) == general
+                })
+            };
+            let (name, row) = with_code(true).or_else(|| with_code(false))?;
+            Some((info, name.as_str(), matches!(row, CatalogRow::Csikit(..))))
+        })
+        .collect()
+}
+
+/// The `errors` module of a package: `None` when it has no RPCs. `status` is what goes before
+/// and after the `status()` methods (which need tonic): a `#[cfg]` line, or a checked feature's
+/// macro; `None` leaves them out.
 pub fn generate_errors(
     model: &Model,
     translation: Option<&Model>,
     status: Option<(&str, &str)>,
 ) -> Option<String> {
-    let any = !model.general_errors.is_empty()
-        || model.services.iter().any(|s| s.methods.iter().any(|m| !m.errors.is_empty()));
-    if !any {
+    if model.services.iter().all(|s| s.methods.is_empty()) {
         return None;
     }
+    let tables = model.source.states(NotAvailable::Errors);
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "//! The spec's error tables for `{}` as types: for each RPC, its own error rows plus the",
+        "//! The error catalogs of `{}` as types: for each RPC, its own error rows from the spec, the",
         model.package
     );
     let _ = writeln!(
         out,
-        "//! general ones, each with its gRPC code, description and the recovery the spec asks of the caller.\n"
+        "//! general ones, then csikit's own rows for the failures the spec's tables do not name (each"
     );
-    let _ = writeln!(out, "pub use ::csikit::errors::{{Code, ErrorInfo, Recovery}};\n");
+    let _ = writeln!(
+        out,
+        "//! marked as csikit's: [`Origin::Csikit`]), each with its gRPC code, description and the recovery\n\
+         //! asked of the caller. A driver answers every error with its RPC's enum (`status(message)`),\n\
+         //! never with a status of its own making."
+    );
+    if !tables {
+        let _ = writeln!(
+            out,
+            "//!\n//! This source has no error tables (its prose is not in it), so the catalogs hold\n\
+             //! csikit's rows only; the spec's rows are not borrowed from another release."
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "pub use ::csikit::errors::{{Code, ErrorInfo, Origin, Recovery}};\n");
     let _ = writeln!(
         out,
         "/// The general error table (\"Error Scheme\"), which applies to every RPC."
@@ -141,67 +245,80 @@ pub fn generate_errors(
         for m in &s.methods {
             rpcs.push(m);
             let ty = format!("{}Error", m.name);
+            let rows = catalog(model, m);
             let _ = writeln!(
                 out,
-                "/// The errors of `{}`: its own table, then the general one.",
+                "/// The errors of `{}`: its own table's rows, the general table's, then csikit's.",
                 m.name
             );
-            let _ = writeln!(out, "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]");
-            let _ = writeln!(out, "pub enum {ty} {{");
-            let mut names: Vec<String> = Vec::new();
-            let rows: Vec<(&ErrorRow, bool)> = m
-                .errors
-                .iter()
-                .map(|r| (r, true))
-                .chain(model.general_errors.iter().map(|r| (r, false)))
-                .collect();
-            for (row, own) in &rows {
-                let mut name = variant_name(&row.condition);
-                if names.contains(&name) {
-                    name = format!("{name}{}", code_variant(&row.code));
-                }
-                while names.contains(&name) {
-                    name.push('_');
-                }
-                let _ = writeln!(
-                    out,
-                    "    /// {}\n    /// — `{} {}`{}",
-                    row.condition.replace('`', ""),
-                    row.code_number,
-                    row.code,
-                    if *own { "" } else { " (general)" }
-                );
-                if grpc_code_number(&canonical_code(&row.code)) != Some(row.code_number) {
+            let answers = answers_for_failures(&rows);
+            if !answers.is_empty() {
+                let _ =
+                    writeln!(out, "///\n/// What to answer for the failures every driver meets:");
+                for (info, name, csikit) in &answers {
                     let _ = writeln!(
                         out,
-                        "    ///\n    /// The spec writes `{} {}`; the catalog uses the number the name implies.",
-                        row.code_number, row.code
+                        "/// - {}: [`{ty}::{name}`]{}",
+                        info.condition.to_lowercase(),
+                        if *csikit { "" } else { " (the spec's row with that code)" }
                     );
                 }
+            }
+            let _ = writeln!(out, "#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]");
+            let _ = writeln!(out, "pub enum {ty} {{");
+            for (name, row) in &rows {
+                match row {
+                    CatalogRow::Own(r) | CatalogRow::General(_, r) => {
+                        let _ = writeln!(
+                            out,
+                            "    /// {}\n    /// — `{} {}`{}",
+                            r.condition.replace('`', ""),
+                            r.code_number,
+                            r.code,
+                            if matches!(row, CatalogRow::Own(_)) { "" } else { " (general)" }
+                        );
+                        if grpc_code_number(&canonical_code(&r.code)) != Some(r.code_number) {
+                            let _ = writeln!(
+                                out,
+                                "    ///\n    /// The spec writes `{} {}`; the catalog uses the number the name implies.",
+                                r.code_number, r.code
+                            );
+                        }
+                    }
+                    CatalogRow::Csikit(_, info) => {
+                        let _ = writeln!(
+                            out,
+                            "    /// {}\n    /// — `{}` (csikit's own row, not in the spec's tables)",
+                            info.condition, info.code_as_written
+                        );
+                    }
+                }
                 let _ = writeln!(out, "    {name},");
-                names.push(name);
             }
             let _ = writeln!(out, "}}\n");
             let _ = writeln!(out, "impl {ty} {{");
-            let _ = writeln!(out, "    /// Every row, in the spec's order.");
+            let _ = writeln!(out, "    /// Every row: the spec's, in its order, then csikit's.");
             let _ = writeln!(
                 out,
                 "    pub const ALL: &'static [Self] = &[{}];\n",
-                names.iter().map(|n| format!("Self::{n}")).collect::<Vec<_>>().join(", ")
+                rows.iter().map(|(n, _)| format!("Self::{n}")).collect::<Vec<_>>().join(", ")
             );
             let _ = writeln!(out, "    const INFO: &'static [ErrorInfo] = &[");
             let tr_rows: &[ErrorRow] =
                 translation.and_then(|t| t.method(&m.name)).map_or(&[], |(_, tm)| &tm.errors);
-            for (row, _) in rows.iter().filter(|(_, own)| *own) {
-                let _ = writeln!(
-                    out,
-                    "        {},",
-                    info(row, Some(m.name.as_str()), translated(row, &m.errors, tr_rows))
-                );
-            }
-            // The general rows are the ones in `GENERAL`, not copies.
-            for i in 0..model.general_errors.len() {
-                let _ = writeln!(out, "        GENERAL[{i}],");
+            for (_, row) in &rows {
+                let _ = match row {
+                    CatalogRow::Own(r) => writeln!(
+                        out,
+                        "        {},",
+                        info(r, Some(m.name.as_str()), translated(r, &m.errors, tr_rows))
+                    ),
+                    // The general rows are the ones in `GENERAL`, csikit's the runtime's: not copies.
+                    CatalogRow::General(i, _) => writeln!(out, "        GENERAL[{i}],"),
+                    CatalogRow::Csikit(i, _) => {
+                        writeln!(out, "        ::csikit::errors::CSIKIT_ROWS[{i}],")
+                    }
+                };
             }
             let _ = writeln!(out, "    ];\n");
             let _ = writeln!(out, "    /// The row: condition, code, description, recovery.");
@@ -242,11 +359,12 @@ pub fn generate_errors(
     let _ = writeln!(out, "        _ => return None,\n    }};\n    Some(rows)\n}}\n");
     let _ = writeln!(
         out,
-        "/// What the spec tells a caller of `rpc` to do after a status with `code`: the RPC's own row for"
+        "/// What the catalog tells a caller of `rpc` to do after a status with `code`: the RPC's own row for"
     );
     let _ = writeln!(
         out,
-        "/// that code, else the general table's; `None` when the spec has no row for it."
+        "/// that code, else the general table's, else csikit's own (its `origin` is `Origin::Csikit`);\n\
+         /// `None` when none has a row for it."
     );
     let _ =
         writeln!(out, "pub fn classify(rpc: &str, code: Code) -> Option<&'static ErrorInfo> {{");

@@ -12,8 +12,9 @@
 //! Inside, dependencies point down. At the bottom, `error` (why generation failed), `input` (a
 //! [`Package`] and which [`Parts`] to make of it), `names` (Rust names and type paths) and `docs` (rustdoc from spec comments). The
 //! per-package generators read only those: `rust` (prost/tonic output with `validation`'s
-//! attributes), `facts`, `descriptor`, `debug` (redacted `Debug`), `server` and `errors` (the
-//! error catalogs). `package` assembles their output into one package module, and `layout` lays
+//! attributes), `facts`, `descriptor`, `debug` (redacted `Debug`), `server` (with `rpc_docs`, each
+//! trait method's docs, and `prose`, the spec's prose as rustdoc) and `errors` (the error
+//! catalogs). `package` assembles their output into one package module, and `layout` lays
 //! the packages out as the `csikit` crate.
 
 mod debug;
@@ -26,6 +27,8 @@ mod input;
 mod layout;
 mod names;
 mod package;
+mod prose;
+mod rpc_docs;
 mod rust;
 mod server;
 pub mod validation;

@@ -90,7 +90,7 @@ pub fn package_parts(
             doc: "/// Server traits and layered adapters for drivers (see [`csikit::server`]).\n"
                 .to_owned(),
             gate: parts.server,
-            content: crate::server::generate_server(p),
+            content: crate::server::generate_server(p, parts),
         });
     }
     if parts.errors
@@ -111,7 +111,7 @@ pub fn package_parts(
         modules.push(SubModule {
             name: "errors",
             public: true,
-            doc: "/// The spec's error tables as types: per RPC, the errors it may return and what they mean.\n"
+            doc: "/// The error catalogs as types: per RPC, the spec's rows it may return and csikit's own for what\n/// the tables do not name.\n"
                 .to_owned(),
             gate: Gate::On,
             content: errors,

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use csikit_spec::{Label, Method, Model, Service};
 
 use crate::debug::secret_holders;
-use crate::input::Package;
+use crate::input::{Package, Parts};
 use crate::names::{camel, relative_type_path, snake};
 
 /// The Rust path of a message from inside `<package>::server`.
@@ -46,8 +46,8 @@ pub fn is_csi(model: &Model) -> bool {
         && model.method("NodeGetCapabilities").is_some()
 }
 
-/// The body of `<package>/server.rs`.
-pub fn generate_server(p: &Package<'_>) -> String {
+/// The body of `<package>/server.rs`; `parts` says which other parts the docs may link to.
+pub fn generate_server(p: &Package<'_>, parts: &Parts) -> String {
     let model = p.model;
     let mut out = String::new();
     let _ = writeln!(
@@ -55,10 +55,14 @@ pub fn generate_server(p: &Package<'_>) -> String {
         "//! Server traits of `{}` for drivers: implement the RPCs the plugin supports, mark\n\
          //! the `impl` block with [`#[csi_service]`](csikit::csi_service), and serve it\n//!{}.\n\
          //! Every RPC left out answers UNIMPLEMENTED; every call passes the [`csikit::server`]\n\
-         //! layers.\n",
+         //! layers. Each method's docs give the spec's text for its RPC, what obliges a plugin to\n\
+         //! implement it, what the skeleton has checked when it runs, and the errors to answer with.\n\
+         // The docs are written here from the Model, not copied from prose meant for protobuf:\n\
+         // rustdoc holds them to its lints.\n\
+         #![warn(missing_docs, rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags, rustdoc::bare_urls)]\n",
         model.package,
         if is_csi(model) {
-            " with [`Builder`]"
+            " with `Builder`"
         } else {
             " through a `*Service` adapter added to the v1 `Builder` with `routes_with`"
         }
@@ -77,7 +81,7 @@ pub fn generate_server(p: &Package<'_>) -> String {
 
     rpc_records(p, &mut out);
     for s in &model.services {
-        service(p, s, &mut out);
+        service(p, parts, s, &mut out);
     }
     secret_values(p, &mut out);
     if is_csi(model) {
@@ -138,13 +142,23 @@ fn rpc_records(p: &Package<'_>, out: &mut String) {
     let _ = writeln!(out, "}}\n");
 }
 
-fn first_line(comment: &str) -> String {
-    let text: String =
-        comment.lines().map(str::trim).take_while(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
-    text.replace('[', "\\[").replace(']', "\\]")
+/// The first paragraph of a proto comment, as escaped rustdoc lines.
+fn first_paragraph(comment: &str) -> Vec<String> {
+    crate::prose::comment_lines(comment).into_iter().take_while(|l| !l.is_empty()).collect()
 }
 
-fn service(p: &Package<'_>, s: &Service, out: &mut String) {
+/// Writes doc `lines` at `indent`.
+fn write_doc(out: &mut String, indent: &str, lines: &[String]) {
+    for line in lines {
+        if line.is_empty() {
+            let _ = writeln!(out, "{indent}///");
+        } else {
+            let _ = writeln!(out, "{indent}/// {line}");
+        }
+    }
+}
+
+fn service(p: &Package<'_>, parts: &Parts, s: &Service, out: &mut String) {
     let model = p.model;
     let trait_name = camel(&s.name);
     let tonic_mod = format!("super::{}_server", snake(&s.name).trim_start_matches("r#"));
@@ -155,11 +169,9 @@ fn service(p: &Package<'_>, s: &Service, out: &mut String) {
         .collect();
 
     // The trait.
-    let doc = first_line(&s.comment);
+    let doc = first_paragraph(&s.comment);
     if !doc.is_empty() {
-        for line in crate::docs::wrap(&doc, 96) {
-            let _ = writeln!(out, "/// {line}");
-        }
+        write_doc(out, "", &doc);
         let _ = writeln!(out, "///");
     }
     let _ = writeln!(
@@ -178,12 +190,9 @@ fn service(p: &Package<'_>, s: &Service, out: &mut String) {
     );
     for (m, input, output) in &typed {
         let method = snake(&m.name);
-        let doc = first_line(&m.comment);
-        if !doc.is_empty() {
-            for line in crate::docs::wrap(&doc, 92) {
-                let _ = writeln!(out, "    /// {line}");
-            }
-        }
+        let made = made_capabilities(model, &s.name, m);
+        let doc = crate::rpc_docs::method_doc(p, parts, s, m, &made, derived_rpc(model, &m.name));
+        write_doc(out, "    ", &doc);
         let ret = if m.server_streaming { format!("BoxStream<{output}>") } else { output.clone() };
         let _ = writeln!(
             out,
@@ -361,16 +370,13 @@ fn path_module(path: &str) -> String {
 
 /// The capability <-> RPC pairings the prose does not state, by service: the builder takes every
 /// other pairing from the Model's obligations ("A Controller Plugin MUST implement this RPC call
-/// if it has `CREATE_DELETE_VOLUME` controller capability" pairs CreateVolume with it). These
-/// RPCs' sections state no capability (as of v1.12.0: ControllerGetVolume, GetSnapshot,
-/// GetVolumeGroupSnapshot), or since v1.5.0 name two ("GET_VOLUME_STATS ... or
-/// VOLUME_CONDITION", of which only GET_VOLUME_STATS is made by the RPC alone). Values without
-/// RPCs of their own (CLONE_VOLUME, PUBLISH_READONLY, ...) are declared by the driver.
-const CONTROLLER_CAPS: &[(&str, &[&str])] =
-    &[("GET_VOLUME", &["ControllerGetVolume"]), ("GET_SNAPSHOT", &["GetSnapshot"])];
-const NODE_CAPS: &[(&str, &[&str])] = &[("GET_VOLUME_STATS", &["NodeGetVolumeStats"])];
-const GROUP_CAPS: &[(&str, &[&str])] =
-    &[("CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", &["GetVolumeGroupSnapshot"])];
+/// if it has `CREATE_DELETE_VOLUME` controller capability" pairs CreateVolume with it). Since
+/// v1.5.0 NodeGetVolumeStats' section names two ("GET_VOLUME_STATS ... or VOLUME_CONDITION", of
+/// which only GET_VOLUME_STATS is made by the RPC alone). Values without RPCs of their own
+/// (CLONE_VOLUME, PUBLISH_READONLY, ...) are declared by the driver.
+const CONTROLLER_CAPS: CapPairs = &[];
+const NODE_CAPS: CapPairs = &[("GET_VOLUME_STATS", &["NodeGetVolumeStats"])];
+const GROUP_CAPS: CapPairs = &[];
 /// Plugin capabilities that a registered service makes.
 const PLUGIN_SERVICES: &[(&str, &str)] = &[
     ("CONTROLLER_SERVICE", "Controller"),
@@ -378,29 +384,72 @@ const PLUGIN_SERVICES: &[(&str, &str)] = &[
     ("SNAPSHOT_METADATA_SERVICE", "SnapshotMetadata"),
 ];
 
+/// The services whose capabilities the builder derives: (service, its capabilities RPC, the
+/// capability message's module, the hand table of pairings).
+fn cap_services(model: &Model) -> Vec<(&'static str, &'static str, &'static str, CapPairs)> {
+    let has = |s: &str| model.services.iter().any(|x| x.name == s);
+    let group = has("GroupController") && model.method("GroupControllerGetCapabilities").is_some();
+    let mut services = vec![
+        (
+            "Controller",
+            "ControllerGetCapabilities",
+            "controller_service_capability",
+            CONTROLLER_CAPS,
+        ),
+        ("Node", "NodeGetCapabilities", "node_service_capability", NODE_CAPS),
+    ];
+    if group {
+        services.push((
+            "GroupController",
+            "GroupControllerGetCapabilities",
+            "group_controller_service_capability",
+            GROUP_CAPS,
+        ));
+    }
+    services
+}
+
+/// The capability <-> RPC pairings of a hand table.
+type CapPairs = &'static [(&'static str, &'static [&'static str])];
+
+/// Whether defining `m` of `service` makes the capability `value`: its section makes that
+/// capability, alone, its condition, or the hand table pairs them.
+fn makes(service: &str, m: &Method, value: &str, hand: CapPairs) -> bool {
+    let from_prose = m.obligation.as_ref().is_some_and(
+        |o| matches!(o.if_any.as_slice(), [c] if c.service == service && c.name == value),
+    );
+    let from_hand = hand.iter().any(|(v, rpcs)| *v == value && rpcs.contains(&m.name.as_str()));
+    from_prose || from_hand
+}
+
+/// The capabilities defining `m` (of `service`) makes the `csi.v1` builder advertise.
+fn made_capabilities(model: &Model, service: &str, m: &Method) -> Vec<String> {
+    if !is_csi(model) {
+        return Vec::new();
+    }
+    let Some((_, _, module, hand)) = cap_services(model).into_iter().find(|c| c.0 == service)
+    else {
+        return Vec::new();
+    };
+    let enum_name = format!("csi.v1.{}.RPC.Type", camel(module));
+    let Some(e) = model.enum_type(&enum_name) else { return Vec::new() };
+    e.values.iter().filter(|v| makes(service, m, &v.name, hand)).map(|v| v.name.clone()).collect()
+}
+
 /// The derivable capabilities of one service, keeping the values and RPCs this release has:
 /// `CapabilityTable { service, derivable: &[Capability { name, number, rpcs }, ..] }`.
-fn cap_table(model: &Model, service: &str, enum_name: &str, hand: &[(&str, &[&str])]) -> String {
+fn cap_table(model: &Model, service: &str, enum_name: &str, hand: CapPairs) -> String {
     let Some(e) = model.enum_type(enum_name) else { return String::new() };
     let Some(svc) = model.services.iter().find(|s| s.name == service) else {
         return String::new();
     };
     let mut rows = Vec::new();
     for v in &e.values {
-        // The service's RPCs whose section makes this capability, alone, their condition; then
-        // the hand table's; in declaration order.
-        let from_prose = |m: &csikit_spec::Method| {
-            m.obligation.as_ref().is_some_and(
-                |o| matches!(o.if_any.as_slice(), [c] if c.service == service && c.name == v.name),
-            )
-        };
-        let from_hand = |m: &csikit_spec::Method| {
-            hand.iter().any(|(value, rpcs)| *value == v.name && rpcs.contains(&m.name.as_str()))
-        };
+        // The service's RPCs that make this capability, in declaration order.
         let rpcs: Vec<String> = svc
             .methods
             .iter()
-            .filter(|m| from_prose(m) || from_hand(m))
+            .filter(|m| makes(service, m, &v.name, hand))
             .map(|m| format!("{:?}", snake(&m.name)))
             .collect();
         if rpcs.is_empty() {
@@ -460,25 +509,8 @@ fn obligation_rows(model: &Model) -> Vec<String> {
 fn builder(p: &Package<'_>, out: &mut String) {
     let model = p.model;
     let has = |s: &str| model.services.iter().any(|x| x.name == s);
-    let group = has("GroupController") && model.method("GroupControllerGetCapabilities").is_some();
-    // (service, capabilities RPC, its request and response, capability module, hand table)
-    let mut cap_services = vec![
-        (
-            "Controller",
-            "ControllerGetCapabilities",
-            "controller_service_capability",
-            CONTROLLER_CAPS,
-        ),
-        ("Node", "NodeGetCapabilities", "node_service_capability", NODE_CAPS),
-    ];
-    if group {
-        cap_services.push((
-            "GroupController",
-            "GroupControllerGetCapabilities",
-            "group_controller_service_capability",
-            GROUP_CAPS,
-        ));
-    }
+    // (service, capabilities RPC, capability module, hand table)
+    let cap_services = cap_services(model);
 
     out.push_str(
         "use ::csikit::runtime::server::{Capability, CapabilityTable, Obligation, Plan, \

@@ -4,7 +4,7 @@
 //! a REQUIRED bool or number other than an enum is indistinguishable from its zero value in
 //! proto3, so it gets no `required`.
 
-use csikit_spec::{FieldType, Label, Model, Presence, SizeLimit};
+use csikit_spec::{Field, FieldType, Label, Model, Presence, SizeLimit};
 
 /// Attributes to apply through prost-build, keyed by proto path (leading dot).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -25,6 +25,100 @@ fn is_signed(ty: &str) -> bool {
     )
 }
 
+/// The rules the validator of one field checks, from its facts: what `#[csi(...)]` says, and
+/// what the server traits' docs list as checked before a driver's method runs.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct FieldRules {
+    /// Set (a string or bytes not empty, a message present, an enum not zero, at least one
+    /// element). A REQUIRED field the wire cannot tell from its zero value (a bool, a number)
+    /// and a oneof member (the oneof carries the requirement) do not get it.
+    pub required: bool,
+    /// A string's largest size in bytes.
+    pub max_bytes: Option<u32>,
+    /// A map's (keys plus values) or a repeated field's (all values) largest size in bytes.
+    pub max_total_bytes: Option<u32>,
+    /// A signed number that MUST NOT be negative.
+    pub non_negative: bool,
+    /// A string without the spec's control characters.
+    pub no_control_chars: bool,
+    /// A secret map whose keys follow the spec's key rule.
+    pub secret_keys: bool,
+    /// The message type whose own rules apply to the field's values (it implements `Validate`).
+    pub nested: Option<String>,
+}
+
+impl FieldRules {
+    /// The rules as `#[csi(...)]` words.
+    fn attribute_rules(&self) -> Vec<String> {
+        let mut rules: Vec<String> = Vec::new();
+        if self.required {
+            rules.push("required".into());
+        }
+        if let Some(bytes) = self.max_bytes {
+            rules.push(format!("max_bytes = {bytes}"));
+        }
+        if let Some(bytes) = self.max_total_bytes {
+            rules.push(format!("max_total_bytes = {bytes}"));
+        }
+        if self.non_negative {
+            rules.push("non_negative".into());
+        }
+        if self.no_control_chars {
+            rules.push("no_control_chars".into());
+        }
+        if self.secret_keys {
+            rules.push("secret_keys".into());
+        }
+        if self.nested.is_some() {
+            rules.push("nested".into());
+        }
+        rules
+    }
+}
+
+/// The rules of one field. `validated` names the message types that implement `Validate`.
+pub fn field_rules(f: &Field, validated: &dyn Fn(&str) -> bool) -> FieldRules {
+    let mut rules = FieldRules::default();
+    let is_message = matches!(f.ty, FieldType::Message(_));
+    let map_value = match &f.ty {
+        FieldType::Map { value, .. } => Some(value.value_name()),
+        _ => None,
+    };
+    if f.presence == Presence::Required && f.oneof.is_none() {
+        rules.required = f.label != Label::Singular
+            || f.ty.is_scalar("string")
+            || f.ty.is_scalar("bytes")
+            || is_message
+            || matches!(f.ty, FieldType::Enum(_));
+    }
+    match (f.size_limit, f.label) {
+        (SizeLimit::General { bytes } | SizeLimit::Max { bytes }, Label::Map) => {
+            rules.max_total_bytes = Some(bytes);
+        }
+        (SizeLimit::General { bytes } | SizeLimit::Max { bytes }, _)
+            if f.ty.is_scalar("string") =>
+        {
+            rules.max_bytes = Some(bytes);
+        }
+        (SizeLimit::MaxTotal { bytes }, Label::Repeated | Label::Map) => {
+            rules.max_total_bytes = Some(bytes);
+        }
+        _ => {}
+    }
+    rules.non_negative = f.non_negative && is_signed(f.ty.value_name());
+    rules.no_control_chars = f.no_control_chars && f.ty.is_scalar("string");
+    rules.secret_keys = f.secret && f.label == Label::Map;
+    let nested_type = if f.label == Label::Map {
+        map_value
+    } else if is_message {
+        Some(f.ty.value_name())
+    } else {
+        None
+    };
+    rules.nested = nested_type.filter(|t| validated(t)).map(str::to_owned);
+    rules
+}
+
 /// The rules of every message of `model`. `validated` names the message types, in this model
 /// or another (the CSI types an addon uses), that implement `Validate`.
 pub fn validation_attributes(
@@ -43,56 +137,7 @@ pub fn validation_attributes(
             out.fields.push((path, attr.to_owned()));
         }
         for f in &m.fields {
-            let mut rules: Vec<String> = Vec::new();
-            let is_message = matches!(f.ty, FieldType::Message(_));
-            let map_value = match &f.ty {
-                FieldType::Map { value, .. } => Some(value.value_name()),
-                _ => None,
-            };
-            let in_oneof = f.oneof.is_some();
-            if f.presence == Presence::Required && !in_oneof {
-                let checkable = f.label != Label::Singular
-                    || f.ty.is_scalar("string")
-                    || f.ty.is_scalar("bytes")
-                    || is_message
-                    || matches!(f.ty, FieldType::Enum(_));
-                if checkable {
-                    rules.push("required".into());
-                }
-            }
-            match (f.size_limit, f.label) {
-                (SizeLimit::General { bytes } | SizeLimit::Max { bytes }, Label::Map) => {
-                    rules.push(format!("max_total_bytes = {bytes}"));
-                }
-                (SizeLimit::General { bytes } | SizeLimit::Max { bytes }, _)
-                    if f.ty.is_scalar("string") =>
-                {
-                    rules.push(format!("max_bytes = {bytes}"));
-                }
-                (SizeLimit::MaxTotal { bytes }, Label::Repeated | Label::Map) => {
-                    rules.push(format!("max_total_bytes = {bytes}"));
-                }
-                _ => {}
-            }
-            if f.non_negative && is_signed(f.ty.value_name()) {
-                rules.push("non_negative".into());
-            }
-            if f.no_control_chars && f.ty.is_scalar("string") {
-                rules.push("no_control_chars".into());
-            }
-            if f.secret && f.label == Label::Map {
-                rules.push("secret_keys".into());
-            }
-            let nested_type = if f.label == Label::Map {
-                map_value
-            } else if is_message {
-                Some(f.ty.value_name())
-            } else {
-                None
-            };
-            if nested_type.is_some_and(validated) {
-                rules.push("nested".into());
-            }
+            let rules = field_rules(f, validated).attribute_rules();
             if !rules.is_empty() {
                 // prost-build names a oneof variant's path after the oneof.
                 let path = match &f.oneof {

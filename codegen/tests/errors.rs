@@ -1,7 +1,7 @@
 //! The generated error catalog against the Model: every RPC's rows, codes as the names imply,
 //! the general table, and `classify` for callers.
 
-use csikit::v1::errors::{self, Code, CreateSnapshotError, CreateVolumeError, Recovery};
+use csikit::v1::errors::{self, Code, CreateSnapshotError, CreateVolumeError, Origin, Recovery};
 use csikit_spec::LoadOptions;
 
 #[test]
@@ -30,7 +30,10 @@ fn catalog_matches_the_model() {
 
 #[test]
 fn constructors_and_classify() {
-    assert_eq!(CreateVolumeError::ALL.len(), 5 + errors::GENERAL.len());
+    // The spec's 5 rows, the general 6, and csikit's for the codes neither has: INTERNAL,
+    // UNAVAILABLE, DEADLINE_EXCEEDED (the spec's own row has RESOURCE_EXHAUSTED, the general
+    // table ABORTED).
+    assert_eq!(CreateVolumeError::ALL.len(), 5 + errors::GENERAL.len() + 3);
     let e = CreateVolumeError::VolumeAlreadyExistsIncompatible;
     assert_eq!(e.code(), Code::AlreadyExists);
     let status = e.status("volume 'pvc-1' exists with another size");
@@ -51,6 +54,62 @@ fn constructors_and_classify() {
     let row = errors::classify("Probe", Code::Unimplemented).expect("general row");
     assert_eq!(row.recovery_kind, Recovery::CallCapabilities);
     assert!(errors::classify("Probe", Code::DataLoss).is_none());
+
+    // Past the spec's rows, csikit's own, marked as such in the data and in `Display`.
+    let internal = CreateVolumeError::InternalError;
+    assert_eq!(internal.code(), Code::Internal);
+    assert_eq!(internal.info().origin, Origin::Csikit);
+    assert_eq!(internal.info().rpc, None);
+    assert_eq!(internal.to_string(), "Internal error (Internal; csikit's row, not the spec's)");
+    assert_eq!(internal.status("x").code(), tonic::Code::Internal);
+    let row = errors::classify("CreateVolume", Code::Unavailable).expect("csikit's row");
+    assert_eq!((row.origin, row.recovery_kind), (Origin::Csikit, Recovery::RetryWithBackoff));
+    // Where the spec has a row with the code, it is the one classified, and csikit adds none.
+    let row = errors::classify("CreateVolume", Code::ResourceExhausted).expect("spec row");
+    assert_eq!(row.origin, Origin::Rpc);
+    assert!(CreateVolumeError::ALL.iter().all(|e| e.info().condition != "Out of capacity"));
+    assert_eq!(CreateSnapshotError::InternalError.info().origin, Origin::Csikit);
+}
+
+/// Every RPC's catalog, of every package the crate carries, ends with csikit's rows for exactly
+/// the codes its spec rows lack, each from the runtime's table (not a copy).
+#[test]
+fn csikit_rows_fill_the_codes_the_spec_rows_lack() {
+    use csikit::errors::CSIKIT_ROWS;
+    let catalogs: Vec<(&str, Vec<&'static csikit::errors::ErrorInfo>)> = vec![
+        ("CreateVolume", CreateVolumeError::ALL.iter().map(|e| e.info()).collect()),
+        ("CreateSnapshot", CreateSnapshotError::ALL.iter().map(|e| e.info()).collect()),
+        ("ListVolumes", errors::ListVolumesError::ALL.iter().map(|e| e.info()).collect()),
+        (
+            "ControllerPublishVolume",
+            errors::ControllerPublishVolumeError::ALL.iter().map(|e| e.info()).collect(),
+        ),
+        (
+            "GetIdentity",
+            csikit::addons::identity::errors::GetIdentityError::ALL
+                .iter()
+                .map(|e| e.info())
+                .collect(),
+        ),
+        (
+            "GetReplicationDestinationInfo",
+            csikit::addons::replication::errors::GetReplicationDestinationInfoError::ALL
+                .iter()
+                .map(|e| e.info())
+                .collect(),
+        ),
+    ];
+    for (rpc, rows) in catalogs {
+        let spec: Vec<_> = rows.iter().filter(|r| r.origin != Origin::Csikit).collect();
+        let own: Vec<_> = rows.iter().filter(|r| r.origin == Origin::Csikit).collect();
+        assert!(rows.iter().take(spec.len()).all(|r| r.origin != Origin::Csikit), "{rpc}: order");
+        let expected: Vec<_> =
+            CSIKIT_ROWS.iter().filter(|c| spec.iter().all(|r| r.code != c.code)).collect();
+        assert_eq!(own.len(), expected.len(), "{rpc}");
+        for (got, want) in own.iter().zip(expected) {
+            assert_eq!(**got, want, "{rpc}");
+        }
+    }
 }
 
 #[test]
@@ -61,7 +120,8 @@ fn japanese_where_the_translation_has_the_table() {
         })
     };
     // CreateVolume's table is translated (the translation is of v1.7.0; the rows match by code).
-    for e in CreateVolumeError::ALL {
+    // csikit's own rows are not the spec's, so no translation has them.
+    for e in CreateVolumeError::ALL.iter().filter(|e| e.info().origin != Origin::Csikit) {
         let (condition, _, _) = e.info().ja.unwrap_or_else(|| panic!("{e:?} has no Japanese row"));
         assert!(japanese(condition), "{e:?}: {condition}");
     }

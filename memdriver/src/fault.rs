@@ -153,7 +153,9 @@ impl Fault {
 /// [`Fault::InternalForUnknown`]; everything else as it was.
 pub fn status(fault: Option<Fault>, status: Status) -> Status {
     if fault == Some(Fault::InternalForUnknown) && status.code() == Code::NotFound {
-        return Status::internal(format!("lookup failed: {}", status.message()));
+        // The planted bug answers with csikit's own INTERNAL row (the RPC is any).
+        return csikit::errors::INTERNAL_ERROR
+            .status(format!("lookup failed: {}", status.message()));
     }
     status
 }

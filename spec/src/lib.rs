@@ -9,9 +9,10 @@
 //!
 //! Modules: `source` (any spec source: a spec folder, a `.proto` alone, a descriptor set) and
 //! `corpus` (the corpus listing); `fs`, `extract`, `markdown`, `comment` and `compile` read;
-//! `lower`, `obligation` and `model` build the Model and `facts` turns it into the runtime's facts
-//! tables; `check` and `diagnostic` report; `diff` compares two Models; `normative` lists the
-//! sentences that hold an RFC 2119 keyword (for audits of what a release obliges).
+//! `lower`, `obligation` and `model` build the Model, `facts` turns it into the runtime's facts
+//! tables and `prose` gives a section's text as plain blocks; `check` and `diagnostic` report;
+//! `diff` compares two Models; `normative` lists the sentences that hold an RFC 2119 keyword (for
+//! audits of what a release obliges).
 
 pub mod check;
 pub mod comment;
@@ -28,6 +29,7 @@ pub mod markdown;
 pub mod model;
 pub mod normative;
 pub mod obligation;
+pub mod prose;
 pub mod source;
 
 use std::path::{Path, PathBuf};

@@ -95,7 +95,9 @@ impl Driver {
             self.choose_capacity(request.capacity_range.as_ref(), source_size)?
         };
         if capacity > self.config.total_capacity - state.used {
-            return Err(Status::resource_exhausted(format!(
+            // The spec's one RESOURCE_EXHAUSTED row for CreateVolume: the pool, memdriver's only
+            // topology, has no room for the volume.
+            return Err(CreateVolumeError::UnableToProvisionInAccessibleTopology.status(format!(
                 "the pool has {} bytes free, {capacity} requested",
                 self.config.total_capacity - state.used
             )));
@@ -266,7 +268,8 @@ impl Driver {
             }
         }
         let Some(volume) = state.volumes.get_mut(&request.volume_id) else {
-            return Err(Status::internal("the volume went away under the state lock"));
+            return Err(ControllerPublishVolumeError::InternalError
+                .status("the volume went away under the state lock"));
         };
         volume.published_nodes.insert(request.node_id, publication);
         Ok(ControllerPublishVolumeResponse { publish_context: publish_context(&volume.id) })

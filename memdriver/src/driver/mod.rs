@@ -10,7 +10,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use subtle::ConstantTimeEq as _;
 
-use csikit::v1::errors::CreateVolumeError;
+use csikit::v1::errors::{CreateVolumeError, NodePublishVolumeError, NodeUnpublishVolumeError};
 use csikit::v1::volume_capability::AccessType;
 use csikit::v1::volume_capability::access_mode::Mode;
 use csikit::v1::volume_content_source::{SnapshotSource, Type as SourceType, VolumeSource};
@@ -416,7 +416,7 @@ fn multi_writer_on_node(capability: &VolumeCapability) -> bool {
     multi_node(capability) || mode(capability) == Mode::SingleNodeMultiWriter
 }
 
-/// Creates a publication's `target_path`: a directory (mount access) or an empty file (block
+/// Creates a publication's `target_path` (for NodePublishVolume): a directory (mount access) or an empty file (block
 /// access); one that is already there as such is fine. The parent is the CO's to create.
 fn create_target(path: &str, block: bool) -> Result<(), Status> {
     let target = std::path::Path::new(path);
@@ -432,11 +432,13 @@ fn create_target(path: &str, block: bool) -> Result<(), Status> {
         std::io::ErrorKind::NotFound => Status::failed_precondition(format!(
             "cannot create target_path '{path}': its parent directory does not exist (the CO creates it)"
         )),
-        _ => Status::internal(format!("cannot create target_path '{path}': {e}")),
+        _ => NodePublishVolumeError::InternalError
+            .status(format!("cannot create target_path '{path}': {e}")),
     })
 }
 
-/// Removes what [`create_target`] made at `path`; nothing there is fine.
+/// Removes what [`create_target`] made at `path` (for NodeUnpublishVolume); nothing there is
+/// fine.
 fn remove_target(path: &str) -> Result<(), Status> {
     let target = std::path::Path::new(path);
     let removed = match std::fs::symlink_metadata(target) {
@@ -445,7 +447,10 @@ fn remove_target(path: &str) -> Result<(), Status> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     };
-    removed.map_err(|e| Status::internal(format!("cannot remove target_path '{path}': {e}")))
+    removed.map_err(|e| {
+        NodeUnpublishVolumeError::InternalError
+            .status(format!("cannot remove target_path '{path}': {e}"))
+    })
 }
 
 fn has_mount(capabilities: &[VolumeCapability]) -> bool {

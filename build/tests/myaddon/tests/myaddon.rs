@@ -58,15 +58,51 @@ fn the_error_enum_has_the_table_rows() {
     use myaddon::errors::FenceVolumeError as E;
     let rows: Vec<(&str, &str)> =
         E::ALL.iter().map(|e| (e.info().condition, e.info().code_as_written)).collect();
+    // The spec's rows, then csikit's own for the codes they lack (marked as csikit's).
     assert_eq!(
         rows,
         [
             ("Missing required field", "3 INVALID_ARGUMENT"),
             ("Volume does not exist", "5 NOT_FOUND"),
             ("Client already fenced", "6 ALREADY_EXISTS"),
+            ("Internal error", "13 INTERNAL"),
+            ("Out of capacity", "8 RESOURCE_EXHAUSTED"),
+            ("Backend unavailable", "14 UNAVAILABLE"),
+            ("Backend timed out", "4 DEADLINE_EXCEEDED"),
+            ("Operation pending", "10 ABORTED"),
         ]
     );
     assert_eq!(E::ClientAlreadyFenced.status("x").code(), tonic::Code::AlreadyExists);
+    assert_eq!(E::ClientAlreadyFenced.info().origin, csikit::errors::Origin::Rpc);
+    assert_eq!(E::InternalError.status("x").code(), tonic::Code::Internal);
+    assert_eq!(E::InternalError.info().origin, csikit::errors::Origin::Csikit);
+    assert_eq!(
+        E::InternalError.to_string(),
+        "Internal error (Internal; csikit's row, not the spec's)"
+    );
+}
+
+#[test]
+fn the_server_trait_methods_carry_docs_from_this_spec() {
+    // The file the build script wrote, as the crate includes it.
+    let file = include_str!(concat!(env!("OUT_DIR"), "/myaddon.rs"));
+    let server = &file[file.find("pub mod server {").expect("server module")..];
+    let fence = &server[server.find("/// The `FenceVolume` RPC").expect("FenceVolume's docs")..];
+    let fence = &fence[..fence.find("fn fence_volume(").expect("the method after its docs")];
+    for expected in [
+        // The proto comment: this spec's README has no section the Model ties to the RPC.
+        "FenceVolume cuts the listed clients off the volume.",
+        "No obligation: optional.",
+        "REQUIRED: `volume_id`, `clients` (at least one), `clients[i].address`.",
+        "`volume_capability` (`csi.v1.VolumeCapability`)",
+        "**Serialised per volume** on `volume_id`",
+        "a request setting `reason` is refused INVALID_ARGUMENT",
+        "**Secrets** (`secrets`)",
+        "[`FenceVolumeError`](super::errors::FenceVolumeError)",
+        "internal error: [`InternalError`](super::errors::FenceVolumeError::InternalError)",
+    ] {
+        assert!(fence.contains(expected), "missing {expected:?} in:\n{fence}");
+    }
 }
 
 #[test]

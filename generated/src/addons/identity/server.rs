@@ -3,7 +3,16 @@
 //! the `impl` block with [`#[csi_service]`](csikit::csi_service), and serve it
 //! through a `*Service` adapter added to the v1 `Builder` with `routes_with`.
 //! Every RPC left out answers UNIMPLEMENTED; every call passes the [`csikit::server`]
-//! layers.
+//! layers. Each method's docs give the spec's text for its RPC, what obliges a plugin to
+//! implement it, what the skeleton has checked when it runs, and the errors to answer with.
+// The docs are written here from the Model, not copied from prose meant for protobuf:
+// rustdoc holds them to its lints.
+#![warn(
+    missing_docs,
+    rustdoc::broken_intra_doc_links,
+    rustdoc::invalid_html_tags,
+    rustdoc::bare_urls
+)]
 
 use std::future::Future;
 use std::sync::Arc;
@@ -41,9 +50,10 @@ pub mod rpc {
     };
 }
 
-/// Identity is the service that CSI-drivers MUST implement in order to be compatible with
-/// CSI-Addons specification. It provides the basic details that are needed by the CSI-Addons CO
-/// plugin to communicate with the CSI-driver and detects its supported features.
+/// Identity is the service that CSI-drivers MUST implement in order to be
+/// compatible with CSI-Addons specification. It provides the basic details that
+/// are needed by the CSI-Addons CO plugin to communicate with the CSI-driver
+/// and detects its supported features.
 ///
 /// The `identity.Identity` service as a driver writes it:
 /// define the RPCs the plugin
@@ -55,7 +65,36 @@ pub trait Identity: Send + Sync + 'static {
     /// capabilities from the list.
     fn implemented(&self) -> &'static [&'static str];
 
-    /// GetIdentity returns basic information about the side-car and CSI-driver.
+    /// The `GetIdentity` RPC (`/identity.Identity/GetIdentity`).
+    ///
+    /// # The spec
+    ///
+    /// From the section "GetIdentity" of csi-addons identity@80d74f987a54:
+    ///
+    /// The CSI-driver needs to provide its driver-name so that the CSI-Addons CO
+    /// plugin can invoke RPCs for volumes that use this driver. There is an option for
+    /// the CSI-driver to provide details about its version and a key/value manifest.
+    ///
+    /// **GetIdentity Errors**
+    ///
+    /// If the CSI-driver is unable to complete the GetIdentity call successfully, it
+    /// MUST return a non-ok gRPC code in the gRPC status.
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Request validated** (`Layers::validate_requests`): its type states no rule to check.
+    /// - **Not serialised**: the request names no object two calls could race on.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field. REQUIRED in it: `name`, `vendor_version`.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`GetIdentityError`](super::errors::GetIdentityError) (`GetIdentityError::Variant.status(message)`): csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::GetIdentityError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::GetIdentityError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::GetIdentityError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::GetIdentityError::BackendTimedOut); operation pending: [`OperationPending`](super::errors::GetIdentityError::OperationPending).
     fn get_identity(
         &self,
         request: Request<super::GetIdentityRequest>,
@@ -64,7 +103,42 @@ pub trait Identity: Send + Sync + 'static {
         std::future::ready(Err(::csikit::server::unimplemented("GetIdentity")))
     }
 
-    /// GetCapabilities returns the capabilities that the CSI-driver supports.
+    /// The `GetCapabilities` RPC (`/identity.Identity/GetCapabilities`).
+    ///
+    /// # The spec
+    ///
+    /// From the section "GetCapabilities" of csi-addons identity@80d74f987a54:
+    ///
+    /// The CSI-Addons plugin for the CO needs to detect the supported features for
+    /// each CSI-driver. Features are described as capabilities, each with additional
+    /// information on how the CSI-Addons CO plugin may invoke the operation.
+    ///
+    /// There might be operations that need to run on the CSI Controller (provisioner)
+    /// for storage system access. Other operations may require running on a volume
+    /// that is attached/staged on a node. By specifying the type of Service that the
+    /// CSI-driver provides, the CSI-Addons CO plugin can make informed decisions on
+    /// where to invoke the RPCs for an operation.
+    ///
+    /// **GetCapabilities Errors**
+    ///
+    /// If the CSI-driver is unable to complete the GetCapabilities call successfully,
+    /// it MUST return a non-ok gRPC code in the gRPC status.
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Request validated** (`Layers::validate_requests`): its type states no rule to check.
+    /// - **Not serialised**: the request names no object two calls could race on.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`GetCapabilitiesError`](super::errors::GetCapabilitiesError) (`GetCapabilitiesError::Variant.status(message)`): csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::GetCapabilitiesError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::GetCapabilitiesError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::GetCapabilitiesError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::GetCapabilitiesError::BackendTimedOut); operation pending: [`OperationPending`](super::errors::GetCapabilitiesError::OperationPending).
     fn get_capabilities(
         &self,
         request: Request<super::GetCapabilitiesRequest>,
@@ -73,7 +147,61 @@ pub trait Identity: Send + Sync + 'static {
         std::future::ready(Err(::csikit::server::unimplemented("GetCapabilities")))
     }
 
-    /// Probe is called by the CO plugin to validate that the CSI-Addons Node is still healthy.
+    /// The `Probe` RPC (`/identity.Identity/Probe`).
+    ///
+    /// # The spec
+    ///
+    /// From the section "Probe" of csi-addons identity@80d74f987a54:
+    ///
+    /// The primary utility of the Probe RPC is to verify that the CSI-driver is in a
+    /// healthy and ready state. If an unhealthy state is reported, via a non-success
+    /// response, a CSI-Addons CO plugin MAY take action with the intent to bring the
+    /// CSI-driver to a healthy state. Such actions MAY include, but SHALL NOT be
+    /// limited to, the following:
+    ///
+    /// - Restarting the CSI-driver container, or
+    /// - Notifying the CSI-driver supervisor.
+    ///
+    /// The CSI-driver MAY verify that it has the right configurations, devices,
+    /// dependencies and drivers in order to run and return a success if the validation
+    /// succeeds.
+    /// The CSI-Addons CO plugin MAY invoke this RPC at any time.
+    /// The CSI-Addons CO plugin MAY invoke this call multiple times with the
+    /// understanding that a CSI-driver's implementation MAY NOT be trivial and there
+    /// MAY be overhead incurred by such repeated calls.
+    /// The SP SHALL document guidance and known limitations regarding a particular
+    /// CSI-driver's implementation of this RPC.
+    /// For example, the SP MAY document the maximum frequency at which its Probe
+    /// implementation SHOULD be called.
+    ///
+    /// **Probe Errors**
+    ///
+    /// If the CSI-driver is unable to complete the Probe call successfully, it MUST
+    /// return a non-ok gRPC code in the gRPC status.
+    ///
+    /// If the conditions defined below are encountered, the CSI-driver MUST return the
+    /// specified gRPC error code.
+    ///
+    /// The CSI-Addons CO plugin MAY implement the specified error recovery behavior
+    /// when it encounters the gRPC error code.
+    ///
+    /// (The error table: its rows are [`ProbeError`](super::errors::ProbeError)'s first 2.)
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Request validated** (`Layers::validate_requests`): its type states no rule to check.
+    /// - **Not serialised**: the request names no object two calls could race on.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`ProbeError`](super::errors::ProbeError) (`ProbeError::Variant.status(message)`): the 2 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::ProbeError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::ProbeError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::ProbeError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::ProbeError::BackendTimedOut); operation pending: [`OperationPending`](super::errors::ProbeError::OperationPending).
     fn probe(
         &self,
         request: Request<super::ProbeRequest>,

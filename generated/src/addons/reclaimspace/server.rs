@@ -3,7 +3,16 @@
 //! the `impl` block with [`#[csi_service]`](csikit::csi_service), and serve it
 //! through a `*Service` adapter added to the v1 `Builder` with `routes_with`.
 //! Every RPC left out answers UNIMPLEMENTED; every call passes the [`csikit::server`]
-//! layers.
+//! layers. Each method's docs give the spec's text for its RPC, what obliges a plugin to
+//! implement it, what the skeleton has checked when it runs, and the errors to answer with.
+// The docs are written here from the Model, not copied from prose meant for protobuf:
+// rustdoc holds them to its lints.
+#![warn(
+    missing_docs,
+    rustdoc::broken_intra_doc_links,
+    rustdoc::invalid_html_tags,
+    rustdoc::bare_urls
+)]
 
 use std::future::Future;
 use std::sync::Arc;
@@ -39,8 +48,8 @@ pub mod rpc {
     };
 }
 
-/// ReclaimSpaceController holds the RPC method for running discard operations on the inactive (not
-/// required to be staged/published) volume.
+/// ReclaimSpaceController holds the RPC method for running discard operations
+/// on the inactive (not required to be staged/published) volume.
 ///
 /// The `reclaimspace.ReclaimSpaceController` service as a driver writes it:
 /// define the RPCs the plugin
@@ -52,7 +61,35 @@ pub trait ReclaimSpaceController: Send + Sync + 'static {
     /// capabilities from the list.
     fn implemented(&self) -> &'static [&'static str];
 
-    /// ControllerReclaimSpace is a procedure that gets called on the CSI Controller.
+    /// The `ControllerReclaimSpace` RPC (`/reclaimspace.ReclaimSpaceController/ControllerReclaimSpace`).
+    ///
+    /// # The spec
+    ///
+    /// The spec's prose has no section of this RPC's own; from the proto's comment:
+    ///
+    /// ControllerReclaimSpace is a procedure that gets called on the CSI
+    /// Controller.
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field (`volume_id: is REQUIRED`), and this method never sees it; a nested field is checked where its parent is set:
+    ///   - REQUIRED: `volume_id`.
+    ///   - at most N bytes: `volume_id` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `parameters` (4096), `secrets` (4096).
+    ///   - secret keys of the spec's characters: `secrets`.
+    /// - **Serialised per volume** on `volume_id` (the Model's serialisation key): while a call on the same volume is in flight (of this RPC or another keyed on a volume), [`Serialisation::FailFast`](csikit::server::Serialisation::FailFast) (the default) answers this one ABORTED at once, and [`Serialisation::Wait`](csikit::server::Serialisation::Wait) holds it until the calls ahead finish, in arrival order (ABORTED only past its timeout). A call with an empty `volume_id` is not serialised.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`ControllerReclaimSpaceError`](super::errors::ControllerReclaimSpaceError) (`ControllerReclaimSpaceError::Variant.status(message)`): the 6 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::ControllerReclaimSpaceError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::ControllerReclaimSpaceError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::ControllerReclaimSpaceError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::ControllerReclaimSpaceError::BackendTimedOut); operation pending: [`OperationPendingForVolume`](super::errors::ControllerReclaimSpaceError::OperationPendingForVolume) (the spec's row with that code).
     fn controller_reclaim_space(
         &self,
         request: Request<super::ControllerReclaimSpaceRequest>,
@@ -124,8 +161,8 @@ impl<T: ReclaimSpaceController> super::reclaim_space_controller_server::ReclaimS
     }
 }
 
-/// ReclaimSpaceNode holds the RPC method for running discard operations on the active
-/// (staged/published) volume.
+/// ReclaimSpaceNode holds the RPC method for running discard operations on the
+/// active (staged/published) volume.
 ///
 /// The `reclaimspace.ReclaimSpaceNode` service as a driver writes it:
 /// define the RPCs the plugin
@@ -137,7 +174,35 @@ pub trait ReclaimSpaceNode: Send + Sync + 'static {
     /// capabilities from the list.
     fn implemented(&self) -> &'static [&'static str];
 
+    /// The `NodeReclaimSpace` RPC (`/reclaimspace.ReclaimSpaceNode/NodeReclaimSpace`).
+    ///
+    /// # The spec
+    ///
+    /// The spec's prose has no section of this RPC's own; from the proto's comment:
+    ///
     /// NodeReclaimSpace is a procedure that gets called on the CSI NodePlugin.
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field (`volume_id: is REQUIRED`), and this method never sees it; a nested field is checked where its parent is set:
+    ///   - REQUIRED: `volume_id`, `volume_path`.
+    ///   - at most N bytes: `volume_id` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `secrets` (4096).
+    ///   - secret keys of the spec's characters: `secrets`.
+    ///   - by its type's own rules: `volume_capability` (`csi.v1.VolumeCapability`).
+    /// - **Serialised per volume** on `volume_id` (the Model's serialisation key): while a call on the same volume is in flight (of this RPC or another keyed on a volume), [`Serialisation::FailFast`](csikit::server::Serialisation::FailFast) (the default) answers this one ABORTED at once, and [`Serialisation::Wait`](csikit::server::Serialisation::Wait) holds it until the calls ahead finish, in arrival order (ABORTED only past its timeout). A call with an empty `volume_id` is not serialised.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`NodeReclaimSpaceError`](super::errors::NodeReclaimSpaceError) (`NodeReclaimSpaceError::Variant.status(message)`): the 6 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::NodeReclaimSpaceError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::NodeReclaimSpaceError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::NodeReclaimSpaceError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::NodeReclaimSpaceError::BackendTimedOut); operation pending: [`OperationPendingForVolume`](super::errors::NodeReclaimSpaceError::OperationPendingForVolume) (the spec's row with that code).
     fn node_reclaim_space(
         &self,
         request: Request<super::NodeReclaimSpaceRequest>,

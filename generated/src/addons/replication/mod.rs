@@ -1473,7 +1473,8 @@ pub mod controller_server {
 }
 
 mod descriptor_set;
-/// The spec's error tables as types: per RPC, the errors it may return and what they mean.
+/// The error catalogs as types: per RPC, the spec's rows it may return and csikit's own for what
+/// the tables do not name.
 pub mod errors;
 pub mod facts;
 mod redacted_debug;

@@ -3,7 +3,16 @@
 //! the `impl` block with [`#[csi_service]`](csikit::csi_service), and serve it
 //! through a `*Service` adapter added to the v1 `Builder` with `routes_with`.
 //! Every RPC left out answers UNIMPLEMENTED; every call passes the [`csikit::server`]
-//! layers.
+//! layers. Each method's docs give the spec's text for its RPC, what obliges a plugin to
+//! implement it, what the skeleton has checked when it runs, and the errors to answer with.
+// The docs are written here from the Model, not copied from prose meant for protobuf:
+// rustdoc holds them to its lints.
+#![warn(
+    missing_docs,
+    rustdoc::broken_intra_doc_links,
+    rustdoc::invalid_html_tags,
+    rustdoc::bare_urls
+)]
 
 use std::future::Future;
 use std::sync::Arc;
@@ -77,8 +86,8 @@ pub mod rpc {
     };
 }
 
-/// Controller holds the RPC methods for replication and all the methods it exposes should be
-/// idempotent.
+/// Controller holds the RPC methods for replication and all the methods it
+/// exposes should be idempotent.
 ///
 /// The `replication.Controller` service as a driver writes it:
 /// define the RPCs the plugin
@@ -90,7 +99,35 @@ pub trait Controller: Send + Sync + 'static {
     /// capabilities from the list.
     fn implemented(&self) -> &'static [&'static str];
 
+    /// The `EnableVolumeReplication` RPC (`/replication.Controller/EnableVolumeReplication`).
+    ///
+    /// # The spec
+    ///
+    /// The spec's prose has no section of this RPC's own; from the proto's comment:
+    ///
     /// EnableVolumeReplication RPC call to enable the volume replication.
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Alpha fields**: under [`AlphaPolicy::Refuse`](csikit::alpha::AlphaPolicy::Refuse) a request setting `replication_id` is refused INVALID_ARGUMENT.
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field (`replication_source.volume.volume_id: is REQUIRED`), and this method never sees it; a nested field is checked where its parent is set:
+    ///   - REQUIRED: `replication_source.volume.volume_id`, `replication_source.volumegroup.volume_group_id`.
+    ///   - at most N bytes: `replication_id` (128), `replication_source.volume.volume_id` (128), `replication_source.volumegroup.volume_group_id` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `parameters` (4096), `secrets` (4096).
+    ///   - secret keys of the spec's characters: `secrets`.
+    /// - **Not serialised**: the request names no object two calls could race on.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`EnableVolumeReplicationError`](super::errors::EnableVolumeReplicationError) (`EnableVolumeReplicationError::Variant.status(message)`): the 5 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::EnableVolumeReplicationError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::EnableVolumeReplicationError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::EnableVolumeReplicationError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::EnableVolumeReplicationError::BackendTimedOut); operation pending: [`OperationPendingForReplicationSource`](super::errors::EnableVolumeReplicationError::OperationPendingForReplicationSource) (the spec's row with that code).
     fn enable_volume_replication(
         &self,
         request: Request<super::EnableVolumeReplicationRequest>,
@@ -99,7 +136,35 @@ pub trait Controller: Send + Sync + 'static {
         std::future::ready(Err(::csikit::server::unimplemented("EnableVolumeReplication")))
     }
 
+    /// The `DisableVolumeReplication` RPC (`/replication.Controller/DisableVolumeReplication`).
+    ///
+    /// # The spec
+    ///
+    /// The spec's prose has no section of this RPC's own; from the proto's comment:
+    ///
     /// DisableVolumeReplication RPC call to disable the volume replication.
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Alpha fields**: under [`AlphaPolicy::Refuse`](csikit::alpha::AlphaPolicy::Refuse) a request setting `replication_id` is refused INVALID_ARGUMENT.
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field (`replication_source.volume.volume_id: is REQUIRED`), and this method never sees it; a nested field is checked where its parent is set:
+    ///   - REQUIRED: `replication_source.volume.volume_id`, `replication_source.volumegroup.volume_group_id`.
+    ///   - at most N bytes: `replication_id` (128), `replication_source.volume.volume_id` (128), `replication_source.volumegroup.volume_group_id` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `parameters` (4096), `secrets` (4096).
+    ///   - secret keys of the spec's characters: `secrets`.
+    /// - **Not serialised**: the request names no object two calls could race on.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`DisableVolumeReplicationError`](super::errors::DisableVolumeReplicationError) (`DisableVolumeReplicationError::Variant.status(message)`): the 5 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::DisableVolumeReplicationError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::DisableVolumeReplicationError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::DisableVolumeReplicationError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::DisableVolumeReplicationError::BackendTimedOut); operation pending: [`OperationPendingForReplicationSource`](super::errors::DisableVolumeReplicationError::OperationPendingForReplicationSource) (the spec's row with that code).
     fn disable_volume_replication(
         &self,
         request: Request<super::DisableVolumeReplicationRequest>,
@@ -108,7 +173,35 @@ pub trait Controller: Send + Sync + 'static {
         std::future::ready(Err(::csikit::server::unimplemented("DisableVolumeReplication")))
     }
 
+    /// The `PromoteVolume` RPC (`/replication.Controller/PromoteVolume`).
+    ///
+    /// # The spec
+    ///
+    /// The spec's prose has no section of this RPC's own; from the proto's comment:
+    ///
     /// PromoteVolume RPC call to promote the volume.
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Alpha fields**: under [`AlphaPolicy::Refuse`](csikit::alpha::AlphaPolicy::Refuse) a request setting `replication_id` is refused INVALID_ARGUMENT.
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field (`replication_source.volume.volume_id: is REQUIRED`), and this method never sees it; a nested field is checked where its parent is set:
+    ///   - REQUIRED: `replication_source.volume.volume_id`, `replication_source.volumegroup.volume_group_id`.
+    ///   - at most N bytes: `replication_id` (128), `replication_source.volume.volume_id` (128), `replication_source.volumegroup.volume_group_id` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `parameters` (4096), `secrets` (4096).
+    ///   - secret keys of the spec's characters: `secrets`.
+    /// - **Not serialised**: the request names no object two calls could race on.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`PromoteVolumeError`](super::errors::PromoteVolumeError) (`PromoteVolumeError::Variant.status(message)`): the 7 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::PromoteVolumeError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::PromoteVolumeError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::PromoteVolumeError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::PromoteVolumeError::BackendTimedOut); operation pending: [`OperationPendingForReplicationSource`](super::errors::PromoteVolumeError::OperationPendingForReplicationSource) (the spec's row with that code).
     fn promote_volume(
         &self,
         request: Request<super::PromoteVolumeRequest>,
@@ -117,7 +210,35 @@ pub trait Controller: Send + Sync + 'static {
         std::future::ready(Err(::csikit::server::unimplemented("PromoteVolume")))
     }
 
+    /// The `DemoteVolume` RPC (`/replication.Controller/DemoteVolume`).
+    ///
+    /// # The spec
+    ///
+    /// The spec's prose has no section of this RPC's own; from the proto's comment:
+    ///
     /// DemoteVolume RPC call to demote the volume.
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Alpha fields**: under [`AlphaPolicy::Refuse`](csikit::alpha::AlphaPolicy::Refuse) a request setting `replication_id` is refused INVALID_ARGUMENT.
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field (`replication_source.volume.volume_id: is REQUIRED`), and this method never sees it; a nested field is checked where its parent is set:
+    ///   - REQUIRED: `replication_source.volume.volume_id`, `replication_source.volumegroup.volume_group_id`.
+    ///   - at most N bytes: `replication_id` (128), `replication_source.volume.volume_id` (128), `replication_source.volumegroup.volume_group_id` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `parameters` (4096), `secrets` (4096).
+    ///   - secret keys of the spec's characters: `secrets`.
+    /// - **Not serialised**: the request names no object two calls could race on.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`DemoteVolumeError`](super::errors::DemoteVolumeError) (`DemoteVolumeError::Variant.status(message)`): the 7 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::DemoteVolumeError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::DemoteVolumeError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::DemoteVolumeError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::DemoteVolumeError::BackendTimedOut); operation pending: [`OperationPendingForReplicationSource`](super::errors::DemoteVolumeError::OperationPendingForReplicationSource) (the spec's row with that code).
     fn demote_volume(
         &self,
         request: Request<super::DemoteVolumeRequest>,
@@ -126,7 +247,35 @@ pub trait Controller: Send + Sync + 'static {
         std::future::ready(Err(::csikit::server::unimplemented("DemoteVolume")))
     }
 
+    /// The `ResyncVolume` RPC (`/replication.Controller/ResyncVolume`).
+    ///
+    /// # The spec
+    ///
+    /// The spec's prose has no section of this RPC's own; from the proto's comment:
+    ///
     /// ResyncVolume RPC call to resync the volume.
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Alpha fields**: under [`AlphaPolicy::Refuse`](csikit::alpha::AlphaPolicy::Refuse) a request setting `replication_id` is refused INVALID_ARGUMENT.
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field (`replication_source.volume.volume_id: is REQUIRED`), and this method never sees it; a nested field is checked where its parent is set:
+    ///   - REQUIRED: `replication_source.volume.volume_id`, `replication_source.volumegroup.volume_group_id`.
+    ///   - at most N bytes: `replication_id` (128), `replication_source.volume.volume_id` (128), `replication_source.volumegroup.volume_group_id` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `parameters` (4096), `secrets` (4096).
+    ///   - secret keys of the spec's characters: `secrets`.
+    /// - **Not serialised**: the request names no object two calls could race on.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`ResyncVolumeError`](super::errors::ResyncVolumeError) (`ResyncVolumeError::Variant.status(message)`): the 7 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::ResyncVolumeError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::ResyncVolumeError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::ResyncVolumeError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::ResyncVolumeError::BackendTimedOut); operation pending: [`OperationPendingForReplicationSource`](super::errors::ResyncVolumeError::OperationPendingForReplicationSource) (the spec's row with that code).
     fn resync_volume(
         &self,
         request: Request<super::ResyncVolumeRequest>,
@@ -135,7 +284,36 @@ pub trait Controller: Send + Sync + 'static {
         std::future::ready(Err(::csikit::server::unimplemented("ResyncVolume")))
     }
 
-    /// GetVolumeReplicationInfo RPC call to get the volume replication information.
+    /// The `GetVolumeReplicationInfo` RPC (`/replication.Controller/GetVolumeReplicationInfo`).
+    ///
+    /// # The spec
+    ///
+    /// The spec's prose has no section of this RPC's own; from the proto's comment:
+    ///
+    /// GetVolumeReplicationInfo RPC call to get the volume replication
+    /// information.
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Alpha fields**: under [`AlphaPolicy::Refuse`](csikit::alpha::AlphaPolicy::Refuse) a request setting `replication_id` is refused INVALID_ARGUMENT.
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field (`replication_source.volume.volume_id: is REQUIRED`), and this method never sees it; a nested field is checked where its parent is set:
+    ///   - REQUIRED: `replication_source.volume.volume_id`, `replication_source.volumegroup.volume_group_id`.
+    ///   - at most N bytes: `replication_id` (128), `replication_source.volume.volume_id` (128), `replication_source.volumegroup.volume_group_id` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `secrets` (4096).
+    ///   - secret keys of the spec's characters: `secrets`.
+    /// - **Not serialised**: the request names no object two calls could race on.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field. REQUIRED in it: `last_sync_time`, `status`.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`GetVolumeReplicationInfoError`](super::errors::GetVolumeReplicationInfoError) (`GetVolumeReplicationInfoError::Variant.status(message)`): the 7 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::GetVolumeReplicationInfoError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::GetVolumeReplicationInfoError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::GetVolumeReplicationInfoError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::GetVolumeReplicationInfoError::BackendTimedOut); operation pending: [`OperationPendingForReplicationSource`](super::errors::GetVolumeReplicationInfoError::OperationPendingForReplicationSource) (the spec's row with that code).
     fn get_volume_replication_info(
         &self,
         request: Request<super::GetVolumeReplicationInfoRequest>,
@@ -144,8 +322,35 @@ pub trait Controller: Send + Sync + 'static {
         std::future::ready(Err(::csikit::server::unimplemented("GetVolumeReplicationInfo")))
     }
 
-    /// GetReplicationDestinationInfo RPC call to get the destination volume or volume group details
-    /// for an existing replication.
+    /// The `GetReplicationDestinationInfo` RPC (`/replication.Controller/GetReplicationDestinationInfo`).
+    ///
+    /// # The spec
+    ///
+    /// The spec's prose has no section of this RPC's own; from the proto's comment:
+    ///
+    /// GetReplicationDestinationInfo RPC call to get the destination
+    /// volume or volume group details for an existing replication.
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. The spec has no section of its own for it; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field (`replication_source: is REQUIRED`), and this method never sees it; a nested field is checked where its parent is set:
+    ///   - REQUIRED: `replication_source`, `replication_source.volume.volume_id`, `replication_source.volumegroup.volume_group_id`.
+    ///   - at most N bytes: `replication_source.volume.volume_id` (128), `replication_source.volumegroup.volume_group_id` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `secrets` (4096).
+    ///   - secret keys of the spec's characters: `secrets`.
+    /// - **Not serialised**: the request names no object two calls could race on.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field. REQUIRED in it: `replication_destination`, `replication_destination.volume.volume_id`, `replication_destination.volumegroup.volume_group_id`.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`GetReplicationDestinationInfoError`](super::errors::GetReplicationDestinationInfoError) (`GetReplicationDestinationInfoError::Variant.status(message)`): the 8 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::GetReplicationDestinationInfoError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::GetReplicationDestinationInfoError::OutOfCapacity); backend unavailable: [`DestinationInfoNotYetAvailable`](super::errors::GetReplicationDestinationInfoError::DestinationInfoNotYetAvailable) (the spec's row with that code); backend timed out: [`BackendTimedOut`](super::errors::GetReplicationDestinationInfoError::BackendTimedOut); operation pending: [`OperationPendingForReplicationSource`](super::errors::GetReplicationDestinationInfoError::OperationPendingForReplicationSource) (the spec's row with that code).
     fn get_replication_destination_info(
         &self,
         request: Request<super::GetReplicationDestinationInfoRequest>,

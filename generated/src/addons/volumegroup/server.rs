@@ -3,7 +3,16 @@
 //! the `impl` block with [`#[csi_service]`](csikit::csi_service), and serve it
 //! through a `*Service` adapter added to the v1 `Builder` with `routes_with`.
 //! Every RPC left out answers UNIMPLEMENTED; every call passes the [`csikit::server`]
-//! layers.
+//! layers. Each method's docs give the spec's text for its RPC, what obliges a plugin to
+//! implement it, what the skeleton has checked when it runs, and the errors to answer with.
+// The docs are written here from the Model, not copied from prose meant for protobuf:
+// rustdoc holds them to its lints.
+#![warn(
+    missing_docs,
+    rustdoc::broken_intra_doc_links,
+    rustdoc::invalid_html_tags,
+    rustdoc::bare_urls
+)]
 
 use std::future::Future;
 use std::sync::Arc;
@@ -76,8 +85,8 @@ pub mod rpc {
         };
 }
 
-/// Controller holds the RPC methods for volumeGroup and all the methods it exposes should be
-/// idempotent.
+/// Controller holds the RPC methods for volumeGroup and all the methods it
+/// exposes should be idempotent.
 ///
 /// The `volumegroup.Controller` service as a driver writes it:
 /// define the RPCs the plugin
@@ -89,7 +98,58 @@ pub trait Controller: Send + Sync + 'static {
     /// capabilities from the list.
     fn implemented(&self) -> &'static [&'static str];
 
-    /// CreateVolumeGroup RPC call to create a volume group.
+    /// The `CreateVolumeGroup` RPC (`/volumegroup.Controller/CreateVolumeGroup`).
+    ///
+    /// # The spec
+    ///
+    /// From the section "CreateVolumeGroup" of csi-addons volumegroup@80d74f987a54:
+    ///
+    /// A Controller Plugin MUST implement this RPC call if it has `VOLUME_GROUP` controller capability.
+    ///
+    /// This RPC will be called by the CO to create a new volume group on behalf of a user. This operation MUST be idempotent.
+    /// If a volume group corresponding to the specified volume group name already exists, is compatible with the specified
+    /// parameters in the CreateVolumeGroupRequest, the Plugin MUST reply 0 OK with the corresponding CreateVolumeGroupResponse.
+    /// CSI Plugins MAY create the following types of volume groups:
+    ///
+    /// Create a new empty volume group or a group with specific volumes. Note that N volumes with some backend label Y could be considered to be in "group Y"
+    /// which might not be a physical group on the storage backend. In this case, an empty group can still be created by the CO
+    /// to hold volumes. After the empty group is created, create a new volume. CO may call ModifyVolumeGroupMembership to add new volumes to the group.
+    ///
+    /// At restore time, create a single volume from individual snapshot and then join an existing group. Create an empty group.
+    /// Create a volume from snapshot.
+    ///
+    /// Future goals:
+    /// Create a new volume group from a source group snapshot. Create a new volume group from a source group. Create a new
+    /// volume group and add a list of existing volumes to the group.
+    ///
+    /// **CreateVolumeGroup Errors**
+    ///
+    /// If the plugin is unable to complete the CreateVolumeGroup call successfully, it MUST return a non-ok gRPC code in the
+    /// gRPC status. If the conditions defined below are encountered, the plugin MUST return the specified gRPC error code. The
+    /// CO MUST implement the specified error recovery behavior when it encounters the gRPC error code.
+    ///
+    /// (The error table: its rows are [`CreateVolumeGroupError`](super::errors::CreateVolumeGroupError)'s first 3.)
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field (`name: is REQUIRED`), and this method never sees it; a nested field is checked where its parent is set:
+    ///   - REQUIRED: `name`.
+    ///   - at most N bytes: `name` (128), `volume_ids[i]` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `parameters` (4096), `secrets` (4096).
+    ///   - secret keys of the spec's characters: `secrets`.
+    /// - **Serialised per volume group name** on `name` (the Model's serialisation key): while a call on the same volume group name is in flight (of this RPC or another keyed on a volume group name), [`Serialisation::FailFast`](csikit::server::Serialisation::FailFast) (the default) answers this one ABORTED at once, and [`Serialisation::Wait`](csikit::server::Serialisation::Wait) holds it until the calls ahead finish, in arrival order (ABORTED only past its timeout). A call with an empty `name` is not serialised.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field. REQUIRED in it: `volume_group`, `volume_group.volume_group_id`.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`CreateVolumeGroupError`](super::errors::CreateVolumeGroupError) (`CreateVolumeGroupError::Variant.status(message)`): the 3 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::CreateVolumeGroupError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::CreateVolumeGroupError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::CreateVolumeGroupError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::CreateVolumeGroupError::BackendTimedOut); operation pending: [`OperationPending`](super::errors::CreateVolumeGroupError::OperationPending).
     fn create_volume_group(
         &self,
         request: Request<super::CreateVolumeGroupRequest>,
@@ -98,7 +158,57 @@ pub trait Controller: Send + Sync + 'static {
         std::future::ready(Err(::csikit::server::unimplemented("CreateVolumeGroup")))
     }
 
-    /// ModifyVolumeGroupMembership RPC call to modify a volume group.
+    /// The `ModifyVolumeGroupMembership` RPC (`/volumegroup.Controller/ModifyVolumeGroupMembership`).
+    ///
+    /// # The spec
+    ///
+    /// From the section "ModifyVolumeGroupMembership" of csi-addons volumegroup@80d74f987a54:
+    ///
+    /// This RPC will be called by the CO to modify an existing volume group on behalf of a user. volume_ids provided in the
+    /// ModifyVolumeGroupMembershipRequest will be compared to the ones in the existing volume group. New volume_ids in the
+    /// modified volume group will be added to the volume group. Existing volume_ids not in the modified volume group will be
+    /// removed from the volume group. If volume_ids is empty, the volume group will be removed of all existing volumes. This
+    /// operation MUST be idempotent.
+    ///
+    /// File-based storage systems usually do not support this PRC. Block-based storage systems usually support this PRC.
+    ///
+    /// By adding an existing volume to a group, however, there is no way to pass in parameters to influence placement when
+    /// provisioning a volume.
+    ///
+    /// It is out of the scope of the CSI spec to determine whether a group is consistent or not. It is up to the storage
+    /// provider to clarify that in the vendor specific documentation. This is true either when creating a new volume with a
+    /// group id or adding an existing volume to a group.
+    ///
+    /// CSI drivers supporting MODIFY_VOLUME_GROUP MUST implement ModifyVolumeGroupMembership RPC.
+    ///
+    /// **ModifyVolumeGroupMembership Errors**
+    ///
+    /// If the plugin is unable to complete the ModifyVolumeGroupMembership call successfully, it MUST return a non-ok gRPC code
+    /// in the gRPC status. If the conditions defined below are encountered, the plugin MUST return the specified gRPC error
+    /// code. The CO MUST implement the specified error recovery behavior when it encounters the gRPC error code.
+    ///
+    /// (The error table: its rows are [`ModifyVolumeGroupMembershipError`](super::errors::ModifyVolumeGroupMembershipError)'s first 3.)
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field (`volume_group_id: is REQUIRED`), and this method never sees it; a nested field is checked where its parent is set:
+    ///   - REQUIRED: `volume_group_id`.
+    ///   - at most N bytes: `volume_group_id` (128), `volume_ids[i]` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `secrets` (4096), `parameters` (4096).
+    ///   - secret keys of the spec's characters: `secrets`.
+    /// - **Serialised per volume group** on `volume_group_id` (the Model's serialisation key): while a call on the same volume group is in flight (of this RPC or another keyed on a volume group), [`Serialisation::FailFast`](csikit::server::Serialisation::FailFast) (the default) answers this one ABORTED at once, and [`Serialisation::Wait`](csikit::server::Serialisation::Wait) holds it until the calls ahead finish, in arrival order (ABORTED only past its timeout). A call with an empty `volume_group_id` is not serialised.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field. REQUIRED in it: `volume_group`, `volume_group.volume_group_id`.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`ModifyVolumeGroupMembershipError`](super::errors::ModifyVolumeGroupMembershipError) (`ModifyVolumeGroupMembershipError::Variant.status(message)`): the 3 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::ModifyVolumeGroupMembershipError::InternalError); out of capacity: [`UnableToAddVolumesBecauseMaximumReached`](super::errors::ModifyVolumeGroupMembershipError::UnableToAddVolumesBecauseMaximumReached) (the spec's row with that code); backend unavailable: [`BackendUnavailable`](super::errors::ModifyVolumeGroupMembershipError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::ModifyVolumeGroupMembershipError::BackendTimedOut); operation pending: [`OperationPending`](super::errors::ModifyVolumeGroupMembershipError::OperationPending).
     fn modify_volume_group_membership(
         &self,
         request: Request<super::ModifyVolumeGroupMembershipRequest>,
@@ -107,7 +217,50 @@ pub trait Controller: Send + Sync + 'static {
         std::future::ready(Err(::csikit::server::unimplemented("ModifyVolumeGroupMembership")))
     }
 
-    /// DeleteVolumeGroup RPC call to delete a volume group.
+    /// The `DeleteVolumeGroup` RPC (`/volumegroup.Controller/DeleteVolumeGroup`).
+    ///
+    /// # The spec
+    ///
+    /// From the section "DeleteVolumeGroup" of csi-addons volumegroup@80d74f987a54:
+    ///
+    /// A Controller Plugin MUST implement this RPC call if it has `VOLUME_GROUP` capability.
+    ///
+    /// This RPC will be called by the CO to delete a volume group on behalf of a user. This operation MUST be idempotent.
+    ///
+    /// If a volume group corresponding to the specified `volume_group_id` does not exist or the artifacts associated with the
+    /// volume group do not exist anymore, the Plugin MUST reply `0 OK`.
+    ///
+    /// A volume cannot be deleted individually when it is part of the group. It has to be removed from the group first. Delete
+    /// a volume group will delete all volumes in the group.
+    ///
+    /// **DeleteVolumeGroup Errors**
+    ///
+    /// If the plugin is unable to complete the DeleteVolumeGroup call successfully, it MUST return a non-ok gRPC code in the
+    /// gRPC status. If the conditions defined below are encountered, the plugin MUST return the specified gRPC error code. The
+    /// CO MUST implement the specified error recovery behavior when it encounters the gRPC error code.
+    ///
+    /// (The error table: its rows are [`DeleteVolumeGroupError`](super::errors::DeleteVolumeGroupError)'s first 1.)
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field (`volume_group_id: is REQUIRED`), and this method never sees it; a nested field is checked where its parent is set:
+    ///   - REQUIRED: `volume_group_id`.
+    ///   - at most N bytes: `volume_group_id` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `secrets` (4096).
+    ///   - secret keys of the spec's characters: `secrets`.
+    /// - **Serialised per volume group** on `volume_group_id` (the Model's serialisation key): while a call on the same volume group is in flight (of this RPC or another keyed on a volume group), [`Serialisation::FailFast`](csikit::server::Serialisation::FailFast) (the default) answers this one ABORTED at once, and [`Serialisation::Wait`](csikit::server::Serialisation::Wait) holds it until the calls ahead finish, in arrival order (ABORTED only past its timeout). A call with an empty `volume_group_id` is not serialised.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`DeleteVolumeGroupError`](super::errors::DeleteVolumeGroupError) (`DeleteVolumeGroupError::Variant.status(message)`): the 1 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::DeleteVolumeGroupError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::DeleteVolumeGroupError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::DeleteVolumeGroupError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::DeleteVolumeGroupError::BackendTimedOut); operation pending: [`OperationPending`](super::errors::DeleteVolumeGroupError::OperationPending).
     fn delete_volume_group(
         &self,
         request: Request<super::DeleteVolumeGroupRequest>,
@@ -116,7 +269,46 @@ pub trait Controller: Send + Sync + 'static {
         std::future::ready(Err(::csikit::server::unimplemented("DeleteVolumeGroup")))
     }
 
-    /// ListVolumeGroups RPC call to list volume groups.
+    /// The `ListVolumeGroups` RPC (`/volumegroup.Controller/ListVolumeGroups`).
+    ///
+    /// # The spec
+    ///
+    /// From the section "ListVolumeGroups" of csi-addons volumegroup@80d74f987a54:
+    ///
+    /// A Controller Plugin MUST implement this RPC call if it has `LIST_VOLUME_GROUPS` capability. The Plugin SHALL return the
+    /// information about all the volume groups that it knows about. If volume groups are created and/or deleted while the CO is
+    /// concurrently paging through `ListVolumeGroups` results then it is possible that the CO MAY either witness duplicate
+    /// volume groups in the list, not witness existing volume groups, or both. The CO SHALL NOT expect a consistent "view" of
+    /// all volume groups when paging through the volume group list via multiple calls to `ListVolumeGroups`.
+    ///
+    /// **ListVolumeGroups Errors**
+    ///
+    /// If the plugin is unable to complete the ListVolumeGroups call successfully, it MUST return a non-ok gRPC code in the
+    /// gRPC status. If the conditions defined below are encountered, the plugin MUST return the specified gRPC error code. The
+    /// CO MUST implement the specified error recovery behavior when it encounters the gRPC error code.
+    ///
+    /// (The error table: its rows are [`ListVolumeGroupsError`](super::errors::ListVolumeGroupsError)'s first 1.)
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field, and this method never sees it; a nested field is checked where its parent is set:
+    ///   - at most N bytes: `starting_token` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `secrets` (4096).
+    ///   - not negative: `max_entries`.
+    ///   - secret keys of the spec's characters: `secrets`.
+    /// - **Not serialised**: the request names no object two calls could race on.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field. REQUIRED in it: `entries[i].volume_group`, `entries[i].volume_group.volume_group_id`.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`ListVolumeGroupsError`](super::errors::ListVolumeGroupsError) (`ListVolumeGroupsError::Variant.status(message)`): the 1 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::ListVolumeGroupsError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::ListVolumeGroupsError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::ListVolumeGroupsError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::ListVolumeGroupsError::BackendTimedOut); operation pending: [`InvalidStartingToken`](super::errors::ListVolumeGroupsError::InvalidStartingToken) (the spec's row with that code).
     fn list_volume_groups(
         &self,
         request: Request<super::ListVolumeGroupsRequest>,
@@ -125,7 +317,47 @@ pub trait Controller: Send + Sync + 'static {
         std::future::ready(Err(::csikit::server::unimplemented("ListVolumeGroups")))
     }
 
-    /// ControllerGetVolumeGroup RPC call to get a volume group.
+    /// The `ControllerGetVolumeGroup` RPC (`/volumegroup.Controller/ControllerGetVolumeGroup`).
+    ///
+    /// # The spec
+    ///
+    /// From the section "ControllerGetVolumeGroup" of csi-addons volumegroup@80d74f987a54:
+    ///
+    /// This optional RPC MAY be called by the CO to fetch current information about a volume group.
+    ///
+    /// A Controller Plugin MUST implement this `ControllerGetVolumeGroup` RPC call if it has `GET_VOLUME_GROUP` capability.
+    ///
+    /// `ControllerGetVolumeGroupResponse` should contain current information of a volume group if it exists. If the volume
+    /// group does not exist any more, `ControllerGetVolumeGroup` should return gRPC error code `NOT_FOUND`.
+    ///
+    /// **ControllerGetVolumeGroup Errors**
+    ///
+    /// If the plugin is unable to complete the ControllerGetVolumeGroup call successfully, it MUST return a non-ok gRPC code in
+    /// the gRPC status. If the conditions defined below are encountered, the plugin MUST return the specified gRPC error code.
+    /// The CO MUST implement the specified error recovery behavior when it encounters the gRPC error code.
+    ///
+    /// (The error table: its rows are [`ControllerGetVolumeGroupError`](super::errors::ControllerGetVolumeGroupError)'s first 1.)
+    ///
+    /// # Who must implement it
+    ///
+    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
+    ///
+    /// # Checked before it runs
+    ///
+    /// The skeleton's layers ([`Layers`](csikit::server::Layers), each on by default) have run:
+    ///
+    /// - **Request validated** (`Layers::validate_requests`): a request breaking one of these rules is answered INVALID_ARGUMENT naming every offending field (`volume_group_id: is REQUIRED`), and this method never sees it; a nested field is checked where its parent is set:
+    ///   - REQUIRED: `volume_group_id`.
+    ///   - at most N bytes: `volume_group_id` (128).
+    ///   - at most N bytes in total (keys and values, or all values): `secrets` (4096).
+    ///   - secret keys of the spec's characters: `secrets`.
+    /// - **Serialised per volume group** on `volume_group_id` (the Model's serialisation key): while a call on the same volume group is in flight (of this RPC or another keyed on a volume group), [`Serialisation::FailFast`](csikit::server::Serialisation::FailFast) (the default) answers this one ABORTED at once, and [`Serialisation::Wait`](csikit::server::Serialisation::Wait) holds it until the calls ahead finish, in arrival order (ABORTED only past its timeout). A call with an empty `volume_group_id` is not serialised.
+    /// - **Secrets** (`secrets`): never logged (the request is logged with its redacting `Debug`), and scrubbed from the message of any error this method returns.
+    /// - **Response checked** in debug builds (`Layers::validate_responses`): the response is validated with the spec's rules, and one that breaks them becomes INTERNAL naming the field. REQUIRED in it: `volume_group`, `volume_group.volume_group_id`.
+    ///
+    /// # Errors
+    ///
+    /// Answer every error with [`ControllerGetVolumeGroupError`](super::errors::ControllerGetVolumeGroupError) (`ControllerGetVolumeGroupError::Variant.status(message)`): the 1 rows of this RPC's table, and csikit's own for what the spec's tables do not name. For the failures every driver meets: internal error: [`InternalError`](super::errors::ControllerGetVolumeGroupError::InternalError); out of capacity: [`OutOfCapacity`](super::errors::ControllerGetVolumeGroupError::OutOfCapacity); backend unavailable: [`BackendUnavailable`](super::errors::ControllerGetVolumeGroupError::BackendUnavailable); backend timed out: [`BackendTimedOut`](super::errors::ControllerGetVolumeGroupError::BackendTimedOut); operation pending: [`OperationPending`](super::errors::ControllerGetVolumeGroupError::OperationPending).
     fn controller_get_volume_group(
         &self,
         request: Request<super::ControllerGetVolumeGroupRequest>,
