@@ -83,11 +83,14 @@ fn positionals(schema: &Schema, a: &CallArgs) -> Result<(Option<String>, String,
     })
 }
 
-fn endpoint_or_env(given: Option<String>) -> Result<String> {
+/// The endpoint given, else `$CSI_ENDPOINT` (unset or empty: an error naming both), read as the
+/// runtime reads `CSI_ENDPOINT` so a bad one is refused before anything is sent. `call`,
+/// `list`, `describe` and `replay` take their endpoint here.
+pub(crate) fn endpoint_or_env(given: Option<String>) -> Result<String> {
     let endpoint = match given {
         Some(e) => e,
-        None => std::env::var("CSI_ENDPOINT").map_err(|_| {
-            anyhow!("no endpoint: give ENDPOINT (unix:///path/csi.sock) or set CSI_ENDPOINT")
+        None => std::env::var("CSI_ENDPOINT").ok().filter(|e| !e.is_empty()).ok_or_else(|| {
+            anyhow!("no endpoint: name the plugin's (unix:///path/csi.sock) or set CSI_ENDPOINT")
         })?,
     };
     endpoint.parse::<Endpoint>()?;

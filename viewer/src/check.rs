@@ -93,13 +93,7 @@ pub(crate) fn diff(a: DiffArgs) -> Result<u8> {
 
 pub(crate) fn replay(a: ReplayArgs) -> Result<u8> {
     let schema = load_schema(&a.schema)?;
-    let endpoint = match a.endpoint {
-        Some(e) => e,
-        None => std::env::var("CSI_ENDPOINT")
-            .ok()
-            .filter(|e| !e.is_empty())
-            .ok_or_else(|| anyhow!("no endpoint: give --endpoint or set CSI_ENDPOINT"))?,
-    };
+    let endpoint = crate::call::endpoint_or_env(a.endpoint)?;
     let options = csi_view::replay::Options {
         capture: a.capture,
         endpoint,

@@ -73,19 +73,8 @@ fn run(a: DescribeArgs, probe_all: bool) -> Result<u8> {
     if schema.builtin {
         schema.set_obligations("csi.v1", builtin_obligations());
     }
-    let endpoint = match a.endpoint {
-        Some(e) => e,
-        None => std::env::var("CSI_ENDPOINT").map_err(|_| {
-            anyhow!("no endpoint: give ENDPOINT (unix:///path/csi.sock) or set CSI_ENDPOINT")
-        })?,
-    };
-    endpoint.parse::<csikit_runtime::endpoint::Endpoint>()?;
-    let timeout = std::time::Duration::try_from_secs_f64(a.timeout)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| {
-        anyhow!("--timeout {}: expected a positive number of seconds", a.timeout)
-    })?;
+    let endpoint = crate::call::endpoint_or_env(a.endpoint)?;
+    let timeout = crate::call::timeout(a.timeout)?;
     let identity = identity_service(&schema)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
