@@ -307,6 +307,12 @@ impl Assembler {
     }
 }
 
+/// Appends one frame: its header, then `payload` (of at most [`MAX_WRITTEN_FRAME`] bytes).
+pub fn write_frame(kind: u8, flags: u8, stream: u32, payload: &[u8], out: &mut Vec<u8>) {
+    Head { len: payload.len(), kind, flags, stream }.encode(out);
+    out.extend_from_slice(payload);
+}
+
 /// Writes a header block as a HEADERS frame (with `flags` less PADDED and END_HEADERS, and the
 /// `priority` fields when given) and as many CONTINUATION frames as it needs, none over
 /// [`MAX_WRITTEN_FRAME`]; END_HEADERS goes on the last.
@@ -335,8 +341,7 @@ pub fn write_header_block(
     while !rest.is_empty() {
         let (part, tail) = rest.split_at(rest.len().min(MAX_WRITTEN_FRAME));
         let flags = if tail.is_empty() { END_HEADERS } else { 0 };
-        Head { len: part.len(), kind: CONTINUATION, flags, stream }.encode(out);
-        out.extend_from_slice(part);
+        write_frame(CONTINUATION, flags, stream, part, out);
         rest = tail;
     }
 }
@@ -348,8 +353,7 @@ mod tests {
 
     fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        Head { len: payload.len(), kind, flags, stream }.encode(&mut out);
-        out.extend_from_slice(payload);
+        write_frame(kind, flags, stream, payload, &mut out);
         out
     }
 
@@ -480,13 +484,8 @@ mod tests {
 
     #[test]
     fn any_bytes_are_frames_or_an_error_never_a_panic() {
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = fastrand::Rng::with_seed(0x2545_f491_4f6c_dd1d);
+        let mut next = move || rng.u64(..);
         let (mut read, mut refused) = (0, 0);
         for _ in 0..5_000 {
             let mut bytes = Vec::new();

@@ -536,13 +536,9 @@ mod tests {
     use super::*;
 
     /// A fixed-seed generator for the property tests.
-    fn rng(mut seed: u64) -> impl FnMut() -> u64 {
-        move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        }
+    fn rng(seed: u64) -> impl FnMut() -> u64 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        move || rng.u64(..)
     }
 
     fn huffman(raw: &[u8]) -> Result<Vec<u8>, HpackError> {
