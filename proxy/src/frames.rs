@@ -122,9 +122,7 @@ fn headers(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use csikit_runtime::h2frame::{
-        self, CONTINUATION, END_HEADERS, HEADERS, Head, PADDED, PRIORITY,
-    };
+    use csikit_runtime::h2frame::{self, CONTINUATION, END_HEADERS, HEADERS, PADDED, PRIORITY};
 
     /// One frame's bytes, its header written by the runtime's frame layer.
     pub(crate) fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {

@@ -497,11 +497,11 @@ mod tests {
     use loona_hpack::{Decoder, Encoder};
 
     use super::*;
-    use crate::h2frame::{CONTINUATION, END_HEADERS, HEADERS, Head, PADDED, PRIORITY};
+    use crate::h2frame::{CONTINUATION, END_HEADERS, HEADERS, PADDED, PRIORITY, write_frame};
 
     fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        crate::h2frame::write_frame(kind, flags, stream, payload, &mut out);
+        write_frame(kind, flags, stream, payload, &mut out);
         out
     }
 
