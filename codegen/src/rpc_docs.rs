@@ -166,6 +166,18 @@ fn capability_service_words(service: &str) -> &'static str {
 /// section states none. A test reads these against the Model.
 pub fn obligation_line(model: &Model, m: &Method) -> String {
     match &m.obligation {
+        Some(o) if o.service_wide => format!(
+            "Every {} MUST implement it: its section names no condition, and the spec's \"RPC \
+             Interface\" obliges the whole service (\"{}\").",
+            plugin_words(&o.plugin),
+            match o.plugin.as_str() {
+                "Plugin" =>
+                    "Both the Node Plugin and the Controller Plugin MUST implement this \
+                             sets of RPCs",
+                "Controller" => "The Controller Plugin MUST implement this sets of RPCs",
+                _ => "The Node Plugin MUST implement this sets of RPCs",
+            }
+        ),
         Some(o) if o.if_any.is_empty() => {
             format!("Every {} MUST implement it, as its section says.", plugin_words(&o.plugin))
         }

@@ -465,8 +465,8 @@ fn cap_table(model: &Model, service: &str, enum_name: &str, hand: CapPairs) -> S
     format!("CapabilityTable {{ service: {service:?}, derivable: &[{}] }},\n", rows.join(",\n"))
 }
 
-/// One `Obligation { service, rpc, method, if_any }` per RPC whose section states what obliges
-/// a plugin to implement it (the capabilities with their enum numbers).
+/// One `Obligation { service, rpc, method, if_any, service_wide }` per RPC the spec obliges a
+/// plugin to implement (the capabilities with their enum numbers).
 fn obligation_rows(model: &Model) -> Vec<String> {
     let number = |service: &str, name: &str| {
         let module = match service {
@@ -493,11 +493,13 @@ fn obligation_rows(model: &Model) -> Vec<String> {
                 .collect();
             let Some(caps) = caps else { continue };
             rows.push(format!(
-                "Obligation {{ service: {:?}, rpc: {:?}, method: {:?}, if_any: &[{}] }}",
+                "Obligation {{ service: {:?}, rpc: {:?}, method: {:?}, if_any: &[{}], \
+                 service_wide: {} }}",
                 s.name,
                 m.name,
                 snake(&m.name),
-                caps.join(", ")
+                caps.join(", "),
+                o.service_wide
             ));
         }
     }

@@ -102,8 +102,9 @@ fn check_spec_text(model: &Model, m: &Method, text: &str, prose_available: bool)
                 "{}: not the section's prose:\n{text}",
                 m.name
             );
-            // The obligation was read from a sentence of this section: the prose holds it.
-            if m.obligation.is_some() {
+            // The obligation was read from a sentence of this section: the prose holds it. One
+            // stated for the whole service is said in "Who must implement it" with its line.
+            if m.obligation.as_ref().is_some_and(|o| !o.service_wide) {
                 let named = format!("MUST implement this `{}` RPC call", m.name);
                 assert!(
                     text.contains("MUST implement this RPC call") || text.contains(&named),
@@ -135,6 +136,16 @@ fn check_obligation(model: &Model, m: &Method, text: &str) {
                     "{}: the obliging capability {} is not named:\n{text}",
                     m.name,
                     c.name
+                );
+            }
+            if o.service_wide {
+                // The service's line, quoted as the spec writes it.
+                let quoted = text.split('"').nth(3).unwrap_or_default();
+                assert!(quoted.contains("MUST implement this sets of RPCs"), "{}:\n{text}", m.name);
+                assert!(
+                    model.files.iter().any(|f| f.text().contains(quoted)),
+                    "{}: the quoted line is not the spec's:\n{text}",
+                    m.name
                 );
             }
             if o.if_any.is_empty() {

@@ -106,6 +106,10 @@ pub struct Obligation {
     pub plugin: String,
     /// The capabilities any one of which obliges it; empty: always.
     pub if_any: Vec<CapabilityRef>,
+    /// Stated for the whole service, not in the RPC's section: the "RPC Interface" list says
+    /// "The Node Plugin MUST implement this sets of RPCs", and the RPC's own section names no
+    /// condition (so `if_any` is empty).
+    pub service_wide: bool,
 }
 
 /// A capability of one service, by the value's name in its `*ServiceCapability` enum.

@@ -1,7 +1,10 @@
 //! What each RPC's section obliges a plugin to implement: the sentence "A Controller Plugin
 //! MUST implement this [`Rpc`] RPC call [if it has `X` controller capability]" (and its variants
 //! across releases) read into [`Obligation`]s, with a diagnostic for such a sentence that cannot
-//! be read.
+//! be read. Then the "RPC Interface" list's sentences that oblige a whole service ("**Node
+//! Service**: The Node Plugin MUST implement this sets of RPCs"), for the RPCs of that service
+//! whose own section states nothing (NodePublishVolume, GetPluginInfo, GetPluginCapabilities):
+//! an RPC's own sentence, conditional or not, is the more specific and wins.
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::markdown::Doc;
@@ -27,6 +30,9 @@ pub fn attach_obligations(model: &mut Model, doc: &Doc, file: usize, diags: &mut
     let text = model.files[file].text().to_owned();
     let capabilities = capability_names(model);
     let mut found = Vec::new();
+    // The RPCs whose section holds the phrase, read or not: the service's sentence never
+    // stands in for one the section states.
+    let mut stated = Vec::new();
     for (si, service) in model.services.iter().enumerate() {
         for (mi, method) in service.methods.iter().enumerate() {
             let Some(anchor) = &method.section else { continue };
@@ -38,6 +44,7 @@ pub fn attach_obligations(model: &mut Model, doc: &Doc, file: usize, diags: &mut
                 .map_or(text.len(), |h| h.span.start);
             let body = &text[heading.span.end..end];
             let Some((at, len)) = find_phrase(body, &method.name) else { continue };
+            stated.push((si, mi));
             let offset = heading.span.end + at;
             let sentence = sentence_around(&text, offset);
             let sentence = sentence.replace(&format!("this `{}` RPC", method.name), "this RPC");
@@ -62,6 +69,76 @@ pub fn attach_obligations(model: &mut Model, doc: &Doc, file: usize, diags: &mut
     for (si, mi, obligation) in found {
         model.services[si].methods[mi].obligation = Some(obligation);
     }
+    for (service, plugin) in service_sentences(&text, file, model, diags) {
+        let Some(si) = model.services.iter().position(|s| s.name == service) else { continue };
+        for (mi, method) in model.services[si].methods.iter_mut().enumerate() {
+            // An alpha or deprecated RPC is never required of every plugin, whatever the list
+            // says of its service.
+            if stated.contains(&(si, mi)) || method.alpha || method.deprecated {
+                continue;
+            }
+            method.obligation =
+                Some(Obligation { plugin: plugin.clone(), if_any: Vec::new(), service_wide: true });
+        }
+    }
+}
+
+/// The phrase of the sentences that oblige a whole service ("this sets of RPCs" in every
+/// release; "this set of RPCs" read too).
+const SERVICE_PHRASES: [&str; 2] =
+    ["MUST implement this sets of RPCs", "MUST implement this set of RPCs"];
+
+/// The list items "**X Service**: <plugin> MUST implement this sets of RPCs" of `text`: the
+/// service's proto name (`X` without spaces) and the plugin they oblige.
+/// An item whose plugin cannot be read is a warning, and obliges nothing.
+fn service_sentences(
+    text: &str,
+    file: usize,
+    model: &Model,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let here = line_start;
+        line_start += line.len();
+        let Some((at, phrase)) =
+            SERVICE_PHRASES.iter().find_map(|p| line.find(p).map(|at| (at, *p)))
+        else {
+            continue;
+        };
+        let item = line.trim_start().trim_start_matches(['*', '-']).trim_start();
+        let Some(rest) = item.strip_prefix("**") else { continue };
+        let Some((name, rest)) = rest.split_once("**") else { continue };
+        let Some(service) = name.trim().strip_suffix(" Service") else { continue };
+        let subject = rest.trim_start_matches(':').trim();
+        let subject = subject.split(phrase).next().unwrap_or_default();
+        let words = subject.split_whitespace().collect::<Vec<_>>().join(" ").to_ascii_lowercase();
+        let plugin = match words.trim_start_matches("the ").trim_start_matches("a ") {
+            "controller plugin" => "Controller",
+            "node plugin" => "Node",
+            "both the node plugin and the controller plugin"
+            | "both the controller plugin and the node plugin" => "Plugin",
+            other => {
+                diags.push(
+                    Diagnostic::at(
+                        Severity::Warning,
+                        &model.files[file],
+                        (here + at, phrase.len()),
+                        format!("cannot read which plugin '{other}' is"),
+                        "this service's obligation",
+                    )
+                    .with_help(
+                        "expected \"**<Name> Service**: The <Controller|Node> Plugin MUST \
+                         implement this sets of RPCs\"",
+                    ),
+                );
+                continue;
+            }
+        };
+        out.push((service.replace(' ', ""), plugin.to_owned()));
+    }
+    out
 }
 
 /// The capability enums' value names, per service: `(service, names)`.
@@ -114,7 +191,11 @@ fn read_sentence(
     };
     let condition = rest.trim();
     if condition.is_empty() {
-        return Ok(Obligation { plugin: plugin.to_owned(), if_any: Vec::new() });
+        return Ok(Obligation {
+            plugin: plugin.to_owned(),
+            if_any: Vec::new(),
+            service_wide: false,
+        });
     }
     let condition =
         condition.strip_prefix("if ").ok_or("a condition that does not start with 'if'")?;
@@ -144,7 +225,7 @@ fn read_sentence(
         }
         if_any.push(CapabilityRef { service: cap_service.to_owned(), name: name.to_owned() });
     }
-    Ok(Obligation { plugin: plugin.to_owned(), if_any })
+    Ok(Obligation { plugin: plugin.to_owned(), if_any, service_wide: false })
 }
 
 /// `CREATE_DELETE_VOLUME`-shaped: capitals, digits and underscores, with a capital first.
@@ -171,7 +252,10 @@ mod tests {
     fn the_sentences_of_every_release() {
         let read = |s: &str, service: &str| read_sentence(s, service, &caps());
         let always = read("A Controller Plugin MUST implement this RPC call", "Controller");
-        assert_eq!(always, Ok(Obligation { plugin: "Controller".into(), if_any: vec![] }));
+        assert_eq!(
+            always,
+            Ok(Obligation { plugin: "Controller".into(), if_any: vec![], service_wide: false })
+        );
         let o = read(
             "A Node plugin MUST implement this RPC call if it has GET_VOLUME_STATS node capability or VOLUME_CONDITION node capability",
             "Node",

@@ -1,6 +1,7 @@
-//! What each release obliges a plugin to implement, read from the RPC sections' prose: every
-//! obligation sentence of every release is read (no diagnostic), and facts checked by hand
-//! against the text hold.
+//! What each release obliges a plugin to implement, read from the RPC sections' prose and, for
+//! an RPC whose section says nothing, its service's line in "RPC Interface": every obligation
+//! sentence of every release is read (no diagnostic), and facts checked by hand against the text
+//! hold.
 
 mod common;
 
@@ -41,7 +42,8 @@ fn every_release_states_its_obligations_readably() {
             obligation(&model, "CreateVolume"),
             Some(Obligation {
                 plugin: "Controller".into(),
-                if_any: vec![cap("Controller", "CREATE_DELETE_VOLUME")]
+                if_any: vec![cap("Controller", "CREATE_DELETE_VOLUME")],
+                service_wide: false,
             }),
             "{tag}"
         );
@@ -49,17 +51,49 @@ fn every_release_states_its_obligations_readably() {
         for rpc in ["ValidateVolumeCapabilities", "ControllerGetCapabilities"] {
             assert_eq!(
                 obligation(&model, rpc),
-                Some(Obligation { plugin: "Controller".into(), if_any: vec![] }),
+                Some(Obligation {
+                    plugin: "Controller".into(),
+                    if_any: vec![],
+                    service_wide: false
+                }),
                 "{tag}: {rpc}"
             );
         }
-        // NodeUnpublishVolume and NodeGetCapabilities: always, for a Node plugin. (No release
-        // says it of NodePublishVolume: its section states no obligation.)
-        assert_eq!(obligation(&model, "NodePublishVolume"), None, "{tag}");
+        // NodeUnpublishVolume and NodeGetCapabilities: always, for a Node plugin, as their
+        // sections say. NodePublishVolume's section says nothing: "**Node Service**: The Node
+        // Plugin MUST implement this sets of RPCs" obliges it, in every release.
+        assert_eq!(
+            obligation(&model, "NodePublishVolume"),
+            Some(Obligation { plugin: "Node".into(), if_any: vec![], service_wide: true }),
+            "{tag}"
+        );
+        // GetPluginInfo: "**Identity Service**: Both the Node Plugin and the Controller Plugin
+        // MUST implement this sets of RPCs".
+        assert_eq!(
+            obligation(&model, "GetPluginInfo"),
+            Some(Obligation { plugin: "Plugin".into(), if_any: vec![], service_wide: true }),
+            "{tag}"
+        );
+        // Only those the sections leave silent: the service-wide line adds no more than the
+        // Identity RPCs besides Probe and NodePublishVolume.
+        let wide: Vec<&str> = model
+            .services
+            .iter()
+            .flat_map(|s| &s.methods)
+            .filter(|m| m.obligation.as_ref().is_some_and(|o| o.service_wide))
+            .map(|m| m.name.as_str())
+            .collect();
+        let identity =
+            if tag == "v0.1.0" { "GetSupportedVersions" } else { "GetPluginCapabilities" };
+        let mut expected = vec!["GetPluginInfo", identity, "NodePublishVolume"];
+        expected.sort_unstable();
+        let mut wide = wide;
+        wide.sort_unstable();
+        assert_eq!(wide, expected, "{tag}");
         for rpc in ["NodeUnpublishVolume", "NodeGetCapabilities"] {
             assert_eq!(
                 obligation(&model, rpc),
-                Some(Obligation { plugin: "Node".into(), if_any: vec![] }),
+                Some(Obligation { plugin: "Node".into(), if_any: vec![], service_wide: false }),
                 "{tag}: {rpc}"
             );
         }
@@ -81,7 +115,8 @@ fn hand_checked_facts_of_v1_releases() {
         obligation(&v15, "NodeGetVolumeStats"),
         Some(Obligation {
             plugin: "Node".into(),
-            if_any: vec![cap("Node", "GET_VOLUME_STATS"), cap("Node", "VOLUME_CONDITION")]
+            if_any: vec![cap("Node", "GET_VOLUME_STATS"), cap("Node", "VOLUME_CONDITION")],
+            service_wide: false,
         })
     );
     let v112 = load("v1.12.0");
@@ -89,31 +124,38 @@ fn hand_checked_facts_of_v1_releases() {
         obligation(&v112, "NodeStageVolume"),
         Some(Obligation {
             plugin: "Node".into(),
-            if_any: vec![cap("Node", "STAGE_UNSTAGE_VOLUME")]
+            if_any: vec![cap("Node", "STAGE_UNSTAGE_VOLUME")],
+            service_wide: false,
         })
     );
     assert_eq!(
         obligation(&v112, "ControllerUnpublishVolume"),
         Some(Obligation {
             plugin: "Controller".into(),
-            if_any: vec![cap("Controller", "PUBLISH_UNPUBLISH_VOLUME")]
+            if_any: vec![cap("Controller", "PUBLISH_UNPUBLISH_VOLUME")],
+            service_wide: false,
         })
     );
-    // Identity: only Probe's section says it ("A Plugin MUST implement this RPC call").
+    // Identity: Probe's section says it ("A Plugin MUST implement this RPC call"); the others
+    // have it from the service's line.
     assert_eq!(
         obligation(&v112, "Probe"),
-        Some(Obligation { plugin: "Plugin".into(), if_any: vec![] })
+        Some(Obligation { plugin: "Plugin".into(), if_any: vec![], service_wide: false })
     );
-    assert_eq!(obligation(&v112, "GetPluginInfo"), None);
+    assert_eq!(
+        obligation(&v112, "GetPluginCapabilities"),
+        Some(Obligation { plugin: "Plugin".into(), if_any: vec![], service_wide: true })
+    );
     assert_eq!(
         obligation(&v112, "GroupControllerGetCapabilities"),
-        Some(Obligation { plugin: "GroupController".into(), if_any: vec![] })
+        Some(Obligation { plugin: "GroupController".into(), if_any: vec![], service_wide: false })
     );
     assert_eq!(
         obligation(&v112, "ControllerModifyVolume"),
         Some(Obligation {
             plugin: "Controller".into(),
-            if_any: vec![cap("Controller", "MODIFY_VOLUME")]
+            if_any: vec![cap("Controller", "MODIFY_VOLUME")],
+            service_wide: false,
         })
     );
     // Sections that name the RPC inside the phrase: "MUST implement this `GetSnapshot` RPC call".

@@ -111,6 +111,7 @@ fn builtin_obligations() -> Vec<ObligedRpc> {
                         name: (*name).to_owned(),
                     })
                     .collect(),
+                service_wide: o.service_wide,
             },
         })
         .collect()

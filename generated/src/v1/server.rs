@@ -386,7 +386,7 @@ pub trait Identity: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
+    /// Every plugin MUST implement it: its section names no condition, and the spec's "RPC Interface" obliges the whole service ("Both the Node Plugin and the Controller Plugin MUST implement this sets of RPCs").
     ///
     /// Left out, the skeleton answers it itself from what the driver registered.
     ///
@@ -424,7 +424,7 @@ pub trait Identity: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
+    /// Every plugin MUST implement it: its section names no condition, and the spec's "RPC Interface" obliges the whole service ("Both the Node Plugin and the Controller Plugin MUST implement this sets of RPCs").
     ///
     /// Left out, the skeleton answers it itself from what the driver registered.
     ///
@@ -2361,7 +2361,7 @@ pub trait Node: Send + Sync + 'static {
     ///
     /// # Who must implement it
     ///
-    /// No obligation: optional. Its section has no "MUST implement this RPC call" sentence; left out, it answers UNIMPLEMENTED.
+    /// Every Node plugin MUST implement it: its section names no condition, and the spec's "RPC Interface" obliges the whole service ("The Node Plugin MUST implement this sets of RPCs").
     ///
     /// # Checked before it runs
     ///
@@ -3393,162 +3393,215 @@ impl ::csikit::runtime::server::PluginSpec for Spec {
         PluginService { name: "SNAPSHOT_METADATA_SERVICE", number: 4, service: "SnapshotMetadata" },
     ];
     const OBLIGATIONS: &'static [Obligation] = &[
-        Obligation { service: "Identity", rpc: "Probe", method: "probe", if_any: &[] },
+        Obligation {
+            service: "Identity",
+            rpc: "GetPluginInfo",
+            method: "get_plugin_info",
+            if_any: &[],
+            service_wide: true,
+        },
+        Obligation {
+            service: "Identity",
+            rpc: "GetPluginCapabilities",
+            method: "get_plugin_capabilities",
+            if_any: &[],
+            service_wide: true,
+        },
+        Obligation {
+            service: "Identity",
+            rpc: "Probe",
+            method: "probe",
+            if_any: &[],
+            service_wide: false,
+        },
         Obligation {
             service: "Controller",
             rpc: "CreateVolume",
             method: "create_volume",
             if_any: &[("Controller", "CREATE_DELETE_VOLUME", 1)],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "DeleteVolume",
             method: "delete_volume",
             if_any: &[("Controller", "CREATE_DELETE_VOLUME", 1)],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "ControllerPublishVolume",
             method: "controller_publish_volume",
             if_any: &[("Controller", "PUBLISH_UNPUBLISH_VOLUME", 2)],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "ControllerUnpublishVolume",
             method: "controller_unpublish_volume",
             if_any: &[("Controller", "PUBLISH_UNPUBLISH_VOLUME", 2)],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "ValidateVolumeCapabilities",
             method: "validate_volume_capabilities",
             if_any: &[],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "ListVolumes",
             method: "list_volumes",
             if_any: &[("Controller", "LIST_VOLUMES", 3)],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "GetCapacity",
             method: "get_capacity",
             if_any: &[("Controller", "GET_CAPACITY", 4)],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "ControllerGetCapabilities",
             method: "controller_get_capabilities",
             if_any: &[],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "CreateSnapshot",
             method: "create_snapshot",
             if_any: &[("Controller", "CREATE_DELETE_SNAPSHOT", 5)],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "DeleteSnapshot",
             method: "delete_snapshot",
             if_any: &[("Controller", "CREATE_DELETE_SNAPSHOT", 5)],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "ListSnapshots",
             method: "list_snapshots",
             if_any: &[("Controller", "LIST_SNAPSHOTS", 6)],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "GetSnapshot",
             method: "get_snapshot",
             if_any: &[("Controller", "GET_SNAPSHOT", 15)],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "ControllerExpandVolume",
             method: "controller_expand_volume",
             if_any: &[("Controller", "EXPAND_VOLUME", 9)],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "ControllerGetVolume",
             method: "controller_get_volume",
             if_any: &[("Controller", "GET_VOLUME", 12)],
+            service_wide: false,
         },
         Obligation {
             service: "Controller",
             rpc: "ControllerModifyVolume",
             method: "controller_modify_volume",
             if_any: &[("Controller", "MODIFY_VOLUME", 14)],
+            service_wide: false,
         },
         Obligation {
             service: "GroupController",
             rpc: "GroupControllerGetCapabilities",
             method: "group_controller_get_capabilities",
             if_any: &[],
+            service_wide: false,
         },
         Obligation {
             service: "GroupController",
             rpc: "CreateVolumeGroupSnapshot",
             method: "create_volume_group_snapshot",
             if_any: &[("GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", 1)],
+            service_wide: false,
         },
         Obligation {
             service: "GroupController",
             rpc: "DeleteVolumeGroupSnapshot",
             method: "delete_volume_group_snapshot",
             if_any: &[("GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", 1)],
+            service_wide: false,
         },
         Obligation {
             service: "GroupController",
             rpc: "GetVolumeGroupSnapshot",
             method: "get_volume_group_snapshot",
             if_any: &[("GroupController", "CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT", 1)],
+            service_wide: false,
         },
         Obligation {
             service: "Node",
             rpc: "NodeStageVolume",
             method: "node_stage_volume",
             if_any: &[("Node", "STAGE_UNSTAGE_VOLUME", 1)],
+            service_wide: false,
         },
         Obligation {
             service: "Node",
             rpc: "NodeUnstageVolume",
             method: "node_unstage_volume",
             if_any: &[("Node", "STAGE_UNSTAGE_VOLUME", 1)],
+            service_wide: false,
+        },
+        Obligation {
+            service: "Node",
+            rpc: "NodePublishVolume",
+            method: "node_publish_volume",
+            if_any: &[],
+            service_wide: true,
         },
         Obligation {
             service: "Node",
             rpc: "NodeUnpublishVolume",
             method: "node_unpublish_volume",
             if_any: &[],
+            service_wide: false,
         },
         Obligation {
             service: "Node",
             rpc: "NodeGetVolumeStats",
             method: "node_get_volume_stats",
             if_any: &[("Node", "GET_VOLUME_STATS", 2), ("Node", "VOLUME_CONDITION", 4)],
+            service_wide: false,
         },
         Obligation {
             service: "Node",
             rpc: "NodeExpandVolume",
             method: "node_expand_volume",
             if_any: &[("Node", "EXPAND_VOLUME", 3)],
+            service_wide: false,
         },
         Obligation {
             service: "Node",
             rpc: "NodeGetCapabilities",
             method: "node_get_capabilities",
             if_any: &[],
+            service_wide: false,
         },
         Obligation {
             service: "Node",
             rpc: "NodeGetInfo",
             method: "node_get_info",
             if_any: &[("Controller", "PUBLISH_UNPUBLISH_VOLUME", 2)],
+            service_wide: false,
         },
     ];
     const ANSWERED: &'static [&'static str] = &[

@@ -69,7 +69,9 @@ pub struct PluginService {
 }
 
 /// An RPC the spec obliges a plugin to implement, and when (the RPC's section: "A Controller
-/// Plugin MUST implement this RPC call if it has `CREATE_DELETE_VOLUME` controller capability").
+/// Plugin MUST implement this RPC call if it has `CREATE_DELETE_VOLUME` controller capability";
+/// or, where the section says nothing, its service's line in "RPC Interface": "The Node Plugin
+/// MUST implement this sets of RPCs").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Obligation {
     /// The service the RPC belongs to, e.g. `Controller`; the obligation applies to a plugin
@@ -82,6 +84,8 @@ pub struct Obligation {
     /// The capabilities (service, value name, number) any one of which, advertised, obliges it;
     /// empty: always.
     pub if_any: &'static [(&'static str, &'static str, i32)],
+    /// Stated for the whole service rather than in the RPC's section.
+    pub service_wide: bool,
 }
 
 /// What a CSI package tells the builder: its capability tables and how to turn the derived
