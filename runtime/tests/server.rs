@@ -539,7 +539,8 @@ async fn advertised_capabilities_are_checked_at_start_up() {
 
 #[tokio::test]
 async fn obliged_rpcs_left_unimplemented_are_reported() {
-    // HalfNode leaves out NodeUnpublishVolume (always obliged for a Node plugin) and, with
+    // HalfNode leaves out NodePublishVolume and NodeUnpublishVolume (always obliged for a Node
+    // plugin) and, with
     // PUBLISH_UNPUBLISH_VOLUME declared for the controller, nothing else: NodeGetInfo is written.
     let server = Builder::new("test.csikit.dev", "1")
         .controller(Driver)
@@ -550,6 +551,11 @@ async fn obliged_rpcs_left_unimplemented_are_reported() {
     let problems = server.problems().join("\n");
     assert!(
         problems.contains("NodeUnpublishVolume: the spec obliges a Node plugin to implement it"),
+        "{problems}"
+    );
+    // NodePublishVolume's section says nothing; its service's line obliges it.
+    assert!(
+        problems.contains("NodePublishVolume: the spec obliges a Node plugin to implement it"),
         "{problems}"
     );
     assert!(!problems.contains("ValidateVolumeCapabilities"), "Driver implements it: {problems}");
