@@ -237,9 +237,19 @@ impl Suite {
         format!("csi-conformance-{what}-{}-{}", std::process::id(), self.names)
     }
 
+    /// The folder paths are made under: `given`, else the run's temporary folder; made absolute,
+    /// since the paths the CO sends "MUST be an absolute path in the root filesystem of the
+    /// process serving this request", and a plugin resolves a relative one against its own
+    /// working folder, not the suite's.
+    fn base(&self, given: Option<&PathBuf>) -> Result<PathBuf, String> {
+        let base = given.cloned().unwrap_or_else(|| self.dir.path().to_owned());
+        std::path::absolute(&base)
+            .map_err(|e| format!("cannot make '{}' an absolute path: {e}", base.display()))
+    }
+
     /// A fresh folder for a staging path (under `--csi.stagingdir` when given), made.
     pub(crate) fn staging_dir(&mut self) -> Result<PathBuf, String> {
-        let base = self.cfg.staging_dir.clone().unwrap_or_else(|| self.dir.path().to_owned());
+        let base = self.base(self.cfg.staging_dir.as_ref())?;
         let dir = base.join(self.name("staging"));
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot make the staging folder '{}': {e}", dir.display()))?;
@@ -249,7 +259,7 @@ impl Suite {
     /// A fresh target path whose parent (the CO's to make) exists and which does not (the
     /// plugin's to make), under `--csi.mountdir` when given.
     pub(crate) fn target_path(&mut self) -> Result<PathBuf, String> {
-        let base = self.cfg.mount_dir.clone().unwrap_or_else(|| self.dir.path().to_owned());
+        let base = self.base(self.cfg.mount_dir.as_ref())?;
         let pod = base.join(self.name("pod"));
         std::fs::create_dir_all(&pod)
             .map_err(|e| format!("cannot make the pod folder '{}': {e}", pod.display()))?;

@@ -246,3 +246,50 @@ fn secrets_files_read_as_csi_sanity_writes_them() {
         assert!(e.starts_with("line 1:"), "{bad:?}: {e}");
     }
 }
+
+#[test]
+fn relative_mount_and_staging_folders_are_sent_as_absolute_paths() {
+    // The plugin runs in a folder of its own, deeper than the tests' working folder, so a path
+    // the suite sent as given (relative) would name another place from there than from here.
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let cwd = std::env::current_dir().expect("working folder");
+    let mut plugin_dir = tmp.path().to_owned();
+    for _ in 0..=cwd.components().count() {
+        plugin_dir.push("p");
+    }
+    std::fs::create_dir_all(&plugin_dir).expect("plugin folder");
+    let mnt = tmp.path().join("mnt");
+    std::fs::create_dir_all(&mnt).expect("mount folder");
+    // `mnt` as seen from the tests' working folder: up to the root, then down.
+    let mut relative = std::path::PathBuf::new();
+    for _ in 1..cwd.components().count() {
+        relative.push("..");
+    }
+    relative.push(mnt.strip_prefix("/").expect("absolute"));
+    let mut server = Server::start(&plugin_dir, &[]);
+    let config = Config {
+        secrets: Secrets::parse(SECRETS).expect("secrets parse"),
+        mount_dir: Some(relative.clone()),
+        staging_dir: Some(relative),
+        filter: Some("node: stage, publish".to_owned()),
+        ..Config::default()
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let report = rt.block_on(csikit_conformance::run(
+        &Endpoint::Unix(server.socket.clone()),
+        &config,
+        &mut |_| {},
+    ));
+    let _ = server.terminate(Duration::from_secs(10));
+    let ran: Vec<&str> = report
+        .results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Passed))
+        .map(|r| r.name.as_str())
+        .collect();
+    assert!(ran.iter().any(|n| n.starts_with("node: stage, publish")), "{:#?}", report.results);
+    assert!(report.passed(), "{:#?}", report.failures());
+    // What the plugin made is under `mnt`, not under its own folder.
+    let made = std::fs::read_dir(&mnt).expect("reads").count();
+    assert!(made > 0, "nothing made under {}", mnt.display());
+}
