@@ -67,11 +67,10 @@ pub(crate) fn check_log(s: &Suite, path: &Path) -> Outcome {
     if s.sent_secrets.is_empty() {
         return Outcome::Skipped("no secret was sent".into());
     }
-    // The first line that holds any of them.
-    let first = s.sent_secrets.iter().filter_map(|secret| text.find(secret.as_str())).min();
-    match first {
-        Some(at) => {
-            let line = text[..at].matches('\n').count() + 1;
+    // The first line that holds any of them, by the runtime's one rule.
+    let values: Vec<&String> = s.sent_secrets.iter().collect();
+    match csikit::runtime::redact::first_line_holding(&text, &values) {
+        Some(line) => {
             Outcome::Failed(format!("a secret value sent is in the driver log at line {line}"))
         }
         None => Outcome::Passed,

@@ -3,7 +3,8 @@
 //! sent again to a fresh memdriver answer the same once the generated values (volume and snapshot
 //! ids, the node id, page tokens, contexts) are followed, with the recorded overlap and one call
 //! at a time; and against memdriver with each `MEMDRIVER_FAULT`, every fault whose effect reaches
-//! an answer to the calls a capture holds shows as a difference (exit 1). The faults that cannot
+//! an answer to the calls a capture holds, or memdriver's log (`--driver-log`), shows as a
+//! difference (exit 1). The faults that cannot
 //! show in a replay, and those one capture lacks the calls for, are listed with the reason.
 //!
 //! memdriver runs as a process in a folder of its own (the captures' target paths are relative,
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use csi_view::replay::{Options, run};
-use csi_view_core::replay::report::{Outcome, Report};
+use csi_view_core::replay::report::{LogCheck, LogFinding, Outcome, Report};
 use csi_view_core::schema::Schema;
 use support::Server;
 
@@ -68,6 +69,7 @@ fn replay(capture: &str, fault: Option<&str>, serial: bool, secrets: bool) -> Re
         serial,
         timeout: Duration::from_secs(20),
         secrets: secrets.then(|| data("secrets.yaml")),
+        driver_log: Some(server.log.clone()),
     };
     let schema = Schema::builtin().expect("the built-in schema");
     let mut warnings = Vec::new();
@@ -87,6 +89,9 @@ fn not_same(r: &Replayed) -> String {
 
 fn assert_all_same(r: &Replayed, calls: usize) {
     assert_eq!(r.report.exit_code(), 0, "{}", not_same(r));
+    // memdriver's log was read and holds none of the secrets sent.
+    let log = r.report.driver_log.as_ref().map(|l| &l.finding);
+    assert!(matches!(log, Some(LogFinding::Clean { values }) if *values > 0), "{log:?}");
     assert_eq!(r.report.calls.len(), calls);
     assert!(r.report.calls.iter().all(|c| c.outcome == Outcome::Same), "{}", not_same(r));
     // The node id was recorded as `node-recorded`: NodeGetInfo's answer is followed (its
@@ -137,6 +142,9 @@ fn without_the_secrets_file_the_blanked_values_are_sent_with_one_warning() {
     let r = replay("sanity.jsonl", None, false, false);
     assert_eq!(r.report.exit_code(), 0, "{}", not_same(&r));
     assert_eq!(r.warnings.lines().count(), 1, "{}", r.warnings);
+    // Only the capture's blanks were sent: no secret value to look for in the log.
+    let log = r.report.driver_log.as_ref().map(|l| &l.finding);
+    assert_eq!(log, Some(&LogFinding::NoSecretSent));
     assert!(
         r.warnings.starts_with("warning: the capture's secret values were blanked"),
         "{}",
@@ -173,10 +181,8 @@ const FAULTS: [FaultCase; 25] = [
     both("create-not-idempotent"),
     both("internal-for-unknown"),
     both("delete-not-found"),
-    neither(
-        "log-secrets",
-        "it only writes CreateVolume's secrets to memdriver's log; no answer changes",
-    ),
+    // No answer changes: it shows in memdriver's log, which the replay reads (`--driver-log`).
+    both("log-secrets"),
     both("ignore-token"),
     both("accept-bad-token"),
     neither(
@@ -237,7 +243,10 @@ fn each_fault_shows_as_a_difference_where_the_capture_holds_calls_it_changes() {
                 }
             );
             if differs {
-                assert!(r.report.calls.iter().any(|c| c.outcome.matters()));
+                let log = r.report.driver_log.as_ref().is_some_and(LogCheck::matters);
+                assert!(r.report.calls.iter().any(|c| c.outcome.matters()) || log);
+                // Only the fault that writes secrets shows in the log, and there only.
+                assert_eq!(log, case.fault == "log-secrets", "{}: {}", case.fault, not_same(&r));
             }
             assert_no_secret(&r);
         }
@@ -245,7 +254,7 @@ fn each_fault_shows_as_a_difference_where_the_capture_holds_calls_it_changes() {
         shown.1 += usize::from(case.conformance);
         shown.2 += usize::from(case.sanity || case.conformance);
     }
-    assert_eq!(shown, (19, 23, 23), "faults shown by the sanity capture, conformance's, either");
+    assert_eq!(shown, (20, 24, 24), "faults shown by the sanity capture, conformance's, either");
     println!(
         "faults shown: {} of 25 (csi-sanity capture {}, csi-conformance capture {})",
         shown.2, shown.0, shown.1

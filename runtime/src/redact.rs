@@ -78,18 +78,7 @@ pub const SHORT_SECRET: usize = 4;
 /// );
 /// ```
 pub fn scrub<'m, S: AsRef<str>>(message: &'m str, secrets: &[S]) -> Cow<'m, str> {
-    let mut found: Vec<(usize, usize)> = Vec::new();
-    for secret in secrets.iter().map(AsRef::as_ref).filter(|s| !s.is_empty()) {
-        let mut from = 0;
-        while let Some(i) = message.get(from..).and_then(|rest| rest.find(secret)) {
-            let (start, end) = (from + i, from + i + secret.len());
-            if secret.len() >= SHORT_SECRET || stands_alone(message, start, end) {
-                found.push((start, end));
-            }
-            // On to the next character, so overlapping occurrences are found too.
-            from = start + message[start..].chars().next().map_or(1, char::len_utf8);
-        }
-    }
+    let mut found = occurrences(message, secrets);
     if found.is_empty() {
         return Cow::Borrowed(message);
     }
@@ -112,6 +101,39 @@ pub fn scrub<'m, S: AsRef<str>>(message: &'m str, secrets: &[S]) -> Cow<'m, str>
     }
     out.push_str(&message[copied..]);
     Cow::Owned(out)
+}
+
+/// The line (from 1) of `text` where a secret value first stands, by [`scrub`]'s word rule; `None`
+/// when none does. For a log a driver wrote while it was sent these values: the line is said,
+/// never the value.
+///
+/// ```
+/// use csikit_runtime::redact::first_line_holding;
+/// let log = "started\ncreate volume v1 with password=hunter2\n";
+/// assert_eq!(first_line_holding(log, &["hunter2"]), Some(2));
+/// assert_eq!(first_line_holding(log, &["pw"]), None);
+/// ```
+pub fn first_line_holding<S: AsRef<str>>(text: &str, secrets: &[S]) -> Option<usize> {
+    let first = occurrences(text, secrets).into_iter().map(|(start, _)| start).min()?;
+    Some(text[..first].matches('\n').count() + 1)
+}
+
+/// Every occurrence of every non-empty value of `secrets` in `message` by the word rule
+/// (overlapping ones too), as byte ranges, unsorted.
+fn occurrences<S: AsRef<str>>(message: &str, secrets: &[S]) -> Vec<(usize, usize)> {
+    let mut found: Vec<(usize, usize)> = Vec::new();
+    for secret in secrets.iter().map(AsRef::as_ref).filter(|s| !s.is_empty()) {
+        let mut from = 0;
+        while let Some(i) = message.get(from..).and_then(|rest| rest.find(secret)) {
+            let (start, end) = (from + i, from + i + secret.len());
+            if secret.len() >= SHORT_SECRET || stands_alone(message, start, end) {
+                found.push((start, end));
+            }
+            // On to the next character, so overlapping occurrences are found too.
+            from = start + message[start..].chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    found
 }
 
 /// Whether `message[start..end]` has no alphanumeric character on either side.

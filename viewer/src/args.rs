@@ -262,6 +262,10 @@ pub(crate) struct ReplayArgs {
     /// csi-sanity's secrets YAML, to refill the secret values the capture blanked.
     #[arg(long, value_name = "FILE")]
     pub(crate) secrets: Option<PathBuf>,
+    /// The plugin's log: once the calls have ended, no secret value sent may be in it (exit 1
+    /// when one is; its line is said, never the value).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) driver_log: Option<PathBuf>,
     /// How the report is printed.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: ReportFormat,

@@ -100,6 +100,7 @@ pub(crate) fn replay(a: ReplayArgs) -> Result<u8> {
         serial: a.serial,
         timeout: crate::call::timeout(a.timeout)?,
         secrets: a.secrets,
+        driver_log: a.driver_log,
     };
     let report = csi_view::replay::run(&schema, &options, &mut std::io::stderr())?;
     let mut out = stdout();

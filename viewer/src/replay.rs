@@ -3,8 +3,10 @@
 //! runtime there); this module reads the inputs, sends the calls on one connection as the plan
 //! lets them start, and hands each answer to the judge in the order answers come.
 //!
-//! Bad input (the capture, the secrets file, the endpoint) is an error before anything is sent.
+//! Bad input (the capture, the secrets file, the driver log's path, the endpoint) is an error
+//! before anything is sent.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -13,11 +15,13 @@ use anyhow::{Context, Result, anyhow};
 use csi_view_core::capture;
 use csi_view_core::replay::ids::IdMap;
 use csi_view_core::replay::plan::Plan;
-use csi_view_core::replay::report::{Answer, CallReport, Outcome, Report, judge};
+use csi_view_core::replay::report::{
+    Answer, CallReport, LogCheck, LogFinding, Outcome, Report, judge,
+};
 use csi_view_core::replay::{RecordedCall, prepare};
 use csi_view_core::request::{secret_map_fields, secret_values};
 use csi_view_core::schema::Schema;
-use csikit_runtime::redact::scrub;
+use csikit_runtime::redact::{REDACTED, first_line_holding, scrub};
 use csikit_runtime::secrets::Secrets;
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, MapKey, ReflectMessage, Value};
@@ -38,6 +42,8 @@ pub struct Options {
     pub timeout: Duration,
     /// csi-sanity's secrets YAML, to refill the values a capture blanked.
     pub secrets: Option<PathBuf>,
+    /// The plugin's log, read once the calls have ended for the secret values sent.
+    pub driver_log: Option<PathBuf>,
 }
 
 /// Replays the capture on a runtime of its own; warnings go to `warnings`.
@@ -69,6 +75,13 @@ pub async fn replay(
     let capture = capture::read(&options.capture)?;
     let calls = prepare(schema, &capture, &name)?;
     let secrets = Refill::new(&capture.header.secrets, options.secrets.as_deref())?;
+    if let Some(log) = &options.driver_log {
+        // Before anything is sent: a log that cannot be read now is a mistyped path.
+        std::fs::metadata(log)
+            .with_context(|| format!("cannot read the driver log '{}'", log.display()))?;
+    }
+    // Every secret value sent, for the driver's log (the capture's own blank excepted).
+    let mut sent_secrets: BTreeSet<String> = BTreeSet::new();
     let client = Client::connect(&options.endpoint, options.timeout).await?;
     let plan = Plan::new(&calls.iter().map(|c| c.timing).collect::<Vec<_>>(), options.serial);
     let mut schedule = plan.schedule();
@@ -106,6 +119,7 @@ pub async fn replay(
             let rewritten = ids.rewrite(schema, &mut request);
             secrets.fill(schema, &call.descriptor, &mut request, warnings)?;
             let mut scrubbed = secret_values(schema, &request);
+            sent_secrets.extend(scrubbed.iter().filter(|v| *v != REDACTED).cloned());
             scrubbed.extend(secrets.values());
             let bytes = request.encode_to_vec();
             let mut client = client.clone();
@@ -130,7 +144,27 @@ pub async fn replay(
         .collect::<Result<_>>()?;
     // The capture lists calls as they ended; the report, as they were numbered (started).
     reports.sort_by_key(|r| r.call);
-    Ok(Report { calls: reports, values_mapped: ids.changed() })
+    let driver_log = options.driver_log.as_deref().map(|log| check_log(log, &sent_secrets));
+    Ok(Report { calls: reports, values_mapped: ids.changed(), driver_log })
+}
+
+/// The driver's log read for `sent` (the runtime's one rule for finding a secret in text).
+fn check_log(path: &Path, sent: &BTreeSet<String>) -> LogCheck {
+    let finding = if sent.is_empty() {
+        LogFinding::NoSecretSent
+    } else {
+        match std::fs::read(path) {
+            Err(e) => LogFinding::Unreadable { reason: e.to_string() },
+            Ok(bytes) => {
+                let values: Vec<&String> = sent.iter().collect();
+                match first_line_holding(&String::from_utf8_lossy(&bytes), &values) {
+                    Some(line) => LogFinding::Leaked { line },
+                    None => LogFinding::Clean { values: values.len() },
+                }
+            }
+        }
+    };
+    LogCheck { path: path.display().to_string(), finding }
 }
 
 /// A call sent, and what came back.

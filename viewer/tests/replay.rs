@@ -143,6 +143,13 @@ fn bad_input_is_one_line_naming_the_capture_line_and_exit_2() {
     assert_bad_input(&run(&good, &["--endpoint", &nothing, "--timeout", "2"]), &[&nothing]);
     assert_bad_input(&run(&good, &[]), &["no endpoint", "CSI_ENDPOINT"]);
     assert_bad_input(&run(&good, &["--endpoint", "unix:///x", "--timeout", "0"]), &["--timeout 0"]);
+    // A driver log that is not there: said before anything is sent.
+    let log = dir.path().join("no-such.log");
+    let log = log.to_str().expect("utf-8");
+    assert_bad_input(
+        &run(&good, &[&endpoint[..], &["--driver-log", log]].concat()),
+        &["cannot read the driver log", "no-such.log"],
+    );
 }
 
 fn capability() -> VolumeCapability {

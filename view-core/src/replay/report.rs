@@ -203,6 +203,68 @@ pub struct Report {
     pub calls: Vec<CallReport>,
     /// How many generated values came back different (the id map's size).
     pub values_mapped: usize,
+    /// What the plugin's log showed once the calls had ended (`--driver-log`), when one was given.
+    pub driver_log: Option<LogCheck>,
+}
+
+/// The plugin's log, read for the secret values the replay sent: a secret never appears in a
+/// log, and a replay refills the values a capture blanked, so it can look.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LogCheck {
+    /// The log's path, as given.
+    pub path: String,
+    /// What it showed.
+    #[serde(flatten)]
+    pub finding: LogFinding,
+}
+
+/// What a plugin's log showed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "finding", rename_all = "snake_case")]
+pub enum LogFinding {
+    /// No secret value sent is in it.
+    Clean {
+        /// How many distinct values were looked for.
+        values: usize,
+    },
+    /// A secret value sent is in it (the line is said, never the value).
+    Leaked {
+        /// The first line holding one, from 1.
+        line: usize,
+    },
+    /// The replay sent no secret value: nothing to look for.
+    NoSecretSent,
+    /// The log could not be read once the calls had ended.
+    Unreadable {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl LogCheck {
+    /// True when it counts against the replay (exit 1): a secret in the log, or a log that
+    /// could not be read.
+    pub fn matters(&self) -> bool {
+        matches!(self.finding, LogFinding::Leaked { .. } | LogFinding::Unreadable { .. })
+    }
+
+    /// One line for the text report.
+    pub fn line(&self) -> String {
+        let what = match &self.finding {
+            LogFinding::Clean { values } => format!(
+                "no secret value sent is in it ({values} value{} looked for)",
+                plural(*values)
+            ),
+            LogFinding::Leaked { line } => {
+                format!(
+                    "a secret value sent is in it at line {line} (secrets never appear in logs)"
+                )
+            }
+            LogFinding::NoSecretSent => "not looked at: no secret value was sent".to_owned(),
+            LogFinding::Unreadable { reason } => format!("cannot be read: {reason}"),
+        };
+        format!("driver log '{}': {what}", self.path)
+    }
 }
 
 impl Report {
@@ -226,9 +288,13 @@ impl Report {
         s
     }
 
-    /// 0 when every call is the same once generated values are followed, 1 when one is not.
+    /// 0 when every call is the same once generated values are followed (and the driver's log,
+    /// when given, holds no secret sent), 1 when not.
     pub fn exit_code(&self) -> u8 {
-        u8::from(self.calls.iter().any(|c| c.outcome.matters()))
+        u8::from(
+            self.calls.iter().any(|c| c.outcome.matters())
+                || self.driver_log.as_ref().is_some_and(LogCheck::matters),
+        )
     }
 
     /// One line per call (details indented below it) and the summary line.
@@ -268,6 +334,9 @@ impl Report {
                 Outcome::NotReplayed { reason } => writeln!(out, ": {reason}")?,
             }
         }
+        if let Some(log) = &self.driver_log {
+            writeln!(out, "{}", log.line())?;
+        }
         writeln!(out, "{}", self.summary_line())
     }
 
@@ -296,9 +365,14 @@ impl Report {
         )
     }
 
-    /// The report as JSON: `{"calls": [...], "summary": {...}}`.
+    /// The report as JSON: `{"calls": [...], "summary": {...}}`, and `"driver_log": {"path",
+    /// "finding", ...}` when a log was read.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({ "calls": self.calls, "summary": self.summary() })
+        let mut json = serde_json::json!({ "calls": self.calls, "summary": self.summary() });
+        if let Some(log) = &self.driver_log {
+            json["driver_log"] = serde_json::json!(log);
+        }
+        json
     }
 }
 
@@ -359,7 +433,8 @@ mod tests {
             rewritten: 0,
             ignored: 0,
         };
-        let mut report = Report { calls: vec![call(1, Outcome::Same)], values_mapped: 1 };
+        let mut report =
+            Report { calls: vec![call(1, Outcome::Same)], values_mapped: 1, driver_log: None };
         assert_eq!(report.exit_code(), 0);
         assert_eq!(report.summary_line(), "replay: 1 call: 1 same; 1 generated value followed");
         report.calls.push(call(2, Outcome::NotReplayed { reason: "streaming".into() }));
@@ -394,5 +469,27 @@ mod tests {
         assert_eq!(json["calls"][2]["outcome"], "differs");
         assert_eq!(json["calls"][2]["differences"][0]["path"], "volume.capacity_bytes");
         assert_eq!(json["summary"]["differs"], 1);
+        assert!(json.get("driver_log").is_none());
+    }
+
+    #[test]
+    fn a_secret_in_the_driver_log_counts_and_names_its_line() {
+        let mut report = Report::default();
+        let log = |finding| Some(LogCheck { path: "plugin.log".into(), finding });
+        report.driver_log = log(LogFinding::Clean { values: 2 });
+        assert_eq!(report.exit_code(), 0);
+        report.driver_log = log(LogFinding::NoSecretSent);
+        assert_eq!(report.exit_code(), 0);
+        report.driver_log = log(LogFinding::Leaked { line: 7 });
+        assert_eq!(report.exit_code(), 1);
+        let mut text = Vec::new();
+        report.write_text(&mut text).expect("writes");
+        let text = String::from_utf8(text).expect("utf-8");
+        assert!(text.contains("driver log 'plugin.log': a secret value sent is in it at line 7"));
+        let json = report.to_json();
+        assert_eq!(json["driver_log"]["finding"], "leaked");
+        assert_eq!(json["driver_log"]["line"], 7);
+        report.driver_log = log(LogFinding::Unreadable { reason: "gone".into() });
+        assert_eq!(report.exit_code(), 1);
     }
 }
