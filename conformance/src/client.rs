@@ -1,46 +1,21 @@
 //! The connection to the plugin, and calls with a deadline: typed through csikit's tonic clients,
 //! or as raw bytes to any method path (for the cases built by reflection).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::{Buf, BufMut};
-use csikit::runtime::endpoint::{self as runtime, EndpointError};
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 
-/// Where the plugin listens.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Endpoint {
-    /// A unix socket.
-    Unix(PathBuf),
-    /// `host:port` over TCP.
-    Tcp(String),
-}
+/// Where the plugin listens: the runtime's endpoint, read as every csikit tool reads it
+/// (`unix:///path`, `unix:path`, an absolute path or `tcp://host:port`; its table test is the
+/// runtime's).
+pub use csikit::runtime::endpoint::Endpoint;
 
-impl Endpoint {
-    /// Reads an endpoint as every csikit tool does (`csikit::runtime::endpoint`): `unix:///path`,
-    /// `unix:path`, an absolute path or `tcp://host:port`.
-    ///
-    /// # Errors
-    ///
-    /// Any other form, in the runtime's words.
-    pub fn parse(s: &str) -> Result<Endpoint, EndpointError> {
-        Ok(match s.parse()? {
-            runtime::Endpoint::Unix(path) => Endpoint::Unix(path),
-            runtime::Endpoint::Tcp(addr) => Endpoint::Tcp(addr),
-        })
-    }
-
-    /// Opens a channel, within `timeout`.
-    pub(crate) async fn connect(&self, timeout: Duration) -> Result<Channel, String> {
-        let endpoint = match self {
-            Endpoint::Unix(path) => runtime::Endpoint::Unix(path.clone()),
-            Endpoint::Tcp(addr) => runtime::Endpoint::Tcp(addr.clone()),
-        };
-        csikit::channel::connect_to(&endpoint, Some(timeout)).await.map_err(|e| e.to_string())
-    }
+/// Opens a channel to `endpoint`, within `timeout`.
+pub(crate) async fn connect(endpoint: &Endpoint, timeout: Duration) -> Result<Channel, String> {
+    csikit::channel::connect_to(endpoint, Some(timeout)).await.map_err(|e| e.to_string())
 }
 
 /// Bytes in, bytes out: a codec for messages built by reflection.
@@ -111,23 +86,5 @@ pub(crate) async fn raw_call(
     match tokio::time::timeout(timeout + Duration::from_millis(500), call).await {
         Ok(r) => r,
         Err(_) => Err(Status::new(Code::DeadlineExceeded, "no answer within the deadline")),
-    }
-}
-
-#[cfg(test)]
-mod endpoint_tests {
-    use super::*;
-
-    #[test]
-    fn endpoints_are_read_as_every_csikit_tool_reads_them() {
-        csikit::runtime::endpoint::check_reader(|s| {
-            Endpoint::parse(s)
-                .map(|e| match e {
-                    Endpoint::Unix(path) => runtime::Endpoint::Unix(path),
-                    Endpoint::Tcp(addr) => runtime::Endpoint::Tcp(addr),
-                })
-                .map_err(|e| e.to_string())
-        })
-        .expect("agrees with the runtime's table");
     }
 }

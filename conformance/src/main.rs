@@ -74,7 +74,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let raw = cli.endpoint.clone().unwrap_or_default();
-    let endpoint = match Endpoint::parse(&raw) {
+    let endpoint = match raw.parse::<Endpoint>() {
         Ok(e) => e,
         Err(why) => {
             eprintln!("error: --endpoint {why}");

@@ -87,7 +87,7 @@ impl Suite {
     /// Connects and learns what the plugin advertises.
     pub(crate) async fn connect(endpoint: &Endpoint, cfg: &Config) -> Result<Suite, String> {
         let t = cfg.timeout;
-        let ch = endpoint.connect(t).await?;
+        let ch = crate::client::connect(endpoint, t).await?;
         let dir = tempfile::Builder::new()
             .prefix("csi-conformance-")
             .tempdir()
