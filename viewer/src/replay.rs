@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
 use csi_view_core::capture;
+use csi_view_core::mask::secret_strings;
 use csi_view_core::replay::ids::IdMap;
 use csi_view_core::replay::plan::Plan;
 use csi_view_core::replay::report::{
@@ -76,8 +77,8 @@ pub async fn replay(
     let calls = prepare(schema, &capture, &name)?;
     let secrets = Refill::new(&capture.header.secrets, options.secrets.as_deref())?;
     if let Some(log) = &options.driver_log {
-        // Before anything is sent: a log that cannot be read now is a mistyped path.
-        std::fs::metadata(log)
+        // Before anything is sent: a log that cannot be opened now is a mistyped path.
+        std::fs::File::open(log)
             .with_context(|| format!("cannot read the driver log '{}'", log.display()))?;
     }
     // Every secret value sent, for the driver's log (the capture's own blank excepted).
@@ -118,10 +119,11 @@ pub async fn replay(
             let mut request = request.clone();
             let rewritten = ids.rewrite(schema, &mut request);
             secrets.fill(schema, &call.descriptor, &mut request, warnings)?;
-            let mut scrubbed = secret_values(schema, &request);
+            // Encoded once: the bytes sent are the bytes read for secrets.
+            let bytes = request.encode_to_vec();
+            let mut scrubbed = secret_strings(schema, &request.descriptor(), &bytes);
             sent_secrets.extend(scrubbed.iter().filter(|v| *v != REDACTED).cloned());
             scrubbed.extend(secrets.values());
-            let bytes = request.encode_to_vec();
             let mut client = client.clone();
             let method = call.method.clone();
             running.spawn(async move {
