@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { execFileSync } from "node:child_process";
-import { launchBrowser, serveSite, here, siteDir, shotDir } from "./support.mjs";
+import { launchBrowser, serveSite, here, siteDir, shotDir, newestRelease } from "./support.mjs";
 
 let site, origin, browser, context;
 
@@ -165,9 +165,10 @@ test("replication's EnableVolumeReplication page", async () => {
 });
 
 test("the layout before releases redirects, anchor kept", async () => {
-  const page = await open("/en/rpc/CreateVolume.html#createvolume-errors");
-  await page.waitForURL(/\/en\/v1\.12\.0\/rpc\/CreateVolume\.html#createvolume-errors$/);
-  assert.ok(await inViewport(page, "createvolume-errors"), "scrolled to the errors heading");
+  const page = await open("/en/rpc/CreateVolume.html#CreateVolumeRequest.volume_capabilities");
+  const newest = newestRelease().replaceAll(".", "\\.");
+  await page.waitForURL(new RegExp(`/en/${newest}/rpc/CreateVolume\\.html#CreateVolumeRequest\\.volume_capabilities$`));
+  assert.ok(await inViewport(page, "CreateVolumeRequest.volume_capabilities"), "scrolled to the field");
   await page.goto(origin + "/ja/rpc/GetSnapshot.html");
   await page.waitForURL(/\/ja\/v1\.7\.0\/index\.html\?missing=GetSnapshot&added=v1\.12$/);
   await page.locator("#release-notice").waitFor({ state: "visible" });

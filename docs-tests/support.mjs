@@ -14,6 +14,18 @@ import { chromium } from "playwright-core";
 export const here = path.dirname(fileURLToPath(import.meta.url));
 export const siteDir = path.resolve(process.env.DOCS_SITE || path.join(here, "..", "target", "site"));
 export const shotDir = path.resolve(process.env.SCREENSHOT_DIR || path.join(here, "..", "target", "screenshots"));
+
+// The newest English release edition of the rendered site (the site's default), from its folders:
+// a release added to the corpus needs no edit of the tests.
+export function newestRelease(dir = siteDir) {
+  const key = (name) => name.slice(1).split(".").map(Number);
+  const releases = fs.readdirSync(path.join(dir, "en")).filter((n) => /^v\d+\.\d+\.\d+$/.test(n));
+  releases.sort((a, b) => {
+    const [x, y] = [key(a), key(b)];
+    return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+  });
+  return releases.at(-1);
+}
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const types = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".png": "image/png" };
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");

@@ -95,7 +95,8 @@ fn release_history_facts() {
     );
     // Nothing of the v1 line was ever removed or deprecated.
     assert_eq!(h.report(0).map(|r| r.findings.len()), None, "v1.0.0 has no report");
-    assert_eq!(h.report(newest).map(|r| r.new.as_str()), Some("v1.12.0"));
+    // The newest report is of the corpus listing's newest release.
+    assert_eq!(h.report(newest).map(|r| r.new.as_str()), releases.last().map(|r| r.name.as_str()));
 }
 
 /// Every element of a model with its history key.
