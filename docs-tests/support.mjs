@@ -52,8 +52,9 @@ const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const types = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".png": "image/png" };
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
-// A persistent Chromium context; `foreign` collects every request `allowed` refuses.
-export async function launchBrowser(allowed) {
+// A persistent Chromium context (`options` added to its launch options, e.g. javaScriptEnabled);
+// `foreign` collects every request `allowed` refuses.
+export async function launchBrowser(allowed, options = {}) {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "csikit-chromium-"));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath,
@@ -61,6 +62,7 @@ export async function launchBrowser(allowed) {
     viewport: { width: 1366, height: 900 },
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    ...options,
   });
   const foreign = [];
   context.on("request", (req) => {

@@ -1,7 +1,9 @@
 // csikit docs site: language and release switchers that keep the reader's place, notices for
 // a place a release lacks, the release menu closed by Escape, and client-side search over the
 // prebuilt index as a WAI-ARIA combobox (search-index.js sets window.CSIKIT_SEARCH; a script tag,
-// not fetch, so it also works from file://). Without JavaScript every link still works.
+// not fetch, so it also works from file://), the navigation's button on a narrow screen, and a
+// Tab stop on a box that scrolls sideways. Without JavaScript every link still works and nothing
+// is folded.
 (function () {
   "use strict";
   var body = document.body;
@@ -46,6 +48,49 @@
       if (menu.open && !menu.contains(ev.target)) menu.open = false;
     });
   }
+
+  // The navigation's button (shown on a narrow screen only): it opens and closes the navigation;
+  // Escape inside the open navigation closes it, the focus back on the button.
+  var toggle = document.querySelector(".nav-toggle");
+  var side = document.getElementById("site-nav");
+  if (toggle && side) {
+    var setOpen = function (open) {
+      side.classList.toggle("open", open);
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    };
+    toggle.addEventListener("click", function () { setOpen(toggle.getAttribute("aria-expanded") !== "true"); });
+    side.addEventListener("keydown", function (ev) {
+      if (ev.key !== "Escape" || !side.classList.contains("open") || toggle.offsetParent === null) return;
+      ev.preventDefault();
+      setOpen(false);
+      toggle.focus();
+    });
+  }
+
+  // A code block or table wider than the screen scrolls in its box; one with nothing inside to
+  // focus gets a Tab stop, so that a keyboard can scroll it too. Checked again when the width
+  // changes (a phone turned sideways).
+  function scrollStops() {
+    var boxes = document.querySelectorAll("main pre, main .table-wrap");
+    for (var i = 0; i < boxes.length; i++) {
+      var box = boxes[i];
+      var scrolls = box.scrollWidth > box.clientWidth;
+      if (scrolls && !box.hasAttribute("tabindex") && !box.querySelector("a[href], button, input, [tabindex]")) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("data-scroll-stop", "");
+      } else if (!scrolls && box.hasAttribute("data-scroll-stop")) {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("data-scroll-stop");
+      }
+    }
+  }
+  scrollStops();
+  var lastWidth = window.innerWidth;
+  window.addEventListener("resize", function () {
+    if (window.innerWidth === lastWidth) return;
+    lastWidth = window.innerWidth;
+    scrollStops();
+  });
 
   function fill(template, args) {
     return (template || "").replace(/\{(\w+)\}/g, function (m, k) { return k in args ? args[k] : m; });
