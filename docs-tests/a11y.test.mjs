@@ -1,12 +1,13 @@
 // Accessibility of the documentation site rendered by `cargo xtask docs`: axe-core over every
 // page kind in each language (no violation at any impact level), no sideways scrolling at 320 px,
-// and a keyboard-only walk: the skip link, the release menu closed by Escape, search as a
-// WAI-ARIA combobox driven by the arrow keys.
+// a keyboard-only walk (the skip link, the release menu closed by Escape, search as a WAI-ARIA
+// combobox driven by the arrow keys), and on a phone the navigation folded behind its button
+// (opened and closed by keyboard; without JavaScript nothing is folded).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { launchBrowser, serveSite, axeViolations, sidewaysOverflow, siteDir, shotDir } from "./support.mjs";
+import { launchBrowser, serveSite, axeViolations, sidewaysOverflow, siteDir, shotDir, newestRelease, newestReleaseWithSpec } from "./support.mjs";
 
 let site, browser;
 
@@ -76,7 +77,7 @@ for (const [kind, where] of kinds) {
 
 const focused = (page) => page.evaluate(() => {
   const a = document.activeElement;
-  return { tag: a.tagName.toLowerCase(), id: a.id, cls: a.className, text: a.textContent.trim().slice(0, 40), inMain: !!a.closest("main"), inMenu: !!a.closest("details.releases .menu") };
+  return { tag: a.tagName.toLowerCase(), id: a.id, cls: a.className, text: a.textContent.trim().slice(0, 40), inMain: !!a.closest("main"), inMenu: !!a.closest("details.releases .menu"), inNav: !!a.closest("nav.side") };
 });
 
 test("keyboard only: skip link, release menu, search", async () => {
@@ -165,4 +166,93 @@ test("long names wrap in text at 320 px, but table columns keep identifiers whol
   const broken = await page.locator("table.fields td code").evaluateAll((codes) => codes.filter((c) => c.getClientRects().length > 1).map((c) => c.textContent));
   assert.deepEqual(broken, [], "identifiers broken across lines in the field tables");
   await page.close();
+});
+
+// A phone's screen (an iPhone 12 to 15 in CSS pixels).
+const phone = { width: 390, height: 844 };
+const phoneEditions = [...new Set([`en/${newestRelease()}`, `en/${newestReleaseWithSpec()}`, "ja/v1.7.0", "zh/v1.6.0"])];
+
+for (const edition of phoneEditions) {
+  test(`${edition} RPC page on a 390 × 844 screen: its title without scrolling, the navigation folded`, async () => {
+    const page = await open(`/${edition}/rpc/CreateVolume.html`, phone);
+    const title = await page.locator("main h1").first().boundingBox();
+    assert.ok(title && title.y >= 0 && title.y + title.height <= phone.height, `the title is at ${title?.y}px, below the ${phone.height}px screen`);
+    assert.equal(await page.evaluate(() => window.scrollY), 0);
+    const toggle = page.locator("button.nav-toggle");
+    assert.ok(await toggle.isVisible(), "the navigation's button");
+    assert.equal(await toggle.getAttribute("aria-expanded"), "false");
+    assert.equal(await page.locator(`#${await toggle.getAttribute("aria-controls")}`).evaluate((n) => n.matches("nav.side")), true, "aria-controls names the navigation");
+    assert.ok(await page.locator("nav.side").isHidden(), "the navigation is folded");
+    console.log(`${edition} at 390 × 844: the title at ${Math.round(title.y)}–${Math.round(title.y + title.height)}px`);
+    assert.deepEqual(await axeViolations(page), [], "axe with the navigation folded");
+    await page.screenshot({ path: path.join(shotDir, `phone-rpc-${edition.replace("/", "-")}.png`) });
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+}
+
+test("keyboard only on a phone: the navigation's button opens, Escape closes, the content follows", async () => {
+  const page = await open(`/en/${newestReleaseWithSpec()}/rpc/CreateVolume.html`, phone);
+  const toggle = page.locator("button.nav-toggle");
+  // From the top: the skip link, the header's controls, then the button; nothing of the folded
+  // navigation or of the content before it.
+  const stops = [];
+  for (let i = 0; i < 20 && (stops.at(-1)?.cls !== "nav-toggle"); i++) {
+    await page.keyboard.press("Tab");
+    stops.push(await focused(page));
+  }
+  assert.equal(stops.at(-1).cls, "nav-toggle", `Tab stops: ${stops.map((f) => f.cls || f.id || f.tag).join(", ")}`);
+  assert.equal(stops[0].cls, "skip", "the skip link first");
+  assert.ok(stops.every((f) => !f.inMain && !f.inNav), "nothing of the navigation or content before the button");
+  await page.keyboard.press("Enter");
+  assert.equal(await toggle.getAttribute("aria-expanded"), "true");
+  assert.ok(await page.locator("nav.side").isVisible(), "Enter opens the navigation");
+  await page.keyboard.press("Tab");
+  assert.ok((await focused(page)).inNav, "the Tab after the open button goes into the navigation");
+  assert.deepEqual(await axeViolations(page), [], "axe with the navigation open");
+  for (const width of [390, 320]) {
+    await page.setViewportSize({ width, height: phone.height });
+    const overflow = await sidewaysOverflow(page);
+    assert.ok(overflow.over <= 0, `the open navigation scrolls sideways by ${overflow.over}px at ${width} px: ${overflow.culprits.join(", ")}`);
+  }
+  await page.setViewportSize(phone);
+  await page.screenshot({ path: path.join(shotDir, "a11y-phone-navigation-open.png") });
+  await page.keyboard.press("Escape");
+  assert.equal(await toggle.getAttribute("aria-expanded"), "false", "Escape closes the navigation");
+  assert.ok(await page.locator("nav.side").isHidden());
+  assert.equal((await focused(page)).cls, "nav-toggle", "focus back on the button");
+  // Space works as on any button; the Tab after the closed button goes to the content.
+  await page.keyboard.press("Space");
+  assert.equal(await toggle.getAttribute("aria-expanded"), "true");
+  await page.keyboard.press("Space");
+  assert.equal(await toggle.getAttribute("aria-expanded"), "false");
+  await page.keyboard.press("Tab");
+  assert.ok((await focused(page)).inMain, "the Tab after the closed button lands in the content");
+  // On a wide screen the navigation is always there and the button is not.
+  await page.setViewportSize({ width: 1366, height: 900 });
+  assert.ok(await page.locator("nav.side").isVisible() && await toggle.isHidden(), "a wide screen shows the navigation, no button");
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("without JavaScript on a phone nothing is folded: the skip link, the navigation, the content", async () => {
+  const off = await launchBrowser((u) => u.startsWith(site.origin), { javaScriptEnabled: false });
+  try {
+    const page = await off.context.newPage();
+    await page.setViewportSize(phone);
+    await page.goto(`${site.origin}/en/${newestReleaseWithSpec()}/rpc/CreateVolume.html`);
+    assert.ok(await page.locator("button.nav-toggle").isHidden(), "no button that could not work");
+    assert.ok(await page.locator("nav.side").isVisible(), "the navigation is shown");
+    await page.keyboard.press("Tab");
+    assert.ok(await page.locator("a.skip").isVisible(), "the skip link, shown when focused");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/#main$/);
+    const title = await page.locator("main h1").first().boundingBox();
+    assert.ok(title && title.y >= 0 && title.y + title.height <= phone.height, `after the skip link the title is at ${title?.y}px`);
+    await page.screenshot({ path: path.join(shotDir, "a11y-phone-no-javascript.png") });
+    await page.close();
+  } finally {
+    await off.close();
+  }
+  assert.deepEqual(off.foreign, []);
 });

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { execFileSync } from "node:child_process";
-import { launchBrowser, serveSite, here, siteDir, shotDir, newestRelease } from "./support.mjs";
+import { launchBrowser, serveSite, here, siteDir, shotDir, newestRelease, newestReleaseWithSpec, corpusDir } from "./support.mjs";
 
 let site, origin, browser, context;
 
@@ -223,15 +223,97 @@ test("search works offline from file://, and in an older release", async () => {
   await page.close();
 });
 
-// The corpus `cargo xtask docs` read: CSIKIT_CORPUS, else the nearest shared/corpus above the checkout.
-function corpusDir() {
-  if (process.env.CSIKIT_CORPUS) return path.resolve(process.env.CSIKIT_CORPUS);
-  for (let dir = path.resolve(here, ".."); ; dir = path.dirname(dir)) {
-    const candidate = path.join(dir, "shared", "corpus");
-    if (fs.existsSync(path.join(candidate, "csi-spec"))) return candidate;
-    if (path.dirname(dir) === dir) throw new Error("no corpus: set CSIKIT_CORPUS");
+// Every error-table row an edition's pages show, read from the rendered HTML (the oracle the
+// search must agree with): its page and anchor, code and condition text.
+function errorRows(edition) {
+  const rows = [];
+  const dir = path.join(siteDir, edition);
+  const pages = [...fs.readdirSync(dir).filter((f) => f.endsWith(".html")), ...fs.readdirSync(path.join(dir, "rpc")).map((f) => `rpc/${f}`)];
+  const text = (html) => html.replace(/<[^>]+>/g, "").replace(/&#(\d+);/g, (m, n) => String.fromCharCode(Number(n))).replace(/&amp;/g, "&").replace(/\s+/g, " ").trim();
+  for (const page of pages) {
+    const html = fs.readFileSync(path.join(dir, page), "utf8");
+    for (const m of html.matchAll(/<tr id="([^"]+)"[^>]*><td class="condition">(.*?)<\/td><td><span class="grpc">(\d+) (\w+)<\/span>/gs)) {
+      rows.push({ href: `${page}#${m[1]}`, condition: text(m[2]), code: m[4] });
+    }
   }
+  return rows;
 }
+
+// The search results as [{href relative to the edition, kind label, text}].
+async function searchResults(page, query) {
+  await page.fill("#search", query);
+  await page.locator("#search-results [role=option]").first().waitFor();
+  return page.locator("#search-results [role=option]").evaluateAll((opts) => opts.map((o) => ({
+    href: o.getAttribute("data-href").replace(/^(\.\.\/)+/, ""),
+    kind: o.querySelector(".kind").textContent,
+    text: o.textContent,
+  })));
+}
+
+test("search finds every error-table row with a code, or with a condition, each linking to its row", async () => {
+  // A release with error tables: the newest whose spec.md is in the corpus.
+  const release = newestReleaseWithSpec();
+  const edition = `en/${release}`;
+  const rows = errorRows(edition);
+  assert.ok(rows.length >= 40, `${edition}: only ${rows.length} error rows on its pages`);
+  const page = await open(`/${edition}/index.html`);
+  const errorKind = await page.evaluate(async () => {
+    await new Promise((resolve) => { const s = document.createElement("script"); s.src = "search-index.js"; s.onload = resolve; document.head.appendChild(s); });
+    return window.CSIKIT_SEARCH.kinds.error;
+  });
+
+  // A code: every row that has it, each naming its RPC, ranked before anything else.
+  for (const code of ["ALREADY_EXISTS", "NOT_FOUND"]) {
+    const expected = rows.filter((r) => r.code === code).map((r) => r.href).sort();
+    assert.ok(expected.length >= 5, `${code}: ${expected.length} rows`);
+    const results = await searchResults(page, code);
+    const errors = results.filter((r) => r.kind === errorKind);
+    assert.deepEqual(errors.map((r) => r.href).sort(), expected, `${code}: the rows listed`);
+    assert.deepEqual(results.slice(0, expected.length).map((r) => r.kind), expected.map(() => errorKind), `${code}: rows first`);
+    for (const r of errors) {
+      const rpc = r.href.startsWith("rpc/") ? r.href.slice(4, r.href.indexOf(".html")) : null;
+      if (rpc) assert.ok(r.text.includes(`${rpc} · `) && r.text.includes(code), `${r.text}: names its RPC and code`);
+    }
+    if (code === "ALREADY_EXISTS") await page.screenshot({ path: path.join(shotDir, "search-error-code.png") });
+  }
+
+  // A condition: its rows first, every one of them.
+  for (const condition of ["Volume published but is incompatible", "Source does not exist"]) {
+    const expected = rows.filter((r) => r.condition === condition).map((r) => r.href).sort();
+    assert.ok(expected.length >= 1, `no row '${condition}'`);
+    const results = await searchResults(page, condition);
+    assert.deepEqual(results.slice(0, expected.length).map((r) => r.href).sort(), expected, `'${condition}': its rows first`);
+  }
+  assert.match((await searchResults(page, "Source does not exist"))[0].href, /^rpc\/CreateVolume\.html#/, "CreateVolume's row, not DeleteVolume's prose");
+  await page.screenshot({ path: path.join(shotDir, "search-error-condition.png") });
+
+  // The result opens the row in its table.
+  const [first] = await searchResults(page, "Volume published but is incompatible");
+  await Promise.all([page.waitForURL((u) => u.href.endsWith(first.href)), page.press("#search", "Enter")]);
+  const id = decodeURIComponent(new URL(page.url()).hash.slice(1));
+  assert.ok(await page.locator(`table.errors tr[id="${id}"]`).isVisible(), `${id} is a row of an error table`);
+  assert.ok(await inViewport(page, id), "scrolled to the row");
+  assert.equal(await page.evaluate(() => document.querySelector("tr:target td.condition").textContent), "Volume published but is incompatible");
+  await page.screenshot({ path: path.join(shotDir, "search-error-row.png") });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("search finds the Japanese edition's error rows in Japanese", async () => {
+  const page = await open("/ja/v1.7.0/index.html");
+  const results = await searchResults(page, "ソースが存在しない");
+  assert.equal(results[0].href, "rpc/CreateVolume.html#CreateVolume.error.NOT_FOUND");
+  assert.match(results[0].text, /CreateVolume · 5 NOT_FOUND.*ソースが存在しない/);
+  // The general error table's rows too, in their table on their chapter page.
+  const general = (await searchResults(page, "PERMISSION_DENIED")).filter((r) => /#error\.PERMISSION_DENIED$/.test(r.href));
+  assert.equal(general.length, 1, "the general table's PERMISSION_DENIED row");
+  assert.match(general[0].text, /全 RPC 共通 · 7 PERMISSION_DENIED/);
+  await page.screenshot({ path: path.join(shotDir, "search-error-ja.png") });
+  await Promise.all([page.waitForURL(/#error\.PERMISSION_DENIED$/), page.click(`#search-results [data-href$="#error.PERMISSION_DENIED"]`)]);
+  assert.ok(await inViewport(page, "error.PERMISSION_DENIED"), "scrolled to the general table's row");
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
 
 test("a release in the corpus as its csi.proto alone: its own edition, a notice on each page", async () => {
   // A corpus made here: v1.11.0 as it is, v1.12.0 as its csi.proto alone; rendered by the

@@ -15,23 +15,46 @@ export const here = path.dirname(fileURLToPath(import.meta.url));
 export const siteDir = path.resolve(process.env.DOCS_SITE || path.join(here, "..", "target", "site"));
 export const shotDir = path.resolve(process.env.SCREENSHOT_DIR || path.join(here, "..", "target", "screenshots"));
 
-// The newest English release edition of the rendered site (the site's default), from its folders:
-// a release added to the corpus needs no edit of the tests.
-export function newestRelease(dir = siteDir) {
+// Release folder names (vX.Y.Z) among `names`, oldest first.
+function releasesInOrder(names) {
   const key = (name) => name.slice(1).split(".").map(Number);
-  const releases = fs.readdirSync(path.join(dir, "en")).filter((n) => /^v\d+\.\d+\.\d+$/.test(n));
+  const releases = names.filter((n) => /^v\d+\.\d+\.\d+$/.test(n));
   releases.sort((a, b) => {
     const [x, y] = [key(a), key(b)];
     return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
   });
-  return releases.at(-1);
+  return releases;
+}
+
+// The newest English release edition of the rendered site (the site's default), from its folders:
+// a release added to the corpus needs no edit of the tests.
+export function newestRelease(dir = siteDir) {
+  return releasesInOrder(fs.readdirSync(path.join(dir, "en"))).at(-1);
+}
+
+// The corpus `cargo xtask docs` read: CSIKIT_CORPUS, else the nearest shared/corpus above the checkout.
+export function corpusDir() {
+  if (process.env.CSIKIT_CORPUS) return path.resolve(process.env.CSIKIT_CORPUS);
+  for (let dir = path.resolve(here, ".."); ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, "shared", "corpus");
+    if (fs.existsSync(path.join(candidate, "csi-spec"))) return candidate;
+    if (path.dirname(dir) === dir) throw new Error("no corpus: set CSIKIT_CORPUS");
+  }
+}
+
+// The newest release of the corpus listing whose spec.md is there (a release present as its
+// csi.proto alone has no prose and no error tables).
+export function newestReleaseWithSpec() {
+  const specs = path.join(corpusDir(), "csi-spec");
+  return releasesInOrder(fs.readdirSync(specs).filter((n) => fs.existsSync(path.join(specs, n, "spec.md")))).at(-1);
 }
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const types = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".png": "image/png" };
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
-// A persistent Chromium context; `foreign` collects every request `allowed` refuses.
-export async function launchBrowser(allowed) {
+// A persistent Chromium context (`options` added to its launch options, e.g. javaScriptEnabled);
+// `foreign` collects every request `allowed` refuses.
+export async function launchBrowser(allowed, options = {}) {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "csikit-chromium-"));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath,
@@ -39,6 +62,7 @@ export async function launchBrowser(allowed) {
     viewport: { width: 1366, height: 900 },
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    ...options,
   });
   const foreign = [];
   context.on("request", (req) => {

@@ -3,12 +3,14 @@
 //!
 //! The files depend on each other downwards only: `plan` (which section goes to which page) and
 //! `search` (the index) stand alone; `version` holds what every page of a version shares;
-//! `frame` (the page around a body) builds on it; `reference` (message and enum pages),
-//! `chapters` (contents, chapters and RPC pages, which show `reference`'s field tables),
+//! `frame` (the page around a body) builds on it; `errors` (the error tables, each row with its
+//! anchor and search entry), `reference` (message and enum pages), `chapters` (contents,
+//! chapters and RPC pages, which show `reference`'s field tables and `errors`' tables),
 //! `changes_page` and `status_page` render pages; this file puts an edition together.
 
 mod changes_page;
 mod chapters;
+mod errors;
 mod frame;
 mod plan;
 mod reference;

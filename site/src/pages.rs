@@ -149,6 +149,8 @@ pub struct FieldTable<'a> {
 /// One row of an error table, cells as HTML.
 #[derive(Debug, Clone)]
 pub struct ErrorRowHtml {
+    /// The row's anchor.
+    pub id: String,
     /// Condition.
     pub condition: String,
     /// Code, e.g. `5 NOT_FOUND`.

@@ -215,29 +215,42 @@ impl Prose<'_> {
 
     /// Renders inline markdown (a comment or a table cell) without block wrappers.
     pub fn inline(&self, text: &str) -> String {
-        let r = self.render(text, 0, None, &|_| None);
+        self.inline_rendered(text).html
+    }
+
+    /// Renders inline markdown without block wrappers, with the plain text it shows (a table
+    /// cell's words for the search index).
+    pub fn inline_rendered(&self, text: &str) -> Rendered {
+        let mut r = self.render(text, 0, None, &|_| None);
         let html = r.html.trim();
         let html = html
             .strip_prefix("<p>")
             .and_then(|h| h.strip_suffix("</p>"))
             .filter(|h| !h.contains("<p>"))
             .unwrap_or(html);
-        html.to_owned()
+        r.html = html.to_owned();
+        r.text = r.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        r
     }
 
     /// Renders a block of markdown. `offset` is where `text` starts in its file, so that
-    /// `tables` can replace a table (given by its range in the file) with other HTML.
+    /// `tables` can replace a table (given by its range in the file) with other HTML; it also
+    /// says where in the file the source it replaces ends, which is past the table markdown
+    /// sees when a row was broken across lines (markdown ends the table there and reads the rest
+    /// of the row as paragraphs, which the replacement already shows: they are left out).
     pub fn render(
         &self,
         text: &str,
         offset: usize,
         heading: Option<&HeadingOut<'_>>,
-        tables: &dyn Fn(Range<usize>) -> Option<String>,
+        tables: &dyn Fn(Range<usize>) -> Option<(String, usize)>,
     ) -> Rendered {
         let mut out = Rendered::default();
         let mut events: Vec<Event<'_>> = Vec::new();
         let mut link_stack: Vec<bool> = Vec::new();
         let mut skip_table = false;
+        // Blocks that start before this (relative to `text`) belong to the table replaced last.
+        let mut replaced_until = 0usize;
         let mut in_heading: Option<(u8, bool, usize)> = None;
         let mut first_done = false;
         let mut in_code_block = false;
@@ -249,11 +262,22 @@ impl Prose<'_> {
                 }
                 continue;
             }
+            if range.start < replaced_until {
+                // A whole block (every event of it starts before its end) inside the rest of a
+                // broken row is skipped; one that goes on past the row is kept.
+                let rest = text.get(replaced_until..range.end).unwrap_or("");
+                if range.end <= replaced_until || rest.trim().is_empty() {
+                    replaced_until = replaced_until.max(range.end);
+                    continue;
+                }
+                replaced_until = 0;
+            }
             match event {
                 Event::Start(Tag::Table(_)) => {
-                    if let Some(html) = tables(offset + range.start..offset + range.end) {
+                    if let Some((html, end)) = tables(offset + range.start..offset + range.end) {
                         events.push(Event::Html(html.into()));
                         skip_table = true;
+                        replaced_until = end.saturating_sub(offset);
                     } else {
                         events.push(Event::Html("<div class=\"table-wrap\">".into()));
                         events.push(event);

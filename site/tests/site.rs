@@ -326,6 +326,115 @@ fn search_index_and_ascii_diagrams() {
     }
 }
 
+/// The entries of an edition's search index.
+fn search_entries(site: &Site, edition: &str) -> Vec<serde_json::Value> {
+    let js = page(site, &format!("{edition}/search-index.js"));
+    let json = js
+        .strip_prefix("window.CSIKIT_SEARCH = ")
+        .and_then(|j| j.trim_end().strip_suffix(';'))
+        .unwrap_or_else(|| panic!("{edition}: search index shape"));
+    let index: serde_json::Value = serde_json::from_str(json).expect("the index is JSON");
+    index["entries"].as_array().expect("entries").clone()
+}
+
+/// A condition's words as the site shows them: code spans unmarked, spaces collapsed.
+fn plain(markdown: &str) -> String {
+    markdown.replace('`', "").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// One error-table row: its table (the RPC, empty for the general table), code and number.
+type RowKey = (String, String, i64);
+
+/// Every error-table row of a model, by table, with its condition's words.
+fn model_rows(model: &csikit_spec::Model) -> Vec<(RowKey, String)> {
+    let methods = model.services.iter().flat_map(|s| &s.methods);
+    methods
+        .flat_map(|m| m.errors.iter().map(move |r| (m.name.as_str(), r)))
+        .chain(model.general_errors.iter().map(|r| ("", r)))
+        .map(|(owner, r)| {
+            ((owner.to_owned(), r.code.clone(), i64::from(r.code_number)), plain(&r.condition))
+        })
+        .collect()
+}
+
+/// The oracle is each edition's Model: every row of every RPC's error table and of the general
+/// table is one search result of kind "error" (no row twice, none made up), with the row's
+/// code, number and RPC, its condition as the edition shows it, and a link to that row of its
+/// table. A translation's rows are its own where it has them (Japanese for the ja edition).
+#[test]
+fn every_error_table_row_is_a_search_result_linking_to_its_row() {
+    let Some(site) = site() else { return };
+    let mut editions: Vec<(String, &csikit_spec::Model, Option<&csikit_spec::Model>)> =
+        site.releases.iter().map(|r| (format!("en/{}", r.name), &r.model, None)).collect();
+    for t in &site.options.translations {
+        let english = site.releases.iter().find(|r| r.name == t.release).map(|r| &r.model);
+        editions.push((format!("{}/{}", t.lang, t.release), &t.model, english));
+    }
+    for a in &site.options.addons {
+        editions.push((format!("addons/{}", a.name), &a.model, None));
+    }
+    let mut checked = 0;
+    for (edition, model, english) in &editions {
+        let mut expected = model_rows(model);
+        let english_rows = english.map(model_rows);
+        let mut found: Vec<(RowKey, String, String)> = Vec::new();
+        for e in search_entries(site, edition) {
+            if e[0] != "error" {
+                continue;
+            }
+            let text = |i: usize| e[i].as_str().unwrap_or_default().to_owned();
+            let key = (text(4), text(5), e[6].as_i64().unwrap_or(-1));
+            found.push((key, text(1), text(2)));
+        }
+        assert_eq!(
+            found.len(),
+            expected.len(),
+            "{edition}: {} error rows in the search index, {} in the model",
+            found.len(),
+            expected.len()
+        );
+        for (i, (key, condition, url)) in found.iter().enumerate() {
+            let at = expected.iter().position(|(k, _)| k == key);
+            let Some(at) = at else { panic!("{edition}: index row {key:?} is not in the model") };
+            let (_, own) = expected.remove(at);
+            // A translation shows the English row where it lacks the section.
+            let english = english_rows.as_ref().and_then(|rows| {
+                rows.iter().filter(|(k, _)| k == key).map(|(_, c)| c).find(|c| *c == condition)
+            });
+            assert!(
+                *condition == own || english.is_some(),
+                "{edition}: row {i} {key:?} shows '{condition}', the model says '{own}'"
+            );
+            let (file, anchor) = url.split_once('#').expect("a row link has an anchor");
+            let html = page(site, &format!("{edition}/{file}"));
+            assert!(
+                html.contains(&format!("<tr id=\"{anchor}\"")),
+                "{edition}: {url} is not a table row"
+            );
+            checked += 1;
+        }
+        if model.source.kind == csikit_spec::SourceKind::Spec && !edition.starts_with("addons/") {
+            assert!(!found.is_empty(), "{edition}: a spec with error tables, none in the index");
+        }
+    }
+    // The Japanese edition's rows are Japanese wherever the translation has them.
+    let ja = site.options.translations.iter().find(|t| t.lang == "ja").expect("ja");
+    let japanese_rows = model_rows(&ja.model)
+        .into_iter()
+        .filter(|(_, c)| c.chars().any(csikit_site::is_cjk))
+        .count();
+    let japanese_entries = search_entries(site, &format!("ja/{}", ja.release))
+        .iter()
+        .filter(|e| {
+            e[0] == "error" && e[1].as_str().is_some_and(|c| c.chars().any(csikit_site::is_cjk))
+        })
+        .count();
+    assert!(japanese_rows >= 20, "only {japanese_rows} Japanese rows in the ja model");
+    assert_eq!(japanese_entries, japanese_rows, "Japanese rows shown in English");
+    eprintln!("search index: {checked} error rows in {} editions", editions.len());
+    assert!(checked > 500, "suspiciously few error rows: {checked}");
+}
+
 fn unescape(s: &str) -> String {
     s.replace("&lt;", "<")
         .replace("&gt;", ">")

@@ -1,23 +1,23 @@
 //! The pages made from the spec's prose: the contents page, one page per chapter and one per
 //! RPC (its sections, request and response tables and error table).
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::ops::Range;
 
-use csikit_spec::{ErrorRow, Model};
-
+use super::errors::{place, table_at};
 use super::plan::{Item, PageKind, PageSpec};
-use super::search::SearchIndex;
+use super::search::{ErrorEntry, SearchIndex};
 use super::version::{Lang, Site, relative_name};
 use crate::directory::{Directory, PageIdentity};
 use crate::history::{ElementKind, short_version};
-use crate::pages::{Badge, Contents, ErrorRowHtml, ErrorTable, Nav, ProsePage, RpcPage, render};
+use crate::pages::{Badge, Contents, Nav, ProsePage, RpcPage, render};
 use crate::prose::{HeadingOut, Prose, Rendered, escape, href, ref_page, rpc_page};
 use crate::translation::Status;
 
 impl Site<'_> {
     /// Renders one section in a language: the translation when it has the section, else English.
+    /// The rows of the error tables it shows go to `table_rows`, for the search index.
     pub(super) fn render_unit(
         &self,
         lang: &Lang<'_>,
@@ -25,7 +25,7 @@ impl Site<'_> {
         prose: &Prose<'_>,
         shift: u8,
         first: bool,
-        tables_seen: &Cell<bool>,
+        table_rows: &RefCell<Vec<ErrorEntry>>,
     ) -> (String, Rendered) {
         let status = lang.status(u);
         let unit = &self.units[u];
@@ -65,15 +65,14 @@ impl Site<'_> {
         }
         let heading =
             HeadingOut { id: &unit.anchor, shift, min_level: if first { 1 } else { 2 }, after };
-        let tables = |r: Range<usize>| -> Option<String> {
-            let rows: Vec<&ErrorRow> = error_rows(model)
-                .filter(|row| row.span.file == file && r.contains(&row.span.offset))
-                .collect();
+        let tables = |r: Range<usize>| -> Option<(String, usize)> {
+            let (rows, end) = table_at(model, file, src.text(), r);
             if rows.is_empty() {
                 return None;
             }
-            tables_seen.set(true);
-            Some(self.error_table(lang, &rows, prose))
+            let (html, entries) = self.error_table(lang, &rows, prose);
+            table_rows.borrow_mut().extend(entries);
+            Some((html, end))
         };
         let rendered =
             prose.render(&src.text()[range.clone()], range.start, Some(&heading), &tables);
@@ -84,26 +83,6 @@ impl Site<'_> {
             rendered.html
         );
         (html, rendered)
-    }
-
-    pub(super) fn error_table(
-        &self,
-        lang: &Lang<'_>,
-        rows: &[&ErrorRow],
-        prose: &Prose<'_>,
-    ) -> String {
-        let rows: Vec<ErrorRowHtml> = rows
-            .iter()
-            .map(|r| ErrorRowHtml {
-                condition: prose.inline(&r.condition),
-                code: format!("{} {}", r.code_number, r.code),
-                description: prose.inline(&r.description),
-                recovery: prose.inline(&r.recovery),
-                lang: (r.lang != lang.lang).then(|| r.lang.clone()),
-            })
-            .collect();
-        let recovery = rows.iter().any(|r| !r.recovery.is_empty());
-        render(&ErrorTable { cat: &lang.cat, rows: &rows, recovery })
     }
 
     pub(super) fn render_page(
@@ -129,14 +108,16 @@ impl Site<'_> {
             Some(Item::Unit(u)) => self.units[*u].level.saturating_sub(1),
             _ => 0,
         };
-        let tables_seen = Cell::new(false);
+        // The rows of the error tables the sections show; an RPC page whose sections show none
+        // gets its RPC's table after the reference tables.
+        let table_rows = RefCell::new(Vec::new());
         let mut body = String::new();
         let mut fallback = false;
         for (i, item) in page.items.iter().enumerate() {
             match item {
                 Item::Unit(u) => {
                     let (html, rendered) =
-                        self.render_unit(lang, *u, &prose, shift, i == 0, &tables_seen);
+                        self.render_unit(lang, *u, &prose, shift, i == 0, &table_rows);
                     fallback |= lang.status(*u) == Some(Status::Missing);
                     body.push_str(&html);
                     search.push(
@@ -178,7 +159,7 @@ impl Site<'_> {
                 lang.cat.fill("notice_fallback_page", &[("current", &self.version)]),
             ));
         }
-        match page.kind {
+        let html = match page.kind {
             PageKind::Rpc(s, m) => {
                 let service = &self.model.services[s];
                 let method = &service.methods[m];
@@ -199,7 +180,8 @@ impl Site<'_> {
                         prose.render(&method.comment, 0, None, &|_| None).html
                     );
                 }
-                let errors = (!tables_seen.get()).then(|| {
+                let sections_show_table = !table_rows.borrow().is_empty();
+                let errors = (!sections_show_table).then(|| {
                     if self.proto_only {
                         return format!("<p>{}</p>", escape(lang.cat.get("errors_not_in_corpus")));
                     }
@@ -209,11 +191,13 @@ impl Site<'_> {
                         .filter(|_| page.items.iter().any(|i| matches!(i, Item::Unit(u) if lang.status(*u) != Some(Status::Missing))))
                         .and_then(|t| t.model.method(&method.name))
                         .map(|(_, m)| m);
-                    let rows: Vec<&ErrorRow> = own.unwrap_or(method).errors.iter().collect();
+                    let rows = place(Some(&method.name), &own.unwrap_or(method).errors);
                     if rows.is_empty() {
                         format!("<p>{}</p>", escape(lang.cat.get("no_errors")))
                     } else {
-                        self.error_table(lang, &rows, &prose)
+                        let (html, entries) = self.error_table(lang, &rows, &prose);
+                        table_rows.borrow_mut().extend(entries);
+                        html
                     }
                 });
                 let mut badges = Vec::new();
@@ -266,7 +250,12 @@ impl Site<'_> {
             PageKind::Chapter => {
                 render(&ProsePage { l, body, contents: None, release_line: String::new() })
             }
+        };
+        // Every row shown is a search result of its own, after the page's sections and RPC.
+        for entry in table_rows.into_inner() {
+            search.push_error(entry);
         }
+        html
     }
 
     /// The line at the top of the contents page: this version, what changed, every version.
@@ -396,13 +385,4 @@ impl Site<'_> {
                 .collect(),
         }
     }
-}
-
-/// Every error row of a model: per RPC, then the general table.
-fn error_rows(model: &Model) -> impl Iterator<Item = &ErrorRow> {
-    model
-        .services
-        .iter()
-        .flat_map(|s| s.methods.iter().flat_map(|m| m.errors.iter()))
-        .chain(model.general_errors.iter())
 }

@@ -1,13 +1,45 @@
 //! The prebuilt search index of one edition, written as a script so it loads from `file://`.
+//!
+//! Entries are arrays, to keep the file small: `[kind, title, url, text]` for a section, RPC,
+//! message, enum, field or value; `["error", condition, url, description, rpc, code, number]`
+//! for an error-table row (`rpc` empty for the general error table), so the page's script can
+//! match a code or an RPC name exactly rather than somewhere in a text.
 
-use std::collections::BTreeMap;
+use serde_json::{Value, json};
 
 use crate::i18n::Catalog;
+
+/// The kinds of entries, with the catalog key of their label.
+const KINDS: &[(&str, &str)] = &[
+    ("section", "kind_section"),
+    ("rpc", "kind_rpc"),
+    ("message", "kind_message"),
+    ("enum", "kind_enum"),
+    ("field", "kind_field"),
+    ("value", "kind_value"),
+    ("error", "kind_error"),
+];
+
+/// An error-table row as its table shows it, for the index.
+pub(super) struct ErrorEntry {
+    /// The RPC whose table it is; empty for the general error table.
+    pub owner: String,
+    /// The gRPC code name, as the spec writes it.
+    pub code: String,
+    /// The gRPC code number, as the spec writes it.
+    pub number: i32,
+    /// The condition's plain text.
+    pub condition: String,
+    /// The row on its page, relative to the edition folder.
+    pub url: String,
+    /// The description's plain text.
+    pub description: String,
+}
 
 /// The prebuilt search index of one edition.
 #[derive(Default)]
 pub(super) struct SearchIndex {
-    entries: Vec<(String, String, String, String)>,
+    entries: Vec<Value>,
 }
 
 impl SearchIndex {
@@ -15,28 +47,30 @@ impl SearchIndex {
         // The whole text is indexed (a translation's own words may come late in a section);
         // the results list shows its start.
         let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        self.entries.push((kind.to_owned(), title.to_owned(), url.to_owned(), text));
+        self.entries.push(json!([kind, title, url, text]));
+    }
+
+    pub(super) fn push_error(&mut self, e: ErrorEntry) {
+        self.entries.push(json!([
+            "error",
+            e.condition,
+            e.url,
+            e.description,
+            e.owner,
+            e.code,
+            e.number
+        ]));
     }
 
     /// A script that sets `window.CSIKIT_SEARCH`, so the index loads from `file://` too.
     pub(super) fn to_js(&self, cat: &Catalog) -> String {
-        let kinds: BTreeMap<&str, &str> = ["section", "rpc", "message", "enum", "field", "value"]
-            .iter()
-            .map(|k| {
-                (
-                    *k,
-                    cat.get(match *k {
-                        "section" => "kind_section",
-                        "rpc" => "kind_rpc",
-                        "message" => "kind_message",
-                        "enum" => "kind_enum",
-                        "field" => "kind_field",
-                        _ => "kind_value",
-                    }),
-                )
-            })
-            .collect();
-        let value = serde_json::json!({ "kinds": kinds, "entries": self.entries });
+        let kinds: serde_json::Map<String, Value> =
+            KINDS.iter().map(|(k, key)| ((*k).to_owned(), Value::from(cat.get(key)))).collect();
+        let value = json!({
+            "kinds": kinds,
+            "general": cat.get("search_error_general"),
+            "entries": self.entries,
+        });
         format!("window.CSIKIT_SEARCH = {value};\n")
     }
 }

@@ -1,7 +1,9 @@
 // csikit docs site: language and release switchers that keep the reader's place, notices for
 // a place a release lacks, the release menu closed by Escape, and client-side search over the
 // prebuilt index as a WAI-ARIA combobox (search-index.js sets window.CSIKIT_SEARCH; a script tag,
-// not fetch, so it also works from file://). Without JavaScript every link still works.
+// not fetch, so it also works from file://), the navigation's button on a narrow screen, and a
+// Tab stop on a box that scrolls sideways. Without JavaScript every link still works and nothing
+// is folded.
 (function () {
   "use strict";
   var body = document.body;
@@ -46,6 +48,49 @@
       if (menu.open && !menu.contains(ev.target)) menu.open = false;
     });
   }
+
+  // The navigation's button (shown on a narrow screen only): it opens and closes the navigation;
+  // Escape inside the open navigation closes it, the focus back on the button.
+  var toggle = document.querySelector(".nav-toggle");
+  var side = document.getElementById("site-nav");
+  if (toggle && side) {
+    var setOpen = function (open) {
+      side.classList.toggle("open", open);
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    };
+    toggle.addEventListener("click", function () { setOpen(toggle.getAttribute("aria-expanded") !== "true"); });
+    side.addEventListener("keydown", function (ev) {
+      if (ev.key !== "Escape" || !side.classList.contains("open") || toggle.offsetParent === null) return;
+      ev.preventDefault();
+      setOpen(false);
+      toggle.focus();
+    });
+  }
+
+  // A code block or table wider than the screen scrolls in its box; one with nothing inside to
+  // focus gets a Tab stop, so that a keyboard can scroll it too. Checked again when the width
+  // changes (a phone turned sideways).
+  function scrollStops() {
+    var boxes = document.querySelectorAll("main pre, main .table-wrap");
+    for (var i = 0; i < boxes.length; i++) {
+      var box = boxes[i];
+      var scrolls = box.scrollWidth > box.clientWidth;
+      if (scrolls && !box.hasAttribute("tabindex") && !box.querySelector("a[href], button, input, [tabindex]")) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("data-scroll-stop", "");
+      } else if (!scrolls && box.hasAttribute("data-scroll-stop")) {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("data-scroll-stop");
+      }
+    }
+  }
+  scrollStops();
+  var lastWidth = window.innerWidth;
+  window.addEventListener("resize", function () {
+    if (window.innerWidth === lastWidth) return;
+    lastWidth = window.innerWidth;
+    scrollStops();
+  });
 
   function fill(template, args) {
     return (template || "").replace(/\{(\w+)\}/g, function (m, k) { return k in args ? args[k] : m; });
@@ -103,6 +148,42 @@
     document.head.appendChild(s);
   }
   function norm(s) { return (s || "").toLowerCase(); }
+  // An entry's score for the query's terms, or null when a term matches nothing in it.
+  function scoreEntry(e, terms) {
+    var title = norm(e[1]), text = norm(e[3]), score = 0;
+    for (var j = 0; j < terms.length; j++) {
+      var t = terms[j];
+      if (title === t || title.endsWith("." + t)) score += 40;
+      else if (title.indexOf(t) === 0) score += 20;
+      else if (title.indexOf(t) >= 0) score += 10;
+      else if (text.indexOf(t) >= 0) score += 1;
+      else return null;
+    }
+    if (e[0] === "rpc" || e[0] === "section") score += 2;
+    return { score: score, whole: false };
+  }
+  // An error-table row ["error", condition, url, description, rpc, code, number]: its code (or
+  // number) named exactly ranks first, its RPC's name below the RPC's own page, its condition's
+  // words like a title's. `whole` is true when every term is the code, number or RPC, or when
+  // the query is most of the condition: such a row is always listed, however many there are.
+  function scoreError(e, terms) {
+    var condition = norm(e[1]), text = norm(e[3]), rpc = norm(e[4]), code = norm(e[5]), number = String(e[6]);
+    var score = 0, named = true;
+    for (var j = 0; j < terms.length; j++) {
+      var t = terms[j];
+      if (t === code || t === number) { score += 40; continue; }
+      if (t === rpc) { score += 15; continue; }
+      named = false;
+      if (condition.indexOf(t) >= 0) score += 10;
+      else if (code.indexOf(t) >= 0 || rpc.indexOf(t) >= 0) score += 5;
+      else if (text.indexOf(t) >= 0) score += 1;
+      else return null;
+    }
+    var phrase = terms.join(" ");
+    var conditionNamed = condition.indexOf(phrase) >= 0 && phrase.length * 2 >= condition.length;
+    if (conditionNamed) score += 20;
+    return { score: score, whole: named || conditionNamed };
+  }
   function search(q) {
     var index = window.CSIKIT_SEARCH;
     var terms = norm(q).split(/\s+/).filter(function (t) { return t.length > 0; });
@@ -110,22 +191,15 @@
     var hits = [];
     for (var i = 0; i < index.entries.length; i++) {
       var e = index.entries[i];
-      var title = norm(e[1]), text = norm(e[3]), score = 0, ok = true;
-      for (var j = 0; j < terms.length; j++) {
-        var t = terms[j];
-        if (title === t || title.endsWith("." + t)) score += 40;
-        else if (title.indexOf(t) === 0) score += 20;
-        else if (title.indexOf(t) >= 0) score += 10;
-        else if (text.indexOf(t) >= 0) score += 1;
-        else { ok = false; break; }
-      }
-      if (ok) {
-        if (e[0] === "rpc" || e[0] === "section") score += 2;
-        hits.push([score, i]);
-      }
+      var s = e[0] === "error" ? scoreError(e, terms) : scoreEntry(e, terms);
+      if (s) hits.push([s.score, i, s.whole]);
     }
     hits.sort(function (a, b) { return b[0] - a[0] || a[1] - b[1]; });
-    return hits.slice(0, 30).map(function (h) { return index.entries[h[1]]; });
+    // Thirty results, or more when more rows match by code, RPC or condition: a driver author
+    // looking up NOT_FOUND gets every row that has it.
+    var shown = 30;
+    for (var k = 0; k < hits.length; k++) if (hits[k][2]) shown = Math.max(shown, k + 1);
+    return hits.slice(0, shown).map(function (h) { return index.entries[h[1]]; });
   }
   // The WAI-ARIA combobox pattern: focus stays in the input; the arrow keys move the active
   // option (aria-activedescendant); the status region announces how many options there are.
@@ -168,10 +242,14 @@
       kind.className = "kind";
       kind.textContent = window.CSIKIT_SEARCH.kinds[e[0]] || e[0];
       li.appendChild(kind);
-      li.appendChild(document.createTextNode(e[1]));
-      if (e[3]) {
+      // An error row reads as its table shows it: the RPC (or "any RPC" for the general
+      // table) and the code, then the condition.
+      var error = e[0] === "error";
+      li.appendChild(document.createTextNode(error ? (e[4] || window.CSIKIT_SEARCH.general) + " · " + e[6] + " " + e[5] : e[1]));
+      var detail = error ? e[1] : e[3];
+      if (detail) {
         var small = document.createElement("small");
-        small.textContent = e[3];
+        small.textContent = detail;
         li.appendChild(small);
       }
       list.appendChild(li);
