@@ -6,23 +6,53 @@
 //! answers (a volume always reports the same `volume_context`, a topology key prefix is the same
 //! in every answer). Every answer of every call is checked ([`crate::exchange`]); a broken rule
 //! is a problem of the case that got the answer, reported once per rule.
+//!
+//! The checks are typed: the table of RPCs ([`Rpc`]) names, for each request type, its answer's
+//! type and the check its answers get, so a new RPC cannot be added without saying what its
+//! answers are held to, and a test holds the table to every unary RPC of the facts. Whoever
+//! holds a request and its answer ([`Answers::check`]), or their bytes
+//! ([`Answers::check_encoded`]), calls the same checks with its own memory of earlier answers;
+//! nothing is decoded, encoded or looked up by reflection on the typed path.
 
-use std::any::Any;
 use std::collections::{BTreeSet, HashMap};
-use std::sync::PoisonError;
 
+use csikit::Validate;
 use csikit::v1::controller_service_capability::rpc::Type as Ctl;
 use csikit::v1::node_service_capability::rpc::Type as Nd;
 use csikit::v1::volume_content_source::Type as Source;
 use csikit::v1::*;
+use prost::{Message, Name};
 use tonic::Status;
 
+use crate::advertised::Advertised;
 use crate::sentence::Sentence;
-use crate::suite::Suite;
 
-/// What earlier answers said that later ones must agree with.
+/// One rule an answer broke.
+#[derive(Debug, Clone)]
+pub(crate) struct Problem {
+    /// What was broken, the same for every answer that breaks it the same way:
+    /// `ListVolumesResponse.entries.status.volume_condition.message: required`.
+    pub(crate) key: String,
+    /// The first answer's words.
+    pub(crate) detail: String,
+    /// The sentence it breaks.
+    pub(crate) sentence: Sentence,
+}
+
+/// What an answer is held to besides its request and earlier answers: what the plugin
+/// advertises, and the controller publications the caller made that still stand.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Against<'a> {
+    /// The plugin's capabilities.
+    pub(crate) plugin: &'a Advertised,
+    /// Controller publications standing: (volume, node).
+    pub(crate) published: &'a [(String, String)],
+}
+
+/// The answer checks' memory: what earlier answers said that later ones must agree with. One
+/// per conversation with a plugin; [`Answers::default`] remembers nothing.
 #[derive(Debug, Default)]
-pub(crate) struct Memory {
+pub(crate) struct Answers {
     /// The first non-empty `volume_context` each volume reported.
     contexts: HashMap<String, HashMap<String, String>>,
     /// The `publish_context` of each controller publication still standing: (volume, node).
@@ -33,235 +63,167 @@ pub(crate) struct Memory {
     snapshot_sizes: HashMap<String, i64>,
 }
 
-pub(crate) mod rule {
-    //! The sentences the answers are held to.
-    // Rows of one shape (a duplicate the tree's scan lists on purpose): data, not code.
-    use crate::sentence::Sentence;
+pub(crate) mod rule;
 
-    pub(crate) const REQUIRED_BYTES: Sentence =
-        Sentence::must("CapacityRange.required_bytes", "Volume MUST be at least this big.");
-    pub(crate) const LIMIT_BYTES: Sentence =
-        Sentence::must("CapacityRange.limit_bytes", "Volume MUST not be bigger than this.");
-    pub(crate) const SNAPSHOT_SIZE: Sentence = Sentence::must(
-        "Snapshot.size_bytes",
-        "The size of the volume MUST NOT be less than the size of the source snapshot.",
-    );
-    pub(crate) const TOPOLOGY_CAPABILITY: Sentence = Sentence::must(
-        "Volume.accessible_topology / NodeGetInfoResponse.accessible_topology",
-        "A plugin that returns this field MUST also set the VOLUME_ACCESSIBILITY_CONSTRAINTS plugin capability.",
-    );
-    pub(crate) const REQUISITE: Sentence = Sentence::must(
-        "TopologyRequirement.requisite",
-        "If requisite is specified, the provisioned volume MUST be accessible from at least one of the requisite topologies.",
-    );
-    pub(crate) const TOPOLOGY_KEY: Sentence = Sentence::must(
-        "Topology",
-        "The key name MUST be 63 characters or less, begin and end with an alphanumeric character ([a-z0-9A-Z]), and contain only dashes (-), underscores (_), dots (.), or alphanumerics in between, for example \"zone\".",
-    );
-    pub(crate) const TOPOLOGY_PREFIX: Sentence = Sentence::must(
-        "Topology",
-        "The key prefix MUST be 63 characters or less, begin and end with a lower-case alphanumeric character ([a-z0-9]), contain only dashes (-), dots (.), or lower-case alphanumerics in between, and follow domain name notation format (https://tools.ietf.org/html/rfc1035#section-2.3.1).",
-    );
-    pub(crate) const TOPOLOGY_SAME_PREFIX: Sentence = Sentence::must(
-        "Topology",
-        "If a key prefix is specified, it MUST be identical across all topology keys returned by the SP (across all RPCs).",
-    );
-    pub(crate) const TOPOLOGY_CASE: Sentence =
-        Sentence::must("Topology", "Meaning the keys \"Zone\" and \"zone\" MUST not both exist.");
-    pub(crate) const TOPOLOGY_VALUE: Sentence = Sentence::must(
-        "Topology",
-        "Each string MUST be 63 characters or less and begin and end with an alphanumeric character with '-', '_', '.', or alphanumerics in between.",
-    );
-    pub(crate) const SAME_CONTEXT: Sentence = Sentence::must(
-        "Volume.volume_context",
-        "A volume uniquely identified by `volume_id` SHALL always report the same volume_context.",
-    );
-    pub(crate) const PUBLISH_CONTEXT: Sentence = Sentence::must(
-        "ControllerPublishVolumeResponse.publish_context",
-        "The contents of this field SHALL NOT be mutable.",
-    );
-    pub(crate) const CONDITION_CONTROLLER: Sentence = Sentence::must(
-        "ControllerGetVolume / ListVolumesResponse.VolumeStatus.volume_condition",
-        "A Controller Plugin MUST provide a non-empty `volume_condition` field in `ControllerGetVolumeResponse` if it has `VOLUME_CONDITION` capability. / This field MUST be specified if the VOLUME_CONDITION controller capability is supported.",
-    );
-    pub(crate) const CONDITION_NODE: Sentence = Sentence::must(
-        "NodeGetVolumeStatsResponse.volume_condition",
-        "This field MUST be specified if the VOLUME_CONDITION node capability is supported.",
-    );
-    pub(crate) const STATUS_LISTED: Sentence = Sentence::must(
-        "ListVolumesResponse.Entry.status",
-        "This field MUST be specified if the LIST_VOLUMES_PUBLISHED_NODES controller capability is supported.",
-    );
-    pub(crate) const PUBLISHED_NODES: Sentence = Sentence::must(
-        "ControllerGetVolumeResponse.VolumeStatus.published_node_ids / ListVolumesResponse.VolumeStatus.published_node_ids",
-        "A list of all the `node_id` of nodes that this volume is controller published on. / This field MUST be specified if the LIST_VOLUMES_PUBLISHED_NODES controller capability is supported.",
-    );
-    pub(crate) const LIST_VOLUMES_MAX: Sentence = Sentence::must(
-        "ListVolumesRequest.max_entries",
-        "If specified (non-zero value), the Plugin MUST NOT return more entries than this number in the response.",
-    );
-    pub(crate) const LIST_SNAPSHOTS_MAX: Sentence = Sentence::must(
-        "ListSnapshotsRequest.max_entries",
-        "If specified (non-zero value), the Plugin MUST NOT return more entries than this number in the response.",
-    );
-    pub(crate) const LIST_SNAPSHOTS_FILTER: Sentence = Sentence::must(
-        "ListSnapshots",
-        "The Plugin SHALL return the information about all snapshots on the storage system within the given parameters regardless of how they were created.",
-    );
-    pub(crate) const SNAPSHOT_OF_SOURCE: Sentence = Sentence::must(
-        "CreateSnapshot",
-        "If a snapshot corresponding to the specified snapshot `name` is successfully cut and ready to use (meaning it MAY be specified as a `volume_content_source` in a `CreateVolumeRequest`), the Plugin MUST reply `0 OK` with the corresponding `CreateSnapshotResponse`.",
-    );
-    pub(crate) const GET_SNAPSHOT_ID: Sentence = Sentence::must(
-        "GetSnapshot",
-        "A Controller Plugin MUST implement this `GetSnapshot` RPC call if it has `GET_SNAPSHOT` capability.",
-    );
-    pub(crate) const GET_VOLUME_ID: Sentence = Sentence::must(
-        "ControllerGetVolume",
-        "A Controller Plugin MUST implement this `ControllerGetVolume` RPC call if it has `GET_VOLUME` capability.",
-    );
-    pub(crate) const GROUP_MEMBER_ID: Sentence = Sentence::must(
-        "Snapshot.group_snapshot_id",
-        "If this message is inside a VolumeGroupSnapshot message, the value MUST be the same as the group_snapshot_id in that message.",
-    );
-    pub(crate) const GROUP_READY: Sentence = Sentence::must(
-        "VolumeGroupSnapshot.ready_to_use",
-        "If any snapshot in the list of snapshots in this message have ready_to_use set to false, the SP MUST set this field to false.",
-    );
-    pub(crate) const GROUP_OF_SOURCES: Sentence = Sentence::must(
-        "CreateVolumeGroupSnapshot",
-        "If a group snapshot corresponding to the specified group snapshot `name`, `source_volume_ids`, and `parameters` is successfully created (meaning all snapshots associated with the group are successfully cut), the Plugin MUST reply `0 OK` with the corresponding `CreateVolumeGroupSnapshotResponse`.",
-    );
-    pub(crate) const GET_GROUP_ID: Sentence = Sentence::must(
-        "GetVolumeGroupSnapshot",
-        "A Controller Plugin MUST implement this `GetVolumeGroupSnapshot` RPC call if it has `CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT` capability.",
-    );
-    pub(crate) const STATUS_MESSAGE: Sentence = Sentence::must(
-        "Error Scheme",
-        "The status `message` MUST contain a human readable description of error, if the status `code` is not `OK`.",
-    );
-    pub(crate) const STATUS_DETAILS: Sentence =
-        Sentence::must("Error Scheme", "The status `details` MUST be empty.");
-
-    /// Every rule, for `--list` and the audit.
-    pub(crate) const ALL: &[(&str, Sentence)] = &[
-        ("a volume within the capacity_range asked for (at least required_bytes)", REQUIRED_BYTES),
-        ("a volume within the capacity_range asked for (at most limit_bytes)", LIMIT_BYTES),
-        ("a volume from a snapshot no smaller than the snapshot", SNAPSHOT_SIZE),
-        ("topology returned only with VOLUME_ACCESSIBILITY_CONSTRAINTS", TOPOLOGY_CAPABILITY),
-        ("a volume accessible from a requisite topology", REQUISITE),
-        ("topology key names in the charset", TOPOLOGY_KEY),
-        ("topology key prefixes in the charset", TOPOLOGY_PREFIX),
-        ("one topology key prefix across all answers", TOPOLOGY_SAME_PREFIX),
-        ("no two topology keys equal but for case", TOPOLOGY_CASE),
-        ("topology values in the charset", TOPOLOGY_VALUE),
-        ("a volume always reports the same volume_context", SAME_CONTEXT),
-        ("a publication's publish_context does not change", PUBLISH_CONTEXT),
-        ("volume_condition given with controller VOLUME_CONDITION", CONDITION_CONTROLLER),
-        ("volume_condition given with node VOLUME_CONDITION", CONDITION_NODE),
-        ("ListVolumes status given with LIST_VOLUMES_PUBLISHED_NODES", STATUS_LISTED),
-        ("published_node_ids lists the nodes the suite published to", PUBLISHED_NODES),
-        ("ListVolumes within max_entries", LIST_VOLUMES_MAX),
-        ("ListSnapshots within max_entries", LIST_SNAPSHOTS_MAX),
-        ("ListSnapshots within its snapshot_id and source_volume_id", LIST_SNAPSHOTS_FILTER),
-        ("CreateSnapshot answers a snapshot of the volume named", SNAPSHOT_OF_SOURCE),
-        ("GetSnapshot answers the snapshot asked for", GET_SNAPSHOT_ID),
-        ("ControllerGetVolume answers the volume asked for", GET_VOLUME_ID),
-        ("a group's snapshots carry the group's id", GROUP_MEMBER_ID),
-        ("a group is not ready while a member is not", GROUP_READY),
-        ("a group snapshot holds a snapshot of each source volume", GROUP_OF_SOURCES),
-        ("GetVolumeGroupSnapshot answers the group asked for", GET_GROUP_ID),
-        ("an error's status has a message", STATUS_MESSAGE),
-        ("an error's status has no details", STATUS_DETAILS),
-    ];
+/// A request type the suite sends, with its answer's type, its RPC's name and the check its
+/// answers get.
+pub(crate) trait Rpc: Message + Name + Default + Clone + Send + Sync + 'static {
+    /// The answer's type.
+    type Response: Message + Name + Validate + Default + Send + Sync + 'static;
+    /// The RPC, as the facts name it: `CreateVolume`.
+    const METHOD: &'static str;
+    /// Holds `answer` to the rules that relate it to this request and to earlier answers.
+    fn check(&self, answer: &Self::Response, found: &mut Found<'_>);
 }
 
-/// Checks one answer against its request; what breaks a rule is a problem of the running case.
-pub(crate) fn check(s: &Suite, request: &dyn Any, answer: &dyn Any) {
-    let mut found = Found { s, out: Vec::new() };
-    if let (Some(q), Some(a)) = (request.downcast_ref(), answer.downcast_ref()) {
-        create_volume(&mut found, q, a);
-    } else if let (Some(q), Some(a)) = (request.downcast_ref(), answer.downcast_ref()) {
-        controller_expand(&mut found, q, a);
-    } else if let (Some(q), Some(a)) = (request.downcast_ref(), answer.downcast_ref()) {
-        node_expand(&mut found, q, a);
-    } else if let (Some(q), Some(a)) = (request.downcast_ref(), answer.downcast_ref()) {
-        list_volumes(&mut found, q, a);
-    } else if let (Some(q), Some(a)) = (request.downcast_ref(), answer.downcast_ref()) {
-        get_volume(&mut found, q, a);
-    } else if let (Some(q), Some(a)) = (request.downcast_ref(), answer.downcast_ref()) {
-        publish(&mut found, q, a);
-    } else if let Some(q) = request.downcast_ref::<ControllerUnpublishVolumeRequest>() {
-        unpublished(&found, q);
-    } else if let (Some(q), Some(a)) = (request.downcast_ref(), answer.downcast_ref()) {
-        create_snapshot(&mut found, q, a);
-    } else if let (Some(q), Some(a)) = (request.downcast_ref(), answer.downcast_ref()) {
-        get_snapshot(&mut found, q, a);
-    } else if let (Some(q), Some(a)) = (request.downcast_ref(), answer.downcast_ref()) {
-        list_snapshots(&mut found, q, a);
-    } else if let (Some(q), Some(a)) = (request.downcast_ref(), answer.downcast_ref()) {
-        create_group(&mut found, q, a);
-    } else if let (Some(q), Some(a)) = (request.downcast_ref(), answer.downcast_ref()) {
-        get_group(&mut found, q, a);
-    } else if let Some(a) = answer.downcast_ref::<NodeGetInfoResponse>() {
-        if let Some(t) = &a.accessible_topology {
-            found.topologies("NodeGetInfoResponse.accessible_topology", std::slice::from_ref(t));
+/// The table of RPCs: `Name: Request => Response, check`, where `check` is the function that
+/// holds the answer to its request (`facts_only` where no rule of this module relates them). It
+/// makes the [`Rpc`] impls and [`Answers::check_encoded`].
+macro_rules! rpcs {
+    ($($name:ident: $req:ident => $resp:ident, $check:ident;)*) => {
+        $(impl Rpc for $req {
+            type Response = $resp;
+            const METHOD: &'static str = stringify!($name);
+            fn check(&self, answer: &$resp, found: &mut Found<'_>) {
+                $check(found, self, answer);
+            }
+        })*
+
+        impl Answers {
+            /// [`Answers::check`] for an encoded request and answer of the RPC `name`.
+            ///
+            /// # Errors
+            ///
+            /// An RPC the table does not hold, or bytes that do not decode as its messages:
+            /// nothing is checked then.
+            pub(crate) fn check_encoded(
+                &mut self,
+                against: Against<'_>,
+                name: &str,
+                request: &[u8],
+                answer: &[u8],
+                out: &mut Vec<Problem>,
+            ) -> Result<(), Unchecked> {
+                match name {
+                    $(stringify!($name) => self.decode_and_check::<$req>(against, request, answer, out),)*
+                    _ => Err(Unchecked::UnknownRpc(name.to_owned())),
+                }
+            }
         }
-    } else if let Some(a) = answer.downcast_ref::<NodeGetVolumeStatsResponse>()
-        && s.node_has(Nd::VolumeCondition)
-        && a.volume_condition.is_none()
-    {
-        found.broke(
-            rule::CONDITION_NODE,
-            "NodeGetVolumeStatsResponse.volume_condition: unset",
-            "NodeGetVolumeStats answered no volume_condition, and the plugin advertises node VOLUME_CONDITION".into(),
-        );
+
+        /// Each row's RPC with its request's and answer's full names, for the table's test.
+        #[cfg(test)]
+        fn rows() -> Vec<(&'static str, String, String)> {
+            vec![$((stringify!($name), $req::full_name(), $resp::full_name())),*]
+        }
+    };
+}
+
+rpcs! {
+    GetPluginInfo: GetPluginInfoRequest => GetPluginInfoResponse, facts_only;
+    GetPluginCapabilities: GetPluginCapabilitiesRequest => GetPluginCapabilitiesResponse, facts_only;
+    Probe: ProbeRequest => ProbeResponse, facts_only;
+    CreateVolume: CreateVolumeRequest => CreateVolumeResponse, create_volume;
+    DeleteVolume: DeleteVolumeRequest => DeleteVolumeResponse, facts_only;
+    ControllerPublishVolume: ControllerPublishVolumeRequest => ControllerPublishVolumeResponse, publish;
+    ControllerUnpublishVolume: ControllerUnpublishVolumeRequest => ControllerUnpublishVolumeResponse, unpublished;
+    ValidateVolumeCapabilities: ValidateVolumeCapabilitiesRequest => ValidateVolumeCapabilitiesResponse, facts_only;
+    ListVolumes: ListVolumesRequest => ListVolumesResponse, list_volumes;
+    GetCapacity: GetCapacityRequest => GetCapacityResponse, facts_only;
+    ControllerGetCapabilities: ControllerGetCapabilitiesRequest => ControllerGetCapabilitiesResponse, facts_only;
+    CreateSnapshot: CreateSnapshotRequest => CreateSnapshotResponse, create_snapshot;
+    DeleteSnapshot: DeleteSnapshotRequest => DeleteSnapshotResponse, facts_only;
+    ListSnapshots: ListSnapshotsRequest => ListSnapshotsResponse, list_snapshots;
+    GetSnapshot: GetSnapshotRequest => GetSnapshotResponse, get_snapshot;
+    ControllerExpandVolume: ControllerExpandVolumeRequest => ControllerExpandVolumeResponse, controller_expand;
+    ControllerGetVolume: ControllerGetVolumeRequest => ControllerGetVolumeResponse, get_volume;
+    ControllerModifyVolume: ControllerModifyVolumeRequest => ControllerModifyVolumeResponse, facts_only;
+    GroupControllerGetCapabilities: GroupControllerGetCapabilitiesRequest => GroupControllerGetCapabilitiesResponse, facts_only;
+    CreateVolumeGroupSnapshot: CreateVolumeGroupSnapshotRequest => CreateVolumeGroupSnapshotResponse, create_group;
+    DeleteVolumeGroupSnapshot: DeleteVolumeGroupSnapshotRequest => DeleteVolumeGroupSnapshotResponse, facts_only;
+    GetVolumeGroupSnapshot: GetVolumeGroupSnapshotRequest => GetVolumeGroupSnapshotResponse, get_group;
+    NodeStageVolume: NodeStageVolumeRequest => NodeStageVolumeResponse, facts_only;
+    NodeUnstageVolume: NodeUnstageVolumeRequest => NodeUnstageVolumeResponse, facts_only;
+    NodePublishVolume: NodePublishVolumeRequest => NodePublishVolumeResponse, facts_only;
+    NodeUnpublishVolume: NodeUnpublishVolumeRequest => NodeUnpublishVolumeResponse, facts_only;
+    NodeGetVolumeStats: NodeGetVolumeStatsRequest => NodeGetVolumeStatsResponse, node_volume_stats;
+    NodeGetCapabilities: NodeGetCapabilitiesRequest => NodeGetCapabilitiesResponse, facts_only;
+    NodeGetInfo: NodeGetInfoRequest => NodeGetInfoResponse, node_info;
+    NodeExpandVolume: NodeExpandVolumeRequest => NodeExpandVolumeResponse, node_expand;
+}
+
+/// Why [`Answers::check_encoded`] checked nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unchecked {
+    /// The table holds no RPC of this name.
+    UnknownRpc(String),
+    /// The request's bytes do not decode as the RPC's request.
+    Request(prost::DecodeError),
+    /// The answer's bytes do not decode as the RPC's answer.
+    Answer(prost::DecodeError),
+}
+
+impl Answers {
+    /// Checks `answer` against `request`, `against` and what earlier answers said (which it
+    /// remembers in turn); each rule broken goes to `out`.
+    pub(crate) fn check<Q: Rpc>(
+        &mut self,
+        against: Against<'_>,
+        request: &Q,
+        answer: &Q::Response,
+        out: &mut Vec<Problem>,
+    ) {
+        request.check(answer, &mut Found { against, memory: self, out });
     }
-    found.report();
+
+    fn decode_and_check<Q: Rpc>(
+        &mut self,
+        against: Against<'_>,
+        request: &[u8],
+        answer: &[u8],
+        out: &mut Vec<Problem>,
+    ) -> Result<(), Unchecked> {
+        let request = Q::decode(request).map_err(Unchecked::Request)?;
+        let answer = Q::Response::decode(answer).map_err(Unchecked::Answer)?;
+        self.check(against, &request, &answer, out);
+        Ok(())
+    }
 }
 
 /// Checks an error's status against the Error Scheme: a message, no details.
-pub(crate) fn check_status(s: &Suite, what: &str, status: &Status) {
+pub(crate) fn check_status(what: &str, status: &Status, out: &mut Vec<Problem>) {
     if status.message().trim().is_empty() {
-        s.problem(
-            format!("{what}: empty"),
-            format!("{what} is empty (code {:?})", status.code()),
-            rule::STATUS_MESSAGE,
-        );
+        out.push(Problem {
+            key: format!("{what}: empty"),
+            detail: format!("{what} is empty (code {:?})", status.code()),
+            sentence: rule::STATUS_MESSAGE,
+        });
     }
     if !status.details().is_empty() {
-        s.problem(
-            format!("{what}: details set"),
-            format!(
+        out.push(Problem {
+            key: format!("{what}: details set"),
+            detail: format!(
                 "the status of a {:?} answer carries {} bytes of details",
                 status.code(),
                 status.details().len()
             ),
-            rule::STATUS_DETAILS,
-        );
+            sentence: rule::STATUS_DETAILS,
+        });
     }
 }
 
-/// The problems one answer showed, reported together.
-struct Found<'s> {
-    s: &'s Suite,
-    out: Vec<(Sentence, String, String)>,
+/// One answer being checked: what it is held to, the memory of earlier answers, and where the
+/// rules it breaks go.
+pub(crate) struct Found<'c> {
+    against: Against<'c>,
+    memory: &'c mut Answers,
+    out: &'c mut Vec<Problem>,
 }
 
 impl Found<'_> {
     /// `rule` broken: `key` names what (the same for every answer that breaks it the same way).
     fn broke(&mut self, rule: Sentence, key: &str, detail: String) {
-        self.out.push((rule, key.to_owned(), detail));
-    }
-
-    fn report(self) {
-        for (sentence, key, detail) in self.out {
-            self.s.problem(key, detail, sentence);
-        }
-    }
-
-    fn memory(&self) -> std::sync::MutexGuard<'_, Memory> {
-        self.s.memory.lock().unwrap_or_else(PoisonError::into_inner)
+        self.out.push(Problem { key: key.to_owned(), detail, sentence: rule });
     }
 
     /// A capacity answered against the range asked for (0: unknown, not checked).
@@ -292,14 +254,11 @@ impl Found<'_> {
         if v.volume_id.is_empty() || v.volume_context.is_empty() {
             return;
         }
-        let earlier = {
-            let mut m = self.memory();
-            match m.contexts.get(&v.volume_id) {
-                Some(c) => Some(c.clone()),
-                None => {
-                    m.contexts.insert(v.volume_id.clone(), v.volume_context.clone());
-                    None
-                }
+        let earlier = match self.memory.contexts.get(&v.volume_id) {
+            Some(c) => Some(c.clone()),
+            None => {
+                self.memory.contexts.insert(v.volume_id.clone(), v.volume_context.clone());
+                None
             }
         };
         if let Some(earlier) = earlier
@@ -324,7 +283,7 @@ impl Found<'_> {
         if topologies.is_empty() {
             return;
         }
-        if !self.s.accessibility {
+        if !self.against.plugin.accessibility {
             self.broke(
                 rule::TOPOLOGY_CAPABILITY,
                 &format!("{what}: without VOLUME_ACCESSIBILITY_CONSTRAINTS"),
@@ -353,11 +312,9 @@ impl Found<'_> {
                             format!("{what} has the key '{key}', whose prefix is not a lower-case DNS name of at most 63 characters"),
                         );
                     }
-                    let others: Vec<String> = {
-                        let mut m = self.memory();
-                        m.prefixes.insert(prefix.to_owned());
-                        m.prefixes.iter().filter(|p| *p != prefix).cloned().collect()
-                    };
+                    self.memory.prefixes.insert(prefix.to_owned());
+                    let others: Vec<String> =
+                        self.memory.prefixes.iter().filter(|p| *p != prefix).cloned().collect();
                     if !others.is_empty() {
                         self.broke(
                             rule::TOPOLOGY_SAME_PREFIX,
@@ -387,14 +344,14 @@ impl Found<'_> {
     /// A listed or fetched volume's status against the capabilities and the suite's
     /// publications.
     fn status(&mut self, what: &str, volume: &str, nodes: Option<&[String]>, condition: bool) {
-        if self.s.has(Ctl::VolumeCondition) && !condition {
+        if self.against.plugin.has(Ctl::VolumeCondition) && !condition {
             self.broke(
                 rule::CONDITION_CONTROLLER,
                 &format!("{what}.volume_condition: unset"),
                 format!("{what} of volume {volume} has no volume_condition, and the plugin advertises VOLUME_CONDITION"),
             );
         }
-        if !self.s.has(Ctl::ListVolumesPublishedNodes) {
+        if !self.against.plugin.has(Ctl::ListVolumesPublishedNodes) {
             return;
         }
         let Some(nodes) = nodes else {
@@ -405,7 +362,7 @@ impl Found<'_> {
             );
             return;
         };
-        for (v, node) in &self.s.published {
+        for (v, node) in self.against.published {
             if v == volume && !nodes.contains(node) {
                 self.broke(
                     rule::PUBLISHED_NODES,
@@ -447,6 +404,10 @@ pub(crate) fn accessible_from(t: &Topology, r: &Topology) -> bool {
     !shared.is_empty() && shared.iter().all(|k| t.segments.get(*k) == r.segments.get(*k))
 }
 
+/// An answer no rule of this module relates to its request: the facts' checks (REQUIRED fields,
+/// limits, enums, secrets; [`crate::exchange`]) are all it is held to.
+fn facts_only<Q, A>(_: &mut Found<'_>, _: &Q, _: &A) {}
+
 fn create_volume(f: &mut Found<'_>, q: &CreateVolumeRequest, a: &CreateVolumeResponse) {
     let Some(v) = &a.volume else { return };
     f.capacity(
@@ -458,7 +419,7 @@ fn create_volume(f: &mut Found<'_>, q: &CreateVolumeRequest, a: &CreateVolumeRes
     if let Some(Source::Snapshot(src)) =
         q.volume_content_source.as_ref().and_then(|c| c.r#type.as_ref())
     {
-        let size = f.memory().snapshot_sizes.get(&src.snapshot_id).copied().unwrap_or(0);
+        let size = f.memory.snapshot_sizes.get(&src.snapshot_id).copied().unwrap_or(0);
         if size > 0 && v.capacity_bytes > 0 && v.capacity_bytes < size {
             f.broke(
                 rule::SNAPSHOT_SIZE,
@@ -550,14 +511,11 @@ fn publish(
     a: &ControllerPublishVolumeResponse,
 ) {
     let key = (q.volume_id.clone(), q.node_id.clone());
-    let earlier = {
-        let mut m = f.memory();
-        match m.publish_contexts.get(&key) {
-            Some(c) => Some(c.clone()),
-            None => {
-                m.publish_contexts.insert(key, a.publish_context.clone());
-                None
-            }
+    let earlier = match f.memory.publish_contexts.get(&key) {
+        Some(c) => Some(c.clone()),
+        None => {
+            f.memory.publish_contexts.insert(key, a.publish_context.clone());
+            None
         }
     };
     if let Some(earlier) = earlier
@@ -578,8 +536,12 @@ fn publish(
 }
 
 /// A publication undone: its `publish_context` may be new next time.
-fn unpublished(f: &Found<'_>, q: &ControllerUnpublishVolumeRequest) {
-    f.memory()
+fn unpublished(
+    f: &mut Found<'_>,
+    q: &ControllerUnpublishVolumeRequest,
+    _: &ControllerUnpublishVolumeResponse,
+) {
+    f.memory
         .publish_contexts
         .retain(|(v, n), _| !(*v == q.volume_id && (q.node_id.is_empty() || *n == q.node_id)));
 }
@@ -599,9 +561,9 @@ fn create_snapshot(f: &mut Found<'_>, q: &CreateSnapshotRequest, a: &CreateSnaps
     }
 }
 
-fn remember_size(f: &Found<'_>, snap: &Snapshot) {
+fn remember_size(f: &mut Found<'_>, snap: &Snapshot) {
     if !snap.snapshot_id.is_empty() && snap.size_bytes > 0 {
-        f.memory().snapshot_sizes.insert(snap.snapshot_id.clone(), snap.size_bytes);
+        f.memory.snapshot_sizes.insert(snap.snapshot_id.clone(), snap.size_bytes);
     }
 }
 
@@ -706,20 +668,25 @@ fn get_group(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn topology_segments_and_prefixes() {
-        assert!(segment_ok("zone", false));
-        assert!(segment_ok("Z_1.a-b", false));
-        assert!(!segment_ok("-zone", false));
-        assert!(!segment_ok("", false));
-        assert!(!segment_ok(&"a".repeat(64), false));
-        assert!(prefix_ok("topology.hostpath.csi"));
-        assert!(!prefix_ok("Topology.csi"));
-        assert!(!prefix_ok("a..b"));
-        assert!(!prefix_ok("a_b.c"));
+fn node_info(f: &mut Found<'_>, _: &NodeGetInfoRequest, a: &NodeGetInfoResponse) {
+    if let Some(t) = &a.accessible_topology {
+        f.topologies("NodeGetInfoResponse.accessible_topology", std::slice::from_ref(t));
     }
 }
+
+fn node_volume_stats(
+    f: &mut Found<'_>,
+    _: &NodeGetVolumeStatsRequest,
+    a: &NodeGetVolumeStatsResponse,
+) {
+    if f.against.plugin.node_has(Nd::VolumeCondition) && a.volume_condition.is_none() {
+        f.broke(
+            rule::CONDITION_NODE,
+            "NodeGetVolumeStatsResponse.volume_condition: unset",
+            "NodeGetVolumeStats answered no volume_condition, and the plugin advertises node VOLUME_CONDITION".into(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -43,14 +43,14 @@ impl Need {
     /// Whether the plugin advertises it.
     pub(crate) fn met(self, s: &Suite) -> bool {
         match self {
-            Need::Controller => s.controller(),
-            Need::Node => s.has_node,
-            Need::Ctl(c) => s.has(c),
-            Need::Nd(n) => s.node_has(n),
-            Need::Group(g) => s.group_has(g),
-            Need::Accessibility => s.accessibility,
-            Need::Online => s.expansion == Some(Expansion::Online),
-            Need::Offline => s.expansion == Some(Expansion::Offline),
+            Need::Controller => s.plugin.controller(),
+            Need::Node => s.plugin.has_node,
+            Need::Ctl(c) => s.plugin.has(c),
+            Need::Nd(n) => s.plugin.node_has(n),
+            Need::Group(g) => s.plugin.group_has(g),
+            Need::Accessibility => s.plugin.accessibility,
+            Need::Online => s.plugin.expansion == Some(Expansion::Online),
+            Need::Offline => s.plugin.expansion == Some(Expansion::Offline),
             Need::MutableParameters => !s.cfg.mutable_parameters.is_empty(),
         }
     }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use bytes::{Buf, BufMut};
+use bytes::{Buf, BufMut, Bytes};
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::transport::Channel;
 use tonic::{Code, Status};
@@ -29,10 +29,10 @@ pub(crate) struct RawEncoder;
 pub(crate) struct RawDecoder;
 
 impl Encoder for RawEncoder {
-    type Item = Vec<u8>;
+    type Item = Bytes;
     type Error = Status;
 
-    fn encode(&mut self, item: Vec<u8>, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
         dst.put_slice(&item);
         Ok(())
     }
@@ -50,7 +50,7 @@ impl Decoder for RawDecoder {
 }
 
 impl Codec for RawCodec {
-    type Encode = Vec<u8>;
+    type Encode = Bytes;
     type Decode = Vec<u8>;
     type Encoder = RawEncoder;
     type Decoder = RawDecoder;
@@ -64,12 +64,13 @@ impl Codec for RawCodec {
     }
 }
 
-/// A unary call of `path` with encoded `request`, within `timeout`; a deadline passed is
-/// DEADLINE_EXCEEDED, whatever the plugin does.
+/// A unary call of `path` with encoded `request` (shared bytes, so a caller that keeps the
+/// request copies nothing), within `timeout`; a deadline passed is DEADLINE_EXCEEDED, whatever
+/// the plugin does.
 pub(crate) async fn raw_call(
     channel: &Channel,
     path: &str,
-    request: Vec<u8>,
+    request: Bytes,
     timeout: Duration,
 ) -> Result<Vec<u8>, Status> {
     let mut grpc = tonic::client::Grpc::new(channel.clone());

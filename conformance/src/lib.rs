@@ -33,14 +33,15 @@
 //!
 //! csi-sanity's YAML files (secrets, volume parameters) are read by `csikit::runtime::secrets`.
 //!
-//! Modules: `config` (how to run), `sentence`
-//! (what a case checks), `case` (a row of the table), `suite` (the connection, what the plugin
-//! advertises, what the suite made), `exchange` (every call, and the checks of every answer),
-//! `answers` (an answer against its request and earlier answers), `workload` (a volume put in use
-//! on the node, and the mount table), `record` (verdicts), `cases` (the table and the generated
-//! cases), `generated` (requests changed by reflection), `audit` (`AUDIT.md`), `cleanup`, `run`,
-//! `report`, `client`.
+//! Modules: `config` (how to run), `sentence` (what a case checks), `case` (a row of the table),
+//! `advertised` (what the plugin advertises), `suite` (the connection, what the suite made),
+//! `exchange` (every call, and the checks of every answer), `answers` (the table of RPCs; an
+//! answer against its request, what the plugin advertises and earlier answers), `workload` (a
+//! volume put in use on the node, and the mount table), `record` (verdicts), `cases` (the table
+//! and the generated cases), `generated` (requests changed by reflection), `audit` (`AUDIT.md`),
+//! `cleanup`, `run`, `report`, `client`.
 
+mod advertised;
 mod answers;
 mod audit;
 mod case;

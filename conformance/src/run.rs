@@ -65,9 +65,9 @@ pub async fn run(
 }
 
 async fn run_all(s: &mut Suite, rec: &mut Recorder<'_>) -> cases::facts::Coverage {
-    let before = if s.has(Ctl::ListVolumes) { s.list_all(0).await.ok() } else { None };
+    let before = if s.plugin.has(Ctl::ListVolumes) { s.list_all(0).await.ok() } else { None };
     let started = Instant::now();
-    let creates = s.has(Ctl::CreateDeleteVolume);
+    let creates = s.plugin.has(Ctl::CreateDeleteVolume);
     let outcome = if creates {
         make_fixture(s).await
     } else {

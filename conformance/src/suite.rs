@@ -1,18 +1,16 @@
-//! The suite's side of the connection: what the plugin advertises, what the suite made on it (for
-//! the clean-up), and the calls every case makes through, each with the suite's deadline, each
-//! answer checked against the spec's facts (REQUIRED response fields, size limits,
-//! non-negative numbers) and for the secret values sent.
+//! The suite's side of the connection: what the plugin advertises (read at connection), what the
+//! suite made on it (for the clean-up), and the calls every case makes through, each with the
+//! suite's deadline, each answer checked against the spec's facts (REQUIRED response fields, size
+//! limits, non-negative numbers), for the secret values sent, and by [`crate::answers`] with the
+//! suite's memory of earlier answers.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use csikit::v1::controller_service_capability::rpc::Type as Ctl;
-use csikit::v1::group_controller_service_capability::rpc::Type as GroupCap;
 use csikit::v1::node_service_capability::rpc::Type as Nd;
-use csikit::v1::plugin_capability::service::Type as Svc;
-use csikit::v1::plugin_capability::volume_expansion::Type as Expansion;
 use csikit::v1::volume_capability::access_mode::Mode;
 use csikit::v1::volume_capability::{AccessMode, AccessType, BlockVolume, MountVolume};
 use csikit::v1::{
@@ -20,13 +18,14 @@ use csikit::v1::{
     ControllerUnpublishVolumeRequest, CreateVolumeRequest, DeleteVolumeRequest,
     DeleteVolumeResponse, GetPluginCapabilitiesRequest, GetPluginInfoRequest,
     GroupControllerGetCapabilitiesRequest, ListVolumesRequest, NodeGetCapabilitiesRequest,
-    NodeGetInfoRequest, Topology, Volume, VolumeCapability, controller_service_capability,
-    group_controller_service_capability, node_service_capability, plugin_capability,
+    NodeGetInfoRequest, Topology, Volume, VolumeCapability,
 };
 use csikit::validate::RuleId;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 
+use crate::advertised::Advertised;
+use crate::answers::{Against, Answers, Problem};
 use crate::client::Endpoint;
 use crate::config::Config;
 use crate::report::Outcome;
@@ -44,20 +43,12 @@ pub(crate) struct Suite {
     pub(crate) ch: Channel,
     pub(crate) cfg: Config,
     pub(crate) t: Duration,
-    services: HashSet<i32>,
-    /// The plugin advertises VOLUME_ACCESSIBILITY_CONSTRAINTS.
-    pub(crate) accessibility: bool,
-    /// The plugin's VolumeExpansion type, if it advertises one.
-    pub(crate) expansion: Option<Expansion>,
-    pub(crate) ctl: HashSet<i32>,
-    /// The group controller's capabilities (GROUP_CONTROLLER_SERVICE advertised and answering).
-    pub(crate) group: HashSet<i32>,
+    /// What the plugin advertises.
+    pub(crate) plugin: Advertised,
     /// NodeGetInfo's `accessible_topology`.
     pub(crate) node_topology: Option<Topology>,
     /// NodeGetInfo's `max_volumes_per_node` (0: not said).
     pub(crate) max_volumes: i64,
-    pub(crate) node: HashSet<i32>,
-    pub(crate) has_node: bool,
     pub(crate) node_id: String,
     dir: tempfile::TempDir,
     /// The volume most cases work on (an id never issued when none could be made).
@@ -80,7 +71,7 @@ pub(crate) struct Suite {
     /// What the answers since the last [`Suite::take_problems`] broke.
     problems: Mutex<Vec<Problem>>,
     /// What earlier answers said ([`crate::answers`]).
-    pub(crate) memory: Mutex<crate::answers::Memory>,
+    answers: Mutex<Answers>,
 }
 
 impl Suite {
@@ -96,15 +87,9 @@ impl Suite {
             ch,
             cfg: cfg.clone(),
             t,
-            services: HashSet::new(),
-            accessibility: false,
-            expansion: None,
-            ctl: HashSet::new(),
-            group: HashSet::new(),
+            plugin: Advertised::default(),
             node_topology: None,
             max_volumes: 0,
-            node: HashSet::new(),
-            has_node: false,
             node_id: "csi-conformance-node".into(),
             dir,
             fixture: UNKNOWN_VOLUME.into(),
@@ -125,7 +110,7 @@ impl Suite {
                     .map_or(0, |d| d.subsec_nanos())
             ),
             problems: Mutex::new(Vec::new()),
-            memory: Mutex::default(),
+            answers: Mutex::default(),
         };
         suite.discover().await?;
         Ok(suite)
@@ -144,91 +129,32 @@ impl Suite {
             .ask(GetPluginCapabilitiesRequest {})
             .await
             .map_err(|s| said("GetPluginCapabilities", s))?;
-        for c in caps.capabilities.iter().filter_map(|c| c.r#type.as_ref()) {
-            match c {
-                plugin_capability::Type::Service(s) => {
-                    self.services.insert(s.r#type);
-                }
-                plugin_capability::Type::VolumeExpansion(e) => {
-                    self.expansion = Expansion::try_from(e.r#type).ok();
-                }
-            }
-        }
-        self.accessibility = self.services.contains(&(Svc::VolumeAccessibilityConstraints as i32));
-        if self.controller() {
+        self.plugin = Advertised::from_plugin(&caps);
+        if self.plugin.controller() {
             let r = self
                 .ask(ControllerGetCapabilitiesRequest {})
                 .await
                 .map_err(|s| said("ControllerGetCapabilities", s))?;
-            self.ctl = r
-                .capabilities
-                .iter()
-                .filter_map(|c| match &c.r#type {
-                    Some(controller_service_capability::Type::Rpc(r)) => Some(r.r#type),
-                    _ => None,
-                })
-                .collect();
+            self.plugin.read_controller(&r);
         }
-        if self.group_service() {
+        if self.plugin.group_service() {
             // An error here is the obligation case's to report; the group cases then skip.
             if let Ok(r) = self.ask(GroupControllerGetCapabilitiesRequest {}).await {
-                self.group = r
-                    .capabilities
-                    .iter()
-                    .filter_map(|c| match &c.r#type {
-                        Some(group_controller_service_capability::Type::Rpc(r)) => Some(r.r#type),
-                        _ => None,
-                    })
-                    .collect();
+                self.plugin.read_group(&r);
             }
         }
         match self.ask(NodeGetCapabilitiesRequest {}).await {
-            Ok(r) => {
-                self.has_node = true;
-                self.node = r
-                    .capabilities
-                    .iter()
-                    .filter_map(|c| match &c.r#type {
-                        Some(node_service_capability::Type::Rpc(r)) => Some(r.r#type),
-                        _ => None,
-                    })
-                    .collect();
-            }
+            Ok(r) => self.plugin.read_node(&r),
             Err(s) if s.code() == Code::Unimplemented => {}
             Err(s) => return Err(said("NodeGetCapabilities", s)),
         }
-        if self.has_node {
+        if self.plugin.has_node {
             let info = self.ask(NodeGetInfoRequest {}).await.map_err(|s| said("NodeGetInfo", s))?;
             self.node_id = info.node_id;
             self.node_topology = info.accessible_topology;
             self.max_volumes = info.max_volumes_per_node;
         }
         Ok(())
-    }
-
-    /// The plugin advertises the Controller service.
-    pub(crate) fn controller(&self) -> bool {
-        self.services.contains(&(Svc::ControllerService as i32))
-    }
-
-    /// The plugin advertises this controller capability.
-    pub(crate) fn has(&self, c: Ctl) -> bool {
-        self.controller() && self.ctl.contains(&(c as i32))
-    }
-
-    /// The plugin advertises the GroupController service.
-    pub(crate) fn group_service(&self) -> bool {
-        self.services.contains(&(Svc::GroupControllerService as i32))
-    }
-
-    /// The plugin serves the GroupController service with this capability.
-    pub(crate) fn group_has(&self, c: GroupCap) -> bool {
-        self.group.contains(&(c as i32))
-    }
-
-    /// The plugin advertises this node capability.
-    pub(crate) fn node_has(&self, c: Nd) -> bool {
-        self.has_node && self.node.contains(&(c as i32))
     }
 
     /// A name no other call of this run uses.
@@ -325,6 +251,19 @@ impl Suite {
         });
     }
 
+    /// Runs answer checks ([`crate::answers`]) with the suite's memory of earlier answers,
+    /// what the plugin advertises and the suite's standing publications; what they find is a
+    /// problem of the running case.
+    pub(crate) fn check_answer(
+        &self,
+        check: impl FnOnce(&mut Answers, Against<'_>, &mut Vec<Problem>),
+    ) {
+        let against = Against { plugin: &self.plugin, published: &self.published };
+        let mut answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut problems = self.problems.lock().unwrap_or_else(PoisonError::into_inner);
+        check(&mut answers, against, &mut problems);
+    }
+
     /// What the answers since the last call broke (REQUIRED response fields, limits, enum
     /// values, secrets).
     pub(crate) fn take_problems(&self) -> Vec<Problem> {
@@ -353,7 +292,7 @@ impl Suite {
     /// The staging path to send to NodeStageVolume and NodePublishVolume: a fresh folder when
     /// the node stages, else empty.
     pub(crate) fn staging_for_publish(&mut self) -> Result<String, String> {
-        if self.node_has(Nd::StageUnstageVolume) {
+        if self.plugin.node_has(Nd::StageUnstageVolume) {
             Ok(self.staging_dir()?.display().to_string())
         } else {
             Ok(String::new())
@@ -368,7 +307,7 @@ impl Suite {
         volume: &str,
         cap: VolumeCapability,
     ) -> Result<HashMap<String, String>, String> {
-        if !self.has(Ctl::PublishUnpublishVolume) {
+        if !self.plugin.has(Ctl::PublishUnpublishVolume) {
             return Ok(HashMap::new());
         }
         let req = ControllerPublishVolumeRequest {
@@ -388,7 +327,7 @@ impl Suite {
 
     /// Undoes [`Suite::publish_for_node`].
     pub(crate) async fn unpublish_for_node(&mut self, volume: &str) -> Result<(), String> {
-        if !self.has(Ctl::PublishUnpublishVolume) {
+        if !self.plugin.has(Ctl::PublishUnpublishVolume) {
             return Ok(());
         }
         let req = ControllerUnpublishVolumeRequest {
@@ -483,18 +422,6 @@ impl Suite {
         }
         Err("ListVolumes gave 10,000 pages: the listing never ends".into())
     }
-}
-
-/// One rule an answer broke.
-#[derive(Debug, Clone)]
-pub(crate) struct Problem {
-    /// What was broken, the same for every answer that breaks it the same way:
-    /// `ListVolumesResponse.entries.status.volume_condition.message: required`.
-    pub(crate) key: String,
-    /// The first answer's words.
-    pub(crate) detail: String,
-    /// The sentence it breaks.
-    pub(crate) sentence: Sentence,
 }
 
 /// The spec's name of a code: `NOT_FOUND`.

@@ -43,7 +43,7 @@ pub(crate) const CASES: &[Case] = &[
 ];
 
 async fn online(s: &mut Suite) -> Outcome {
-    if s.has(Ctl::ExpandVolume) || s.node_has(Nd::ExpandVolume) {
+    if s.plugin.has(Ctl::ExpandVolume) || s.plugin.node_has(Nd::ExpandVolume) {
         Outcome::Passed
     } else {
         Outcome::Failed(
@@ -54,8 +54,8 @@ async fn online(s: &mut Suite) -> Outcome {
 }
 
 async fn offline(s: &mut Suite) -> Outcome {
-    match s.expansion {
-        Some(Expansion::Offline) if !s.has(Ctl::ExpandVolume) => Outcome::Failed(
+    match s.plugin.expansion {
+        Some(Expansion::Offline) if !s.plugin.has(Ctl::ExpandVolume) => Outcome::Failed(
             "OFFLINE volume expansion is advertised without controller EXPAND_VOLUME".into(),
         ),
         Some(Expansion::Offline) => Outcome::Passed,
@@ -64,7 +64,7 @@ async fn offline(s: &mut Suite) -> Outcome {
 }
 
 async fn published_nodes(s: &mut Suite) -> Outcome {
-    if s.has(Ctl::PublishUnpublishVolume) {
+    if s.plugin.has(Ctl::PublishUnpublishVolume) {
         Outcome::Passed
     } else {
         Outcome::Failed(

@@ -170,7 +170,7 @@ async fn online(s: &mut Suite) -> Outcome {
             "ControllerExpandVolume of a volume in use to {to} bytes: {}",
             show_status(e)
         )),
-        Ok(r) if r.node_expansion_required && s.node_has(Nd::ExpandVolume) => {
+        Ok(r) if r.node_expansion_required && s.plugin.node_has(Nd::ExpandVolume) => {
             let n = node_expand(s, &used, to).await;
             expect(&n, Code::Ok, "NodeExpandVolume after ControllerExpandVolume asked for it")
         }
@@ -192,7 +192,7 @@ async fn node(s: &mut Suite) -> Outcome {
         Err(why) => return Outcome::Failed(why),
     };
     let to = past(v.capacity_bytes);
-    if s.has(Ctl::ExpandVolume)
+    if s.plugin.has(Ctl::ExpandVolume)
         && let Err(e) = controller_expand(s, &v.volume_id, to).await
     {
         let _ = s.delete(&v.volume_id).await;

@@ -129,7 +129,7 @@ fn baseline(s: &mut Suite, rpc: &str) -> Option<Vec<u8>> {
         "NodePublishVolume" => NodePublishVolumeRequest {
             volume_id: UNKNOWN_VOLUME.into(),
             target_path: target,
-            staging_target_path: if s.node_has(Nd::StageUnstageVolume) {
+            staging_target_path: if s.plugin.node_has(Nd::StageUnstageVolume) {
                 staging
             } else {
                 String::new()
@@ -196,10 +196,10 @@ fn obliged(s: &Suite, service: &str, rpc: &str) -> Option<String> {
         .find(|o| o.service == service && o.rpc == rpc)?;
     let applies = o.if_any.is_empty()
         || o.if_any.iter().any(|(service, _, number)| match *service {
-            "Controller" => s.has(Ctl::try_from(*number).unwrap_or(Ctl::Unknown)),
-            "Node" => s.node_has(Nd::try_from(*number).unwrap_or(Nd::Unknown)),
+            "Controller" => s.plugin.has(Ctl::try_from(*number).unwrap_or(Ctl::Unknown)),
+            "Node" => s.plugin.node_has(Nd::try_from(*number).unwrap_or(Nd::Unknown)),
             "GroupController" => {
-                s.group_has(GroupCap::try_from(*number).unwrap_or(GroupCap::Unknown))
+                s.plugin.group_has(GroupCap::try_from(*number).unwrap_or(GroupCap::Unknown))
             }
             _ => false,
         });
@@ -221,9 +221,9 @@ fn methods(s: &Suite) -> Vec<(&'static str, &'static MethodFacts)> {
             let service = m.service.rsplit('.').next().unwrap_or(&m.service);
             let advertised = match service {
                 "Identity" => true,
-                "Controller" => s.controller(),
-                "GroupController" => s.group_service(),
-                "Node" => s.has_node,
+                "Controller" => s.plugin.controller(),
+                "GroupController" => s.plugin.group_service(),
+                "Node" => s.plugin.has_node,
                 _ => false,
             };
             advertised.then_some((service, m))

@@ -242,7 +242,7 @@ async fn member_alone(s: &mut Suite) -> Outcome {
     // group id the SP "MUST provide". The DeleteSnapshot section reads that id as the one given
     // at creation time (held by the answers' rules), so GetSnapshot leaving it out is a note.
     let mut note = None;
-    if refused_alone && s.has(Ctl::GetSnapshot) {
+    if refused_alone && s.plugin.has(Ctl::GetSnapshot) {
         let req =
             GetSnapshotRequest { snapshot_id: member.clone(), secrets: s.secrets("GetSnapshot") };
         if let Ok(got) = s.ask(req).await
@@ -307,7 +307,7 @@ async fn list_mismatch(s: &mut Suite) -> Outcome {
 
 /// A snapshot of a deleted group is gone: GetSnapshot finds nothing, ListSnapshots lists it not.
 async fn member_gone(s: &mut Suite, id: &str) -> Outcome {
-    if s.has(Ctl::GetSnapshot) {
+    if s.plugin.has(Ctl::GetSnapshot) {
         let req = GetSnapshotRequest { snapshot_id: id.into(), secrets: s.secrets("GetSnapshot") };
         let r = s.ask(req).await;
         check!(expect(
@@ -316,7 +316,7 @@ async fn member_gone(s: &mut Suite, id: &str) -> Outcome {
             &format!("GetSnapshot of {id}, a snapshot of the deleted group")
         ));
     }
-    if s.has(Ctl::ListSnapshots) {
+    if s.plugin.has(Ctl::ListSnapshots) {
         let req = ListSnapshotsRequest {
             snapshot_id: id.into(),
             secrets: s.secrets("ListSnapshots"),

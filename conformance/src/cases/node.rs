@@ -98,7 +98,7 @@ async fn lifecycle(s: &mut Suite) -> Outcome {
         "target_path {} does not exist after NodePublishVolume (\"Creation of target_path is the responsibility of the SP.\")",
         target.display()
     );
-    if s.node_has(Nd::GetVolumeStats) {
+    if s.plugin.node_has(Nd::GetVolumeStats) {
         let r = s
             .ask(NodeGetVolumeStatsRequest {
                 volume_id: fixture.clone(),
@@ -198,7 +198,7 @@ async fn long_paths(s: &mut Suite) -> Outcome {
         Ok(t) => t,
         Err(why) => return Outcome::Failed(why),
     };
-    let staging = if s.node_has(Nd::StageUnstageVolume) {
+    let staging = if s.plugin.node_has(Nd::StageUnstageVolume) {
         match long_path(s, &base, "long-staging", LONG_PATH) {
             Ok(p) => match std::fs::create_dir_all(&p) {
                 Ok(()) => p.display().to_string(),
@@ -221,7 +221,7 @@ async fn long_paths(s: &mut Suite) -> Outcome {
             return Outcome::Failed(format!("at paths of {LONG_PATH} bytes: {why}"));
         }
     };
-    if s.node_has(Nd::GetVolumeStats) {
+    if s.plugin.node_has(Nd::GetVolumeStats) {
         let r = s
             .ask(NodeGetVolumeStatsRequest {
                 volume_id: v.clone(),
@@ -238,9 +238,9 @@ async fn long_paths(s: &mut Suite) -> Outcome {
             )
         ));
     }
-    if s.node_has(Nd::ExpandVolume) {
+    if s.plugin.node_has(Nd::ExpandVolume) {
         let to = crate::cases::expand::past(held);
-        if s.has(Ctl::ExpandVolume)
+        if s.plugin.has(Ctl::ExpandVolume)
             && let Err(e) = crate::cases::expand::controller_expand(s, &v, to).await
         {
             return Outcome::Failed(format!("ControllerExpandVolume: {}", show_status(&e)));

@@ -39,17 +39,17 @@ pub(crate) const CASES: &[Case] = &[
 /// The nodes the plugin lists the volume as published on, if it says (LIST_VOLUMES_PUBLISHED_NODES
 /// with GET_VOLUME or LIST_VOLUMES); the answers are checked on the way.
 async fn published_nodes(s: &mut Suite, volume: &str) -> Result<Option<Vec<String>>, String> {
-    if !s.has(Ctl::ListVolumesPublishedNodes) {
+    if !s.plugin.has(Ctl::ListVolumesPublishedNodes) {
         return Ok(None);
     }
-    if s.has(Ctl::GetVolume) {
+    if s.plugin.has(Ctl::GetVolume) {
         let r = s
             .ask(ControllerGetVolumeRequest { volume_id: volume.into() })
             .await
             .map_err(|e| format!("ControllerGetVolume: {}", show_status(&e)))?;
         return Ok(Some(r.status.map(|st| st.published_node_ids).unwrap_or_default()));
     }
-    if s.has(Ctl::ListVolumes) {
+    if s.plugin.has(Ctl::ListVolumes) {
         let mut token = String::new();
         for _ in 0..10_000 {
             let r = s
@@ -101,7 +101,7 @@ async fn unpublish_all(s: &mut Suite) -> Outcome {
             "after ControllerUnpublishVolume with node_id unset, the volume is still listed as published on {node}"
         )),
         Ok(Some(_)) => Outcome::Passed,
-        Ok(None) if s.has(Ctl::PublishReadonly) => {
+        Ok(None) if s.plugin.has(Ctl::PublishReadonly) => {
             let ro = ControllerPublishVolumeRequest { readonly: true, ..req };
             let again = s.ask(ro).await;
             if again.is_ok() {

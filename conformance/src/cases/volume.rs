@@ -352,7 +352,7 @@ async fn delete_with_snapshot(s: &mut Suite) -> Outcome {
 /// The source volume is gone: its snapshot is still listed, fetched and a source.
 async fn snapshot_still_usable(s: &mut Suite, snap: &Snapshot) -> Outcome {
     let id = snap.snapshot_id.clone();
-    if s.has(Ctl::ListSnapshots) {
+    if s.plugin.has(Ctl::ListSnapshots) {
         let req = ListSnapshotsRequest {
             snapshot_id: id.clone(),
             secrets: s.secrets("ListSnapshots"),
@@ -368,7 +368,7 @@ async fn snapshot_still_usable(s: &mut Suite, snap: &Snapshot) -> Outcome {
             show(&r)
         );
     }
-    if s.has(Ctl::GetSnapshot) {
+    if s.plugin.has(Ctl::GetSnapshot) {
         let req = GetSnapshotRequest { snapshot_id: id.clone(), secrets: s.secrets("GetSnapshot") };
         let r = s.ask(req).await;
         check!(expect(&r, Code::Ok, "GetSnapshot of a snapshot whose volume was deleted"));
@@ -388,14 +388,14 @@ async fn snapshot_still_usable(s: &mut Suite, snap: &Snapshot) -> Outcome {
 
 /// DeleteVolume refused: the volume is still there ("the volume MUST NOT be altered in any way").
 async fn volume_still_there(s: &mut Suite, id: &str) -> Outcome {
-    if s.has(Ctl::GetVolume) {
+    if s.plugin.has(Ctl::GetVolume) {
         let r = s.ask(ControllerGetVolumeRequest { volume_id: id.into() }).await;
         check!(expect(
             &r,
             Code::Ok,
             "ControllerGetVolume of the volume DeleteVolume refused to delete"
         ));
-    } else if s.has(Ctl::ListVolumes) {
+    } else if s.plugin.has(Ctl::ListVolumes) {
         let listed = match s.list_all(0).await {
             Ok(l) => l,
             Err(why) => return Outcome::Failed(why),

@@ -1,0 +1,166 @@
+//! The answer checks: the RPC table held to the descriptors and the facts, the typed and the
+//! encoded paths finding the same, and the rules that depend on capabilities and on memory.
+
+use std::collections::BTreeMap;
+
+use csikit::v1::node_service_capability::Rpc as NodeRpc;
+
+use super::*;
+
+/// The table against the descriptors and the facts: a row for every unary RPC of `csi.v1`
+/// (the streaming ones are not the suite's to call), each with the facts' request and answer.
+#[test]
+fn the_table_holds_every_unary_rpc_with_its_messages() {
+    let table: BTreeMap<&str, (String, String)> =
+        rows().into_iter().map(|(name, q, a)| (name, (q, a))).collect();
+    let pool = csikit::v1::descriptor_pool();
+    let mut unary = BTreeMap::new();
+    for service in pool.services().filter(|s| s.package_name() == "csi.v1") {
+        for m in service.methods() {
+            if !m.is_client_streaming() && !m.is_server_streaming() {
+                let io = (m.input().full_name().to_owned(), m.output().full_name().to_owned());
+                unary.insert(m.name().to_owned(), io);
+            }
+        }
+    }
+    let unary: BTreeMap<&str, (String, String)> =
+        unary.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    assert_eq!(table, unary, "the RPC table against the unary RPCs of csi.v1");
+    for (name, (q, a)) in &table {
+        let facts = csikit::v1::facts::FACTS.methods.iter().find(|m| m.name == *name);
+        let facts = facts.expect("a table row has facts");
+        assert_eq!((&*facts.input, &*facts.output), (q.as_str(), a.as_str()), "{name}");
+    }
+}
+
+fn plugin(node: &[Nd]) -> Advertised {
+    let mut out = Advertised::default();
+    out.read_node(&NodeGetCapabilitiesResponse {
+        capabilities: node
+            .iter()
+            .map(|t| NodeServiceCapability {
+                r#type: Some(node_service_capability::Type::Rpc(NodeRpc { r#type: *t as i32 })),
+            })
+            .collect(),
+    });
+    out
+}
+
+fn keys(out: &[Problem]) -> Vec<&str> {
+    out.iter().map(|p| p.key.as_str()).collect()
+}
+
+/// A typed check and the same exchange as bytes find the same problems.
+#[test]
+fn typed_and_encoded_checks_agree() {
+    let plugin = Advertised::default();
+    let against = Against { plugin: &plugin, published: &[] };
+    let q = CreateVolumeRequest {
+        name: "v".into(),
+        capacity_range: Some(CapacityRange { required_bytes: 10, limit_bytes: 20 }),
+        ..Default::default()
+    };
+    let small = CreateVolumeResponse {
+        volume: Some(Volume { volume_id: "v1".into(), capacity_bytes: 5, ..Default::default() }),
+    };
+    let (mut typed, mut encoded) = (Vec::new(), Vec::new());
+    Answers::default().check(against, &q, &small, &mut typed);
+    Answers::default()
+        .check_encoded(
+            against,
+            "CreateVolume",
+            &q.encode_to_vec(),
+            &small.encode_to_vec(),
+            &mut encoded,
+        )
+        .expect("a row of the table");
+    assert_eq!(keys(&typed), ["CreateVolumeResponse.volume.capacity_bytes: below required_bytes"]);
+    assert_eq!(typed[0].sentence, rule::REQUIRED_BYTES);
+    assert_eq!(keys(&typed), keys(&encoded));
+    assert_eq!(typed[0].detail, encoded[0].detail);
+}
+
+#[test]
+fn encoded_checks_refuse_what_they_cannot_read() {
+    let plugin = Advertised::default();
+    let against = Against { plugin: &plugin, published: &[] };
+    let mut out = Vec::new();
+    let mut answers = Answers::default();
+    assert_eq!(
+        answers.check_encoded(against, "NoSuchRpc", &[], &[], &mut out),
+        Err(Unchecked::UnknownRpc("NoSuchRpc".into()))
+    );
+    // A field 1 of wire type 2 whose length runs past the end.
+    let torn = [0x0a, 0x05, b'a'];
+    assert!(matches!(
+        answers.check_encoded(against, "CreateVolume", &torn, &[], &mut out),
+        Err(Unchecked::Request(_))
+    ));
+    assert!(matches!(
+        answers.check_encoded(against, "CreateVolume", &[], &torn, &mut out),
+        Err(Unchecked::Answer(_))
+    ));
+    assert!(out.is_empty());
+}
+
+/// The capability-conditional rule follows what the plugin advertises.
+#[test]
+fn node_volume_condition_only_with_its_capability() {
+    let q = NodeGetVolumeStatsRequest::default();
+    let a = NodeGetVolumeStatsResponse::default();
+    for (caps, expected) in [
+        (vec![], vec![]),
+        (vec![Nd::VolumeCondition], vec!["NodeGetVolumeStatsResponse.volume_condition: unset"]),
+    ] {
+        let plugin = plugin(&caps);
+        let mut out = Vec::new();
+        let against = Against { plugin: &plugin, published: &[] };
+        Answers::default().check(against, &q, &a, &mut out);
+        assert_eq!(keys(&out), expected, "{caps:?}");
+    }
+}
+
+/// What earlier answers said: a publication's context may not change while it stands, and
+/// may once it is undone.
+#[test]
+fn publish_context_is_remembered_until_unpublished() {
+    let plugin = Advertised::default();
+    let against = Against { plugin: &plugin, published: &[] };
+    let q = ControllerPublishVolumeRequest {
+        volume_id: "v".into(),
+        node_id: "n".into(),
+        ..Default::default()
+    };
+    let answer = |k: &str| ControllerPublishVolumeResponse {
+        publish_context: HashMap::from([(k.to_owned(), "x".to_owned())]),
+    };
+    let mut answers = Answers::default();
+    let mut out = Vec::new();
+    answers.check(against, &q, &answer("a"), &mut out);
+    answers.check(against, &q, &answer("a"), &mut out);
+    assert!(out.is_empty());
+    answers.check(against, &q, &answer("b"), &mut out);
+    assert_eq!(keys(&out), ["ControllerPublishVolumeResponse.publish_context: changed"]);
+    out.clear();
+    let undo = ControllerUnpublishVolumeRequest {
+        volume_id: "v".into(),
+        node_id: "n".into(),
+        ..Default::default()
+    };
+    answers.check(against, &undo, &ControllerUnpublishVolumeResponse {}, &mut out);
+    answers.check(against, &q, &answer("b"), &mut out);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn topology_segments_and_prefixes() {
+    assert!(segment_ok("zone", false));
+    assert!(segment_ok("Z_1.a-b", false));
+    assert!(!segment_ok("-zone", false));
+    assert!(!segment_ok("", false));
+    assert!(!segment_ok(&"a".repeat(64), false));
+    assert!(prefix_ok("topology.hostpath.csi"));
+    assert!(!prefix_ok("Topology.csi"));
+    assert!(!prefix_ok("a..b"));
+    assert!(!prefix_ok("a_b.c"));
+}
