@@ -184,7 +184,7 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     }
     write_tree(&out, &files)?;
     if let Some((path, text)) = &csi_proto_rs {
-        csikit_spec::fs::write_atomic(path, text.as_bytes())
+        csikit_runtime::fs::write_atomic(path, text.as_bytes())
             .with_context(|| format!("writing '{}'", path.display()))?;
     }
     eprintln!("wrote {} files to '{}'", files.len(), out.display());

@@ -9,7 +9,7 @@ use anyhow::Context;
 /// Writes `files` (paths relative to the tree) into a fresh temporary sibling of `out` and
 /// returns that folder; every file is synced to disk before the folder can be swapped in.
 pub fn stage(out: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<PathBuf> {
-    stage_with(out, files, |dest, text| Ok(csikit_spec::fs::write_atomic(dest, text.as_bytes())?))
+    stage_with(out, files, |dest, text| Ok(csikit_runtime::fs::write_atomic(dest, text.as_bytes())?))
 }
 
 /// As [`stage`], without syncing each file: for build output such as the docs site (thousands
