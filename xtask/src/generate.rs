@@ -344,10 +344,6 @@ fn differences(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<
 fn write_tree(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<()> {
     let tmp = crate::tree::stage(dir, files)?;
     // Keep a `target/` a standalone crate may have built.
-    let target = dir.join("target");
-    if target.is_dir() {
-        std::fs::rename(&target, tmp.join("target"))
-            .with_context(|| format!("moving '{}'", target.display()))?;
-    }
+    crate::tree::keep_folder(dir, &tmp, "target")?;
     crate::tree::swap_in(dir, &tmp)
 }
