@@ -138,6 +138,8 @@ def module_dir(path):
 def copy_product(dest):
     files, left_out = [], set()
     for member in members():
+        if "tests" in member.split("/"):
+            continue  # a test crate (build/tests/myaddon)
         for top in ("src", "templates"):
             base = os.path.join(ROOT, member, top)
             for folder, dirs, names in os.walk(base):
