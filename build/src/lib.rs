@@ -334,7 +334,7 @@ impl Builder {
         let text = csikit_codegen::package_file(&package, &parts, "csikit-build")
             .map_err(Error::Generate)?;
         let out = out_dir.join(format!("{}.rs", model.package));
-        csikit_spec::fs::write_atomic(&out, text.as_bytes())
+        csikit_runtime::fs::write_atomic(&out, text.as_bytes())
             .map_err(|source| Error::Io { what: format!("writing '{}'", out.display()), source })?;
         Ok(out)
     }

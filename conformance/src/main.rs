@@ -110,7 +110,7 @@ fn main() -> ExitCode {
         let _ = std::io::stdout().flush();
     }));
     if let Some(path) = &cli.junit
-        && let Err(e) = write_whole(path, report.junit().as_bytes())
+        && let Err(e) = csikit_runtime::fs::write_atomic(path, report.junit().as_bytes())
     {
         eprintln!("error: cannot write '{}': {e}", path.display());
         return ExitCode::from(2);
@@ -149,15 +149,4 @@ fn config(cli: &Cli) -> anyhow::Result<Config> {
         staging_dir: cli.staging_dir.clone(),
         mount_dir: cli.mount_dir.clone(),
     })
-}
-
-/// Writes a file whole: a temporary file beside it, then a rename.
-fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir =
-        path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }

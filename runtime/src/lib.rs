@@ -25,6 +25,8 @@
 //!   the generic plugin builder fed by a package's `const` tables, `CSI_ENDPOINT` serving.
 //! * `channel` (feature `channel`): a tonic channel to a plugin's endpoint (unix socket or TCP),
 //!   for the generated clients.
+//! * `fs` (feature `fs`): `fs::write_atomic`, the one way the workspace's tools replace a file
+//!   (a temporary file beside it, synced, then a rename), so no reader sees it half-written.
 //!
 //! | feature | adds |
 //! |---|---|
@@ -32,6 +34,7 @@
 //! | `tonic` | `tonic::Status` conversions for violations and alpha refusals |
 //! | `server` | the server skeleton (tonic's server transport, tokio, tracing); implies `listen` |
 //! | `channel` | `channel::connect` (tonic's client transport, tokio, a unix-socket connector) |
+//! | `fs` | `fs::write_atomic` (tempfile) |
 
 pub mod alpha;
 #[cfg(feature = "channel")]
@@ -39,6 +42,8 @@ pub mod channel;
 pub mod endpoint;
 pub mod errors;
 pub mod facts;
+#[cfg(feature = "fs")]
+pub mod fs;
 pub mod h2frame;
 pub mod hpack;
 pub mod redact;

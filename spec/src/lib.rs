@@ -8,7 +8,7 @@
 //! inconsistencies. [`load_dir`] runs them all over a spec directory.
 //!
 //! Modules: `source` (any spec source: a spec folder, a `.proto` alone, a descriptor set) and
-//! `corpus` (the corpus listing); `fs`, `extract`, `markdown`, `comment` and `compile` read;
+//! `corpus` (the corpus listing); `extract`, `markdown`, `comment` and `compile` read;
 //! `lower`, `obligation` and `model` build the Model, `facts` turns it into the runtime's facts
 //! tables and `prose` gives a section's text as plain blocks; `check` and `diagnostic` report;
 //! `diff` compares two Models; `normative` lists the sentences that hold an RFC 2119 keyword (for
@@ -23,7 +23,6 @@ pub mod diagnostic;
 pub mod diff;
 pub mod extract;
 pub mod facts;
-pub mod fs;
 pub mod lower;
 pub mod markdown;
 pub mod model;

@@ -212,7 +212,7 @@ fn scratch_path(path: &Path) -> PathBuf {
 }
 
 /// Keeps the original as `path.bak`, then writes `bytes` to `path` atomically
-/// ([`csikit_spec::fs::write_atomic`]); returns the backup's path.
+/// ([`csikit_runtime::fs::write_atomic`]); returns the backup's path.
 ///
 /// # Errors
 ///
@@ -223,6 +223,6 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let backup = dir.join(format!("{name}.bak"));
     std::fs::copy(path, &backup)
         .with_context(|| format!("cannot keep the original as '{}'", backup.display()))?;
-    csikit_spec::fs::write_atomic(path, bytes)?;
+    csikit_runtime::fs::write_atomic(path, bytes)?;
     Ok(backup)
 }

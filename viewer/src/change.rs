@@ -9,7 +9,7 @@ use csi_view_core::input;
 use prost_reflect::DynamicMessage;
 
 use crate::args::{EditArgs, EncodeArgs, EncodeTo, OutFormat};
-use crate::load::{load_schema, read_file, resolve_type, stdout, uncertain_mask, write_new};
+use crate::load::{load_schema, read_file, resolve_type, stdout, uncertain_mask};
 
 pub(crate) fn encode(a: EncodeArgs) -> Result<u8> {
     let schema = load_schema(&a.schema)?;
@@ -36,7 +36,8 @@ pub(crate) fn encode(a: EncodeArgs) -> Result<u8> {
         EncodeTo::Base64 => format!("{}\n", input::to_base64(&bytes)).into_bytes(),
     };
     match &a.output {
-        Some(p) => write_new(p, &out_bytes)?,
+        // Atomically, so a failure leaves no half file.
+        Some(p) => csikit_runtime::fs::write_atomic(p, &out_bytes)?,
         None => {
             let mut out = stdout();
             out.write_all(&out_bytes)?;

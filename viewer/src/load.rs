@@ -145,11 +145,6 @@ pub(crate) fn capture_messages(schema: &Schema, path: &Path) -> Result<Vec<Typed
         .collect())
 }
 
-/// Writes a file atomically, so a failure leaves no half file.
-pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
-    Ok(csikit_spec::fs::write_atomic(path, bytes)?)
-}
-
 pub(crate) fn decode_dynamic(
     schema: &Schema,
     ty: Option<&str>,

@@ -176,7 +176,7 @@ pub fn changelog(args: ChangelogArgs) -> anyhow::Result<ExitCode> {
         text.push_str(&markdown(&report, &link));
     }
     match args.out {
-        Some(path) => csikit_spec::fs::write_atomic(&path, text.as_bytes())
+        Some(path) => csikit_runtime::fs::write_atomic(&path, text.as_bytes())
             .with_context(|| format!("writing '{}'", path.display()))?,
         None => crate::write_stdout(&text)?,
     }

@@ -184,7 +184,7 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     }
     write_tree(&out, &files)?;
     if let Some((path, text)) = &csi_proto_rs {
-        csikit_spec::fs::write_atomic(path, text.as_bytes())
+        csikit_runtime::fs::write_atomic(path, text.as_bytes())
             .with_context(|| format!("writing '{}'", path.display()))?;
     }
     eprintln!("wrote {} files to '{}'", files.len(), out.display());
@@ -344,10 +344,6 @@ fn differences(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<
 fn write_tree(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<()> {
     let tmp = crate::tree::stage(dir, files)?;
     // Keep a `target/` a standalone crate may have built.
-    let target = dir.join("target");
-    if target.is_dir() {
-        std::fs::rename(&target, tmp.join("target"))
-            .with_context(|| format!("moving '{}'", target.display()))?;
-    }
+    crate::tree::keep_folder(dir, &tmp, "target")?;
     crate::tree::swap_in(dir, &tmp)
 }

@@ -141,19 +141,7 @@ fn write_scaffold(out: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Resu
     match empty {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => crate::tree::swap_in(out, &tmp)?,
         Ok(true) => crate::tree::swap_in(out, &tmp)?,
-        Ok(false) => {
-            for path in files.keys() {
-                let dest = out.join(path);
-                if let Some(dir) = dest.parent() {
-                    std::fs::create_dir_all(dir)
-                        .with_context(|| format!("creating '{}'", dir.display()))?;
-                }
-                std::fs::rename(tmp.join(path), &dest)
-                    .with_context(|| format!("replacing '{}'", dest.display()))?;
-            }
-            std::fs::remove_dir_all(&tmp)
-                .with_context(|| format!("removing '{}'", tmp.display()))?;
-        }
+        Ok(false) => crate::tree::move_files_in(out, &tmp, files.keys())?,
         Err(e) => return Err(e).with_context(|| format!("reading '{}'", out.display())),
     }
     Ok(())

@@ -9,7 +9,9 @@ use anyhow::Context;
 /// Writes `files` (paths relative to the tree) into a fresh temporary sibling of `out` and
 /// returns that folder; every file is synced to disk before the folder can be swapped in.
 pub fn stage(out: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<PathBuf> {
-    stage_with(out, files, |dest, text| Ok(csikit_spec::fs::write_atomic(dest, text.as_bytes())?))
+    stage_with(out, files, |dest, text| {
+        Ok(csikit_runtime::fs::write_atomic(dest, text.as_bytes())?)
+    })
 }
 
 /// As [`stage`], without syncing each file: for build output such as the docs site (thousands
@@ -70,6 +72,36 @@ fn stage_with(
         write(&dest, text)?;
     }
     Ok(tmp)
+}
+
+/// Moves each of `paths` (relative) from the staged tree `tmp` into `out`, each rename replacing
+/// one file (files of `out` not among them stay), then removes `tmp`.
+pub fn move_files_in<'a>(
+    out: &Path,
+    tmp: &Path,
+    paths: impl IntoIterator<Item = &'a PathBuf>,
+) -> anyhow::Result<()> {
+    for path in paths {
+        let dest = out.join(path);
+        if let Some(dir) = dest.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating '{}'", dir.display()))?;
+        }
+        std::fs::rename(tmp.join(path), &dest)
+            .with_context(|| format!("replacing '{}'", dest.display()))?;
+    }
+    std::fs::remove_dir_all(tmp).with_context(|| format!("removing '{}'", tmp.display()))
+}
+
+/// Moves the folder `out/name`, if there is one, into the staged tree `tmp`, so that swapping
+/// `tmp` in keeps it.
+pub fn keep_folder(out: &Path, tmp: &Path, name: &str) -> anyhow::Result<()> {
+    let folder = out.join(name);
+    if folder.is_dir() {
+        std::fs::rename(&folder, tmp.join(name))
+            .with_context(|| format!("moving '{}'", folder.display()))?;
+    }
+    Ok(())
 }
 
 /// Puts the staged tree `tmp` in the place of `out`, whose old contents (if any) are moved

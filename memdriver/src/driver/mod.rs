@@ -273,6 +273,16 @@ impl Config {
 }
 
 impl State {
+    /// The volume `id`; when there is none, the RPC's "volume does not exist" row (`row`) with a
+    /// message naming it.
+    fn volume_mut(
+        &mut self,
+        id: &str,
+        row: impl FnOnce(String) -> Status,
+    ) -> Result<&mut Volume, Status> {
+        self.volumes.get_mut(id).ok_or_else(|| row(no_volume(id)))
+    }
+
     fn new_id(&mut self, kind: &str) -> String {
         self.next_id += 1;
         // Zero-padded so id order is creation order, which paging relies on.
@@ -290,8 +300,7 @@ impl State {
             }
             Some(SourceType::Volume(VolumeSource { volume_id })) => {
                 self.volumes.get(volume_id).map(|v| v.capacity).ok_or_else(|| {
-                    CreateVolumeError::SourceDoesNotExist
-                        .status(format!("volume '{volume_id}' does not exist"))
+                    CreateVolumeError::SourceDoesNotExist.status(no_volume(volume_id))
                 })
             }
             None => Err(CreateVolumeError::SourceIncompatibleOrNotSupported
@@ -326,6 +335,11 @@ impl Snapshot {
 }
 
 /// What makes a repeated `CreateVolume` differ from the volume its name already holds, if anything.
+/// What a call naming an unknown volume is told.
+fn no_volume(id: &str) -> String {
+    format!("volume '{id}' does not exist")
+}
+
 fn create_mismatch(existing: &Volume, request: &CreateVolumeRequest) -> Option<&'static str> {
     let (required, limit) =
         request.capacity_range.map_or((0, 0), |r| (r.required_bytes, r.limit_bytes));

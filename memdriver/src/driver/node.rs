@@ -34,9 +34,8 @@ impl Driver {
         self.authenticate(&request.secrets)?;
         delay(&request.volume_context).await?;
         let mut state = self.state();
-        let volume = state.volumes.get_mut(&request.volume_id).ok_or_else(|| {
-            NodeStageVolumeError::VolumeDoesNotExist
-                .status(format!("volume '{}' does not exist", request.volume_id))
+        let volume = state.volume_mut(&request.volume_id, |m| {
+            NodeStageVolumeError::VolumeDoesNotExist.status(m)
         })?;
         let capability = request.volume_capability.unwrap_or_default();
         if !compatible(&volume.capabilities, &capability) {
@@ -76,9 +75,8 @@ impl Driver {
         request: NodeUnstageVolumeRequest,
     ) -> Result<NodeUnstageVolumeResponse, Status> {
         let mut state = self.state();
-        let volume = state.volumes.get_mut(&request.volume_id).ok_or_else(|| {
-            NodeUnstageVolumeError::VolumeDoesNotExist
-                .status(format!("volume '{}' does not exist", request.volume_id))
+        let volume = state.volume_mut(&request.volume_id, |m| {
+            NodeUnstageVolumeError::VolumeDoesNotExist.status(m)
         })?;
         if let Some((target, _)) =
             volume.published.iter().find(|(_, p)| p.staging_path == request.staging_target_path)
@@ -107,9 +105,8 @@ impl Driver {
         self.authenticate(&request.secrets)?;
         delay(&request.volume_context).await?;
         let mut state = self.state();
-        let volume = state.volumes.get_mut(&request.volume_id).ok_or_else(|| {
-            NodePublishVolumeError::VolumeDoesNotExist
-                .status(format!("volume '{}' does not exist", request.volume_id))
+        let volume = state.volume_mut(&request.volume_id, |m| {
+            NodePublishVolumeError::VolumeDoesNotExist.status(m)
         })?;
         // STAGE_UNSTAGE_VOLUME is advertised, so publication goes through a staging path.
         if request.staging_target_path.is_empty() {
@@ -178,9 +175,8 @@ impl Driver {
         {
             return Ok(NodeUnpublishVolumeResponse {});
         }
-        let volume = state.volumes.get_mut(&request.volume_id).ok_or_else(|| {
-            NodeUnpublishVolumeError::VolumeDoesNotExist
-                .status(format!("volume '{}' does not exist", request.volume_id))
+        let volume = state.volume_mut(&request.volume_id, |m| {
+            NodeUnpublishVolumeError::VolumeDoesNotExist.status(m)
         })?;
         if volume.published.remove(&request.target_path).is_some() {
             remove_target(&request.target_path)?;

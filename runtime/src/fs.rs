@@ -1,5 +1,6 @@
-//! Writing a file so that no reader ever sees it half-written: the one atomic write the
-//! workspace's tools share (`cargo xtask`, `csi-view`, `csikit-build`).
+//! Writing a file so that no reader ever sees it half-written: the one atomic write every tool of
+//! the workspace replaces a file with (`cargo xtask`, `csi-view`, `csikit-build`,
+//! `csi-conformance`).
 
 use std::io::Write as _;
 use std::path::Path;
