@@ -967,16 +967,15 @@ fn not_comparable_md(report: &Report) -> String {
             Side::New => format!("not available from {}'s source", report.new),
             Side::Both => "not available from either source".to_owned(),
         };
+        let per_rpc = matches!(n.what, NotAvailable::Errors | NotAvailable::Obligations);
         let carried = match &n.carried_from {
-            Some(from) if matches!(n.what, NotAvailable::Errors | NotAvailable::Obligations) => {
-                format!(
-                    ", carried from {from} for the RPCs whose schema is unchanged, which are compared"
-                )
-            }
-            Some(from) => format!(", carried from {from}"),
+            Some(from) if per_rpc => format!(
+                ", carried from {from} for the RPCs whose schema is unchanged, which are compared"
+            ),
+            Some(from) => format!(", carried from {from} (not compared)"),
             None => String::new(),
         };
-        let more = if n.carried_from.is_some() { " more" } else { "" };
+        let more = if n.carried_from.is_some() && per_rpc { " more" } else { "" };
         let held = match n.unavailable_in {
             Side::Both => String::new(),
             Side::Old => format!("; {} states {}{more}", report.new, n.items),

@@ -350,8 +350,7 @@ fn notice(path: &Path, source: &SourceInfo) -> Diagnostic {
     };
     let help = match &source.carried {
         Some(c) => format!(
-            "the model marks these in source.not_available; {} are carried from {} where the schema is unchanged, each saying carried_from, and nothing else is guessed",
-            c.parts.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", "),
+            "the model marks these in source.not_available; {}'s stand in for them as the next warning says, each saying carried_from, and nothing is guessed",
             c.from
         ),
         None => "the model marks these in source.not_available; they are left empty, never guessed or taken from another release".to_owned(),

@@ -45,9 +45,14 @@ pub struct ChangelogArgs {
     out: Option<PathBuf>,
 }
 
-/// What a spec folder is called in reports: the folder's name (`v1.12.0`, `replication`).
+/// What a spec source is called in reports: a folder's name (`v1.12.0`, `replication`), a file's
+/// with its folder's (`v1.12.0/csi.proto`).
 fn release_name(dir: &Path) -> String {
-    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    match (dir.is_file(), dir.parent().and_then(name)) {
+        (true, Some(folder)) => format!("{folder}/{}", name(dir).unwrap_or_default()),
+        _ => name(dir).unwrap_or_default(),
+    }
 }
 
 /// Loads any spec source (a spec folder, a proto-only folder, a .proto, a descriptor set);
@@ -68,8 +73,10 @@ fn load_with(dir: &Path, carry: Carry) -> anyhow::Result<Model> {
     loaded.model.with_context(|| format!("'{}' is not a spec source", dir.display()))
 }
 
-/// The section links of a report: the spec's markdown at its release on GitHub.
+/// The section links of a report: the spec's markdown at its release on GitHub (a file's
+/// folder's).
 fn link_base(dir: &Path) -> String {
+    let dir = if dir.is_file() { dir.parent().unwrap_or(dir) } else { dir };
     let release = release_name(dir);
     if dir.join("spec.md").is_file() {
         format!("https://github.com/container-storage-interface/spec/blob/{release}/spec.md")
