@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::model::{
-    Enum, ErrorRow, Field, Label, Message, Method, Model, Presence, Service, SizeLimit,
+    Enum, ErrorRow, Field, Label, Message, Method, Model, Obligation, Presence, Service, SizeLimit,
 };
 use crate::provenance::NotAvailable;
 
@@ -424,10 +424,8 @@ impl<'a> Differ<'a> {
             self.alpha(&path, o.alpha, m.alpha, section.clone());
             self.deprecated(&path, o.deprecated, m.deprecated, section.clone());
             let prose = (self.old.states_obligation(o), self.new.states_obligation(m));
-            let same_obligation = match (&o.obligation, &m.obligation) {
-                (Some(a), Some(b)) => a.same_rule(b),
-                (a, b) => a.is_none() && b.is_none(),
-            };
+            let same_obligation =
+                Obligation::same_rules(o.obligation.as_ref(), m.obligation.as_ref());
             // Both from the prose (read or carried), or both from the proto's comments alone.
             if prose.0 == prose.1 && !same_obligation {
                 self.push(

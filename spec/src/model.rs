@@ -140,6 +140,15 @@ impl Obligation {
             && self.if_any == other.if_any
             && self.service_wide == other.service_wide
     }
+
+    /// [`Obligation::same_rule`] of two RPCs' obligations, either of which may be absent: the
+    /// same when both are absent.
+    pub fn same_rules(a: Option<&Obligation>, b: Option<&Obligation>) -> bool {
+        match (a, b) {
+            (Some(a), Some(b)) => a.same_rule(b),
+            (a, b) => a.is_none() && b.is_none(),
+        }
+    }
 }
 
 /// A capability that obliges another: a plugin that advertises `capability` MUST also advertise
