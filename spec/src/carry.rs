@@ -118,8 +118,8 @@ pub fn is_carry_notice(d: &Diagnostic) -> bool {
 ///
 /// # Errors
 ///
-/// When `new` has spec markdown of its own, `from` has none (or is a translation), or `new` has
-/// already been carried into.
+/// When `new` has spec markdown of its own, `from` has none (or is a translation) or is of
+/// another package (its version aside), or `new` has already been carried into.
 pub fn carry_facts(
     new: &mut Model,
     from: &Model,
@@ -147,6 +147,17 @@ pub fn carry_facts(
         )
         .with_help("carry from a spec folder holding spec.md (or README.md) and its .proto"));
     };
+    // Another spec's prose (a csi-addons package's, say) says nothing about this one.
+    if unversioned(&new.package) != unversioned(&from.package) {
+        return Err(Diagnostic::global(
+            Severity::Error,
+            format!(
+                "'{from_name}' is package '{}', not an older release of '{}'; nothing is carried from it",
+                from.package, new.package
+            ),
+        )
+        .with_help("carry from an older release of the same spec"));
+    }
     let lacks = |what| !new.source.states(what);
     let parts: Vec<NotAvailable> = NotAvailable::PROSE.into_iter().filter(|w| lacks(*w)).collect();
     let file = new.files.len();
@@ -229,6 +240,21 @@ pub fn carry_facts(
     Ok(report)
 }
 
+/// A package without its version (`csi.v1` → `csi`), so releases across a package rename
+/// (`csi.v0` → `csi.v1`) are of one spec.
+fn unversioned(package: &str) -> &str {
+    match package.rsplit_once('.') {
+        Some((family, version))
+            if version
+                .strip_prefix('v')
+                .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit())) =>
+        {
+            family
+        }
+        _ => package,
+    }
+}
+
 /// Whether RPC `new_method` of `new` has the schema `old_method` had in `old`: the same
 /// declaration (request and response types relative to the package, streaming, `alpha`,
 /// `deprecated`) and the same fields in its request and response messages (name, number, type
@@ -293,5 +319,16 @@ impl<'m> FieldSchema<'m> {
             alpha: f.alpha,
             deprecated: f.deprecated,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_package_is_one_spec_across_its_versions() {
+        assert_eq!(super::unversioned("csi.v1"), "csi");
+        assert_eq!(super::unversioned("csi.v0"), "csi");
+        assert_eq!(super::unversioned("replication"), "replication");
+        assert_eq!(super::unversioned("csi.vendor"), "csi.vendor");
     }
 }

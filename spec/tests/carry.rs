@@ -427,6 +427,16 @@ fn a_carry_needs_a_spec_folder_and_happens_once() {
     assert!(carry_facts(&mut into_full, &old, "v1.11.0").is_err());
     let mut new = proto_alone(&v12);
     assert!(carry_facts(&mut new, &proto_alone(&v11), "v1.11.0").is_err());
+    // Another spec's prose: a csi-addons package (one has an Identity service too) is not an
+    // older CSI release.
+    for addon in common::addons(&root) {
+        let refused = carry_facts(&mut new, &full(&addon.main.dir), &addon.name);
+        assert!(refused.is_err_and(|d| d.message.contains("not an older release of 'csi.v1'")));
+    }
+    assert!(
+        new.source.carried.is_none()
+            && new.services.iter().flat_map(|s| &s.methods).all(|m| m.carried_from.is_none())
+    );
 }
 
 /// "When the real spec.md arrives, `xtask diff` between the two Models shows what the carry got
