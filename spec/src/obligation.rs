@@ -121,10 +121,14 @@ pub fn comment_agrees(comment: &Obligation, prose: &Obligation) -> bool {
 /// An obligation in words, for diagnostics: "Controller Plugin if it has CREATE_DELETE_VOLUME".
 pub fn describe(o: &Obligation) -> String {
     let names: Vec<&str> = o.if_any.iter().map(|c| c.name.as_str()).collect();
+    let plugin = match o.plugin.as_str() {
+        "Plugin" => "every Plugin".to_owned(),
+        other => format!("{other} Plugin"),
+    };
     if names.is_empty() {
-        format!("{} Plugin, always", o.plugin)
+        format!("{plugin}, always")
     } else {
-        format!("{} Plugin if it has {}", o.plugin, names.join(" or "))
+        format!("{plugin} if it has {}", names.join(" or "))
     }
 }
 
