@@ -147,6 +147,52 @@ pub fn no_control_chars(text: &str) -> bool {
     text.contains("U+0000")
 }
 
+/// The RPC a capability's comment (already normalised) says the capability stands for: "Indicates
+/// the SP supports the `X` RPC" (v1.3.0 on, backticks or not), or "If Plugin implements
+/// GET_VOLUME_STATS capability then it MUST implement X RPC" (v1.0.0 on). Only a word shaped like
+/// an RPC name (capitalised, letters and digits) is taken: "Indicates the SP supports
+/// ControllerPublishVolume.readonly field" names none.
+pub fn capability_rpc(text: &str) -> Option<&str> {
+    ["supports the ", "MUST implement "].iter().find_map(|lead| {
+        text.match_indices(lead).find_map(|(at, _)| {
+            let rest = &text[at + lead.len()..];
+            let (word, after) = rest.split_once(' ')?;
+            let name = word.trim_matches('`');
+            let rpc_shaped = name.starts_with(|c: char| c.is_ascii_uppercase())
+                && name.chars().all(|c| c.is_ascii_alphanumeric())
+                && name.chars().any(|c| c.is_ascii_lowercase());
+            (rpc_shaped && after.starts_with("RPC")).then_some(name)
+        })
+    })
+}
+
+/// What a capability's comment (already normalised) says it obliges besides: "The SP MUST also
+/// support PUBLISH_UNPUBLISH_VOLUME." (v1.6.0 on), "A plugin which supports the
+/// LIST_VOLUME_HEALTH capability MUST also support the GET_VOLUME_HEALTH capability." (v1.13.0).
+/// Returns the capability the sentence names as the one that obliges, if it names one before
+/// "MUST also support", and the one obliged.
+pub fn capability_requires(text: &str) -> Option<(Option<&str>, &str)> {
+    const PHRASE: &str = "MUST also support ";
+    let at = text.find(PHRASE)?;
+    let sentence_start = text[..at].rfind(". ").map_or(0, |i| i + 2);
+    let subject = text[sentence_start..at]
+        .split(' ')
+        .map(|w| w.trim_matches('`'))
+        .find(|w| capability_shaped(w));
+    let rest = text[at + PHRASE.len()..].trim_start_matches("the ");
+    let word = rest.split([' ', '.', ',']).next()?.trim_matches('`');
+    capability_shaped(word).then_some((subject, word))
+}
+
+/// `CREATE_DELETE_VOLUME`-shaped: capitals, digits and underscores, a capital first, and an
+/// underscore (so "SP" or "MUST" is not one).
+pub fn capability_shaped(word: &str) -> bool {
+    word.len() > 2
+        && word.starts_with(|c: char| c.is_ascii_uppercase())
+        && word.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        && word.contains('_')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +263,38 @@ mod tests {
             "Specifies what API the volume will be accessed using. One of the following fields MUST be specified."
         ));
         assert!(!oneof_required("Service that the plugin supports."));
+    }
+
+    #[test]
+    fn what_capabilities_say() {
+        let get = "Indicates the SP supports the ControllerGetVolume RPC. This enables COs to, for example, fetch per volume information after a volume is provisioned.";
+        assert_eq!(capability_rpc(get), Some("ControllerGetVolume"));
+        assert_eq!(
+            capability_rpc("Indicates the SP supports the `GetSnapshot` RPC."),
+            Some("GetSnapshot")
+        );
+        let stats = "If Plugin implements GET_VOLUME_STATS capability then it MUST implement NodeGetVolumeStats RPC call for fetching volume statistics.";
+        assert_eq!(capability_rpc(stats), Some("NodeGetVolumeStats"));
+        assert_eq!(
+            capability_rpc("Indicates the SP supports ControllerPublishVolume.readonly field."),
+            None
+        );
+        assert_eq!(
+            capability_rpc(
+                "Indicates the SP supports the SINGLE_NODE_SINGLE_WRITER and/or SINGLE_NODE_MULTI_WRITER access modes."
+            ),
+            None
+        );
+        assert_eq!(capability_rpc("See VolumeExpansion for details."), None);
+
+        let published = "Indicates the SP supports the ListVolumesResponse.entry.published_node_ids field and the ControllerGetVolumeResponse.published_node_ids field. The SP MUST also support PUBLISH_UNPUBLISH_VOLUME.";
+        assert_eq!(capability_requires(published), Some((None, "PUBLISH_UNPUBLISH_VOLUME")));
+        let health = "Indicates the SP supports the ControllerListVolumeHealth RPC. This enables COs to fetch volume health information from the Controller Plugin's perspective. A plugin which supports the LIST_VOLUME_HEALTH capability MUST also support the GET_VOLUME_HEALTH capability.";
+        assert_eq!(
+            capability_requires(health),
+            Some((Some("LIST_VOLUME_HEALTH"), "GET_VOLUME_HEALTH"))
+        );
+        assert_eq!(capability_requires(get), None);
+        assert_eq!(capability_requires("The SP MUST also support it."), None);
     }
 }

@@ -278,6 +278,20 @@ impl Corpus {
         self.releases.iter().rev().find(|r| r.proto().is_file())
     }
 
+    /// The release `release` carries its prose facts from by default when it is proto-only:
+    /// the newest older release (by version) that has its spec markdown. `None` for a full
+    /// release, or when no older release has markdown.
+    pub fn carry_source(&self, release: &Release) -> Option<&Release> {
+        if release.form != Form::ProtoOnly {
+            return None;
+        }
+        self.releases
+            .iter()
+            .rev()
+            .filter(|r| r.version < release.version)
+            .find(|r| r.form == Form::Full)
+    }
+
     /// A csi-addons package by name.
     pub fn addon(&self, name: &str) -> Option<&Addon> {
         self.addons.iter().find(|a| a.name == name)
@@ -287,6 +301,17 @@ impl Corpus {
     pub fn translation(&self, lang: &str) -> Option<&Translation> {
         self.translations.iter().find(|t| t.lang == lang)
     }
+}
+
+/// The folder a release folder of a corpus carries its prose facts from by default
+/// ([`Corpus::carry_source`]), with that release's name: `dir` must be a proto-only
+/// `<corpus>/csi-spec/<version>/` folder. `None` for any other folder.
+pub fn carry_source_of(dir: &Path) -> Option<(String, PathBuf)> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let releases = dir.parent().filter(|p| p.file_name().is_some_and(|n| n == "csi-spec"))?;
+    let corpus = Corpus::read(releases.parent()?).ok()?;
+    let release = corpus.release(dir.file_name()?.to_str()?)?;
+    corpus.carry_source(release).map(|r| (r.name.clone(), r.dir.clone()))
 }
 
 /// The `.proto` files directly in `dir`, sorted.
@@ -378,6 +403,14 @@ mod tests {
             [("v1.2.0", Form::Full), ("v1.9.0", Form::Full), ("v1.10.0", Form::ProtoOnly)]
         );
         assert_eq!(c.latest_release().unwrap().name, "v1.10.0");
+        // The proto-only v1.10.0 carries from v1.9.0, the newest older release with spec.md.
+        let newest = c.release("v1.10.0").unwrap();
+        assert_eq!(c.carry_source(newest).map(|r| r.name.as_str()), Some("v1.9.0"));
+        assert_eq!(c.carry_source(c.release("v1.9.0").unwrap()), None);
+        let (name, dir) = carry_source_of(&spec.join("v1.10.0")).unwrap();
+        assert_eq!((name.as_str(), dir.file_name().unwrap()), ("v1.9.0", "v1.9.0".as_ref()));
+        assert_eq!(carry_source_of(&spec.join("v1.9.0")), None);
+        assert_eq!(carry_source_of(root.path()), None);
         assert_eq!(c.releases_from("v1.9.0").count(), 2);
         let names: Vec<&str> = c.addons.iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["fence", "replication"]);

@@ -17,9 +17,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::model::{
-    Enum, ErrorRow, Field, Label, Message, Method, Model, Presence, Service, SizeLimit,
+    Enum, ErrorRow, Field, Label, Message, Method, Model, Obligation, Presence, Service, SizeLimit,
 };
-use crate::source::NotAvailable;
+use crate::provenance::NotAvailable;
 
 /// How much a change matters to code on either side of the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -93,7 +93,8 @@ pub struct Finding {
     pub change: Change,
     /// To what: `service`, `rpc`, `message`, `field`, `enum`, `enum_value`, `field_type`,
     /// `field_number`, `presence`, `secret`, `alpha`, `deprecated`, `size_limit`, `error_row`,
-    /// `obligation`, `package`.
+    /// `obligation`, `package`; and where one side carried an RPC's facts, `error_text` (a row's
+    /// description or recovery) and `section` (its anchor).
     pub element: &'static str,
     /// The element's full name in the new Model (the old one for removals).
     pub path: String,
@@ -123,16 +124,22 @@ pub enum Side {
 }
 
 /// A part of the Models that one side's source cannot state, so it is not compared: never
-/// reported as removed or added.
+/// reported as removed or added. Where that side carries the part from an older release, the
+/// carried facts are compared (RPC by RPC for error tables and obligations), and only the rest
+/// is not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NotComparable {
     /// What is not compared (a [`NotAvailable`] name: `errors`, `obligations`, `presence`...).
     pub what: NotAvailable,
     /// The side whose source does not state it.
     pub unavailable_in: Side,
-    /// How many such items the other side states (error rows, obligations, sections, fields
-    /// with a stated presence...); 0 when neither states it.
+    /// How many such items the other side states and the report did not compare (error rows,
+    /// obligations, sections, fields with a stated presence...; the error rows and obligations
+    /// of carried RPCs are compared, so not counted); 0 when neither side states it.
     pub items: usize,
+    /// The release that side carries this part from, if it does (JSON: absent when not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub carried_from: Option<String>,
 }
 
 /// Every change from `old` to `new`.
@@ -149,14 +156,19 @@ pub struct Report {
 }
 
 /// Compares two Models; `old_name` and `new_name` name them in the report.
+///
+/// An RPC's error table and obligation are compared where both sides state them: read from
+/// their own prose or carried from an older release (`Model::states_errors`,
+/// `Model::states_obligation`); two obligations read from capability comments alone compare
+/// too. Where either side carried an RPC's facts, they are checked word for word: a row's
+/// description and recovery (`error_text`) and the section anchor (`section`) as well, so
+/// comparing a carried Model with the release's real one shows what the carry got wrong.
 pub fn diff(old: &Model, new: &Model, old_name: &str, new_name: &str) -> Report {
     let lacks = |what| !old.source.states(what) || !new.source.states(what);
     let mut d = Differ {
         old,
         new,
         out: Vec::new(),
-        errors: !lacks(NotAvailable::Errors),
-        obligations: !lacks(NotAvailable::Obligations),
         presence: !lacks(NotAvailable::Presence),
         size_limits: !lacks(NotAvailable::SizeLimits),
     };
@@ -184,20 +196,38 @@ fn not_comparable(old: &Model, new: &Model) -> Vec<NotComparable> {
                 (true, false) => (Side::Old, Some(new)),
                 _ => (Side::New, Some(old)),
             };
-            NotComparable { what, unavailable_in, items: other.map_or(0, |m| count(m, what)) }
+            let lacking = match unavailable_in {
+                Side::New => new,
+                _ => old,
+            };
+            let carried_from = lacking
+                .source
+                .carried
+                .as_ref()
+                .filter(|c| c.parts.contains(&what))
+                .map(|c| c.from.clone());
+            let items = other.map_or(0, |m| count(m, what, |method| carried(lacking, method)));
+            NotComparable { what, unavailable_in, items, carried_from }
         })
         .collect()
 }
 
-/// How many items of `what` a Model states.
-fn count(m: &Model, what: NotAvailable) -> usize {
+/// Whether `model` carries the facts of the RPC named like `method`.
+fn carried(model: &Model, method: &Method) -> bool {
+    model.method(&method.name).is_some_and(|(_, m)| m.carried_from.is_some())
+}
+
+/// How many items of `what` a Model states, leaving out the error rows and obligations of the
+/// RPCs `compared` says were compared.
+fn count(m: &Model, what: NotAvailable, compared: impl Fn(&Method) -> bool) -> usize {
     let methods = || m.services.iter().flat_map(|s| &s.methods);
+    let uncompared = || methods().filter(|x| !compared(x));
     let fields = || m.messages.iter().flat_map(|x| &x.fields);
     match what {
-        NotAvailable::Errors => methods().map(|x| x.errors.len()).sum(),
+        NotAvailable::Errors => uncompared().map(|x| x.errors.len()).sum(),
         NotAvailable::GeneralErrors => m.general_errors.len(),
         NotAvailable::Sections => m.sections.len(),
-        NotAvailable::Obligations => methods().filter(|x| x.obligation.is_some()).count(),
+        NotAvailable::Obligations => uncompared().filter(|x| x.obligation.is_some()).count(),
         NotAvailable::SizeLimitTable => 1,
         NotAvailable::Comments => {
             m.messages.iter().filter(|x| !x.comment.is_empty()).count()
@@ -221,9 +251,7 @@ struct Differ<'a> {
     old: &'a Model,
     new: &'a Model,
     out: Vec<Finding>,
-    /// Whether both sides state error tables, obligations, presence, per-field size limits.
-    errors: bool,
-    obligations: bool,
+    /// Whether both sides state presence and per-field size limits.
     presence: bool,
     size_limits: bool,
 }
@@ -248,11 +276,6 @@ fn alpha_scope(model: &Model, full: &str) -> bool {
             None => return false,
         }
     }
-}
-
-/// A full name relative to its package (`csi.v1.Volume` → `Volume`).
-fn relative<'n>(package: &str, full: &'n str) -> &'n str {
-    full.strip_prefix(package).and_then(|r| r.strip_prefix('.')).unwrap_or(full)
 }
 
 fn field_type(f: &Field) -> String {
@@ -303,9 +326,8 @@ impl<'a> Differ<'a> {
         for (model, name) in [(self.new, full.to_owned()), (self.old, full.to_owned())] {
             for s in &model.services {
                 for m in &s.methods {
-                    let rel = relative(&model.package, &name);
-                    if (relative(&model.package, &m.input) == rel
-                        || relative(&model.package, &m.output) == rel)
+                    let rel = model.relative(&name);
+                    if (model.relative(&m.input) == rel || model.relative(&m.output) == rel)
                         && let Some(sec) = &m.section
                     {
                         return Some(sec.clone());
@@ -384,10 +406,8 @@ impl<'a> Differ<'a> {
                 continue;
             };
             let section = m.section.clone().or_else(|| o.section.clone());
-            let (oi, oo) =
-                (relative(&self.old.package, &o.input), relative(&self.old.package, &o.output));
-            let (ni, no) =
-                (relative(&self.new.package, &m.input), relative(&self.new.package, &m.output));
+            let (oi, oo) = (self.old.relative(&o.input), self.old.relative(&o.output));
+            let (ni, no) = (self.new.relative(&m.input), self.new.relative(&m.output));
             if (oi, oo) != (ni, no)
                 || o.client_streaming != m.client_streaming
                 || o.server_streaming != m.server_streaming
@@ -403,7 +423,11 @@ impl<'a> Differ<'a> {
             }
             self.alpha(&path, o.alpha, m.alpha, section.clone());
             self.deprecated(&path, o.deprecated, m.deprecated, section.clone());
-            if self.obligations && o.obligation != m.obligation {
+            let prose = (self.old.states_obligation(o), self.new.states_obligation(m));
+            let same_obligation =
+                Obligation::same_rules(o.obligation.as_ref(), m.obligation.as_ref());
+            // Both from the prose (read or carried), or both from the proto's comments alone.
+            if prose.0 == prose.1 && !same_obligation {
                 self.push(
                     Change::Changed,
                     "obligation",
@@ -413,8 +437,22 @@ impl<'a> Differ<'a> {
                     section.clone(),
                 );
             }
-            if self.errors {
-                self.errors(&path, &o.errors, &m.errors, section);
+            let carried = o.carried_from.is_some() || m.carried_from.is_some();
+            if carried && o.section != m.section {
+                self.push(
+                    Change::Changed,
+                    "section",
+                    path.clone(),
+                    Severity::Info,
+                    (json!(o.section), json!(m.section)),
+                    section.clone(),
+                );
+            }
+            if self.old.states_errors(o) && self.new.states_errors(m) {
+                self.errors(&path, &o.errors, &m.errors, section.clone());
+                if carried {
+                    self.error_texts(&path, &o.errors, &m.errors, section);
+                }
             }
         }
         let new: BTreeSet<&str> = service.methods.iter().map(|m| m.name.as_str()).collect();
@@ -476,6 +514,37 @@ impl<'a> Differ<'a> {
         }
     }
 
+    /// Rows that match by condition and code but whose description or recovery is worded
+    /// differently: one `error_text` finding each. Only for carried tables, which claim to be
+    /// the other release's words; between two releases' own tables a rewording is not reported.
+    fn error_texts(
+        &mut self,
+        path: &str,
+        old: &[ErrorRow],
+        new: &[ErrorRow],
+        section: Option<String>,
+    ) {
+        let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let key = |r: &ErrorRow| (words(&r.condition), r.code.clone());
+        let old_rows: BTreeMap<_, &ErrorRow> = old.iter().map(|r| (key(r), r)).collect();
+        for r in new {
+            let Some(o) = old_rows.get(&key(r)) else { continue };
+            if words(&o.description) != words(&r.description)
+                || words(&o.recovery) != words(&r.recovery)
+            {
+                let text = |r: &ErrorRow| json!({"condition": r.condition, "code": r.code, "description": r.description, "recovery": r.recovery});
+                self.push(
+                    Change::Changed,
+                    "error_text",
+                    path.to_owned(),
+                    Severity::Info,
+                    (text(o), text(r)),
+                    section.clone(),
+                );
+            }
+        }
+    }
+
     fn alpha(&mut self, path: &str, old: bool, new: bool, section: Option<String>) {
         match (old, new) {
             (false, true) => self.push(
@@ -516,14 +585,10 @@ impl<'a> Differ<'a> {
     }
 
     fn messages(&mut self) {
-        let old: BTreeMap<&str, &Message> = self
-            .old
-            .messages
-            .iter()
-            .map(|m| (relative(&self.old.package, &m.full_name), m))
-            .collect();
+        let old: BTreeMap<&str, &Message> =
+            self.old.messages.iter().map(|m| (self.old.relative(&m.full_name), m)).collect();
         for m in &self.new.messages {
-            let rel = relative(&self.new.package, &m.full_name);
+            let rel = self.new.relative(&m.full_name);
             let section = self.message_section(&m.full_name);
             match old.get(rel) {
                 None => self.push(
@@ -542,9 +607,9 @@ impl<'a> Differ<'a> {
             }
         }
         let new: BTreeSet<&str> =
-            self.new.messages.iter().map(|m| relative(&self.new.package, &m.full_name)).collect();
+            self.new.messages.iter().map(|m| self.new.relative(&m.full_name)).collect();
         for m in &self.old.messages {
-            if !new.contains(relative(&self.old.package, &m.full_name)) {
+            if !new.contains(self.old.relative(&m.full_name)) {
                 let section = self.message_section(&m.full_name);
                 self.push(
                     Change::Removed,
@@ -698,9 +763,9 @@ impl<'a> Differ<'a> {
 
     fn enums(&mut self) {
         let old: BTreeMap<&str, &Enum> =
-            self.old.enums.iter().map(|e| (relative(&self.old.package, &e.full_name), e)).collect();
+            self.old.enums.iter().map(|e| (self.old.relative(&e.full_name), e)).collect();
         for e in &self.new.enums {
-            match old.get(relative(&self.new.package, &e.full_name)) {
+            match old.get(self.new.relative(&e.full_name)) {
                 None => self.push(
                     Change::Added,
                     "enum",
@@ -717,9 +782,9 @@ impl<'a> Differ<'a> {
             }
         }
         let new: BTreeSet<&str> =
-            self.new.enums.iter().map(|e| relative(&self.new.package, &e.full_name)).collect();
+            self.new.enums.iter().map(|e| self.new.relative(&e.full_name)).collect();
         for e in &self.old.enums {
-            if !new.contains(relative(&self.old.package, &e.full_name)) {
+            if !new.contains(self.old.relative(&e.full_name)) {
                 self.push(
                     Change::Removed,
                     "enum",
@@ -830,6 +895,11 @@ pub fn markdown(report: &Report, link_base: &str) -> String {
             for f in fs {
                 let what = match (f.change, &f.old_path) {
                     (Change::Renamed, Some(old)) => format!("`{old}` renamed to `{}`", f.path),
+                    (Change::Changed, _) if f.element == "error_text" => format!(
+                        "`{}`: the words of {} changed (description or recovery)",
+                        f.path,
+                        show(&f.new)
+                    ),
                     (Change::Changed, _) => format!(
                         "`{}`: {} changed from {} to {}",
                         f.path,
@@ -895,12 +965,21 @@ fn not_comparable_md(report: &Report) -> String {
             Side::New => format!("not available from {}'s source", report.new),
             Side::Both => "not available from either source".to_owned(),
         };
+        let per_rpc = matches!(n.what, NotAvailable::Errors | NotAvailable::Obligations);
+        let carried = match &n.carried_from {
+            Some(from) if per_rpc => format!(
+                ", carried from {from} for the RPCs whose schema is unchanged, which are compared"
+            ),
+            Some(from) => format!(", carried from {from} (not compared)"),
+            None => String::new(),
+        };
+        let more = if n.carried_from.is_some() && per_rpc { " more" } else { "" };
         let held = match n.unavailable_in {
             Side::Both => String::new(),
-            Side::Old => format!("; {} states {}", report.new, n.items),
-            Side::New => format!("; {} states {}", report.old, n.items),
+            Side::Old => format!("; {} states {}{more}", report.new, n.items),
+            Side::New => format!("; {} states {}{more}", report.old, n.items),
         };
-        let _ = writeln!(out, "- {}: {side}{held}", n.what.as_str().replace('_', " "));
+        let _ = writeln!(out, "- {}: {side}{carried}{held}", n.what.as_str().replace('_', " "));
     }
     out.push('\n');
     out
@@ -922,7 +1001,7 @@ fn show(v: &Value) -> String {
 /// The service a finding is about, from its path (`csi.v1.Controller.CreateVolume`).
 fn group(f: &Finding) -> String {
     match f.element {
-        "service" | "rpc" | "obligation" | "error_row" => {
+        "service" | "rpc" | "obligation" | "error_row" | "error_text" | "section" => {
             let mut parts: Vec<&str> = f.path.rsplitn(2, '.').collect();
             if f.element != "service" {
                 parts = vec![parts.get(1).copied().unwrap_or("")];

@@ -9,11 +9,13 @@
 //!
 //! Modules: `source` (any spec source: a spec folder, a `.proto` alone, a descriptor set) and
 //! `corpus` (the corpus listing); `extract`, `markdown`, `comment` and `compile` read;
-//! `lower`, `obligation` and `model` build the Model, `facts` turns it into the runtime's facts
-//! tables and `prose` gives a section's text as plain blocks; `check` and `diagnostic` report;
-//! `diff` compares two Models; `normative` lists the sentences that hold an RFC 2119 keyword (for
-//! audits of what a release obliges).
+//! `lower`, `obligation` and `model` build the Model, `provenance` says where its facts come
+//! from, `carry` carries an older release's prose facts into a model read without markdown,
+//! `facts` turns it into the runtime's facts tables and `prose` gives a section's text as plain
+//! blocks; `check` and `diagnostic` report; `diff` compares two Models; `normative` lists the
+//! sentences that hold an RFC 2119 keyword (for audits of what a release obliges).
 
+pub mod carry;
 pub mod check;
 pub mod comment;
 pub mod compile;
@@ -29,17 +31,18 @@ pub mod model;
 pub mod normative;
 pub mod obligation;
 pub mod prose;
+pub mod provenance;
 pub mod source;
 
 use std::path::{Path, PathBuf};
 
+pub use carry::Carry;
 pub use compile::{CSI_GO_IMPORT, Compiled, ImportMap};
 pub use diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile};
 pub use extract::{Extracted, Rule};
 pub use model::*;
-pub use source::{
-    NotAvailable, SourceInfo, SourceKind, load_descriptor_set, load_proto_file, load_source,
-};
+pub use provenance::{Carried, NotAvailable, SourceInfo, SourceKind};
+pub use source::{load_descriptor_set, load_proto_file, load_source};
 
 /// The environment variable that points at the corpus of real inputs.
 pub const CORPUS_ENV: &str = "CSIKIT_CORPUS";
@@ -192,6 +195,10 @@ pub struct LoadOptions {
     pub translation: Option<(String, PathBuf)>,
     /// Extra imports; the CSI import used by csi-addons is added from the corpus when absent.
     pub imports: ImportMap,
+    /// Where a source without spec markdown takes its prose facts from: by default a
+    /// proto-only release folder of a corpus carries from the newest older release with
+    /// markdown ([`carry`]); [`Carry::None`] reads the source alone.
+    pub carry: Carry,
 }
 
 /// The outcome of loading: the model when the inputs could be used, and every problem found.
@@ -255,6 +262,20 @@ pub fn load_spec(spec: &SpecDir, options: &LoadOptions) -> Loaded {
         extracted: None,
         diagnostics: diags.sorted(),
     };
+    if let Carry::From(from) = &options.carry {
+        diags.push(
+            Diagnostic::global(
+                Severity::Error,
+                format!(
+                    "'{}' has its own spec markdown; nothing is carried into it from '{}'",
+                    spec.markdown.display(),
+                    from.display()
+                ),
+            )
+            .with_help("carrying is for a release read from its .proto alone: pass the .proto (--proto FILE) or a folder holding it alone"),
+        );
+        return failed(diags);
+    }
     let Some(md) = read_source(&spec.markdown, &mut diags) else { return failed(diags) };
     let rule = options.rule.unwrap_or_else(|| Rule::for_release(&spec.name));
     let mut raw = Vec::new();

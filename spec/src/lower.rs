@@ -111,6 +111,7 @@ pub fn lower_model(input: LowerInput<'_>, diags: &mut Vec<Diagnostic>) -> Model 
                     errors: Vec::new(),
                     section: None,
                     obligation: None,
+                    carried_from: None,
                     span: cx.span(m.path()),
                 })
                 .collect();
@@ -135,10 +136,14 @@ pub fn lower_model(input: LowerInput<'_>, diags: &mut Vec<Diagnostic>) -> Model 
         general_errors: Vec::new(),
         size_limits: SizeLimits { string: 128, map: 4096 },
         sections: Vec::new(),
-        source: crate::source::SourceInfo::spec(),
+        implications: Vec::new(),
+        source: crate::provenance::SourceInfo::spec(),
         files: input.files.clone(),
     };
     let en = attach_prose(&mut model, input.doc, input.doc_file, "en", diags);
+    // What the capabilities' comments oblige first, so the sections' sentences, read next,
+    // are checked against it and win.
+    crate::obligation::attach_capability_statements(&mut model, diags);
     crate::obligation::attach_obligations(&mut model, input.doc, input.doc_file, diags);
     if let Some((lang, doc, idx)) = input.translation {
         let tr = attach_prose(&mut model, doc, idx, lang, diags);
@@ -436,17 +441,20 @@ fn apply_general_limits(model: &mut Model) {
             {
                 continue;
             }
-            let general = match f.label {
-                Label::Map if f.ty.is_string_map() => Some(limits.map),
-                Label::Singular | Label::Repeated if f.ty.is_scalar("string") => {
-                    Some(limits.string)
-                }
-                _ => None,
-            };
-            if let Some(bytes) = general {
+            if let Some(bytes) = general_limit(limits, f) {
                 f.size_limit = SizeLimit::General { bytes };
             }
         }
+    }
+}
+
+/// The general limit the table `limits` sets on `field`: strings (per value) and string maps;
+/// `None` for other types.
+pub fn general_limit(limits: SizeLimits, field: &Field) -> Option<u32> {
+    match field.label {
+        Label::Map if field.ty.is_string_map() => Some(limits.map),
+        Label::Singular | Label::Repeated if field.ty.is_scalar("string") => Some(limits.string),
+        _ => None,
     }
 }
 

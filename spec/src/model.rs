@@ -6,6 +6,8 @@
 #[cfg(feature = "json")]
 use serde::Serialize;
 
+use crate::provenance::{NotAvailable, SourceInfo};
+
 /// A location in one of the input files, kept for diagnostics.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Span {
@@ -37,8 +39,12 @@ pub struct Model {
     pub size_limits: SizeLimits,
     /// Headings of the prose, in document order.
     pub sections: Vec<Section>,
+    /// What one capability obliges a plugin to support besides ("The SP MUST also support
+    /// PUBLISH_UNPUBLISH_VOLUME" on `LIST_VOLUMES_PUBLISHED_NODES`), as the capability enums'
+    /// comments state it, in declaration order.
+    pub implications: Vec<Implication>,
     /// What kind of source the model was read from and what that source cannot state.
-    pub source: crate::source::SourceInfo,
+    pub source: SourceInfo,
     /// The input files spans refer to.
     #[cfg_attr(feature = "json", serde(skip))]
     pub files: Vec<crate::diagnostic::SourceFile>,
@@ -90,8 +96,16 @@ pub struct Method {
     /// Anchor of the prose section that documents this RPC, if any.
     pub section: Option<String>,
     /// What the section says a plugin MUST implement ("A Controller Plugin MUST implement this
-    /// RPC call [if it has `X` capability]"); `None` where it says nothing.
+    /// RPC call [if it has `X` capability]"); where it says nothing, what its service's line in
+    /// "RPC Interface" says, or what a capability's comment says ("Indicates the SP supports the
+    /// `X` RPC"); `None` where nothing does.
     pub obligation: Option<Obligation>,
+    /// The older release `errors`, `section` and `obligation` were carried from, when this
+    /// model's source states no prose and the RPC's schema is unchanged since that release
+    /// (JSON: absent when not carried). A carried fact is the older release's word: check it
+    /// against this release's own spec when that is available.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "Option::is_none"))]
+    pub carried_from: Option<String>,
     #[cfg_attr(feature = "json", serde(skip))]
     /// Where it is declared.
     pub span: Span,
@@ -110,6 +124,42 @@ pub struct Obligation {
     /// "The Node Plugin MUST implement this sets of RPCs", and the RPC's own section names no
     /// condition (so `if_any` is empty).
     pub service_wide: bool,
+    /// Read from the comment on a capability in the proto ("Indicates the SP supports the
+    /// `X` RPC": `X` when the plugin has that capability), not from the prose (JSON: absent
+    /// when false). Such a comment names one condition; the prose, where it speaks, may name more
+    /// and wins.
+    #[cfg_attr(feature = "json", serde(skip_serializing_if = "std::ops::Not::not"))]
+    pub from_comment: bool,
+}
+
+impl Obligation {
+    /// Whether `other` obliges the same plugin under the same conditions, wherever either was
+    /// read from.
+    pub fn same_rule(&self, other: &Obligation) -> bool {
+        self.plugin == other.plugin
+            && self.if_any == other.if_any
+            && self.service_wide == other.service_wide
+    }
+
+    /// [`Obligation::same_rule`] of two RPCs' obligations, either of which may be absent: the
+    /// same when both are absent.
+    pub fn same_rules(a: Option<&Obligation>, b: Option<&Obligation>) -> bool {
+        match (a, b) {
+            (Some(a), Some(b)) => a.same_rule(b),
+            (a, b) => a.is_none() && b.is_none(),
+        }
+    }
+}
+
+/// A capability that obliges another: a plugin that advertises `capability` MUST also advertise
+/// `requires`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "json", derive(Serialize))]
+pub struct Implication {
+    /// The capability that obliges.
+    pub capability: CapabilityRef,
+    /// The capability it obliges the plugin to have too.
+    pub requires: CapabilityRef,
 }
 
 /// A capability of one service, by the value's name in its `*ServiceCapability` enum.
@@ -395,6 +445,26 @@ impl Model {
     /// Looks up an enum by full name.
     pub fn enum_type(&self, full_name: &str) -> Option<&Enum> {
         self.enums.iter().find(|e| e.full_name == full_name)
+    }
+
+    /// A full name relative to the model's package (`csi.v1.Volume` → `Volume`), so elements
+    /// compare across a package rename; a name of another package is returned whole.
+    pub fn relative<'n>(&self, full: &'n str) -> &'n str {
+        full.strip_prefix(self.package.as_str()).and_then(|r| r.strip_prefix('.')).unwrap_or(full)
+    }
+
+    /// Whether the model states `method`'s error table: its source states error tables, or the
+    /// table was carried from an older release (`Method::carried_from`). Where it does not, an
+    /// empty `errors` means "unknown", not "none".
+    pub fn states_errors(&self, method: &Method) -> bool {
+        self.source.states(NotAvailable::Errors) || method.carried_from.is_some()
+    }
+
+    /// Whether the model states what the prose obliges of `method`: its source states
+    /// obligations, or they were carried. An obligation read from a capability's comment alone
+    /// (`from_comment` in a model without prose) is the proto's word, not the prose's.
+    pub fn states_obligation(&self, method: &Method) -> bool {
+        self.source.states(NotAvailable::Obligations) || method.carried_from.is_some()
     }
 
     /// Looks up an RPC by simple name across all services.

@@ -5,10 +5,132 @@
 //! Service**: The Node Plugin MUST implement this sets of RPCs"), for the RPCs of that service
 //! whose own section states nothing (NodePublishVolume, GetPluginInfo, GetPluginCapabilities):
 //! an RPC's own sentence, conditional or not, is the more specific and wins.
+//!
+//! The proto states some of this too, in the comments on the capability enums' values, which is
+//! all a release read from its `.proto` alone has: "Indicates the SP supports the `X` RPC" makes
+//! `X` obliged with that capability (`from_comment`), and "The SP MUST also support `Y`" makes the
+//! capability imply `Y` ([`Implication`]). Where the section states an obligation too, the
+//! section's is kept, and one that contradicts the comment is reported.
 
+use crate::comment;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::markdown::Doc;
-use crate::model::{CapabilityRef, Model, Obligation};
+use crate::model::{CapabilityRef, Implication, Model, Obligation};
+
+/// The capability enums by service: the service the capability belongs to and the suffix of
+/// its enum's full name.
+const CAPABILITY_ENUMS: [(&str, &str); 3] = [
+    ("Controller", "ControllerServiceCapability.RPC.Type"),
+    ("Node", "NodeServiceCapability.RPC.Type"),
+    ("GroupController", "GroupControllerServiceCapability.RPC.Type"),
+];
+
+/// Reads what the comments on the capability enums' values oblige: the RPCs they say the
+/// capability stands for (an obligation `from_comment` on each, the capabilities of one RPC
+/// gathered as alternatives) and the capabilities they say it implies
+/// ([`Model::implications`]). A statement naming an RPC or capability this release does not
+/// declare is a warning and obliges nothing.
+pub fn attach_capability_statements(model: &mut Model, diags: &mut Vec<Diagnostic>) {
+    let mut obliged: Vec<(usize, usize, CapabilityRef)> = Vec::new();
+    let mut implications = Vec::new();
+    for (service, suffix) in CAPABILITY_ENUMS {
+        let Some(e) = model.enums.iter().find(|e| e.full_name.ends_with(suffix)) else { continue };
+        let warn = |message: String, diags: &mut Vec<Diagnostic>| {
+            let diagnostic = match model.files.get(e.span.file) {
+                Some(src) => Diagnostic::at(
+                    Severity::Warning,
+                    src,
+                    (e.span.offset, e.span.len),
+                    message,
+                    "in this enum's comments",
+                ),
+                None => Diagnostic::global(Severity::Warning, message),
+            };
+            diags.push(diagnostic.with_help("the statement is left out of the model"));
+        };
+        let capability =
+            |name: &str| CapabilityRef { service: service.to_owned(), name: name.to_owned() };
+        let declared = |name: &str| e.values.iter().any(|v| v.name == name);
+        for v in &e.values {
+            let text = comment::normalise(&v.comment);
+            if let Some(rpc) = comment::capability_rpc(&text) {
+                let at = model.services.iter().enumerate().find_map(|(si, s)| {
+                    s.methods.iter().position(|m| m.name == rpc).map(|mi| (si, mi))
+                });
+                match at {
+                    Some((si, mi)) => obliged.push((si, mi, capability(&v.name))),
+                    None => warn(
+                        format!(
+                            "capability '{}' stands for rpc '{rpc}', which is not declared",
+                            v.name
+                        ),
+                        diags,
+                    ),
+                }
+            }
+            if let Some((subject, required)) = comment::capability_requires(&text) {
+                let subject = subject.unwrap_or(&v.name);
+                match [subject, required].into_iter().find(|n| !declared(n)) {
+                    None => implications.push(Implication {
+                        capability: capability(subject),
+                        requires: capability(required),
+                    }),
+                    Some(unknown) => warn(
+                        format!(
+                            "capability '{}' names '{unknown}', which is not a {service} capability",
+                            v.name
+                        ),
+                        diags,
+                    ),
+                }
+            }
+        }
+    }
+    for (si, mi, cap) in obliged {
+        let plugin = model.services[si].name.clone();
+        let method = &mut model.services[si].methods[mi];
+        match &mut method.obligation {
+            Some(o) if o.from_comment => {
+                if !o.if_any.contains(&cap) {
+                    o.if_any.push(cap);
+                }
+            }
+            _ => {
+                method.obligation = Some(Obligation {
+                    plugin,
+                    if_any: vec![cap],
+                    service_wide: false,
+                    from_comment: true,
+                });
+            }
+        }
+    }
+    model.implications = implications;
+}
+
+/// Whether what a capability's comment obliges (`from_comment`) agrees with what the prose
+/// obliges: the prose names the same plugin (or every plugin) and, unless it obliges always,
+/// each capability the comment names among its conditions. The comment states one way the RPC
+/// becomes obliged; the prose may list more ("if it has GET_VOLUME_STATS node capability or
+/// VOLUME_CONDITION node capability" beside the comment on GET_VOLUME_STATS).
+pub fn comment_agrees(comment: &Obligation, prose: &Obligation) -> bool {
+    (prose.plugin == comment.plugin || prose.plugin == "Plugin")
+        && (prose.if_any.is_empty() || comment.if_any.iter().all(|c| prose.if_any.contains(c)))
+}
+
+/// An obligation in words, for diagnostics: "Controller Plugin if it has CREATE_DELETE_VOLUME".
+pub fn describe(o: &Obligation) -> String {
+    let names: Vec<&str> = o.if_any.iter().map(|c| c.name.as_str()).collect();
+    let plugin = match o.plugin.as_str() {
+        "Plugin" => "every Plugin".to_owned(),
+        other => format!("{other} Plugin"),
+    };
+    if names.is_empty() {
+        format!("{plugin}, always")
+    } else {
+        format!("{plugin} if it has {}", names.join(" or "))
+    }
+}
 
 /// The phrase every obligation sentence holds, once the RPC's own name (which some sections put
 /// between "this" and "RPC": "MUST implement this `GetSnapshot` RPC call") is taken out.
@@ -49,7 +171,7 @@ pub fn attach_obligations(model: &mut Model, doc: &Doc, file: usize, diags: &mut
             let sentence = sentence_around(&text, offset);
             let sentence = sentence.replace(&format!("this `{}` RPC", method.name), "this RPC");
             match read_sentence(&sentence, &service.name, &capabilities) {
-                Ok(obligation) => found.push((si, mi, obligation)),
+                Ok(obligation) => found.push((si, mi, obligation, offset, len)),
                 Err(why) => diags.push(
                     Diagnostic::at(
                         Severity::Warning,
@@ -66,19 +188,48 @@ pub fn attach_obligations(model: &mut Model, doc: &Doc, file: usize, diags: &mut
             }
         }
     }
-    for (si, mi, obligation) in found {
-        model.services[si].methods[mi].obligation = Some(obligation);
+    for (si, mi, obligation, offset, len) in found {
+        let method = &mut model.services[si].methods[mi];
+        if let Some(said) = method.obligation.as_ref().filter(|o| o.from_comment)
+            && !comment_agrees(said, &obligation)
+        {
+            diags.push(
+                Diagnostic::at(
+                    Severity::Warning,
+                    &model.files[file],
+                    (offset, len),
+                    format!(
+                        "rpc '{}': the section obliges the {} but the proto's capability comment says the {}",
+                        method.name,
+                        describe(&obligation),
+                        describe(said)
+                    ),
+                    "this obligation sentence",
+                )
+                .with_help("the section's obligation is kept; correct whichever of the two is wrong"),
+            );
+        }
+        method.obligation = Some(obligation);
     }
     for (service, plugin) in service_sentences(&text, file, model, diags) {
         let Some(si) = model.services.iter().position(|s| s.name == service) else { continue };
         for (mi, method) in model.services[si].methods.iter_mut().enumerate() {
             // An alpha or deprecated RPC is never required of every plugin, whatever the list
-            // says of its service.
-            if stated.contains(&(si, mi)) || method.alpha || method.deprecated {
+            // says of its service; and a capability's comment, which names a condition, is
+            // the more specific.
+            if stated.contains(&(si, mi))
+                || method.alpha
+                || method.deprecated
+                || method.obligation.is_some()
+            {
                 continue;
             }
-            method.obligation =
-                Some(Obligation { plugin: plugin.clone(), if_any: Vec::new(), service_wide: true });
+            method.obligation = Some(Obligation {
+                plugin: plugin.clone(),
+                if_any: Vec::new(),
+                service_wide: true,
+                from_comment: false,
+            });
         }
     }
 }
@@ -143,22 +294,18 @@ fn service_sentences(
 
 /// The capability enums' value names, per service: `(service, names)`.
 fn capability_names(model: &Model) -> Vec<(&'static str, Vec<String>)> {
-    [
-        ("Controller", "ControllerServiceCapability.RPC.Type"),
-        ("Node", "NodeServiceCapability.RPC.Type"),
-        ("GroupController", "GroupControllerServiceCapability.RPC.Type"),
-    ]
-    .into_iter()
-    .map(|(service, suffix)| {
-        let names = model
-            .enums
-            .iter()
-            .find(|e| e.full_name.ends_with(suffix))
-            .map(|e| e.values.iter().map(|v| v.name.clone()).collect())
-            .unwrap_or_default();
-        (service, names)
-    })
-    .collect()
+    CAPABILITY_ENUMS
+        .into_iter()
+        .map(|(service, suffix)| {
+            let names = model
+                .enums
+                .iter()
+                .find(|e| e.full_name.ends_with(suffix))
+                .map(|e| e.values.iter().map(|v| v.name.clone()).collect())
+                .unwrap_or_default();
+            (service, names)
+        })
+        .collect()
 }
 
 /// The sentence of `text` that holds byte `offset`: from the previous sentence end or blank line
@@ -195,6 +342,7 @@ fn read_sentence(
             plugin: plugin.to_owned(),
             if_any: Vec::new(),
             service_wide: false,
+            from_comment: false,
         });
     }
     let condition =
@@ -202,7 +350,7 @@ fn read_sentence(
     let mut if_any = Vec::new();
     for alternative in condition.split(" or ") {
         let words: Vec<&str> = alternative.split(' ').map(|w| w.trim_matches('`')).collect();
-        let Some(i) = words.iter().position(|w| is_capability_word(w)) else {
+        let Some(i) = words.iter().position(|w| comment::capability_shaped(w)) else {
             return Err(format!("no capability named in '{alternative}'"));
         };
         let name = words[i];
@@ -225,15 +373,7 @@ fn read_sentence(
         }
         if_any.push(CapabilityRef { service: cap_service.to_owned(), name: name.to_owned() });
     }
-    Ok(Obligation { plugin: plugin.to_owned(), if_any, service_wide: false })
-}
-
-/// `CREATE_DELETE_VOLUME`-shaped: capitals, digits and underscores, with a capital first.
-fn is_capability_word(word: &str) -> bool {
-    word.len() > 2
-        && word.starts_with(|c: char| c.is_ascii_uppercase())
-        && word.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-        && word.contains('_')
+    Ok(Obligation { plugin: plugin.to_owned(), if_any, service_wide: false, from_comment: false })
 }
 
 #[cfg(test)]
@@ -254,7 +394,12 @@ mod tests {
         let always = read("A Controller Plugin MUST implement this RPC call", "Controller");
         assert_eq!(
             always,
-            Ok(Obligation { plugin: "Controller".into(), if_any: vec![], service_wide: false })
+            Ok(Obligation {
+                plugin: "Controller".into(),
+                if_any: vec![],
+                service_wide: false,
+                from_comment: false
+            })
         );
         let o = read(
             "A Node plugin MUST implement this RPC call if it has GET_VOLUME_STATS node capability or VOLUME_CONDITION node capability",

@@ -9,6 +9,7 @@ use std::ops::Range;
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 use crate::model::{Model, Section};
+use crate::provenance::SourceKind;
 
 /// A section's prose, in document order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -75,16 +76,30 @@ pub enum Inline {
 
 impl Model {
     /// The prose of the section with `anchor`, from after its heading to the next heading of the
-    /// same or a higher level; `None` when the model has no such section or no prose (a model
-    /// read from a `.proto` alone or a descriptor set).
+    /// same or a higher level; `None` when the model has no such section or no prose of its own
+    /// (a model read from a `.proto` alone or a descriptor set: see
+    /// [`Model::carried_section_prose`] for the prose it carries).
     pub fn section_prose(&self, anchor: &str) -> Option<Prose> {
-        if self.source.kind != crate::source::SourceKind::Spec {
+        if self.source.kind != SourceKind::Spec {
             return None;
         }
-        let at = self.sections.iter().position(|s| s.anchor == anchor)?;
         // The sections are the headings of the document in the model's language: the English
         // markdown (file 0), or the translation (the last file) for a translated model.
         let file_index = if self.lang == "en" { 0 } else { self.files.len().checked_sub(1)? };
+        self.prose_in(file_index, anchor)
+    }
+
+    /// The prose of the section with `anchor` in the markdown of the release this model's
+    /// sections were carried from, with that release's name: the older release's words, to be
+    /// shown as such. `None` when nothing was carried or there is no such section.
+    pub fn carried_section_prose(&self, anchor: &str) -> Option<(Prose, &str)> {
+        let carried = self.source.carried.as_ref()?;
+        Some((self.prose_in(carried.markdown, anchor)?, carried.from.as_str()))
+    }
+
+    /// The prose of the section `anchor` of `sections`, read from file `file_index`.
+    fn prose_in(&self, file_index: usize, anchor: &str) -> Option<Prose> {
+        let at = self.sections.iter().position(|s| s.anchor == anchor)?;
         let file = self.files.get(file_index)?;
         let section = &self.sections[at];
         let end_line = self.sections[at + 1..]

@@ -1,121 +1,24 @@
 //! Spec sources: a spec folder (markdown and its `.proto`), a `.proto` alone, or a
 //! `FileDescriptorSet` (`protoc --descriptor_set_out`, `buf build -o`), each read into one
 //! [`Model`](crate::Model) by [`load_source`]. What a source cannot state is listed in
-//! [`SourceInfo::not_available`] and said once as a warning; it is never guessed or taken from
-//! another release.
+//! [`SourceInfo::not_available`] and said once as a warning; it is never guessed. It is taken from
+//! another release only as `LoadOptions::carry` says (`crate::carry`: by default, for a
+//! proto-only release folder of a corpus), each carried fact saying where from, and one more
+//! warning saying what was carried.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use prost::Message as _;
 use prost_reflect::DescriptorPool;
-#[cfg(feature = "json")]
-use serde::Serialize;
 
+use crate::carry::{self, Carry};
 use crate::compile::{self, CSI_GO_IMPORT, Compiled, ImportMap};
 use crate::diagnostic::{Diagnostic, Diagnostics, Severity, SourceFile};
 use crate::markdown::Doc;
 use crate::model::{Model, Presence, SizeLimit};
+pub use crate::provenance::{Carried, NotAvailable, SourceInfo, SourceKind};
 use crate::{LoadOptions, Loaded, SpecDir, check, corpus, lower};
-
-/// What a model was read from (JSON: `"spec"`, `"proto"`, `"descriptor_set"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "json", derive(Serialize))]
-#[cfg_attr(feature = "json", serde(rename_all = "snake_case"))]
-pub enum SourceKind {
-    /// A spec's markdown (`spec.md`, or a csi-addons `README.md`) with its `.proto`.
-    Spec,
-    /// A `.proto` file alone (with its imports).
-    Proto,
-    /// An encoded `FileDescriptorSet`.
-    DescriptorSet,
-}
-
-/// A part of the model a source cannot state (JSON: the snake_case name).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[cfg_attr(feature = "json", derive(Serialize))]
-#[cfg_attr(feature = "json", serde(rename_all = "snake_case"))]
-pub enum NotAvailable {
-    /// The RPCs' error tables (`methods[].errors` is empty).
-    Errors,
-    /// The general error table (`general_errors` is empty).
-    GeneralErrors,
-    /// The prose's headings (`sections` is empty, `methods[].section` is null).
-    Sections,
-    /// What the prose says a plugin MUST implement (`methods[].obligation` is null).
-    Obligations,
-    /// The release's own general size-limit table: `size_limits` holds the CSI defaults (128
-    /// bytes per string, 4 KiB per map), which no CSI release has changed.
-    SizeLimitTable,
-    /// Comments (every `comment` is empty).
-    Comments,
-    /// REQUIRED / OPTIONAL, read from comments (every field's `presence` is `unknown`).
-    Presence,
-    /// Per-field size limits, read from comments (every `size_limit` is `none`).
-    SizeLimits,
-    /// Value rules read from comments (`non_negative`, `no_control_chars` are false).
-    ValueRules,
-    /// Whether a oneof is required, read from its comment (`oneofs[].required` is false).
-    OneofRequired,
-}
-
-impl NotAvailable {
-    /// The JSON spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NotAvailable::Errors => "errors",
-            NotAvailable::GeneralErrors => "general_errors",
-            NotAvailable::Sections => "sections",
-            NotAvailable::Obligations => "obligations",
-            NotAvailable::SizeLimitTable => "size_limit_table",
-            NotAvailable::Comments => "comments",
-            NotAvailable::Presence => "presence",
-            NotAvailable::SizeLimits => "size_limits",
-            NotAvailable::ValueRules => "value_rules",
-            NotAvailable::OneofRequired => "oneof_required",
-        }
-    }
-
-    /// What only the markdown states: missing from every proto-only or descriptor-set source.
-    pub const PROSE: [NotAvailable; 5] = [
-        NotAvailable::Errors,
-        NotAvailable::GeneralErrors,
-        NotAvailable::Sections,
-        NotAvailable::Obligations,
-        NotAvailable::SizeLimitTable,
-    ];
-
-    /// What only comments state: missing from a descriptor set without source info.
-    pub const COMMENTS: [NotAvailable; 5] = [
-        NotAvailable::Comments,
-        NotAvailable::Presence,
-        NotAvailable::SizeLimits,
-        NotAvailable::ValueRules,
-        NotAvailable::OneofRequired,
-    ];
-}
-
-/// The model's `source`: its kind and what it cannot state.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "json", derive(Serialize))]
-pub struct SourceInfo {
-    /// What the model was read from.
-    pub kind: SourceKind,
-    /// What that source cannot state, sorted; empty for a spec folder.
-    pub not_available: Vec<NotAvailable>,
-}
-
-impl SourceInfo {
-    /// A spec folder: everything available.
-    pub fn spec() -> SourceInfo {
-        SourceInfo { kind: SourceKind::Spec, not_available: Vec::new() }
-    }
-
-    /// Whether the source states `what`.
-    pub fn states(&self, what: NotAvailable) -> bool {
-        !self.not_available.contains(&what)
-    }
-}
 
 /// The start of the one warning a source that cannot state everything gives.
 pub const NOTICE: &str = "not available from this source";
@@ -125,11 +28,17 @@ pub fn is_source_notice(d: &Diagnostic) -> bool {
     d.severity == Severity::Warning && d.message.contains(NOTICE)
 }
 
-/// What a command that loads a source shows of its diagnostics: the errors, and the one notice of
-/// what the source cannot state (other warnings are the spec's own, shown by `cargo xtask model`).
+/// What a command that loads a source shows of its diagnostics: the errors, the one notice of
+/// what the source cannot state and the one of what was carried (other warnings are the spec's
+/// own, shown by `cargo xtask model`).
 pub fn errors_and_source_notice(diagnostics: &crate::Diagnostics) -> crate::Diagnostics {
     crate::Diagnostics(
-        diagnostics.0.iter().filter(|d| d.is_error() || is_source_notice(d)).cloned().collect(),
+        diagnostics
+            .0
+            .iter()
+            .filter(|d| d.is_error() || is_source_notice(d) || carry::is_carry_notice(d))
+            .cloned()
+            .collect(),
     )
 }
 
@@ -155,7 +64,7 @@ pub fn load_source(path: &Path, options: &LoadOptions) -> Loaded {
         }
         let protos = corpus::protos_in(path);
         return match protos.as_slice() {
-            [proto] => load_proto_file(proto, options),
+            [proto] => load_proto_file(proto, &corpus_carry(path, options)),
             [] => failed(Diagnostic::global(
                 Severity::Error,
                 format!("no spec.md, README.md or .proto in '{}'", path.display()),
@@ -209,6 +118,18 @@ pub fn load_source(path: &Path, options: &LoadOptions) -> Loaded {
             .with_help("make one with `protoc --include_source_info --include_imports --descriptor_set_out=FILE` or `buf build -o FILE`"),
         ),
     }
+}
+
+/// `options` for the proto-only folder `dir`: [`Carry::Corpus`] becomes a carry from the release
+/// the corpus names when `dir` is a proto-only release folder of one, else nothing.
+fn corpus_carry(dir: &Path, options: &LoadOptions) -> LoadOptions {
+    let carry = match &options.carry {
+        Carry::Corpus => {
+            corpus::carry_source_of(dir).map_or(Carry::None, |(_, from)| Carry::From(from))
+        }
+        other => other.clone(),
+    };
+    LoadOptions { carry, ..options.clone() }
 }
 
 /// Reads a `.proto` file alone.
@@ -305,16 +226,18 @@ fn load_proto_text(path: &Path, text: String, options: &LoadOptions) -> Loaded {
             };
         }
     };
-    lower_without_markdown(path, compiled, src, SourceKind::Proto, &[], diags)
+    lower_without_markdown(path, compiled, src, SourceKind::Proto, &[], options, diags)
 }
 
-/// Lowers compiled descriptors with no markdown: the prose's parts are marked not available.
+/// Lowers compiled descriptors with no markdown: the prose's parts are marked not available,
+/// then carried as `options.carry` says.
 fn lower_without_markdown(
     path: &Path,
     compiled: Compiled,
     src: SourceFile,
     kind: SourceKind,
     also_missing: &[NotAvailable],
+    options: &LoadOptions,
     mut diags: Diagnostics,
 ) -> Loaded {
     let mut raw = Vec::new();
@@ -336,10 +259,19 @@ fn lower_without_markdown(
     if missing.contains(&NotAvailable::Comments) {
         forget_comment_facts(&mut model);
     }
-    model.source = SourceInfo { kind, not_available: missing.into_iter().collect() };
+    model.source = SourceInfo::lacking(kind, missing);
     raw.extend(check::check_model(&model));
+    let carried = carry_into(&mut model, path, options, &mut raw);
     diags.push(notice(path, &model.source));
     diags.extend(raw);
+    if !carried {
+        return Loaded {
+            model: None,
+            compiled: None,
+            extracted: None,
+            diagnostics: diags.sorted(),
+        };
+    }
     Loaded {
         model: Some(model),
         compiled: Some(compiled),
@@ -348,7 +280,67 @@ fn lower_without_markdown(
     }
 }
 
-/// The one warning that says what the source cannot state.
+/// Carries prose facts into `model` (read from `path`, which has no markdown) as `options.carry`
+/// says: from the folder named, or nothing. Its warnings and the one notice of what was
+/// carried go to `diags`; false when the carry was asked for and could not be made (an error
+/// is in `diags` then).
+fn carry_into(
+    model: &mut Model,
+    path: &Path,
+    options: &LoadOptions,
+    diags: &mut Vec<Diagnostic>,
+) -> bool {
+    let Carry::From(dir) = &options.carry else { return true };
+    let from = crate::load_dir(
+        dir,
+        &LoadOptions {
+            imports: options.imports.clone(),
+            carry: Carry::None,
+            ..LoadOptions::default()
+        },
+    );
+    let name = release_name(dir);
+    let Some(old) = from.model.filter(|_| !from.diagnostics.has_errors()) else {
+        diags.push(
+            Diagnostic::global(
+                Severity::Error,
+                format!("cannot carry facts from '{}': it does not load", dir.display()),
+            )
+            .with_help(
+                "a carry source is a spec folder holding spec.md (or README.md) and its .proto",
+            ),
+        );
+        diags.extend(from.diagnostics.0.into_iter().filter(Diagnostic::is_error));
+        return false;
+    };
+    match carry::carry_facts(model, &old, &name) {
+        Ok(report) => {
+            diags.push(report.notice(&path.display().to_string()));
+            diags.extend(report.warnings);
+            true
+        }
+        Err(d) => {
+            diags.push(d);
+            false
+        }
+    }
+}
+
+/// A spec folder's name, as carried facts name their release (`v1.12.0`): the folder's own
+/// name, or the name the path resolves to (`.`).
+fn release_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .or_else(|| {
+            std::fs::canonicalize(dir)
+                .ok()
+                .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        })
+        .unwrap_or_else(|| dir.display().to_string())
+}
+
+/// The one warning that says what the source cannot state (and, when facts were carried, that
+/// the carry notice says what stands in for them).
 fn notice(path: &Path, source: &SourceInfo) -> Diagnostic {
     let what: Vec<&str> = source.not_available.iter().map(|n| n.as_str()).collect();
     let kind = match source.kind {
@@ -356,11 +348,18 @@ fn notice(path: &Path, source: &SourceInfo) -> Diagnostic {
         SourceKind::Proto => "a .proto without its spec markdown",
         SourceKind::DescriptorSet => "a descriptor set",
     };
+    let help = match &source.carried {
+        Some(c) => format!(
+            "the model marks these in source.not_available; {}'s stand in for them as the next warning says, each saying carried_from, and nothing is guessed",
+            c.from
+        ),
+        None => "the model marks these in source.not_available; they are left empty, never guessed or taken from another release".to_owned(),
+    };
     Diagnostic::global(
         Severity::Warning,
         format!("'{}' is {kind}: {} {NOTICE}", path.display(), what.join(", ")),
     )
-    .with_help("the model marks these in source.not_available; they are left empty, never guessed or taken from another release")
+    .with_help(help)
 }
 
 /// Without comments, nothing read from them is known: presence is unknown, no size limit, value
@@ -497,5 +496,5 @@ fn load_descriptor_set_decoded(
     let compiled = Compiled { pool, encoded, name: main };
     let src = SourceFile::new(path.display().to_string(), String::new());
     let also: &[NotAvailable] = if has_source_info { &[] } else { &NotAvailable::COMMENTS };
-    lower_without_markdown(path, compiled, src, SourceKind::DescriptorSet, also, diags)
+    lower_without_markdown(path, compiled, src, SourceKind::DescriptorSet, also, options, diags)
 }

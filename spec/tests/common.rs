@@ -43,14 +43,26 @@ pub fn protoc() -> Option<PathBuf> {
 }
 
 /// `protoc --include_imports --descriptor_set_out` on `file`, found through `include` and
-/// `/usr/include` (Debian's well-known types), decoded. Each call writes its own temporary file,
-/// so tests running side by side do not share one.
+/// `/usr/include` (Debian's well-known types), decoded.
 pub fn protoc_descriptor_set(
     protoc: &std::path::Path,
     include: &[&std::path::Path],
     file: &str,
 ) -> prost_types::FileDescriptorSet {
     use prost::Message as _;
+    let bytes = protoc_descriptor_bytes(protoc, include, file);
+    prost_types::FileDescriptorSet::decode(bytes.as_slice())
+        .expect("decode protoc's descriptor set")
+}
+
+/// The encoded descriptor set of [`protoc_descriptor_set`], extensions in options kept (which
+/// `prost_types` drops when decoding). Each call writes its own temporary file, so tests running
+/// side by side do not share one.
+pub fn protoc_descriptor_bytes(
+    protoc: &std::path::Path,
+    include: &[&std::path::Path],
+    file: &str,
+) -> Vec<u8> {
     let out = tempfile::NamedTempFile::new().expect("a temporary file for protoc's output");
     let mut cmd = std::process::Command::new(protoc);
     cmd.arg(format!("--descriptor_set_out={}", out.path().display())).arg("--include_imports");
@@ -64,7 +76,5 @@ pub fn protoc_descriptor_set(
         "protoc failed on '{file}': {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let bytes = std::fs::read(out.path()).expect("read protoc's descriptor set");
-    prost_types::FileDescriptorSet::decode(bytes.as_slice())
-        .expect("decode protoc's descriptor set")
+    std::fs::read(out.path()).expect("read protoc's descriptor set")
 }

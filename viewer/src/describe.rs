@@ -112,6 +112,8 @@ fn builtin_obligations() -> Vec<ObligedRpc> {
                     })
                     .collect(),
                 service_wide: o.service_wide,
+                // The generated tables come from the release's spec.md: the prose's word.
+                from_comment: false,
             },
         })
         .collect()

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use csikit_spec::corpus::Corpus;
 use csikit_spec::diff::{Report, diff, markdown};
-use csikit_spec::{LoadOptions, Model};
+use csikit_spec::{Carry, LoadOptions, Model};
 
 /// How the report is written.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -30,6 +30,11 @@ pub struct DiffArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "md")]
     format: Format,
+    /// What OLD carries: `--carry-from DIR` carries into OLD (a .proto or proto-only folder)
+    /// the prose facts of DIR, so a carried Model is compared with the real one; `--no-carry`
+    /// reads both sides alone. A proto-only corpus release carries by default.
+    #[command(flatten)]
+    carry: crate::CarryArgs,
 }
 
 /// `cargo xtask changelog`.
@@ -40,16 +45,27 @@ pub struct ChangelogArgs {
     out: Option<PathBuf>,
 }
 
-/// What a spec folder is called in reports: the folder's name (`v1.12.0`, `replication`).
+/// What a spec source is called in reports: a folder's name (`v1.12.0`, `replication`), a file's
+/// with its folder's (`v1.12.0/csi.proto`).
 fn release_name(dir: &Path) -> String {
-    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    match (dir.is_file(), dir.parent().and_then(name)) {
+        (true, Some(folder)) => format!("{folder}/{}", name(dir).unwrap_or_default()),
+        _ => name(dir).unwrap_or_default(),
+    }
 }
 
 /// Loads any spec source (a spec folder, a proto-only folder, a .proto, a descriptor set);
-/// csi-addons imports of csi.proto resolve to the corpus's newest release. Errors are reported,
-/// and so is the one notice of what the source cannot state.
+/// csi-addons imports of csi.proto resolve to the corpus's newest release, and a proto-only
+/// corpus release carries prose facts from the newest older one with spec.md. Errors are
+/// reported, and so are the notices of what the source cannot state and what it carries.
 fn load(dir: &Path) -> anyhow::Result<Model> {
-    let loaded = csikit_spec::load_source(dir, &LoadOptions::default());
+    load_with(dir, Carry::Corpus)
+}
+
+/// [`load`], carrying as `carry` says.
+fn load_with(dir: &Path, carry: Carry) -> anyhow::Result<Model> {
+    let loaded = csikit_spec::load_source(dir, &LoadOptions { carry, ..LoadOptions::default() });
     let shown = csikit_spec::source::errors_and_source_notice(&loaded.diagnostics);
     if crate::report(&shown) {
         bail!("'{}' has errors", dir.display());
@@ -57,8 +73,10 @@ fn load(dir: &Path) -> anyhow::Result<Model> {
     loaded.model.with_context(|| format!("'{}' is not a spec source", dir.display()))
 }
 
-/// The section links of a report: the spec's markdown at its release on GitHub.
+/// The section links of a report: the spec's markdown at its release on GitHub (a file's
+/// folder's).
 fn link_base(dir: &Path) -> String {
+    let dir = if dir.is_file() { dir.parent().unwrap_or(dir) } else { dir };
     let release = release_name(dir);
     if dir.join("spec.md").is_file() {
         format!("https://github.com/container-storage-interface/spec/blob/{release}/spec.md")
@@ -94,13 +112,15 @@ fn spec_name(dir: &Path) -> String {
 
 /// Runs `cargo xtask diff`: exit 0 without findings, 1 with, 2 on bad input.
 pub fn run_diff(args: DiffArgs) -> ExitCode {
-    let (old, new) = match (load(&args.old), load(&args.new)) {
-        (Ok(o), Ok(n)) => (o, n),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("error: {e:#}");
-            return ExitCode::from(2);
-        }
-    };
+    let new_carry = if args.carry.no_carry { Carry::None } else { Carry::Corpus };
+    let (old, new) =
+        match (load_with(&args.old, args.carry.carry()), load_with(&args.new, new_carry)) {
+            (Ok(o), Ok(n)) => (o, n),
+            (Err(e), _) | (_, Err(e)) => {
+                eprintln!("error: {e:#}");
+                return ExitCode::from(2);
+            }
+        };
     let report = diff(&old, &new, &release_name(&args.old), &release_name(&args.new));
     let text = match args.format {
         Format::Json => match serde_json::to_string_pretty(&report) {

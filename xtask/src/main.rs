@@ -19,7 +19,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use csikit_spec::{Diagnostics, ImportMap, LoadOptions, Rule, SourceFile};
+use csikit_spec::{Carry, Diagnostics, ImportMap, LoadOptions, Rule, SourceFile};
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "csikit project automation")]
@@ -67,7 +67,34 @@ enum Command {
         /// Extraction rule, when the directory name does not tell (v0.1.0, v0.2.0).
         #[arg(long, value_parser = parse_rule)]
         rule: Option<Rule>,
+        /// Where the source's prose facts are carried from.
+        #[command(flatten)]
+        carry: CarryArgs,
     },
+}
+
+/// Where a source without spec markdown takes its prose facts from: a proto-only release
+/// folder of the corpus carries from the newest older release with spec.md unless told.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CarryArgs {
+    /// Carry error tables, obligations and sections from this spec folder (spec.md and its
+    /// .proto) for every RPC whose schema is unchanged since; the general tables and sections too.
+    #[arg(long, value_name = "OLD_DIR", conflicts_with = "no_carry")]
+    carry_from: Option<PathBuf>,
+    /// Carry nothing: the source's own facts alone, even for a proto-only corpus release.
+    #[arg(long)]
+    no_carry: bool,
+}
+
+impl CarryArgs {
+    /// The loader's carry option.
+    pub fn carry(&self) -> Carry {
+        match (&self.carry_from, self.no_carry) {
+            (Some(dir), _) => Carry::From(dir.clone()),
+            (None, true) => Carry::None,
+            (None, false) => Carry::Corpus,
+        }
+    }
 }
 
 /// One spec source: exactly one of the three flags.
@@ -128,8 +155,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Changelog(args) => diff::changelog(args),
         Command::Docs(args) => docs::docs(args),
         Command::NewDriver(args) => new_driver::new_driver(args),
-        Command::Model { source, lang, translation, imports, rule } => {
-            model(&source, &lang, translation, &imports, rule)
+        Command::Model { source, lang, translation, imports, rule, carry } => {
+            model(&source, &lang, translation, &imports, rule, carry.carry())
         }
     }
 }
@@ -178,6 +205,7 @@ fn model(
     translation: Option<PathBuf>,
     imports: &[(String, PathBuf)],
     rule: Option<Rule>,
+    carry: Carry,
 ) -> anyhow::Result<ExitCode> {
     let mut map = ImportMap::new();
     for (name, path) in imports {
@@ -197,7 +225,7 @@ fn model(
         }
         (l, Some(path)) => Some((l.to_owned(), path)),
     };
-    let loaded = source.load(&LoadOptions { rule, translation, imports: map });
+    let loaded = source.load(&LoadOptions { rule, translation, imports: map, carry });
     let failed = report(&loaded.diagnostics);
     match loaded.model {
         Some(model) if !failed => {

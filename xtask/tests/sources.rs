@@ -136,6 +136,95 @@ fn a_release_against_its_proto_only_copy_has_nothing_but_not_comparable() {
     }
 }
 
+/// Carrying on the command line: a proto-only corpus release carries by default (one notice
+/// with the counts), `--no-carry` reads it alone, `--carry-from` carries into a `.proto` from a
+/// spec folder, and `diff --carry-from` compares that carried Model with the real one, showing
+/// what the carry got wrong. A carry into a spec folder, or both flags, are refused.
+#[test]
+fn carried_models_on_the_command_line() {
+    let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
+    let listed = csikit_spec::corpus::Corpus::read(&corpus).expect("corpus");
+    let carries = |out: &Output| {
+        String::from_utf8_lossy(&out.stderr).matches(csikit_spec::carry::CARRIED).count()
+    };
+    if let Some(release) =
+        listed.releases.iter().rev().find(|r| r.form == csikit_spec::corpus::Form::ProtoOnly)
+    {
+        let from = listed.carry_source(release).expect("an older release with spec.md");
+        let out = xtask(&["model", "--spec-dir", s(&release.dir)]);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(carries(&out), 1, "{}", String::from_utf8_lossy(&out.stderr));
+        let m = json(&out);
+        assert_eq!(m["source"]["carried_from"], from.name.as_str());
+        let methods: Vec<&Value> = m["services"]
+            .as_array()
+            .expect("services")
+            .iter()
+            .flat_map(|s| s["methods"].as_array().expect("methods"))
+            .collect();
+        assert!(methods.iter().any(|x| x["carried_from"] == from.name.as_str()));
+        assert!(methods.iter().any(|x| x.get("carried_from").is_none()));
+
+        let out = xtask(&["model", "--spec-dir", s(&release.dir), "--no-carry"]);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(carries(&out), 0);
+        let m = json(&out);
+        assert!(m["source"].get("carried_from").is_none(), "{}", m["source"]);
+    }
+
+    let (v11, v12) = (corpus.join("csi-spec/v1.11.0"), corpus.join("csi-spec/v1.12.0"));
+    let proto = v12.join("csi.proto");
+    let out = xtask(&["model", "--proto", s(&proto), "--carry-from", s(&v11)]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(carries(&out), 1);
+    assert_eq!(json(&out)["source"]["carried_from"], "v1.11.0");
+
+    // What v1.11.0's facts got wrong about v1.12.0: GetMetadataDelta's table gained a row, and
+    // two rows are reworded.
+    let out = xtask(&["diff", "--carry-from", s(&v11), s(&proto), s(&v12), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = json(&out);
+    let findings = report["findings"].as_array().expect("findings");
+    let rows: Vec<(&str, &str)> = findings
+        .iter()
+        .filter(|f| {
+            ["error_row", "error_text", "obligation", "section"]
+                .contains(&f["element"].as_str().unwrap_or(""))
+        })
+        .map(|f| (f["element"].as_str().unwrap_or(""), f["path"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("error_text", "csi.v1.SnapshotMetadata.GetMetadataAllocated"),
+            ("error_row", "csi.v1.SnapshotMetadata.GetMetadataDelta"),
+            ("error_text", "csi.v1.SnapshotMetadata.GetMetadataDelta"),
+        ],
+        "{findings:#?}"
+    );
+    let errors = report["not_comparable"]
+        .as_array()
+        .expect("not_comparable")
+        .iter()
+        .find(|n| n["what"] == "errors")
+        .expect("errors");
+    assert_eq!(
+        (&errors["unavailable_in"], &errors["carried_from"]),
+        (&Value::from("old"), &Value::from("v1.11.0"))
+    );
+
+    for args in [
+        vec!["model", "--spec-dir", s(&v12), "--carry-from", s(&v11)],
+        vec!["model", "--proto", s(&proto), "--carry-from", s(&proto)],
+    ] {
+        let out = xtask(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    let out = xtask(&["model", "--proto", s(&proto), "--carry-from", s(&v11), "--no-carry"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
 /// An unseen release: v1.12.0's csi.proto with the alpha VolumeCondition, the capabilities and
 /// fields that use it removed, a field and an RPC added.
 const EDITS: [(&str, &str); 8] = [
