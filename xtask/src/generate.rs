@@ -342,12 +342,12 @@ fn differences(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<
 
 /// Writes the whole tree beside `dir`, then swaps it in, so `dir` is never half-written.
 fn write_tree(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<()> {
-    let tmp = crate::tree::stage(dir, files)?;
+    let tmp = csikit_cli::tree::stage(dir, files)?;
     // Keep a `target/` a standalone crate may have built.
     let target = dir.join("target");
     if target.is_dir() {
         std::fs::rename(&target, tmp.join("target"))
             .with_context(|| format!("moving '{}'", target.display()))?;
     }
-    crate::tree::swap_in(dir, &tmp)
+    csikit_cli::tree::swap_in(dir, &tmp)
 }

@@ -1,4 +1,4 @@
-//! The driver crate `cargo xtask new-driver` writes: the files in `xtask/templates/new-driver/`
+//! The driver crate `csikit new-driver` writes: the files in `cli/templates/new-driver/`
 //! with their `{{ name }}` placeholders filled with the crate's name, the plugin's name and
 //! where csikit is.
 
@@ -159,6 +159,7 @@ const CARGO_TOML: &str = include_str!("../../templates/new-driver/Cargo.toml.in"
 const MAIN_RS: &str = include_str!("../../templates/new-driver/main.rs.in");
 const README_MD: &str = include_str!("../../templates/new-driver/README.md.in");
 const GITIGNORE: &str = include_str!("../../templates/new-driver/gitignore.in");
+const CAPABILITIES_TOML: &str = include_str!("../../templates/new-driver/capabilities.toml.in");
 
 /// `template` with each `{{ key }}` replaced by its value, as `(file, text)`.
 ///
@@ -253,6 +254,19 @@ pub fn generate_driver(
         )?,
         fill(".gitignore", GITIGNORE, &[])?,
     ]))
+}
+
+/// What the example plugin of `src/main.rs` says it is, as a capabilities file (the form
+/// `csikit deploy --capabilities` reads): the scaffold's `deploy/` is derived from it.
+///
+/// # Errors
+///
+/// When the names are invalid or the template fails to render.
+pub fn example_capabilities(options: &DriverOptions) -> Result<String, ScaffoldError> {
+    check_crate_name(&options.name)?;
+    check_plugin_name(&options.plugin_name)?;
+    let values = [("name", options.name.as_str()), ("plugin_name", options.plugin_name.as_str())];
+    Ok(fill("capabilities.toml", CAPABILITIES_TOML, &values)?.1)
 }
 
 #[cfg(test)]

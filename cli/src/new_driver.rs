@@ -1,7 +1,7 @@
-//! `cargo xtask new-driver NAME --out DIR`: writes a CSI driver crate built on csikit's server
+//! `csikit new-driver NAME --out DIR` (also `cargo xtask new-driver`): writes a CSI driver crate built on csikit's server
 //! skeleton (rendered by [`scaffold`]), all at once or not at all.
 
-mod scaffold;
+pub mod scaffold;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +29,10 @@ pub struct NewDriverArgs {
     /// Write into a non-empty --out: the scaffold's files are replaced, other files are kept.
     #[arg(long)]
     force: bool,
+    /// The image deploy/ names for the driver (default NAME:0.1.0, for a cluster that has the
+    /// image loaded, as kind's `kind load docker-image` does).
+    #[arg(long)]
+    image: Option<String>,
 }
 
 /// The version requirement a driver puts on csikit by default: this release's `MAJOR.MINOR`.
@@ -80,6 +84,10 @@ pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
     if let Err(problem) = check_out_dir(&args.out, args.force) {
         problems.push(problem);
     }
+    let image = args.image.clone().unwrap_or_else(|| format!("{}:0.1.0", args.name));
+    if let Err(why) = crate::deploy::image::check_image(&image) {
+        problems.push(format!("--image '{image}' is not an image reference: {why}"));
+    }
     if !problems.is_empty() {
         for problem in &problems {
             eprintln!("error: {problem}");
@@ -94,7 +102,11 @@ pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
     };
     let options =
         DriverOptions { name: args.name.clone(), plugin_name: plugin_name.clone(), csikit };
-    let files = scaffold::generate_driver(&options).context("rendering the driver crate")?;
+    let mut files = scaffold::generate_driver(&options).context("rendering the driver crate")?;
+    let capabilities =
+        scaffold::example_capabilities(&options).context("rendering the driver crate")?;
+    let deploy = example_deploy(&capabilities, &image)?;
+    files.extend(deploy.into_iter().map(|(path, text)| (Path::new("deploy").join(path), text)));
     write_scaffold(&args.out, &files)?;
     eprintln!(
         "created '{name}' (plugin name '{plugin_name}') in '{out}'; to run it: cd {out} && CSI_ENDPOINT=unix:///tmp/{name}.sock cargo run",
@@ -102,6 +114,21 @@ pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
         out = args.out.display(),
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The example's `deploy/`: derived, as `csikit deploy --capabilities` would, from the
+/// capabilities the scaffold's RPCs make.
+fn example_deploy(capabilities: &str, image: &str) -> anyhow::Result<BTreeMap<PathBuf, String>> {
+    let facts = crate::deploy::plugin::PluginFacts::from_toml("capabilities.toml", capabilities)
+        .map_err(|e| anyhow::anyhow!("the scaffold's capabilities: {e}"))?;
+    let options = crate::deploy::derive::Options::new(image);
+    let (deploy, _warnings) = crate::deploy::manifests(
+        &facts,
+        &options,
+        "the capabilities of the example in src/main.rs",
+    )
+    .map_err(|e| anyhow::anyhow!("deriving deploy/: {e}"))?;
+    Ok(deploy)
 }
 
 /// The csikit crate's folder as an absolute path, checked to hold the `csikit` package.
