@@ -8,6 +8,7 @@
 //! it succeeded, and then all at once.
 
 pub mod derive;
+pub mod explain;
 pub mod image;
 pub mod objects;
 pub mod plugin;

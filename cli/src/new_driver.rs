@@ -29,8 +29,8 @@ pub struct NewDriverArgs {
     /// Write into a non-empty --out: the scaffold's files are replaced, other files are kept.
     #[arg(long)]
     force: bool,
-    /// The image deploy/ names for the driver (default NAME:0.1.0, for a cluster that has the
-    /// image loaded, as kind's `kind load docker-image` does).
+    /// The image deploy/ names for the driver (default NAME:0.1.0, lowercased, for a cluster
+    /// that has the image loaded, as kind's `kind load docker-image` does).
     #[arg(long)]
     image: Option<String>,
 }
@@ -56,6 +56,7 @@ fn csikit_requirement() -> String {
 pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
     let mut problems = Vec::new();
     let crate_name = scaffold::check_crate_name(&args.name);
+    let crate_ok = crate_name.is_ok();
     let plugin_name = match args.plugin_name {
         Some(name) => scaffold::check_plugin_name(&name).map(|()| name).map_err(|e| e.to_string()),
         // A plugin name derived from a bad crate name would only repeat its problem.
@@ -84,8 +85,16 @@ pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
     if let Err(problem) = check_out_dir(&args.out, args.force) {
         problems.push(problem);
     }
-    let image = args.image.clone().unwrap_or_else(|| format!("{}:0.1.0", args.name));
-    if let Err(why) = crate::deploy::image::check_image(&image) {
+    // Image path components are lowercase, and a '_' beside a '-' is not a separator they take.
+    let image = args
+        .image
+        .clone()
+        .unwrap_or_else(|| format!("{}:0.1.0", args.name.to_ascii_lowercase().replace('_', "-")));
+    // An image made from a bad crate name would only repeat its problem.
+    let image_checked = args.image.is_some() || crate_ok;
+    if let Err(why) = crate::deploy::image::check_image(&image)
+        && image_checked
+    {
         problems.push(format!("--image '{image}' is not an image reference: {why}"));
     }
     if !problems.is_empty() {
@@ -101,11 +110,11 @@ pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
         None => CsikitSource::Version(csikit_requirement()),
     };
     let options =
-        DriverOptions { name: args.name.clone(), plugin_name: plugin_name.clone(), csikit };
+        DriverOptions { name: args.name.clone(), plugin_name: plugin_name.clone(), csikit, image };
     let mut files = scaffold::generate_driver(&options).context("rendering the driver crate")?;
     let capabilities =
         scaffold::example_capabilities(&options).context("rendering the driver crate")?;
-    let deploy = example_deploy(&capabilities, &image)?;
+    let deploy = example_deploy(&capabilities, &options.image)?;
     files.extend(deploy.into_iter().map(|(path, text)| (Path::new("deploy").join(path), text)));
     write_scaffold(&args.out, &files)?;
     eprintln!(

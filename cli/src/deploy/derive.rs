@@ -608,10 +608,13 @@ pub fn derive(facts: &PluginFacts, options: &Options, table: &Table) -> Result<P
                     "no VOLUME_ACCESSIBILITY_CONSTRAINTS: every node reaches every volume",
                 )
             },
-            allow_expansion: if deployed("external-resizer") {
-                reasoned(true, "external-resizer is deployed (EXPAND_VOLUME)")
+            allow_expansion: if deployed("external-resizer")
+                && (facts.has(Service::Controller, "EXPAND_VOLUME")
+                    || facts.has(Service::Node, "EXPAND_VOLUME"))
+            {
+                reasoned(true, "the plugin reports EXPAND_VOLUME and external-resizer is deployed")
             } else {
-                reasoned(false, "no EXPAND_VOLUME: claims cannot grow")
+                reasoned(false, "no EXPAND_VOLUME served: claims of this class cannot grow")
             },
         });
     }

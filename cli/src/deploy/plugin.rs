@@ -462,7 +462,7 @@ mod tests {
             err.problems,
             [
                 format!(
-                    "caps.toml:3:38: 'MAKE_COFFEE' is not a controller capability of csi.proto \
+                    "caps.toml:3:39: 'MAKE_COFFEE' is not a controller capability of csi.proto \
                      {release}"
                 ),
                 format!("caps.toml:4:9: 'UNKNOWN' is not a node capability of csi.proto {release}"),

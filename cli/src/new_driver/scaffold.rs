@@ -14,6 +14,8 @@ pub struct DriverOptions {
     pub plugin_name: String,
     /// Where the driver gets the `csikit` crate.
     pub csikit: CsikitSource,
+    /// The image its `deploy/` names, which its README repeats.
+    pub image: String,
 }
 
 /// How a driver crate names its `csikit` dependency.
@@ -250,7 +252,12 @@ pub fn generate_driver(
         fill(
             "README.md",
             README_MD,
-            &[("name", name), ("plugin_name", plugin_name), ("csikit_from", &csikit_from)],
+            &[
+                ("name", name),
+                ("plugin_name", plugin_name),
+                ("csikit_from", &csikit_from),
+                ("image", &options.image),
+            ],
         )?,
         fill(".gitignore", GITIGNORE, &[])?,
     ]))
@@ -334,6 +341,7 @@ mod tests {
             name: "demo-driver".into(),
             plugin_name: "demo.csi.example.com".into(),
             csikit: CsikitSource::Path("/src/csi\"kit/generated".into()),
+            image: "demo-driver:0.1.0".into(),
         };
         let files = generate_driver(&options).expect("renders");
         let paths: Vec<_> = files.keys().map(|p| p.display().to_string()).collect();
@@ -386,6 +394,7 @@ mod tests {
             name: "d".into(),
             plugin_name: "d.example.com".into(),
             csikit: CsikitSource::Version("0.1".into()),
+            image: "d:0.1.0".into(),
         };
         for (path, text) in generate_driver(&options).expect("renders") {
             assert!(!text.contains("{{"), "{}", path.display());
