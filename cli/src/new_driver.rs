@@ -1,5 +1,6 @@
-//! `csikit new-driver NAME --out DIR` (also `cargo xtask new-driver`): writes a CSI driver crate built on csikit's server
-//! skeleton (rendered by [`scaffold`]), all at once or not at all.
+//! `csikit new-driver NAME --out DIR` (also `cargo xtask new-driver`): writes a CSI driver crate
+//! built on csikit's server skeleton (rendered by [`scaffold`]) with its `deploy/` folder (derived
+//! by `deploy` from the capabilities of the example's RPCs), all at once or not at all.
 
 pub mod scaffold;
 
@@ -10,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use scaffold::{CsikitSource, DriverOptions};
 
-/// Flags of `cargo xtask new-driver`.
+/// Flags of `csikit new-driver` (and `cargo xtask new-driver`).
 #[derive(clap::Args)]
 pub struct NewDriverArgs {
     /// The crate (and binary) name, e.g. `hostpath-driver`.
@@ -45,7 +46,7 @@ fn csikit_requirement() -> String {
     }
 }
 
-/// Runs `cargo xtask new-driver`.
+/// Runs `csikit new-driver`.
 ///
 /// A bad name, plugin name or csikit path, or a non-empty `--out` without `--force`, is a bad
 /// command line: one line on stderr per problem, exit code 2, nothing written.

@@ -451,23 +451,10 @@ fn expected() -> Vec<((Service, &'static str), Vec<String>)> {
 
 /// Every value of csikit's capability enums, by list.
 fn every_capability() -> BTreeSet<(Service, String)> {
-    use csikit::v1::{
-        controller_service_capability::rpc::Type as C,
-        group_controller_service_capability::rpc::Type as G,
-        node_service_capability::rpc::Type as N, plugin_capability::service::Type as P,
-        plugin_capability::volume_expansion::Type as V,
-    };
     let mut all = BTreeSet::new();
-    for n in 1..64 {
-        let named = [
-            (Service::Plugin, P::try_from(n).ok().map(|t| t.as_str_name())),
-            (Service::VolumeExpansion, V::try_from(n).ok().map(|t| t.as_str_name())),
-            (Service::Controller, C::try_from(n).ok().map(|t| t.as_str_name())),
-            (Service::Node, N::try_from(n).ok().map(|t| t.as_str_name())),
-            (Service::GroupController, G::try_from(n).ok().map(|t| t.as_str_name())),
-        ];
-        for (service, name) in named {
-            if let Some(name) = name {
+    for number in 1..64 {
+        for service in Service::ALL {
+            if let Some(name) = service.name_of(number) {
                 all.insert((service, name.to_owned()));
             }
         }

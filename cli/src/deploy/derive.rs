@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 
 use super::plugin::{PluginFacts, Service};
 use super::table::{
-    Condition, Context, Distributed, PodKind, Requests, Role, RoleScope, Sidecar, Table, all_hold,
-    parse_minor,
+    Condition, Context, Distributed, PodKind, Requests, Role, RoleScope, Rule, Sidecar, Table,
+    all_hold, parse_minor,
 };
 
 /// Where the plugin's socket is inside every pod, and its file name.
@@ -263,23 +263,10 @@ pub struct RolePlan {
     pub name: String,
     /// Where its rules come from.
     pub source: String,
-    /// ClusterRole rules.
-    pub cluster: Vec<RulePlan>,
+    /// ClusterRole rules, as the table has them.
+    pub cluster: Vec<Rule>,
     /// Role rules, in the namespace.
-    pub namespace: Vec<RulePlan>,
-}
-
-/// One rule.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RulePlan {
-    /// API groups.
-    pub api_groups: Vec<String>,
-    /// Resources.
-    pub resources: Vec<String>,
-    /// Verbs.
-    pub verbs: Vec<String>,
-    /// Why, for a conditional rule.
-    pub why: Option<String>,
+    pub namespace: Vec<Rule>,
 }
 
 /// The example StorageClass.
@@ -819,18 +806,8 @@ fn sidecar_container(
 
 /// The RBAC a sidecar needs in a pod, if any.
 fn role(sidecar: &Sidecar, cx: &Context<'_>, prefix: &str) -> Option<RolePlan> {
-    let rules = |scope: RoleScope| -> Vec<RulePlan> {
-        sidecar
-            .rule
-            .iter()
-            .filter(|r| r.role == scope && all_hold(&r.when, cx))
-            .map(|r| RulePlan {
-                api_groups: r.api_groups.clone(),
-                resources: r.resources.clone(),
-                verbs: r.verbs.clone(),
-                why: r.why.clone(),
-            })
-            .collect()
+    let rules = |scope: RoleScope| -> Vec<Rule> {
+        sidecar.rule.iter().filter(|r| r.role == scope && all_hold(&r.when, cx)).cloned().collect()
     };
     let plan = RolePlan {
         sidecar: sidecar.name.clone(),

@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use super::derive::{ContainerPlan, EnvValue, Plan, PodPlan, Reasoned, RolePlan};
 use super::table::PodKind;
+use super::table::Rule as TableRule;
 
 /// One serialised object and the comment above it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,21 +79,11 @@ fn meta(plan: &Plan, name: &str, component: &str, namespaced: bool) -> ObjectMet
     }
 }
 
-/// A VolumeSnapshotClass (snapshot.storage.k8s.io/v1, a CRD of external-snapshotter).
+/// A VolumeSnapshotClass (snapshot.storage.k8s.io/v1) or VolumeGroupSnapshotClass
+/// (groupsnapshot.storage.k8s.io/v1): CRDs of external-snapshotter, of the same shape.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct VolumeSnapshotClass {
-    api_version: &'static str,
-    kind: &'static str,
-    metadata: ObjectMeta,
-    driver: String,
-    deletion_policy: &'static str,
-}
-
-/// A VolumeGroupSnapshotClass (groupsnapshot.storage.k8s.io/v1, a CRD of external-snapshotter).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct VolumeGroupSnapshotClass {
+struct SnapshotClass {
     api_version: &'static str,
     kind: &'static str,
     metadata: ObjectMeta,
@@ -230,7 +221,7 @@ pub fn build(plan: &Plan) -> Result<Vec<Document>, SerialiseError> {
         )?);
     }
     if let Some(class) = &plan.snapshot_class {
-        let vsc = VolumeSnapshotClass {
+        let vsc = SnapshotClass {
             api_version: "snapshot.storage.k8s.io/v1",
             kind: "VolumeSnapshotClass",
             metadata: meta(plan, &plan.prefix, "volumesnapshotclass", false),
@@ -250,7 +241,7 @@ pub fn build(plan: &Plan) -> Result<Vec<Document>, SerialiseError> {
         )?);
     }
     if let Some(class) = &plan.group_snapshot_class {
-        let vgsc = VolumeGroupSnapshotClass {
+        let vgsc = SnapshotClass {
             api_version: "groupsnapshot.storage.k8s.io/v1",
             kind: "VolumeGroupSnapshotClass",
             metadata: meta(plan, &plan.prefix, "volumegroupsnapshotclass", false),
@@ -311,7 +302,7 @@ fn csidriver(plan: &Plan) -> Result<Document, SerialiseError> {
     )
 }
 
-fn rule(r: &super::derive::RulePlan) -> PolicyRule {
+fn rule(r: &TableRule) -> PolicyRule {
     PolicyRule {
         api_groups: Some(r.api_groups.clone()),
         resources: Some(r.resources.clone()),
@@ -320,7 +311,7 @@ fn rule(r: &super::derive::RulePlan) -> PolicyRule {
     }
 }
 
-fn rule_comments(rules: &[super::derive::RulePlan]) -> Vec<String> {
+fn rule_comments(rules: &[TableRule]) -> Vec<String> {
     rules
         .iter()
         .filter_map(|r| r.why.as_ref().map(|why| format!("  {}: {why}", r.resources.join(", "))))

@@ -86,6 +86,31 @@ impl Service {
         known.is_some_and(|n| n != 0)
     }
 
+    /// The name csikit's csi.proto gives this capability number, if it names it (UNKNOWN, the
+    /// zero value, is not a capability).
+    pub fn name_of(self, number: i32) -> Option<&'static str> {
+        let name = match self {
+            Service::Plugin => {
+                plugin_capability::service::Type::try_from(number).ok().map(|t| t.as_str_name())
+            }
+            Service::VolumeExpansion => plugin_capability::volume_expansion::Type::try_from(number)
+                .ok()
+                .map(|t| t.as_str_name()),
+            Service::Controller => controller_service_capability::rpc::Type::try_from(number)
+                .ok()
+                .map(|t| t.as_str_name()),
+            Service::Node => {
+                node_service_capability::rpc::Type::try_from(number).ok().map(|t| t.as_str_name())
+            }
+            Service::GroupController => {
+                group_controller_service_capability::rpc::Type::try_from(number)
+                    .ok()
+                    .map(|t| t.as_str_name())
+            }
+        };
+        name.filter(|_| number != 0)
+    }
+
     /// The service whose RPCs a capability of this list obliges, as csikit's server tables name
     /// it (`Controller`), if the list belongs to one.
     pub const fn rpc_service(self) -> Option<&'static str> {
@@ -338,13 +363,18 @@ pub async fn query(
     let mut facts =
         PluginFacts { name: info.name, vendor_version: info.vendor_version, ..Default::default() };
     let mut warnings = Vec::new();
-    let mut unknown = |service: Service, number: i32| {
-        warnings.push(format!(
-            "the plugin reports {service} capability number {number}, which csi.proto {} does \
-             not name; it is left out",
-            csikit::SPEC_RELEASE
-        ));
-    };
+    // Every number reported goes through csikit's names; one it does not know is said, not kept.
+    let mut record =
+        |facts: &mut PluginFacts, service: Service, number: i32| match service.name_of(number) {
+            Some(name) => {
+                facts.list_mut(service).insert(name.to_owned());
+            }
+            None => warnings.push(format!(
+                "the plugin reports {service} capability number {number}, which csi.proto {} \
+                 does not name; it is left out",
+                csikit::SPEC_RELEASE
+            )),
+        };
 
     let plugin = identity
         .get_plugin_capabilities(GetPluginCapabilitiesRequest {})
@@ -357,25 +387,14 @@ pub async fn query(
     for capability in plugin.capabilities {
         match capability.r#type {
             Some(plugin_capability::Type::Service(s)) => {
-                match plugin_capability::service::Type::try_from(s.r#type) {
-                    Ok(t) if s.r#type != 0 => {
-                        facts.list_mut(Service::Plugin).insert(t.as_str_name().to_owned());
-                    }
-                    _ => unknown(Service::Plugin, s.r#type),
-                }
+                record(&mut facts, Service::Plugin, s.r#type);
             }
             Some(plugin_capability::Type::VolumeExpansion(e)) => {
-                match plugin_capability::volume_expansion::Type::try_from(e.r#type) {
-                    Ok(t) if e.r#type != 0 => {
-                        facts.list_mut(Service::VolumeExpansion).insert(t.as_str_name().to_owned());
-                    }
-                    _ => unknown(Service::VolumeExpansion, e.r#type),
-                }
+                record(&mut facts, Service::VolumeExpansion, e.r#type);
             }
             None => {}
         }
     }
-
     if facts.has(Service::Plugin, "CONTROLLER_SERVICE") {
         let answer = ControllerClient::new(channel.clone())
             .controller_get_capabilities(ControllerGetCapabilitiesRequest {})
@@ -384,12 +403,7 @@ pub async fn query(
             .into_inner();
         for capability in answer.capabilities {
             if let Some(controller_service_capability::Type::Rpc(rpc)) = capability.r#type {
-                match controller_service_capability::rpc::Type::try_from(rpc.r#type) {
-                    Ok(t) if rpc.r#type != 0 => {
-                        facts.list_mut(Service::Controller).insert(t.as_str_name().to_owned());
-                    }
-                    _ => unknown(Service::Controller, rpc.r#type),
-                }
+                record(&mut facts, Service::Controller, rpc.r#type);
             }
         }
     }
@@ -400,12 +414,7 @@ pub async fn query(
         .into_inner();
     for capability in answer.capabilities {
         if let Some(node_service_capability::Type::Rpc(rpc)) = capability.r#type {
-            match node_service_capability::rpc::Type::try_from(rpc.r#type) {
-                Ok(t) if rpc.r#type != 0 => {
-                    facts.list_mut(Service::Node).insert(t.as_str_name().to_owned());
-                }
-                _ => unknown(Service::Node, rpc.r#type),
-            }
+            record(&mut facts, Service::Node, rpc.r#type);
         }
     }
     if facts.has(Service::Plugin, "GROUP_CONTROLLER_SERVICE") {
@@ -416,12 +425,7 @@ pub async fn query(
             .into_inner();
         for capability in answer.capabilities {
             if let Some(group_controller_service_capability::Type::Rpc(rpc)) = capability.r#type {
-                match group_controller_service_capability::rpc::Type::try_from(rpc.r#type) {
-                    Ok(t) if rpc.r#type != 0 => {
-                        facts.list_mut(Service::GroupController).insert(t.as_str_name().to_owned());
-                    }
-                    _ => unknown(Service::GroupController, rpc.r#type),
-                }
+                record(&mut facts, Service::GroupController, rpc.r#type);
             }
         }
     }

@@ -197,7 +197,7 @@ pub enum RoleScope {
 }
 
 /// One RBAC rule of a sidecar.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
     /// ClusterRole or Role.
