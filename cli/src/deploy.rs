@@ -2,15 +2,17 @@
 //!
 //! The plugin is asked (`plugin::query`: GetPluginInfo and every service's capabilities) or its
 //! capabilities are read from a file; `derive` decides, from the sidecar table (`table`,
-//! `cli/data/sidecars.toml`), what runs where and why; `objects` builds the Kubernetes objects
-//! as typed values and serialises each once; `render` lays them out as a kustomize folder, one
-//! object kind per file. `image` checks the image reference. Nothing is written unless all of
-//! it succeeded, and then all at once.
+//! `cli/data/sidecars.toml`), what runs where and why, as a `plan`; `objects` builds the
+//! Kubernetes objects as typed values and serialises each once; `render` lays them out as a
+//! kustomize folder, one object kind per file. `image` checks the image reference; `explain`
+//! writes the table for the docs page. Nothing is written unless all of it succeeded, and then
+//! all at once.
 
 pub mod derive;
 pub mod explain;
 pub mod image;
 pub mod objects;
+pub mod plan;
 pub mod plugin;
 pub mod render;
 pub mod table;
@@ -22,7 +24,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use derive::{DeriveError, Lifecycle, Mode, Options};
+use derive::{DeriveError, Lifecycle, Options};
+use plan::Mode;
 use plugin::PluginFacts;
 use table::Table;
 

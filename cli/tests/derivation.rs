@@ -5,7 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use csikit_cli::deploy::derive::{Mode, Options, Plan, derive};
+use csikit_cli::deploy::derive::{Options, derive};
+use csikit_cli::deploy::plan::{Mode, Plan};
 use csikit_cli::deploy::plugin::{PluginFacts, Service};
 use csikit_cli::deploy::table::{PodKind, Table};
 

@@ -19,7 +19,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::Serialize;
 
-use super::derive::{ContainerPlan, EnvValue, Plan, PodPlan, Reasoned, RolePlan};
+use super::plan::{ContainerPlan, EnvValue, Plan, PodPlan, Reasoned, RolePlan};
 use super::table::PodKind;
 use super::table::Rule as TableRule;
 

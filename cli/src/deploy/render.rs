@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::derive::{Mode, Plan};
 use super::objects::{Document, Kustomization, SerialiseError};
+use super::plan::{Mode, Plan};
 use super::plugin::PluginFacts;
 
 /// The files, by kind, in the order kustomize lists them (objects others refer to first).
