@@ -337,8 +337,10 @@ fn rbac(
             rules: Some(role.cluster.iter().map(rule).collect()),
             ..ClusterRole::default()
         };
-        let mut comment =
-            vec![format!("what {} needs cluster-wide, as {}", role.sidecar, role.source)];
+        let mut comment = vec![format!(
+            "what {} needs cluster-wide: the rules of its {}",
+            role.sidecar, role.source
+        )];
         comment.extend(rule_comments(&role.cluster));
         docs.push(document("ClusterRole", &role.name, comment, &cr)?);
         let binding = ClusterRoleBinding {
@@ -363,7 +365,7 @@ fn rbac(
             rules: Some(role.namespace.iter().map(rule).collect()),
         };
         let mut comment = vec![format!(
-            "what {} needs in the namespace {}, as {}",
+            "what {} needs in the namespace {}: the rules of its {}",
             role.sidecar, plan.namespace, role.source
         )];
         comment.extend(rule_comments(&role.namespace));
