@@ -21,11 +21,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use bytes::Bytes;
-use csi_view_core::capture::status_name;
 use csi_view_core::method;
 use csi_view_core::render::{self, RenderOptions};
 use csi_view_core::request;
-use csi_view_core::rpcs::ErrorLookup;
+use csi_view_core::rpcs::{ErrorLookup, status_name};
 use csi_view_core::schema::Schema;
 use csikit_runtime::endpoint::Endpoint;
 use csikit_runtime::secrets::Secrets;

@@ -22,8 +22,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result, anyhow};
 use bytes::Bytes;
-use csi_view_core::capture::status_name;
-use csi_view_core::rpcs::{CapabilityRef, ObligedRpc};
+use csi_view_core::rpcs::{CapabilityRef, ObligedRpc, status_name};
 use csi_view_core::schema::Schema;
 use prost_reflect::{DynamicMessage, MethodDescriptor, ReflectMessage, ServiceDescriptor, Value};
 use serde_json::json;

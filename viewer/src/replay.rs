@@ -228,7 +228,7 @@ fn verdict(schema: &Schema, ids: &mut IdMap, call: &RecordedCall, sent: &Sent) -
             if sent.answer.local {
                 return Vec::new();
             }
-            let name = csi_view_core::capture::status_name(code);
+            let name = csi_view_core::rpcs::status_name(code);
             schema.error_rows(&call.descriptor, code).explain(call.descriptor.name(), &name)
         },
     );

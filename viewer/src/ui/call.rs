@@ -291,7 +291,7 @@ impl State {
         ms: u64,
         local: bool,
     ) -> Json {
-        let name = csi_view_core::capture::status_name(code);
+        let name = csi_view_core::rpcs::status_name(code);
         if local {
             return json!({
                 "outcome": "status",
