@@ -59,6 +59,5 @@ mod tracker;
 
 pub use config::{Format, Options, Summary};
 pub use endpoint::{read_endpoint, socket_path};
-pub use grpc::grpc_messages;
 pub use run::{replay, run};
 pub use timestamp::rfc3339;
