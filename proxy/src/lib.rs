@@ -27,19 +27,20 @@
 //!   the one the server skeleton serialises on.
 //! * A status message is scrubbed of the request's secret values before it is printed or
 //!   recorded (unless `--keep-secrets`): drivers echo their input in errors.
-//! * When told to stop (the binary passes SIGTERM/SIGINT) the proxy stops accepting; each connection is closed once the calls on it have ended (at
-//!   most five seconds); the logger finishes and the listening socket is removed.
-
+//! * When told to stop (the binary passes SIGTERM/SIGINT) the proxy stops accepting; each
+//!   connection is closed once the calls on it have ended (at most five seconds); the logger
+//!   finishes and the listening socket is removed.
 //!
 //! # Modules
 //!
 //! Each depends only on those above it: `config` (options and the summary), `endpoint` (the
-//! runtime's endpoint forms, unix sockets only), `grpc` (message framing, status coding),
-//! `timestamp`, `tracker` (call records, numbering, the overlap check), `queue` (the data path's
-//! only cost), `stop`, `frames` (the tap's HTTP/2 reader), `tap` (calls put together from the
-//! queue), `splice` (tapped connections), `answer` (connections accepted while the plugin is
-//! down), `scrub` (secrets out of status messages), `print` (text and JSON), `logger` (checks,
-//! prints and records each call) and `run` (the main loop, and `replay` for the fuzzer).
+//! runtime's endpoint forms, unix sockets only), `grpc` (messages through view-core's reader of
+//! the length prefix, status coding), `timestamp`, `tracker` (call records, numbering, the
+//! overlap check), `queue` (the data path's only cost), `stop`, `frames` (the tap's HTTP/2
+//! reader), `tap` (calls put together from the queue), `splice` (tapped connections), `answer`
+//! (connections accepted while the plugin is down), `print` (text and JSON), `logger` (checks,
+//! scrubs the request's secrets from the status message, prints and records each call) and
+//! `run` (the main loop, and `replay` for the fuzzer).
 
 mod answer;
 mod config;
@@ -50,7 +51,6 @@ mod logger;
 mod print;
 mod queue;
 mod run;
-mod scrub;
 mod splice;
 mod stop;
 mod tap;
