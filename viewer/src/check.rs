@@ -18,10 +18,8 @@ pub(crate) fn validate(a: ValidateArgs) -> Result<u8> {
             .into_iter()
             .map(|t| {
                 let label = format!("{}: ", t.label.unwrap_or_default());
-                csi_view_core::text::check_typed(&t.desc, &t.message.bytes, 0, 0)
+                let msg = csi_view_core::text::decode_checked(&t.desc, &t.message.bytes, 0)
                     .map_err(|e| anyhow!("{label}{e}"))?;
-                let msg = DynamicMessage::decode(t.desc, t.message.bytes.as_slice())
-                    .with_context(|| format!("{label}cannot decode"))?;
                 Ok((label, msg))
             })
             .collect::<Result<_>>()?,
