@@ -26,11 +26,11 @@ use csi_view_core::render::{self, RenderOptions};
 use csi_view_core::request;
 use csi_view_core::rpcs::{ErrorLookup, status_name};
 use csi_view_core::schema::Schema;
-use csikit_runtime::endpoint::Endpoint;
+use csikit_runtime::endpoint::Flag;
 use csikit_runtime::secrets::Secrets;
 use prost_reflect::{DynamicMessage, MethodDescriptor};
 
-use crate::args::{CallArgs, OutFormat};
+use crate::args::{CallArgs, OutFormat, timeout};
 use crate::load::{load_schema, stdout};
 use csi_view::client::{Answer, Client};
 
@@ -44,7 +44,8 @@ pub(crate) fn call(a: CallArgs) -> Result<u8> {
     if method.is_client_streaming() || method.is_server_streaming() {
         bail!("'{}' is a streaming RPC; call sends unary calls", method::path(&method));
     }
-    let endpoint = endpoint_or_env(endpoint)?;
+    let flag = Flag { name: "ENDPOINT", value: endpoint.as_deref() };
+    let endpoint = csikit_runtime::endpoint::required(Some(flag))?.written;
     let timeout = timeout(a.timeout)?;
     let secrets = match &a.secrets {
         Some(p) => Secrets::read(p).map_err(|e| anyhow!("--secrets {e}"))?,
@@ -80,27 +81,6 @@ fn positionals(schema: &Schema, a: &CallArgs) -> Result<(Option<String>, String,
         (m, None, _) if is_endpoint(m) => bail!("no METHOD after the endpoint '{m}'"),
         (m, None, _) => (None, m.clone(), None),
     })
-}
-
-/// The endpoint given, else `$CSI_ENDPOINT` (unset or empty: an error naming both), read as the
-/// runtime reads `CSI_ENDPOINT` so a bad one is refused before anything is sent. `call`,
-/// `list`, `describe` and `replay` take their endpoint here.
-pub(crate) fn endpoint_or_env(given: Option<String>) -> Result<String> {
-    let endpoint = match given {
-        Some(e) => e,
-        None => std::env::var("CSI_ENDPOINT").ok().filter(|e| !e.is_empty()).ok_or_else(|| {
-            anyhow!("no endpoint: name the plugin's (unix:///path/csi.sock) or set CSI_ENDPOINT")
-        })?,
-    };
-    endpoint.parse::<Endpoint>()?;
-    Ok(endpoint)
-}
-
-pub(crate) fn timeout(seconds: f64) -> Result<Duration> {
-    Duration::try_from_secs_f64(seconds)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| anyhow!("--timeout {seconds}: expected a positive number of seconds"))
 }
 
 /// Where the requests come from (named for errors) and their text.

@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use anyhow::{Context, Result, anyhow};
+use csikit_runtime::endpoint::Flag;
 use prost_reflect::DynamicMessage;
 
 use crate::args::{DiffArgs, ReplayArgs, ReportFormat, ValidateArgs};
@@ -91,12 +92,13 @@ pub(crate) fn diff(a: DiffArgs) -> Result<u8> {
 
 pub(crate) fn replay(a: ReplayArgs) -> Result<u8> {
     let schema = load_schema(&a.schema)?;
-    let endpoint = crate::call::endpoint_or_env(a.endpoint)?;
+    let flag = Flag { name: "--endpoint", value: a.endpoint.as_deref() };
+    let endpoint = csikit_runtime::endpoint::required(Some(flag))?.written;
     let options = csi_view::replay::Options {
         capture: a.capture,
         endpoint,
         serial: a.serial,
-        timeout: crate::call::timeout(a.timeout)?,
+        timeout: crate::args::timeout(a.timeout)?,
         secrets: a.secrets,
         driver_log: a.driver_log,
     };
