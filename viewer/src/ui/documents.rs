@@ -117,7 +117,7 @@ fn type_of(schema: &Schema, ty: Option<&str>, bytes: &[u8]) -> Result<(MessageDe
 }
 
 /// `bytes` as a `desc`, checked field by field first (a clear error with its offset).
-pub(super) fn decode(desc: &MessageDescriptor, bytes: &[u8]) -> Result<DynamicMessage> {
+fn decode(desc: &MessageDescriptor, bytes: &[u8]) -> Result<DynamicMessage> {
     csi_view_core::text::decode_checked(desc, bytes, 0).map_err(|e| anyhow!("{e}"))
 }
 
