@@ -15,11 +15,14 @@
 //! * The client's reads go through `csikit`'s `:authority` rewriter, so a plugin whose HTTP/2
 //!   library refuses the authority a client sends over a unix socket (h2 under tonic) answers
 //!   every client through the proxy, as a csikit plugin answers it directly.
-//! * When the plugin goes away, its connections close, and clients see what they would see from
-//!   the plugin itself (UNAVAILABLE, then they reconnect). A connection accepted while the plugin
-//!   is down is *answered*: the proxy speaks HTTP/2 with the client (hyper) and answers each call
-//!   UNAVAILABLE; once the plugin is back, that connection's calls are forwarded for as long as
-//!   the client keeps it (never a GOAWAY: a call crossing one fails in tonic and hyper clients).
+//! * The proxy listens at once, whether the plugin is up or not (in a pod, containers start in
+//!   any order), and reaches the plugin per connection. When the plugin goes away, its
+//!   connections close, and clients see what they would see from the plugin itself
+//!   (UNAVAILABLE, then they reconnect). A connection accepted while the plugin is down (or not
+//!   yet up) is *answered*: the proxy speaks HTTP/2 with the client (hyper) and answers each call
+//!   UNAVAILABLE, naming the upstream; once the plugin is there, that connection's calls are
+//!   forwarded for as long as the client keeps it (never a GOAWAY: a call crossing one fails in
+//!   tonic and hyper clients), and new connections are tapped.
 //! * Calls are numbered, and checked for overlap, in the order the queue saw them, whichever way
 //!   they went. Two calls in flight on one volume (or snapshot) are flagged: the spec says a CO
 //!   should not issue them. The id is the RPC's serialisation key from the spec facts

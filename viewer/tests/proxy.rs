@@ -309,11 +309,20 @@ fn bad_endpoints_and_captures_are_clear_errors() {
     let not_socket = dir.join("file");
     std::fs::write(&not_socket, "x").expect("writes");
     let listen = format!("unix://{}", not_socket.display());
+    // No plugin at the upstream yet is no error (the proxy waits for it; memdriver's proxy test
+    // shows it serving once the plugin is up), but a file there that is not a socket is: no
+    // plugin can listen on it.
     let missing = format!("unix://{}", dir.join("none.sock").display());
     let out = run(&["proxy", "--listen", &listen, "--upstream", &missing]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no plugin at upstream") && err.lines().count() == 1, "{err}");
+    assert!(!err.contains("none.sock") && err.contains("is not a socket"), "{err}");
+    let free = format!("unix://{}", dir.join("free.sock").display());
+    let out = run(&["proxy", "--listen", &free, "--upstream", &listen]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("upstream '") && err.contains("is not a socket"), "{err}");
+    assert!(err.lines().count() == 1 && !dir.join("free.sock").exists(), "{err}");
     // A busy listen path (a live server) and a file that is not a socket are left alone.
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     let plugin_sock = dir.join("plugin.sock");
