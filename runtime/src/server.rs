@@ -55,7 +55,7 @@ pub use serialise::Serialisation;
 use serialise::{Held, KeyLocks};
 
 pub use crate::alpha::AlphaPolicy;
-use crate::endpoint::{BindError, EndpointError};
+use crate::endpoint::{BindError, EndpointError, GivenError};
 /// Where a plugin listens: the runtime's one endpoint type (see [`crate::endpoint`]).
 pub use crate::endpoint::{Endpoint, Signal, shutdown_signal};
 use crate::facts::PackageFacts;
@@ -413,7 +413,7 @@ fn status_without_secrets(status: Status, secrets: &[String]) -> Status {
 /// Why a plugin could not serve.
 #[derive(Debug)]
 pub enum ServeError {
-    /// `CSI_ENDPOINT` is not set.
+    /// `CSI_ENDPOINT` is not set (or is empty).
     NoEndpoint,
     /// `CSI_ENDPOINT` could not be read.
     BadEndpoint(EndpointError),
@@ -437,9 +437,7 @@ pub enum ServeError {
 impl fmt::Display for ServeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::NoEndpoint => {
-                f.write_str("CSI_ENDPOINT is not set; set it to unix:///path/to/plugin.sock")
-            }
+            Self::NoEndpoint => fmt::Display::fmt(&GivenError::Missing { flag: None }, f),
             Self::BadEndpoint(e) => write!(f, "CSI_ENDPOINT: {e}"),
             Self::InUse(path) => {
                 write!(f, "{}: another process is serving on this socket", path.display())
@@ -484,14 +482,13 @@ impl From<BindError> for ServeError {
 }
 
 impl Endpoint {
-    /// Reads `CSI_ENDPOINT`.
+    /// Reads `CSI_ENDPOINT` by the runtime's one rule for a tool's endpoint
+    /// ([`crate::endpoint::required`], with no flag).
     pub fn from_env() -> Result<Self, ServeError> {
-        match std::env::var("CSI_ENDPOINT") {
-            Ok(value) => Ok(value.parse()?),
-            Err(std::env::VarError::NotPresent) => Err(ServeError::NoEndpoint),
-            Err(std::env::VarError::NotUnicode(_)) => {
-                Err(ServeError::BadEndpoint(EndpointError::not_utf8()))
-            }
+        match crate::endpoint::required(None) {
+            Ok(given) => Ok(given.endpoint),
+            Err(GivenError::Missing { .. }) => Err(ServeError::NoEndpoint),
+            Err(GivenError::Bad { error, .. }) => Err(ServeError::BadEndpoint(error)),
         }
     }
 }
