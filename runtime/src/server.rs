@@ -23,8 +23,10 @@
 //! 5. **Response validation** (debug builds by default): a response that breaks the spec's
 //!    rules becomes `INTERNAL` naming the field, so driver bugs surface in tests.
 //! 6. **Tracing**: a span per call (RPC name, the volume or snapshot it concerns, and
-//!    `waited_ms` when it waited its turn) and events for the request (its redacting `Debug`: secret values never appear), the outcome and the
-//!    elapsed time. Error messages, logged and returned, are scrubbed of the request's secret
+//!    `waited_ms` when it waited its turn) and one line per call at INFO when it ends, with
+//!    its outcome (`ok`, or `failed` with the code and the error's message) and the elapsed
+//!    time; at DEBUG also the request (its redacting `Debug`: secret values never appear) and
+//!    the response. Error messages, logged and returned, are scrubbed of the request's secret
 //!    values in case a driver put one there.
 //!
 //! Serving follows the spec's Supervised Lifecycle Management section: [`Endpoint`] reads
@@ -178,10 +180,10 @@ impl Pipeline {
         self.keys.held()
     }
 
-    /// Answers an RPC the plugin does not implement, logging it when tracing.
+    /// Answers an RPC the plugin does not implement, logging it when tracing (a call too).
     pub fn unimplemented<Req>(&self, rpc: &Rpc<Req>) -> Status {
         if self.layers.tracing {
-            tracing::debug!(rpc = rpc.name, "not implemented");
+            tracing::info!(rpc = rpc.name, "not implemented");
         }
         unimplemented(rpc.name)
     }
@@ -340,7 +342,7 @@ impl Pipeline {
             let result = result.map_err(|status| status_without_secrets(status, &secrets));
             if self.layers.tracing {
                 match &result {
-                    Ok(_) => tracing::debug!(elapsed_us = elapsed_us(started), "stream opened"),
+                    Ok(_) => tracing::info!(elapsed_us = elapsed_us(started), "stream opened"),
                     Err(status) => log_error(status, started),
                 }
             }
@@ -375,26 +377,31 @@ fn elapsed_us(started: Option<Instant>) -> u64 {
     started.map_or(0, |t| u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX))
 }
 
+/// The call's line (INFO: every call is logged), and at DEBUG the response.
 fn log_outcome<Resp: fmt::Debug>(
     result: &Result<Response<Resp>, Status>,
     started: Option<Instant>,
 ) {
     match result {
         Ok(response) => {
-            tracing::debug!(elapsed_us = elapsed_us(started), response = ?response.get_ref(), "ok")
+            tracing::info!(elapsed_us = elapsed_us(started), "ok");
+            tracing::debug!(response = ?response.get_ref(), "response");
         }
         Err(status) => log_error(status, started),
     }
 }
 
+/// A failed call's line: ERROR for the codes that say the plugin is at fault, INFO for the
+/// others (a CO's mistake, a missing volume, a call pending). `error` is the status message,
+/// already scrubbed of the request's secrets.
 fn log_error(status: &Status, started: Option<Instant>) {
     let code = status.code();
     let elapsed_us = elapsed_us(started);
     match code {
         tonic::Code::Internal | tonic::Code::Unknown | tonic::Code::DataLoss => {
-            tracing::error!(elapsed_us, code = ?code, message = status.message(), "failed");
+            tracing::error!(elapsed_us, code = ?code, error = status.message(), "failed");
         }
-        _ => tracing::info!(elapsed_us, code = ?code, message = status.message(), "failed"),
+        _ => tracing::info!(elapsed_us, code = ?code, error = status.message(), "failed"),
     }
 }
 
