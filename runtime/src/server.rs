@@ -27,7 +27,8 @@
 //!    its outcome (`ok`, or `failed` with the code and the error's message) and the elapsed
 //!    time; at DEBUG also the request (its redacting `Debug`: secret values never appear) and
 //!    the response. Error messages, logged and returned, are scrubbed of the request's secret
-//!    values in case a driver put one there.
+//!    values in case a driver put one there. [`log::LogLayer`] writes these lines (and the
+//!    driver's own) off the calls' threads.
 //!
 //! Serving follows the spec's Supervised Lifecycle Management section: [`Endpoint`] reads
 //! `CSI_ENDPOINT` (the forms of [`crate::endpoint`]: `unix:///path/to/plugin.sock`, plus
@@ -47,6 +48,7 @@ use tracing::Instrument as _;
 
 pub mod authority;
 mod builder;
+pub mod log;
 mod serialise;
 
 pub use builder::{
