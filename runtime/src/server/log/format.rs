@@ -19,15 +19,24 @@ use super::capture::{Batch, Line, Value, Values};
 
 /// Appends every line of `batch` to `out`.
 pub(crate) fn write_batch(batch: &Batch, out: &mut Vec<u8>) {
+    let mut second = Second::default();
     for line in &batch.lines {
-        write_line(batch, line, out);
+        write_line(batch, line, &mut second, out);
     }
 }
 
+/// The text of the last whole second written, `2026-11-25T03:48:41.`: the lines of a batch
+/// mostly fall in one second, and the date is the costly part of a line's time.
+#[derive(Default)]
+struct Second {
+    secs: Option<u64>,
+    text: Vec<u8>,
+}
+
 /// Appends one event's line.
-fn write_line(batch: &Batch, line: &Line, out: &mut Vec<u8>) {
+fn write_line(batch: &Batch, line: &Line, second: &mut Second, out: &mut Vec<u8>) {
     let Some((event, spans)) = batch.parts[line.start..line.end].split_last() else { return };
-    write_head(line.time, *event.meta.level(), out);
+    write_head(line.time, *event.meta.level(), second, out);
     for (i, span) in spans.iter().enumerate() {
         if i > 0 {
             out.push(b':');
@@ -51,15 +60,15 @@ fn write_line(batch: &Batch, line: &Line, out: &mut Vec<u8>) {
 
 /// A line the writer adds itself (lines dropped, lines it could not write), at `level`.
 pub(crate) fn write_notice(time: SystemTime, level: Level, message: &str, out: &mut Vec<u8>) {
-    write_head(time, level, out);
+    write_head(time, level, &mut Second::default(), out);
     out.extend_from_slice(b"csikit_runtime::server::log: ");
     write_escaped(message.as_bytes(), out);
     out.push(b'\n');
 }
 
 /// The time and the level, each followed by a space.
-fn write_head(time: SystemTime, level: Level, out: &mut Vec<u8>) {
-    write_time(time, out);
+fn write_head(time: SystemTime, level: Level, second: &mut Second, out: &mut Vec<u8>) {
+    write_time(time, second, out);
     let level: &[u8] = match level {
         Level::TRACE => b"TRACE ",
         Level::DEBUG => b"DEBUG ",
@@ -74,7 +83,12 @@ fn write_head(time: SystemTime, level: Level, out: &mut Vec<u8>) {
 /// The values of one part as `name=value`, separated by spaces; with `message_first`, a field
 /// named `message` is written first, bare.
 fn write_fields(meta: &Metadata<'_>, values: &[u8], message_first: bool, out: &mut Vec<u8>) {
-    let name = |index: usize| meta.fields().iter().nth(index).map_or("?", |f| f.name());
+    // The names by index, looked up once (a callsite has at most 32 fields).
+    let mut names = [""; 32];
+    for (slot, field) in names.iter_mut().zip(meta.fields().iter()) {
+        *slot = field.name();
+    }
+    let name = |index: usize| names.get(index).copied().unwrap_or("?");
     let is_message = |index: usize| message_first && name(index) == "message";
     let mut first = true;
     if message_first {
@@ -164,25 +178,31 @@ fn write_escaped(text: &[u8], out: &mut Vec<u8>) {
 
 /// `time` as RFC 3339 in UTC with microseconds: `2026-11-25T03:48:41.123456Z` (a time before
 /// 1970 is written as 1970's first instant).
-fn write_time(time: SystemTime, out: &mut Vec<u8>) {
+fn write_time(time: SystemTime, second: &mut Second, out: &mut Vec<u8>) {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
-    let (year, month, day) = civil_date(secs / 86_400);
-    let of_day = secs % 86_400;
-    // `{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{micros:06}Z`, a digit at a time:
-    // the writer thread formats every line, and `write!` would be most of its work.
-    for (n, width, after) in [
-        (year, 4, b'-'),
-        (month, 2, b'-'),
-        (day, 2, b'T'),
-        (of_day / 3600, 2, b':'),
-        (of_day / 60 % 60, 2, b':'),
-        (of_day % 60, 2, b'.'),
-        (u64::from(since.subsec_micros()), 6, b'Z'),
-    ] {
-        write_padded(n, width, out);
-        out.push(after);
+    if second.secs != Some(secs) {
+        let (year, month, day) = civil_date(secs / 86_400);
+        let of_day = secs % 86_400;
+        // `{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.`, a digit at a time: the writer
+        // thread formats every line, and `write!` would be most of its work.
+        second.text.clear();
+        for (n, width, after) in [
+            (year, 4, b'-'),
+            (month, 2, b'-'),
+            (day, 2, b'T'),
+            (of_day / 3600, 2, b':'),
+            (of_day / 60 % 60, 2, b':'),
+            (of_day % 60, 2, b'.'),
+        ] {
+            write_padded(n, width, &mut second.text);
+            second.text.push(after);
+        }
+        second.secs = Some(secs);
     }
+    out.extend_from_slice(&second.text);
+    write_padded(u64::from(since.subsec_micros()), 6, out);
+    out.push(b'Z');
 }
 
 /// The Gregorian date `days` after 1970-01-01: counted in 400-year eras that start on 1 March
@@ -220,7 +240,7 @@ mod tests {
 
     fn time_text(t: SystemTime) -> String {
         let mut out = Vec::new();
-        write_time(t, &mut out);
+        write_time(t, &mut Second::default(), &mut out);
         String::from_utf8(out).unwrap()
     }
 
@@ -239,6 +259,17 @@ mod tests {
             assert_eq!(time_text(at(secs, 0)), format!("{text}.000000Z"), "{secs}");
         }
         assert_eq!(time_text(at(0, 123_456)), "1970-01-01T00:00:00.123456Z");
+        // One second's text serves the lines in it, and only those.
+        let (mut second, mut out) = (Second::default(), Vec::new());
+        for (secs, micros) in [(59, 1), (59, 999_999), (60, 0), (86_399, 5), (86_400, 5)] {
+            write_time(at(secs, micros), &mut second, &mut out);
+            out.push(b' ');
+        }
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "1970-01-01T00:00:59.000001Z 1970-01-01T00:00:59.999999Z 1970-01-01T00:01:00.000000Z \
+             1970-01-01T23:59:59.000005Z 1970-01-02T00:00:00.000005Z "
+        );
         let before = UNIX_EPOCH - Duration::from_secs(5);
         assert_eq!(time_text(before), "1970-01-01T00:00:00.000000Z");
     }
