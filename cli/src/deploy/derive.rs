@@ -633,6 +633,23 @@ fn role(sidecar: &Sidecar, cx: &Context<'_>, prefix: &str) -> Option<RolePlan> {
     (!plan.cluster.is_empty() || !plan.namespace.is_empty()).then_some(plan)
 }
 
+/// A pod's containers (the plugin's first, then each sidecar's) and the roles its sidecars need.
+fn with_sidecars(
+    driver: ContainerPlan,
+    sidecars: &[&Sidecar],
+    cx: &Context<'_>,
+    prefix: &str,
+    registration_path: &str,
+) -> (Vec<ContainerPlan>, Vec<RolePlan>) {
+    let mut containers = vec![driver];
+    let mut roles = Vec::new();
+    for sidecar in sidecars {
+        containers.push(sidecar_container(sidecar, cx, registration_path));
+        roles.extend(role(sidecar, cx, prefix));
+    }
+    (containers, roles)
+}
+
 fn controller_pod(
     facts: &PluginFacts,
     options: &Options,
@@ -641,12 +658,8 @@ fn controller_pod(
     sidecars: &[&Sidecar],
 ) -> PodPlan {
     let cx = Context { facts, pod: Some(PodKind::Controller), block: options.block };
-    let mut containers = vec![driver_container(options, table, PodKind::Controller)];
-    let mut roles = Vec::new();
-    for sidecar in sidecars {
-        containers.push(sidecar_container(sidecar, &cx, ""));
-        roles.extend(role(sidecar, &cx, prefix));
-    }
+    let driver = driver_container(options, table, PodKind::Controller);
+    let (containers, roles) = with_sidecars(driver, sidecars, &cx, prefix, "");
     PodPlan {
         kind: PodKind::Controller,
         name: format!("{prefix}-controller"),
@@ -736,12 +749,7 @@ fn node_pod(
             bidirectional: false,
         });
     }
-    let mut containers = vec![driver];
-    let mut roles = Vec::new();
-    for sidecar in sidecars {
-        containers.push(sidecar_container(sidecar, &cx, &registration_path));
-        roles.extend(role(sidecar, &cx, prefix));
-    }
+    let (containers, roles) = with_sidecars(driver, sidecars, &cx, prefix, &registration_path);
     let why = match options.mode {
         Mode::Distributed => "distributed provisioning: on every node, the plugin with its Node \
                               service, the kubelet's registration and the sidecars that act for \
