@@ -292,14 +292,15 @@ fn search_index_and_ascii_diagrams() {
     assert!(page(site, "en/v1.12.0/search-index.js").contains("\"GetSnapshot\""));
     assert!(!page(site, "en/v1.11.0/search-index.js").contains("\"GetSnapshot\""));
     // Every diagram of the spec (code blocks without a language) keeps every line, spaces included:
-    // in the edition of the newest release whose spec.md is in the corpus.
-    let newest = site
-        .releases
-        .iter()
-        .rev()
-        .find(|r| r.model.source.kind == csikit_spec::SourceKind::Spec)
-        .expect("a release with its spec.md");
-    let md = newest.model.files[0].text();
+    // in the edition of the newest release, whose markdown is its own or carried.
+    let name = newest(site);
+    let newest = site.releases.iter().find(|r| r.name == name).expect("the newest release");
+    let markdown = match &newest.model.source.carried {
+        _ if newest.model.source.kind == csikit_spec::SourceKind::Spec => 0,
+        Some(carried) => carried.markdown,
+        None => panic!("{name}: neither its own spec.md nor one carried"),
+    };
+    let md = newest.model.files[markdown].text();
     let mut diagrams = Vec::new();
     let mut rest = md;
     while let Some(i) = rest.find("\n```\n") {
@@ -384,6 +385,9 @@ fn every_error_table_row_is_a_search_result_linking_to_its_row() {
             }
             let text = |i: usize| e[i].as_str().unwrap_or_default().to_owned();
             let key = (text(4), text(5), e[6].as_i64().unwrap_or(-1));
+            // A row carried from an older release is marked with that release, and only then.
+            let carried = model.source.carried.as_ref().map(|c| c.from.as_str());
+            assert_eq!(e.get(7).and_then(|v| v.as_str()), carried, "{edition}: {key:?} carried");
             found.push((key, text(1), text(2)));
         }
         assert_eq!(
