@@ -171,9 +171,9 @@ const V1_13_0: &[Replacement] = &[
               `volume_publish_path` and `staging_target_path`.",
         reader: Some(Reader {
             who: "kubelet",
-            does: "With the `CSIVolumeHealth` feature gate on, it reads the node's view of each \
-                   volume in use when it gathers volume stats, reports an abnormal volume as an \
-                   event on every Pod using it, and exposes it among its volume stats metrics.",
+            does: "With the `CSIVolumeHealth` feature gate on, it reads the node's view of a \
+                   volume's condition in the same call it gathers the volume's stats with, and \
+                   reports an abnormal volume as an event on every Pod using it.",
             source: Source::Kep1432 { section: "Kubelet" },
         }),
         sources: &[Source::Proto {
