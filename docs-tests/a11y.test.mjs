@@ -39,7 +39,22 @@ function firstChapter(edition) {
   const html = fs.readFileSync(path.join(siteDir, edition, "index.html"), "utf8");
   const side = html.slice(html.indexOf('<nav class="side"'));
   const chapters = side.slice(side.indexOf("<ul>"));
-  return chapters.match(/<a href="([^"#]+)"/)[1];
+  // The guides' list, if the edition has guides, comes before the chapters'.
+  return [...chapters.matchAll(/<a href="([^"#]+)"/g)].map((m) => m[1]).find((h) => !h.startsWith("guide/"));
+}
+
+// The guides an edition lists in its navigation (paths under guide/).
+function guidePages(edition) {
+  const html = fs.readFileSync(path.join(siteDir, edition, "index.html"), "utf8");
+  const side = html.slice(html.indexOf('<nav class="side"'));
+  const nav = side.slice(0, side.indexOf("</nav>"));
+  return [...new Set([...nav.matchAll(/<a href="(guide\/[^"#]+)"/g)].map((m) => m[1]))];
+}
+
+// The page of an RPC new in an edition: the first its changes page lists as added.
+function newRpcPage(edition) {
+  const html = fs.readFileSync(path.join(siteDir, edition, "changes.html"), "utf8");
+  return html.match(/data-element="rpc" data-change="added">[^<]*<a class="ref" href="(rpc\/[^"#]+)"/)[1];
 }
 
 // Every page kind: the site's front page; per language, an edition's contents, a chapter, an
@@ -55,6 +70,16 @@ for (const edition of ["en/v1.12.0", "ja/v1.7.0", "zh/v1.6.0"]) {
     [`${edition} changes`, `${edition}/changes.html`],
     ...(edition.startsWith("en/") ? [] : [[`${edition} status`, `${edition}/status.html`]]));
 }
+// The newest edition, whose text may be carried from an older release: its contents, a chapter,
+// an RPC, an RPC new in it (its proto comment under a notice), its changes and its guides.
+const newest = `en/${newestRelease()}`;
+kinds.push(
+  [`${newest} contents`, `${newest}/index.html`],
+  [`${newest} chapter`, () => `${newest}/${firstChapter(newest)}`],
+  [`${newest} RPC`, `${newest}/rpc/CreateVolume.html`],
+  [`${newest} new RPC`, () => `${newest}/${newRpcPage(newest)}`],
+  [`${newest} changes`, `${newest}/changes.html`],
+  ...guidePages(newest).map((g) => [`${newest} guide ${g}`, `${newest}/${g}`]));
 kinds.push(
   ["addons contents", "addons/replication/index.html"],
   ["addons RPC", "addons/replication/rpc/EnableVolumeReplication.html"],
@@ -256,3 +281,73 @@ test("without JavaScript on a phone nothing is folded: the skip link, the naviga
   }
   assert.deepEqual(off.foreign, []);
 });
+
+// The newest edition's text carried from an older release (when it is): the banner is a named
+// region a screen reader lists among the landmarks, visible at the top of the content on a phone
+// before the page's own text; an RPC new in the release says instead that its prose is not
+// available. Screenshots of both at 390 px.
+test(`${newest}: the banner on carried text is visible and announced; a new RPC says why it has no prose`, async (t) => {
+  const page = await open(`/${newest}/rpc/CreateVolume.html`, phone);
+  const banner = page.locator("main section.notice-carried");
+  if ((await banner.count()) === 0) {
+    // The newest release has its own spec.md: nothing is carried, no banner anywhere.
+    assert.equal(await page.locator(".unit-carried, table.errors caption").count(), 0);
+    t.skip(`${newest} has its own spec.md`);
+    await page.close();
+    return;
+  }
+  const region = page.getByRole("region", { name: await banner.getAttribute("aria-label") });
+  assert.equal(await region.count(), 1, "the banner is a named region");
+  assert.ok(await region.isVisible(), "the banner is shown");
+  const from = await page.locator("main .unit-carried").first().getAttribute("data-carried-from");
+  assert.match(await region.innerText(), new RegExp(`${from.replaceAll(".", "\\.")}'s, carried from its spec\\.md`), "it names the release");
+  // Before the page's own text, and on the screen without scrolling at 390 px.
+  const [b, h] = [await region.boundingBox(), await page.locator("main h1").first().boundingBox()];
+  assert.ok(b.y < h.y, "the banner comes before the title");
+  assert.ok(b.y + b.height <= phone.height, `the banner ends at ${b.y + b.height}px, below the screen`);
+  assert.ok(await page.locator("table.errors caption").first().isVisible(), "the carried error table says so");
+  assert.deepEqual(await axeViolations(page), []);
+  await page.screenshot({ path: path.join(shotDir, "phone-carried-rpc.png"), fullPage: false });
+
+  // An RPC new in the release: no banner, a named notice saying its prose is not available.
+  await page.goto(`${site.origin}/${newest}/${newRpcPage(newest)}`);
+  assert.equal(await page.locator("main section.notice-carried").count(), 0, "no carried text, no banner");
+  const notice = page.getByRole("region", { name: "Prose not available" });
+  assert.ok(await notice.isVisible(), "the new RPC's notice");
+  assert.match(await notice.innerText(), new RegExp(`new in ${newestRelease().replaceAll(".", "\\.")}`));
+  assert.ok(await page.locator("main .badge-since").first().isVisible(), "its since badge");
+  assert.deepEqual(await axeViolations(page), []);
+  await page.screenshot({ path: path.join(shotDir, "phone-new-rpc.png"), fullPage: false });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+// Each guide of the newest edition is reached from its contents page by keyboard alone: Tab to
+// its link in the contents list, Enter; the guide's tables have no sideways scroll at 320 px and
+// no axe violation.
+for (const guide of guidePages(newest)) {
+  test(`${newest}/${guide}: reached by keyboard from the contents page, axe-clean`, async () => {
+    const page = await open(`/${newest}/index.html`);
+    let reached = false;
+    for (let i = 0; i < 400 && !reached; i++) {
+      await page.keyboard.press("Tab");
+      reached = await page.evaluate((g) => {
+        const a = document.activeElement;
+        return a.tagName === "A" && a.getAttribute("href") === g && !!a.closest("main");
+      }, guide);
+    }
+    assert.ok(reached, `no Tab stop on the contents page's link to ${guide}`);
+    await Promise.all([page.waitForURL((u) => u.pathname.endsWith(guide)), page.keyboard.press("Enter")]);
+    assert.ok((await page.locator("nav.side a[aria-current=page]").getAttribute("href")).endsWith(guide), "the navigation marks the guide");
+    assert.ok((await page.locator("main table").count()) >= 1, "the guide's tables");
+    assert.deepEqual(await axeViolations(page), []);
+    for (const width of [390, 320]) {
+      await page.setViewportSize({ width, height: phone.height });
+      const overflow = await sidewaysOverflow(page);
+      assert.ok(overflow.over <= 0, `${guide} scrolls sideways by ${overflow.over}px at ${width} px: ${overflow.culprits.join(", ")}`);
+    }
+    await page.screenshot({ path: path.join(shotDir, `phone-guide-${path.basename(guide, ".html")}.png`) });
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  });
+}

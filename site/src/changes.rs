@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use csikit_spec::NotAvailable;
 use csikit_spec::diff::{Change, Finding, Report, Severity, Side};
 use serde_json::Value;
 
@@ -69,7 +70,7 @@ fn kind_key(element: &str) -> &'static str {
 }
 
 /// Fills `{name}` placeholders of a catalog string with HTML (the string itself is escaped).
-fn fill_html(cat: &Catalog, key: &str, args: &[(&str, &str)]) -> String {
+pub(crate) fn fill_html(cat: &Catalog, key: &str, args: &[(&str, &str)]) -> String {
     let mut out = escape(cat.get(key));
     for (name, html) in args {
         out = out.replace(&format!("{{{name}}}"), html);
@@ -77,7 +78,8 @@ fn fill_html(cat: &Catalog, key: &str, args: &[(&str, &str)]) -> String {
     out
 }
 
-fn name_html(links: &dyn ChangeLinks, full: &str, old: bool) -> String {
+/// A full name as code, linked to its entry in the new version (the old one for `old`).
+pub(crate) fn name_html(links: &dyn ChangeLinks, full: &str, old: bool) -> String {
     let code = format!("<code>{}</code>", escape(links.short(full)));
     let target = if old { links.old_href(full) } else { links.new_href(full) };
     match target {
@@ -258,10 +260,26 @@ fn not_comparable_html(cat: &Catalog, report: &Report) -> String {
         escape(cat.get("changes_not_comparable"))
     );
     for n in &report.not_comparable {
-        let text = match n.unavailable_in {
-            Side::Old => cat.fill("not_comparable_in", &[("release", &report.old)]),
-            Side::New => cat.fill("not_comparable_in", &[("release", &report.new)]),
-            Side::Both => cat.get("not_comparable_both").to_owned(),
+        let (release, other) = match n.unavailable_in {
+            Side::Old => (&report.old, &report.new),
+            Side::New => (&report.new, &report.old),
+            Side::Both => (&report.new, &report.old),
+        };
+        let n_items = n.items.to_string();
+        // Carried error tables and obligations are compared RPC by RPC (a carried fact that
+        // differs would be a finding above); the rest of a carried part is not compared.
+        let per_rpc = matches!(n.what, NotAvailable::Errors | NotAvailable::Obligations);
+        let text = match (n.unavailable_in, &n.carried_from) {
+            (Side::Both, _) => cat.get("not_comparable_both").to_owned(),
+            (_, Some(from)) if per_rpc => cat.fill(
+                "not_comparable_carried_rpcs",
+                &[("release", release), ("from", from), ("other", other), ("n", &n_items)],
+            ),
+            (_, Some(from)) => cat.fill(
+                "not_comparable_carried",
+                &[("release", release), ("from", from), ("other", other), ("n", &n_items)],
+            ),
+            (_, None) => cat.fill("not_comparable_in", &[("release", release)]),
         };
         let _ = writeln!(
             out,

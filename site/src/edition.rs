@@ -6,12 +6,14 @@
 //! `frame` (the page around a body) builds on it; `errors` (the error tables, each row with its
 //! anchor and search entry), `reference` (message and enum pages), `chapters` (contents,
 //! chapters and RPC pages, which show `reference`'s field tables and `errors`' tables),
-//! `changes_page` and `status_page` render pages; this file puts an edition together.
+//! `changes_page`, `guide_page` (the guides of `crate::guides`, linked as the changes page
+//! links) and `status_page` render pages; this file puts an edition together.
 
 mod changes_page;
 mod chapters;
 mod errors;
 mod frame;
+mod guide_page;
 mod plan;
 mod reference;
 mod search;
@@ -22,6 +24,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::directory::Directory;
+use crate::guides::guides_of;
 use crate::prose::ref_page;
 use search::SearchIndex;
 use version::Lang;
@@ -53,6 +56,10 @@ impl Site<'_> {
             let path = ref_page(&e.full_name);
             let html = self.render_enum(lang, dir, e, &path, &nav, &mut search);
             put(out, &path, html);
+        }
+        for guide in guides_of(&self.guide_scope(lang)) {
+            let html = self.render_guide(lang, dir, guide, &nav, &mut search);
+            put(out, guide.path, html);
         }
         put(out, "changes.html", self.render_changes(lang, dir, &nav));
         if lang.tr.is_some() {

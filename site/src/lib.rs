@@ -15,18 +15,26 @@
 //! through csikit-spec's corpus listing), `edition` (one edition's pages), `pages` (the
 //! askama templates and the data they show), `prose` (markdown to HTML), `translation` (pairing a translation's
 //! sections with the English), `history` and `changes` (badges and changes pages from the diff
-//! engine), `directory` (every edition's pages, for the switchers) and `i18n` (the interface
-//! catalogs).
+//! engine), `guides` (pages written from the Model and data tables, such as "Upgrading to"),
+//! `replacements` (the table of what replaces what across a release), `directory` (every
+//! edition's pages, for the switchers) and `i18n` (the interface catalogs).
+//!
+//! A release read from its `.proto` alone whose loader carried an older release's prose
+//! (`csikit_spec::carry`) shows that prose and its error tables, each page that does with a
+//! banner naming the release the text comes from; RPCs whose schema changed or is new show
+//! their proto comments only.
 
 mod changes;
 mod directory;
 mod edition;
+mod guides;
 mod history;
 mod i18n;
 mod input;
 mod load;
 mod pages;
 mod prose;
+pub mod replacements;
 mod translation;
 
 use std::collections::{BTreeMap, HashMap};
@@ -95,6 +103,13 @@ pub fn generate_site(releases: &[Release], options: &SiteOptions) -> BTreeMap<Pa
                 history: Some((&csi_history, i)),
                 externs: HashMap::new(),
                 addon: None,
+                origin: r
+                    .model
+                    .source
+                    .carried
+                    .as_ref()
+                    .and_then(|c| releases.iter().find(|o| o.name == c.from))
+                    .map(|o| &o.model),
             },
         ));
     }
@@ -111,6 +126,7 @@ pub fn generate_site(releases: &[Release], options: &SiteOptions) -> BTreeMap<Pa
                     history: None,
                     externs: HashMap::new(),
                     addon: None,
+                    origin: None,
                 },
             ));
         }
@@ -126,6 +142,7 @@ pub fn generate_site(releases: &[Release], options: &SiteOptions) -> BTreeMap<Pa
                 history: Some((h, h.versions().len().saturating_sub(1))),
                 externs: extern_pages(&a.model, releases.last()),
                 addon: Some((a.name.clone(), a.source.clone())),
+                origin: None,
             },
         ));
     }

@@ -55,6 +55,8 @@ pub struct MenuGroup {
 /// The site navigation of one language: (title, page) pairs, pages relative to the language folder.
 #[derive(Debug, Clone, Default)]
 pub struct Nav {
+    /// Guides (`crate::guides`) the edition has.
+    pub guides: Vec<(String, String)>,
     /// Chapters of the spec.
     pub chapters: Vec<(String, String)>,
     /// Services, each with its RPCs.
@@ -93,10 +95,29 @@ pub struct Layout<'a> {
     pub langs: Vec<LangLink>,
     /// Navigation.
     pub nav: &'a Nav,
-    /// Notices at the top: (kind, text).
-    pub notices: Vec<(String, String)>,
+    /// Notices at the top of the content.
+    pub notices: Vec<Notice>,
     /// The footer line.
     pub footer: String,
+}
+
+/// A notice at the top of a page's content.
+#[derive(Debug, Clone)]
+pub struct Notice {
+    /// Its kind: the CSS class `notice-KIND`.
+    pub kind: &'static str,
+    /// What it says.
+    pub text: String,
+    /// For a notice about where the whole page's text comes from: the name of the region it is,
+    /// so a screen reader lists it among the page's landmarks; `None` for a plain notice.
+    pub region: Option<String>,
+}
+
+impl Notice {
+    /// A plain notice.
+    pub fn plain(kind: &'static str, text: String) -> Notice {
+        Notice { kind, text, region: None }
+    }
 }
 
 /// A badge next to a field, RPC or type.
@@ -173,6 +194,9 @@ pub struct ErrorTable<'a> {
     pub rows: &'a [ErrorRowHtml],
     /// Whether any row has a recovery cell.
     pub recovery: bool,
+    /// The table's caption, saying where its rows come from when they are carried from an
+    /// older release; empty for none.
+    pub caption: String,
 }
 
 /// A page of prose: the contents page or a chapter.
@@ -222,6 +246,8 @@ pub type RpcEntry = (String, String, Vec<Badge>);
 /// The reference listing on the contents page.
 #[derive(Debug, Clone, Default)]
 pub struct Contents {
+    /// Guides: (title, href).
+    pub guides: Vec<(String, String)>,
     /// Chapters: (title, href).
     pub chapters: Vec<(String, String)>,
     /// Services: (name, rpcs).
@@ -256,6 +282,18 @@ pub struct RpcPage<'a> {
     pub response_table: String,
     /// Error table HTML when the prose did not hold one.
     pub errors: Option<String>,
+}
+
+/// A guide page (`crate::guides`).
+#[derive(Template)]
+#[template(path = "docs/guide.html")]
+pub struct GuidePage<'a> {
+    /// Shared parts.
+    pub l: Layout<'a>,
+    /// The heading.
+    pub heading: String,
+    /// The body as HTML.
+    pub body: String,
 }
 
 /// A "Used in" entry: (text, href).

@@ -17,6 +17,31 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// The text an HTML fragment of the site's own making shows: tags dropped, the entities
+/// [`escape`] writes undone, spaces collapsed (for the search index).
+pub fn text_of(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                out.push(' ');
+            }
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    let out = out
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// The href from one page to a target, both relative to the language's folder.
 pub fn href(from_page: &str, target: &str) -> String {
     let (path, frag) = match target.split_once('#') {
@@ -396,6 +421,12 @@ mod tests {
             "../ref/csi.v1.Topology.html"
         );
         assert_eq!(href("index.html", "rpc/Probe.html#probe"), "rpc/Probe.html#probe");
+    }
+
+    #[test]
+    fn text_of_html_is_what_it_shows() {
+        let html = format!("<p>A <code>{}</code> &amp; <a href=\"x\">b</a></p>", escape("<T>"));
+        assert_eq!(text_of(&html), "A <T> & b");
     }
 
     #[test]

@@ -292,14 +292,15 @@ fn search_index_and_ascii_diagrams() {
     assert!(page(site, "en/v1.12.0/search-index.js").contains("\"GetSnapshot\""));
     assert!(!page(site, "en/v1.11.0/search-index.js").contains("\"GetSnapshot\""));
     // Every diagram of the spec (code blocks without a language) keeps every line, spaces included:
-    // in the edition of the newest release whose spec.md is in the corpus.
-    let newest = site
-        .releases
-        .iter()
-        .rev()
-        .find(|r| r.model.source.kind == csikit_spec::SourceKind::Spec)
-        .expect("a release with its spec.md");
-    let md = newest.model.files[0].text();
+    // in the edition of the newest release, whose markdown is its own or carried.
+    let name = newest(site);
+    let newest = site.releases.iter().find(|r| r.name == name).expect("the newest release");
+    let markdown = match &newest.model.source.carried {
+        _ if newest.model.source.kind == csikit_spec::SourceKind::Spec => 0,
+        Some(carried) => carried.markdown,
+        None => panic!("{name}: neither its own spec.md nor one carried"),
+    };
+    let md = newest.model.files[markdown].text();
     let mut diagrams = Vec::new();
     let mut rest = md;
     while let Some(i) = rest.find("\n```\n") {
@@ -384,6 +385,9 @@ fn every_error_table_row_is_a_search_result_linking_to_its_row() {
             }
             let text = |i: usize| e[i].as_str().unwrap_or_default().to_owned();
             let key = (text(4), text(5), e[6].as_i64().unwrap_or(-1));
+            // A row carried from an older release is marked with that release, and only then.
+            let carried = model.source.carried.as_ref().map(|c| c.from.as_str());
+            assert_eq!(e.get(7).and_then(|v| v.as_str()), carried, "{edition}: {key:?} carried");
             found.push((key, text(1), text(2)));
         }
         assert_eq!(
@@ -433,6 +437,117 @@ fn every_error_table_row_is_a_search_result_linking_to_its_row() {
     assert_eq!(japanese_entries, japanese_rows, "Japanese rows shown in English");
     eprintln!("search index: {checked} error rows in {} editions", editions.len());
     assert!(checked > 500, "suspiciously few error rows: {checked}");
+}
+
+/// The newest edition, read from the listing, against its Model and the diff engine's report
+/// from the release before: a page showing text carried from an older release has the banner
+/// naming it (and the contents page does), an RPC new in it shows its proto comment under a
+/// notice saying so, with its "since" badge and its alpha badge when alpha; the changes page
+/// links every element it adds; the release before marks every element it removes
+/// "removed in"; and the upgrade guide of a release pair in the replacements table is linked
+/// from every page of the edition and names every row's elements.
+#[test]
+fn the_newest_edition_marks_carried_text_new_elements_and_removals() {
+    let Some(site) = site() else { return };
+    let name = newest(site);
+    let at = site.releases.iter().position(|r| r.name == name).expect("newest");
+    let (model, before) = (&site.releases[at].model, &site.releases[at - 1]);
+    let short = name.strip_suffix(".0").unwrap_or(&name);
+    let dir = format!("en/{name}");
+    let edition: Vec<(String, &str)> = site
+        .files
+        .iter()
+        .filter_map(|(p, t)| Some((p.strip_prefix(&dir).ok()?.to_str()?.to_owned(), t.as_str())))
+        .filter(|(p, _)| p.ends_with(".html"))
+        .collect();
+    let in_edition = |p: &str| {
+        edition.iter().find(|(q, _)| q == p).map(|(_, t)| *t).unwrap_or_else(|| panic!("{dir}/{p}"))
+    };
+    if let Some(carried) = &model.source.carried {
+        let banner = "<section class=\"notice notice-carried\" aria-label=\"Carried text\"><p>";
+        let from = format!("are {}&#39;s, carried from its spec.md", carried.from);
+        let mut shown = 0;
+        for (path, text) in &edition {
+            let carried_text = text.contains("class=\"unit unit-carried\"")
+                || text.contains("<caption>Error rows carried from");
+            assert_eq!(text.contains(banner), carried_text, "{dir}/{path}: banner, carried text");
+            if carried_text {
+                let i = text.find(banner).expect("banner");
+                assert!(
+                    text[i..].contains(&from),
+                    "{dir}/{path}: the banner names another release"
+                );
+                shown += 1;
+            }
+        }
+        assert!(shown > 20, "{dir}: only {shown} pages with carried text");
+        assert!(in_edition("index.html").contains(banner), "{dir}: no banner on the contents page");
+    }
+    let report = csikit_spec::diff::diff(&before.model, model, &before.name, &name);
+    let changes = in_edition("changes.html");
+    let mut new_rpcs = 0;
+    for f in &report.findings {
+        use csikit_spec::diff::Change;
+        let (owner, last) = f.path.rsplit_once('.').expect("a full name");
+        let target = match f.element {
+            "rpc" => format!("rpc/{last}.html"),
+            "message" | "enum" => format!("ref/{}.html", f.path),
+            "field" | "enum_value" => format!("ref/{owner}.html#{last}"),
+            _ => continue,
+        };
+        match f.change {
+            Change::Added => {
+                let href = format!("href=\"{target}\"");
+                assert!(changes.contains(&href), "{dir}/changes.html: {} not linked", f.path);
+            }
+            Change::Removed => {
+                let file = target.split('#').next().unwrap_or(&target);
+                let old = page(site, &format!("en/{}/{file}", before.name));
+                assert!(old.contains(&format!("removed in {short}")), "{}: not removed", f.path);
+            }
+            _ => {}
+        }
+        if f.change != Change::Added || f.element != "rpc" {
+            continue;
+        }
+        new_rpcs += 1;
+        let (_, m) = model.method(last).expect("an added RPC is in the model");
+        let html = in_edition(&target);
+        assert!(html.contains(&format!("badge-since\">since {short}<")), "{last}: since");
+        assert_eq!(html.contains("badge badge-alpha"), m.alpha, "{last}: alpha badge");
+        if model.source.carried.is_some() {
+            let notice = format!("Prose not available\"><p>This RPC is new in {name}");
+            assert!(html.contains(&notice), "{last}: no notice that it is new");
+        }
+    }
+    eprintln!("{dir}: {new_rpcs} new RPCs");
+    // The upgrade guide of each pair the replacements table has, in that pair's edition.
+    for upgrade in csikit_site::replacements::UPGRADES {
+        let Some(release) = site.releases.iter().find(|r| r.name == upgrade.to) else { continue };
+        let model = &release.model;
+        let Some(guide) =
+            site.files.get(Path::new(&format!("en/{}/guide/upgrading.html", upgrade.to)))
+        else {
+            panic!("en/{}: no upgrade guide", upgrade.to)
+        };
+        for row in upgrade.rows {
+            for full in std::iter::once(&row.old).chain(row.new) {
+                // Named as the changes page names it: relative to the package.
+                let short_name = model.relative(full);
+                assert!(guide.contains(&format!("<code>{short_name}</code>")), "guide: {full}");
+            }
+        }
+        for (path, text) in site.files.iter().filter(|(p, _)| {
+            p.starts_with(format!("en/{}", upgrade.to))
+                && p.extension().is_some_and(|e| e == "html")
+        }) {
+            assert!(
+                text.contains("guide/upgrading.html\""),
+                "{}: no link to the guide",
+                path.display()
+            );
+        }
+    }
 }
 
 fn unescape(s: &str) -> String {

@@ -78,7 +78,10 @@ fn load_with(dir: &Path, carry: Carry) -> anyhow::Result<Model> {
 fn link_base(dir: &Path) -> String {
     let dir = if dir.is_file() { dir.parent().unwrap_or(dir) } else { dir };
     let release = release_name(dir);
-    if dir.join("spec.md").is_file() {
+    // A CSI release folder, with its spec.md or its csi.proto alone (the spec.md is upstream).
+    let csi = dir.join("spec.md").is_file()
+        || dir.parent().and_then(Path::file_name).is_some_and(|n| n == "csi-spec");
+    if csi {
         format!("https://github.com/container-storage-interface/spec/blob/{release}/spec.md")
     } else {
         let tag = if dir.parent().and_then(Path::file_name).is_some_and(|n| n == "_tags") {
@@ -88,6 +91,13 @@ fn link_base(dir: &Path) -> String {
         };
         format!("https://github.com/csi-addons/spec/blob/{tag}/{}/README.md", spec_name(dir))
     }
+}
+
+/// The side of a pair whose markdown a report's section links go to: the new one, else the old
+/// when only it has its markdown (a proto-only release's section anchors are the ones it
+/// carries from an older release's markdown).
+fn linked<'p>(old: &'p Path, new: &'p Path) -> &'p Path {
+    if has_markdown(new) || !has_markdown(old) { new } else { old }
 }
 
 /// Whether a spec source is a folder with its markdown.
@@ -130,15 +140,7 @@ pub fn run_diff(args: DiffArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        Format::Md => {
-            // Section anchors come from the new spec, else the old: a proto-only side has none.
-            let linked = if has_markdown(&args.new) || !has_markdown(&args.old) {
-                &args.new
-            } else {
-                &args.old
-            };
-            markdown(&report, &link_base(linked))
-        }
+        Format::Md => markdown(&report, &link_base(linked(&args.old, &args.new))),
     };
     if let Err(e) = crate::write_stdout(&text) {
         eprintln!("error: {e:#}");
@@ -161,7 +163,7 @@ pub fn changelog_reports() -> anyhow::Result<Vec<(Report, String)>> {
             &release_name(&releases[i - 1]),
             &release_name(&releases[i]),
         );
-        out.push((report, link_base(&releases[i])));
+        out.push((report, link_base(linked(&releases[i - 1], &releases[i]))));
     }
     for addon in corpus.addons.iter().filter(|a| !a.tags.is_empty()) {
         let versions: Vec<(String, &Path)> = addon

@@ -109,6 +109,19 @@ fn diff_exit_codes_json_and_changelog() {
     assert!(heads.contains(&"## v0.3.0 → v1.0.0") && heads.contains(&"## v0.1.0 → v0.2.0"));
     assert_eq!(heads.last().copied(), Some("## replication v0.1.1 → replication main"));
     assert_eq!(heads.len(), names.len(), "one per consecutive pair, and replication: {heads:?}");
+    // Every section link of a CSI entry goes to the CSI spec.md of a release whose markdown is
+    // in the corpus: a release there as its csi.proto alone has the anchors it carries.
+    let csi_entries = &text[..text.find("## replication").unwrap_or(text.len())];
+    let links: Vec<&str> =
+        csi_entries.split("](").skip(1).filter_map(|r| r.split(')').next()).collect();
+    assert!(links.len() > 20, "only {} section links", links.len());
+    for link in links {
+        let release = link
+            .strip_prefix("https://github.com/container-storage-interface/spec/blob/")
+            .and_then(|r| r.split('/').next())
+            .unwrap_or_else(|| panic!("a CSI entry links elsewhere: {link}"));
+        assert!(spec.join(release).join("spec.md").is_file(), "{link}: no spec.md of {release}");
+    }
 }
 
 /// `cargo xtask new-driver` is `csikit new-driver` (the same code, in csikit-cli): the crate and

@@ -425,7 +425,8 @@ fn validate_test(path: &str) -> String {
 /// The unseen release, given as its folder alone, also generates a crate that builds and
 /// validates (`xtask generate`), builds in a user's crate through csikit-build's `build.rs`
 /// (package `csi.v1`, before csikit carries it), and gets its own docs edition
-/// (`xtask docs` over a corpus holding it beside v1.12.0): no code or table knows it.
+/// (`xtask docs` over a corpus holding it beside v1.12.0, whose prose it carries): no code or
+/// table knows it.
 #[test]
 fn an_unseen_release_generates_builds_and_renders_from_its_folder_alone() {
     let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
@@ -476,18 +477,24 @@ fn an_unseen_release_generates_builds_and_renders_from_its_folder_alone() {
         .expect("write test");
     cargo_test(&user);
 
-    // xtask docs: the unseen release has its own edition, made from its proto.
+    // xtask docs: the unseen release has its own edition, made from its proto and the prose its
+    // loader carried from v1.12.0: a banner on the pages showing that text, the new RPC's proto
+    // comment under a notice that says it is new.
     let site = tmp.path().join("site");
     let out = xtask(&["docs", "--corpus", s(&mine), "--out", s(&site)]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let page = |p: &str| {
         std::fs::read_to_string(site.join(p)).unwrap_or_else(|e| panic!("site page '{p}': {e}"))
     };
-    let notice = "Only the .proto of CSI v1.13.0 is in the corpus";
-    for p in ["en/v1.13.0/index.html", "en/v1.13.0/rpc/Ping.html", "en/v1.13.0/changes.html"] {
-        assert!(page(p).contains(notice), "no proto-only notice on {p}");
+    let banner = "are v1.12.0&#39;s, carried from its spec.md because v1.13.0&#39;s own spec.md is \
+                  not in the corpus";
+    for p in ["en/v1.13.0/index.html", "en/v1.13.0/rpc/CreateVolume.html"] {
+        assert!(page(p).contains(banner), "no carried-text banner on {p}");
     }
-    assert!(!page("en/v1.12.0/index.html").contains(notice));
+    let ping = page("en/v1.13.0/rpc/Ping.html");
+    assert!(!ping.contains(banner) && ping.contains("This RPC is new in v1.13.0"), "{ping}");
+    assert!(!page("en/v1.13.0/changes.html").contains(banner));
+    assert!(!page("en/v1.12.0/index.html").contains("notice-carried"));
     let changes = page("en/v1.13.0/changes.html");
     assert!(changes.contains("VolumeCondition") && changes.contains("Ping"), "{changes}");
 }

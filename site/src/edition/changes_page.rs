@@ -41,13 +41,15 @@ impl Site<'_> {
     }
 }
 
-/// The links of a changes page: names of the new version in this edition, names of the old
-/// version in the edition of the previous version, if the site has one.
-struct EditionLinks<'s, 'a> {
-    site: &'s Site<'a>,
-    dir: &'s Directory<'s>,
-    previous: Option<(usize, &'s Model)>,
-    page: &'s str,
+/// The links of a page about a version's changes (its changes page, a guide): names of the new
+/// version in this edition, names of the old version in the edition of the previous version, if
+/// the site has one.
+pub(super) struct EditionLinks<'s, 'a> {
+    pub site: &'s Site<'a>,
+    pub dir: &'s Directory<'s>,
+    pub previous: Option<(usize, &'s Model)>,
+    /// The page the links are on, relative to the edition folder.
+    pub page: &'s str,
 }
 
 impl ChangeLinks for EditionLinks<'_, '_> {
@@ -58,7 +60,9 @@ impl ChangeLinks for EditionLinks<'_, '_> {
     fn old_href(&self, full: &str) -> Option<String> {
         let (edition, model) = self.previous?;
         let target = entry_of(model, full)?;
-        Some(format!("../../{}/{target}", self.dir.editions[edition].dir))
+        // From the page up to the site root: its folders in the edition, then LANG/RELEASE.
+        let up = "../".repeat(self.page.matches('/').count() + 2);
+        Some(format!("{up}{}/{target}", self.dir.editions[edition].dir))
     }
 
     fn short<'n>(&self, full: &'n str) -> &'n str {

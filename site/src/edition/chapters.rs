@@ -8,10 +8,10 @@ use std::ops::Range;
 use super::errors::{place, table_at};
 use super::plan::{Item, PageKind, PageSpec};
 use super::search::{ErrorEntry, SearchIndex};
-use super::version::{Lang, Site, relative_name};
+use super::version::{Lang, ProseOrigin, Site, relative_name};
 use crate::directory::{Directory, PageIdentity};
 use crate::history::{ElementKind, short_version};
-use crate::pages::{Badge, Contents, Nav, ProsePage, RpcPage, render};
+use crate::pages::{Badge, Contents, Nav, Notice, ProsePage, RpcPage, render};
 use crate::prose::{HeadingOut, Prose, Rendered, escape, href, ref_page, rpc_page};
 use crate::translation::Status;
 
@@ -35,7 +35,7 @@ impl Site<'_> {
         };
         let (src, range, model, file) = match translated {
             Some((tr, t)) => (tr.src, tr.units[t].range.clone(), tr.model, tr.file),
-            None => (self.src, unit.range.clone(), self.model, 0),
+            None => (self.src, unit.range.clone(), self.model, self.prose_file),
         };
         let mut after = String::new();
         let tr_release = lang.tr.as_ref().map_or("", |t| t.release.as_str());
@@ -76,10 +76,18 @@ impl Site<'_> {
         };
         let rendered =
             prose.render(&src.text()[range.clone()], range.start, Some(&heading), &tables);
-        let class = status.map_or("source", Status::class);
+        let class = match (status, self.prose.carried_from()) {
+            (Some(s), _) => s.class(),
+            (None, Some(_)) => "carried",
+            (None, None) => "source",
+        };
         let lang_attr = if translated.is_none() && lang.tr.is_some() { " lang=\"en\"" } else { "" };
+        let carried_attr = self
+            .prose
+            .carried_from()
+            .map_or(String::new(), |from| format!(" data-carried-from=\"{}\"", escape(from)));
         let html = format!(
-            "<section class=\"unit unit-{class}\"{lang_attr}>\n{}</section>\n",
+            "<section class=\"unit unit-{class}\"{lang_attr}{carried_attr}>\n{}</section>\n",
             rendered.html
         );
         (html, rendered)
@@ -120,11 +128,11 @@ impl Site<'_> {
                         self.render_unit(lang, *u, &prose, shift, i == 0, &table_rows);
                     fallback |= lang.status(*u) == Some(Status::Missing);
                     body.push_str(&html);
-                    search.push(
-                        "section",
+                    search.push_section(
                         &rendered.title,
                         &format!("{}#{}", page.path, self.units[*u].anchor),
                         &rendered.text,
+                        self.prose.carried_from(),
                     );
                 }
                 Item::RpcLinks(rpcs) => {
@@ -154,10 +162,20 @@ impl Site<'_> {
         let identity = PageIdentity { page: &page.path, label: &title, element };
         let mut l = self.layout(lang, dir, &identity, title.clone(), nav);
         if fallback {
-            l.notices.push((
-                "fallback".to_owned(),
+            l.notices.push(Notice::plain(
+                "fallback",
                 lang.cat.fill("notice_fallback_page", &[("current", &self.version)]),
             ));
+        }
+        // Text carried from an older release: the page says so first. A carried error table
+        // shown without its section counts too.
+        let shows_units = page.items.iter().any(|i| matches!(i, Item::Unit(_)));
+        let carried_table = match page.kind {
+            PageKind::Rpc(s, m) => self.model.services[s].methods[m].carried_from.is_some(),
+            _ => false,
+        };
+        if shows_units || carried_table {
+            l.notices.extend(self.carried_notice(lang));
         }
         let html = match page.kind {
             PageKind::Rpc(s, m) => {
@@ -170,8 +188,9 @@ impl Site<'_> {
                 };
                 let req_prefix = format!("{}.", relative_name(self.model, &method.input));
                 let resp_prefix = format!("{}.", relative_name(self.model, &method.output));
-                if self.proto_only {
+                if self.prose != ProseOrigin::Own && !shows_units {
                     // No prose: the RPC's own comment in the proto is its description.
+                    l.notices.extend(self.not_carried_notice(lang, method));
                     let _ = write!(
                         body,
                         "<section class=\"unit unit-proto\">\n<h1 id=\"{}\">{}</h1>\n{}</section>\n",
@@ -182,8 +201,16 @@ impl Site<'_> {
                 }
                 let sections_show_table = !table_rows.borrow().is_empty();
                 let errors = (!sections_show_table).then(|| {
-                    if self.proto_only {
+                    if self.prose == ProseOrigin::None {
                         return format!("<p>{}</p>", escape(lang.cat.get("errors_not_in_corpus")));
+                    }
+                    if let Some(from) =
+                        self.prose.carried_from().filter(|_| method.carried_from.is_none())
+                    {
+                        let why = lang
+                            .cat
+                            .fill("errors_not_carried", &[("from", from), ("release", &self.version)]);
+                        return format!("<p>{}</p>", escape(&why));
                     }
                     let own = lang
                         .tr
@@ -256,6 +283,23 @@ impl Site<'_> {
             search.push_error(entry);
         }
         html
+    }
+
+    /// On the page of an RPC whose prose a carried edition does not show: why (new in this
+    /// release, or changed since the release the rest is carried from), as a named region.
+    /// `None` in any other edition.
+    fn not_carried_notice(&self, lang: &Lang<'_>, method: &csikit_spec::Method) -> Option<Notice> {
+        let from = self.prose.carried_from()?;
+        let key = match &self.changed_rpcs {
+            Some(changed) if changed.contains(&method.name) => "notice_rpc_changed",
+            Some(_) => "notice_rpc_new",
+            None => "notice_rpc_not_carried",
+        };
+        Some(Notice {
+            kind: "not-carried",
+            text: lang.cat.fill(key, &[("from", from), ("release", &self.version)]),
+            region: Some(lang.cat.get("notice_not_carried_label").to_owned()),
+        })
     }
 
     /// The line at the top of the contents page: this version, what changed, every version.
@@ -331,6 +375,7 @@ impl Site<'_> {
                 .collect()
         };
         Contents {
+            guides: nav.guides.iter().map(|(t, p)| (t.clone(), href(page, p))).collect(),
             chapters: nav.chapters.iter().map(|(t, p)| (t.clone(), href(page, p))).collect(),
             services: self
                 .model

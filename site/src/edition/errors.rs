@@ -1,5 +1,7 @@
 //! The error tables: which table each row of a model is in (an RPC's or the general one), the
-//! anchor every row gets, the table's HTML and the search entry of each row shown.
+//! anchor every row gets, the table's HTML and the search entry of each row shown. Rows carried
+//! from an older release (a release read from its proto alone) go the same way, their table
+//! and search entries marked with the release they come from.
 
 use std::ops::Range;
 
@@ -108,6 +110,7 @@ impl Site<'_> {
                 condition: condition.text,
                 url: format!("{}#{}", prose.page, p.id),
                 description: description.text,
+                carried_from: self.prose.carried_from().map(str::to_owned),
             });
             html_rows.push(ErrorRowHtml {
                 id: p.id.clone(),
@@ -119,7 +122,12 @@ impl Site<'_> {
             });
         }
         let recovery = html_rows.iter().any(|r| !r.recovery.is_empty());
-        (render(&ErrorTable { cat: &lang.cat, rows: &html_rows, recovery }), entries)
+        // The Model of a release read from its proto alone states no error row of its own:
+        // every row it has was carried, and its table says from where.
+        let caption = self.prose.carried_from().map_or(String::new(), |from| {
+            lang.cat.fill("errors_carried_caption", &[("from", from)])
+        });
+        (render(&ErrorTable { cat: &lang.cat, rows: &html_rows, recovery, caption }), entries)
     }
 }
 

@@ -1,9 +1,9 @@
 //! What every page of an edition shares around its body: title, language and release
 //! switchers, menus, notices and footer.
 
-use super::version::{Lang, Site};
+use super::version::{Lang, ProseOrigin, Site};
 use crate::directory::{Directory, PageIdentity, Part};
-use crate::pages::{Layout, Nav};
+use crate::pages::{Layout, Nav, Notice};
 
 impl Site<'_> {
     pub(super) fn layout<'l>(
@@ -27,19 +27,20 @@ impl Site<'_> {
         };
         let mut notices = Vec::new();
         if let Some(tr) = &lang.tr {
-            notices.push((
-                "source".to_owned(),
+            notices.push(Notice::plain(
+                "source",
                 lang.cat
                     .fill("notice_source", &[("release", &tr.release), ("current", &self.version)]),
             ));
         }
-        if self.proto_only {
+        // A carried edition says so on the pages that show carried text (see `carried_notice`).
+        if self.prose == ProseOrigin::None {
             let release = match &self.addon {
                 Some((name, _)) => format!("{name} {}", self.version),
                 None => format!("CSI {}", self.version),
             };
-            notices.push((
-                "proto-only".to_owned(),
+            notices.push(Notice::plain(
+                "proto-only",
                 lang.cat.fill("notice_proto_only", &[("release", &release)]),
             ));
         }
@@ -82,5 +83,17 @@ impl Site<'_> {
             notices,
             footer,
         }
+    }
+
+    /// The banner of a page that shows text carried from an older release: which release and
+    /// why, as a named region (a landmark a screen reader lists); `None` when the edition's
+    /// text is its own.
+    pub(super) fn carried_notice(&self, lang: &Lang<'_>) -> Option<Notice> {
+        let from = self.prose.carried_from()?;
+        Some(Notice {
+            kind: "carried",
+            text: lang.cat.fill("notice_carried", &[("from", from), ("release", &self.version)]),
+            region: Some(lang.cat.get("notice_carried_label").to_owned()),
+        })
     }
 }

@@ -1,7 +1,8 @@
 //! Which page of an edition every section of the spec's markdown goes to: the contents page,
-//! one page per level-2 chapter, one page per RPC.
+//! one page per level-2 chapter, one page per RPC; and, in an edition whose markdown is carried
+//! from an older release, which RPC sections stay off every page.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use csikit_spec::Model;
 
@@ -34,8 +35,14 @@ fn first_word(title: &str) -> &str {
 
 /// Decides which page every section of the version goes to: the title section to the
 /// contents page, an RPC's section (and its sub-sections, "X Errors" included) to the RPC's
-/// page, everything else to the page of its level-2 chapter.
-pub(super) fn plan_pages(model: &Model, units: &[Unit]) -> Vec<PageSpec> {
+/// page, everything else to the page of its level-2 chapter. The sections of the RPCs named in
+/// `withheld` (a carried markdown's RPCs whose facts were not carried: that text describes
+/// another schema) go nowhere, their sub-sections with them.
+pub(super) fn plan_pages(
+    model: &Model,
+    units: &[Unit],
+    withheld: &HashSet<String>,
+) -> Vec<PageSpec> {
     let mut pages =
         vec![PageSpec { path: "index.html".to_owned(), kind: PageKind::Index, items: Vec::new() }];
     let mut rpc_pages: HashMap<(usize, usize), usize> = HashMap::new();
@@ -65,6 +72,7 @@ pub(super) fn plan_pages(model: &Model, units: &[Unit]) -> Vec<PageSpec> {
     for (si, s) in model.services.iter().enumerate() {
         for (mi, m) in s.methods.iter().enumerate() {
             if m.section.is_none()
+                && !withheld.contains(&m.name)
                 && let Some(u) = units.iter().find(|u| u.title.trim_matches('`') == m.name)
             {
                 by_anchor.entry(u.anchor.as_str()).or_insert((si, mi));
@@ -75,21 +83,21 @@ pub(super) fn plan_pages(model: &Model, units: &[Unit]) -> Vec<PageSpec> {
     let mut i = 0;
     while i < units.len() {
         let unit = &units[i];
+        let name = unit.title.trim_matches('`');
+        if !by_anchor.contains_key(unit.anchor.as_str()) && withheld.contains(name) {
+            // The chapter still lists the RPC where its section was, if the version has it.
+            if let Some(at) = rpc_of(model, name) {
+                link_rpc(&mut pages[chapter], at);
+            }
+            i = section_end(units, i, name);
+            continue;
+        }
         if let Some(&(si, mi)) = by_anchor.get(unit.anchor.as_str()) {
             let name = &model.services[si].methods[mi].name;
             let page = rpc_pages[&(si, mi)];
-            pages[page].items.push(Item::Unit(i));
-            let mut j = i + 1;
-            while j < units.len()
-                && (units[j].level > unit.level || first_word(&units[j].title) == name)
-            {
-                pages[page].items.push(Item::Unit(j));
-                j += 1;
-            }
-            match pages[chapter].items.last_mut() {
-                Some(Item::RpcLinks(list)) => list.push((si, mi)),
-                _ => pages[chapter].items.push(Item::RpcLinks(vec![(si, mi)])),
-            }
+            let j = section_end(units, i, name);
+            pages[page].items.extend((i..j).map(Item::Unit));
+            link_rpc(&mut pages[chapter], (si, mi));
             i = j;
             continue;
         }
@@ -110,4 +118,32 @@ pub(super) fn plan_pages(model: &Model, units: &[Unit]) -> Vec<PageSpec> {
         i += 1;
     }
     pages
+}
+
+/// The service and method index of the RPC `name`.
+fn rpc_of(model: &Model, name: &str) -> Option<(usize, usize)> {
+    model
+        .services
+        .iter()
+        .enumerate()
+        .find_map(|(si, s)| s.methods.iter().position(|m| m.name == name).map(|mi| (si, mi)))
+}
+
+/// Lists an RPC on a chapter page, in the list of RPC links its last item is or a new one.
+fn link_rpc(chapter: &mut PageSpec, rpc: (usize, usize)) {
+    match chapter.items.last_mut() {
+        Some(Item::RpcLinks(list)) => list.push(rpc),
+        _ => chapter.items.push(Item::RpcLinks(vec![rpc])),
+    }
+}
+
+/// Where the section of RPC `name` that starts at unit `start` ends: after its sub-sections
+/// and the sections named after it that follow ("CreateVolume Errors").
+fn section_end(units: &[Unit], start: usize, name: &str) -> usize {
+    let level = units[start].level;
+    let mut j = start + 1;
+    while j < units.len() && (units[j].level > level || first_word(&units[j].title) == name) {
+        j += 1;
+    }
+    j
 }

@@ -3,7 +3,9 @@
 //! Entries are arrays, to keep the file small: `[kind, title, url, text]` for a section, RPC,
 //! message, enum, field or value; `["error", condition, url, description, rpc, code, number]`
 //! for an error-table row (`rpc` empty for the general error table), so the page's script can
-//! match a code or an RPC name exactly rather than somewhere in a text.
+//! match a code or an RPC name exactly rather than somewhere in a text. A section or row whose
+//! text is carried from an older release has that release's name last (`[..., "v1.12.0"]`),
+//! which the results show.
 
 use serde_json::{Value, json};
 
@@ -34,6 +36,8 @@ pub(super) struct ErrorEntry {
     pub url: String,
     /// The description's plain text.
     pub description: String,
+    /// The release the row is carried from, if it is.
+    pub carried_from: Option<String>,
 }
 
 /// The prebuilt search index of one edition.
@@ -50,16 +54,27 @@ impl SearchIndex {
         self.entries.push(json!([kind, title, url, text]));
     }
 
+    /// A section of the spec's prose, `carried_from` the release its text comes from if it is
+    /// carried.
+    pub(super) fn push_section(
+        &mut self,
+        title: &str,
+        url: &str,
+        text: &str,
+        carried_from: Option<&str>,
+    ) {
+        self.push("section", title, url, text);
+        if let (Some(from), Some(Value::Array(entry))) = (carried_from, self.entries.last_mut()) {
+            entry.push(Value::from(from));
+        }
+    }
+
     pub(super) fn push_error(&mut self, e: ErrorEntry) {
-        self.entries.push(json!([
-            "error",
-            e.condition,
-            e.url,
-            e.description,
-            e.owner,
-            e.code,
-            e.number
-        ]));
+        let mut entry =
+            vec![json!("error"), json!(e.condition), json!(e.url), json!(e.description)];
+        entry.extend([json!(e.owner), json!(e.code), json!(e.number)]);
+        entry.extend(e.carried_from.map(Value::from));
+        self.entries.push(Value::Array(entry));
     }
 
     /// A script that sets `window.CSIKIT_SEARCH`, so the index loads from `file://` too.
@@ -69,6 +84,7 @@ impl SearchIndex {
         let value = json!({
             "kinds": kinds,
             "general": cat.get("search_error_general"),
+            "carried": cat.get("search_carried"),
             "entries": self.entries,
         });
         format!("window.CSIKIT_SEARCH = {value};\n")

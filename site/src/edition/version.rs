@@ -6,12 +6,13 @@
 //! supplies the text of the sections it has, paired by structure (see [`crate::translation`]),
 //! and every other section falls back to English with a notice.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use csikit_spec::{Model, SourceFile, SourceKind};
+use csikit_spec::{Model, NotAvailable, SourceFile, SourceKind};
 
 use super::plan::{Item, PageKind, PageSpec, plan_pages};
 use crate::directory::{PageInfo, Part};
+use crate::guides::{Scope, guides_of};
 use crate::history::{ElementKind, History, Lifecycle, short_version};
 use crate::i18n::Catalog;
 use crate::input::Translation;
@@ -67,8 +68,38 @@ pub(crate) struct Site<'a> {
     pub(super) externs: HashMap<String, String>,
     /// For a csi-addons package: its name and where it comes from.
     pub(super) addon: Option<(String, String)>,
-    /// The version was read from its proto alone (see [`proto_only`]).
-    pub(super) proto_only: bool,
+    /// Where the version's prose comes from.
+    pub(super) prose: ProseOrigin,
+    /// The index in `model.files` of the markdown `src` is (0 when there is none).
+    pub(super) prose_file: usize,
+    /// For a carried edition whose origin the site renders: its RPCs the release it carries from
+    /// also declares, but whose prose is not carried (they changed since; the others not carried
+    /// are new). `None` when that release is not known here.
+    pub(super) changed_rpcs: Option<HashSet<String>>,
+}
+
+/// Where the prose of a version's editions comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ProseOrigin {
+    /// The version's own spec markdown.
+    Own,
+    /// The markdown of the older release named here: the version was read from its proto alone
+    /// and its loader carried that release's prose facts (`csikit_spec::carry`). Every page that
+    /// shows that text says so.
+    Carried(String),
+    /// None: the version was read from its proto alone and nothing was carried into it; its
+    /// pages come from the proto's comments and say so.
+    None,
+}
+
+impl ProseOrigin {
+    /// The release the prose is carried from, if it is.
+    pub(super) fn carried_from(&self) -> Option<&str> {
+        match self {
+            ProseOrigin::Carried(from) => Some(from),
+            ProseOrigin::Own | ProseOrigin::None => None,
+        }
+    }
 }
 
 /// Where a type is used: a field of a message, an RPC's request or response.
@@ -78,22 +109,29 @@ pub(super) enum Use {
     Response(String),
 }
 
-/// Whether `model` was read from its proto alone: its release's prose and error tables are not
-/// in the corpus, so its pages come from the proto's comments and say so.
-pub(super) fn proto_only(model: &Model) -> bool {
-    model.source.kind != SourceKind::Spec
+/// Where `model`'s prose comes from: its own markdown (a spec folder), an older release's whose
+/// sections its loader carried in, or none (its proto alone).
+pub(super) fn prose_origin(model: &Model) -> ProseOrigin {
+    match (model.source.kind, &model.source.carried) {
+        (SourceKind::Spec, _) => ProseOrigin::Own,
+        (_, Some(c)) if c.parts.contains(&NotAvailable::Sections) => {
+            ProseOrigin::Carried(c.from.clone())
+        }
+        _ => ProseOrigin::None,
+    }
 }
 
-/// The markdown a model was read from: its first file, or its last for a translation; none for
-/// a model read from its proto alone.
+/// The markdown a model's pages are made from, with its index in `model.files`: its first file,
+/// or its last for a translation; for a model read from its proto alone, the markdown carried
+/// into it, if any (never for a translation).
 fn prose_file(model: &Model, translated: bool) -> Option<(usize, &SourceFile)> {
-    if proto_only(model) {
-        return None;
-    }
-    let idx = if translated { model.files.len().checked_sub(1)? } else { 0 };
-    if translated && idx < 2 {
-        return None;
-    }
+    let idx = match prose_origin(model) {
+        ProseOrigin::None => return None,
+        ProseOrigin::Carried(_) if translated => return None,
+        ProseOrigin::Carried(_) => model.source.carried.as_ref()?.markdown,
+        ProseOrigin::Own if translated => model.files.len().checked_sub(1).filter(|i| *i >= 2)?,
+        ProseOrigin::Own => 0,
+    };
     model.files.get(idx).map(|f| (idx, f))
 }
 
@@ -112,6 +150,28 @@ pub(crate) struct SiteSource<'a> {
     pub history: Option<(&'a History, usize)>,
     pub externs: HashMap<String, String>,
     pub addon: Option<(String, String)>,
+    /// The model of the release the version's prose is carried from, when the site renders it:
+    /// its RPCs whose prose is not carried (changed or removed since) keep their sections off
+    /// this version's pages.
+    pub origin: Option<&'a Model>,
+}
+
+/// The RPCs of a carried version whose sections in the carried markdown are not shown: every
+/// RPC of the release carried from whose facts were not carried (changed or removed since),
+/// and the version's own new ones. Empty for any other version.
+fn withheld_rpcs(model: &Model, origin: Option<&Model>) -> HashSet<String> {
+    if prose_origin(model).carried_from().is_none() {
+        return HashSet::new();
+    }
+    let carried = |name: &str| model.method(name).is_some_and(|(_, m)| m.carried_from.is_some());
+    let methods = |m: &Model| {
+        m.services.iter().flat_map(|s| &s.methods).map(|x| x.name.clone()).collect::<Vec<_>>()
+    };
+    let mut out: HashSet<String> = methods(model).into_iter().filter(|n| !carried(n)).collect();
+    if let Some(origin) = origin {
+        out.extend(methods(origin).into_iter().filter(|n| !carried(n)));
+    }
+    out
 }
 
 /// The edition folder of a language and version.
@@ -125,11 +185,12 @@ fn edition_dir(part: &Part, lang: &str, version: &str) -> String {
 impl<'a> Site<'a> {
     pub(crate) fn new(model: &'a Model, source: SiteSource<'a>) -> Site<'a> {
         static EMPTY: std::sync::OnceLock<SourceFile> = std::sync::OnceLock::new();
-        let src = prose_file(model, false)
-            .map(|(_, f)| f)
-            .unwrap_or_else(|| EMPTY.get_or_init(|| SourceFile::new("empty.md", String::new())));
+        let (prose_file_index, src) = prose_file(model, false).unwrap_or_else(|| {
+            (0, EMPTY.get_or_init(|| SourceFile::new("empty.md", String::new())))
+        });
         let units = split_units(src);
-        let pages = plan_pages(model, &units);
+        let withheld = withheld_rpcs(model, source.origin);
+        let pages = plan_pages(model, &units, &withheld);
         let mut anchors = HashMap::new();
         for page in &pages {
             for item in &page.items {
@@ -205,7 +266,14 @@ impl<'a> Site<'a> {
             history: source.history,
             externs: source.externs,
             addon: source.addon,
-            proto_only: proto_only(model),
+            prose: prose_origin(model),
+            prose_file: prose_file_index,
+            changed_rpcs: source.origin.map(|origin| {
+                withheld
+                    .into_iter()
+                    .filter(|n| model.method(n).is_some() && origin.method(n).is_some())
+                    .collect()
+            }),
         }
     }
 
@@ -240,6 +308,9 @@ impl<'a> Site<'a> {
                 ref_page(&e.full_name),
                 info(name, Some((ElementKind::Enum, name.to_owned()))),
             ));
+        }
+        for guide in guides_of(&self.guide_scope(lang)) {
+            out.push((guide.path.to_owned(), info(&(guide.title)(&self.guide_scope(lang)), None)));
         }
         out.push(("changes.html".to_owned(), info(lang.cat.get("nav_changes_label"), None)));
         if lang.tr.is_some() {
@@ -298,8 +369,25 @@ impl<'a> Site<'a> {
         }
     }
 
+    /// Where a guide would appear: this version in `lang`.
+    pub(super) fn guide_scope<'s>(&'s self, lang: &'s Lang<'_>) -> Scope<'s> {
+        Scope {
+            model: self.model,
+            version: &self.version,
+            lang: &lang.lang,
+            cat: &lang.cat,
+            csi: self.part == Part::Csi,
+            report: self.history.and_then(|(h, at)| h.report(at)),
+            carried_from: self.prose.carried_from(),
+        }
+    }
+
     pub(super) fn nav(&self, lang: &Lang<'_>) -> Nav {
         let mut nav = Nav::default();
+        let scope = self.guide_scope(lang);
+        for guide in guides_of(&scope) {
+            nav.guides.push(((guide.title)(&scope), guide.path.to_owned()));
+        }
         for page in &self.pages {
             if let (PageKind::Chapter, Some(Item::Unit(u))) = (&page.kind, page.items.first()) {
                 nav.chapters.push((self.unit_title(lang, *u), page.path.clone()));

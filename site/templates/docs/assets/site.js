@@ -247,6 +247,9 @@
       var error = e[0] === "error";
       li.appendChild(document.createTextNode(error ? (e[4] || window.CSIKIT_SEARCH.general) + " · " + e[6] + " " + e[5] : e[1]));
       var detail = error ? e[1] : e[3];
+      // Text carried from an older release says so (the index names the release last).
+      var from = error ? e[7] : e[4];
+      if (from) detail = fill(window.CSIKIT_SEARCH.carried, { from: from }) + (detail ? " · " + detail : "");
       if (detail) {
         var small = document.createElement("small");
         small.textContent = detail;
