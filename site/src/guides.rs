@@ -7,6 +7,7 @@
 //! with the site's frame, links it from the navigation and the contents page, indexes it for
 //! search, and the release and language menus find it like any other page.
 
+mod deploying;
 mod upgrade;
 
 use csikit_spec::Model;
@@ -14,6 +15,7 @@ use csikit_spec::diff::Report;
 
 use crate::changes::ChangeLinks;
 use crate::i18n::Catalog;
+use crate::input::GuideText;
 use crate::prose::Prose;
 
 /// Where a guide would appear: one edition, as much as is known before the site is put
@@ -33,6 +35,8 @@ pub(crate) struct Scope<'a> {
     pub report: Option<&'a Report>,
     /// The release the edition's prose is carried from, if it is.
     pub carried_from: Option<&'a str>,
+    /// Guides written outside the spec, in markdown.
+    pub texts: &'a [GuideText],
 }
 
 /// What a guide's body is written with.
@@ -56,7 +60,7 @@ pub(crate) struct Guide {
 }
 
 /// Every guide, in the order the navigation lists them.
-pub(crate) const GUIDES: &[Guide] = &[upgrade::GUIDE];
+pub(crate) const GUIDES: &[Guide] = &[upgrade::GUIDE, deploying::GUIDE];
 
 /// The guides an edition has.
 pub(crate) fn guides_of(scope: &Scope<'_>) -> Vec<&'static Guide> {

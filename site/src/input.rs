@@ -46,4 +46,16 @@ pub struct SiteOptions {
     pub translations: Vec<Translation>,
     /// csi-addons packages, in the order they are listed.
     pub addons: Vec<Addon>,
+    /// Guides written outside the spec, in markdown, for every English edition of a CSI release.
+    pub guides: Vec<GuideText>,
+}
+
+/// A guide written in markdown outside the spec (csikit's own documents, such as the csikit
+/// CLI's `DEPLOYING.md`): its first line is its `# Title`, the rest its body.
+#[derive(Debug, Clone)]
+pub struct GuideText {
+    /// Its name, which makes its page `guide/NAME.html` (`deploying`).
+    pub name: String,
+    /// Its markdown.
+    pub markdown: String,
 }

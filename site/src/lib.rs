@@ -44,8 +44,8 @@ use csikit_spec::Model;
 
 pub use history::{ElementKind, History, Lifecycle, Presence, short_version};
 pub use i18n::Catalog;
-pub use input::{Addon, Release, SiteOptions, Translation};
-pub use load::{FIRST_RELEASE, LoadError, load_corpus};
+pub use input::{Addon, GuideText, Release, SiteOptions, Translation};
+pub use load::{FIRST_RELEASE, LoadError, load_corpus, load_guides};
 pub use translation::{Status, is_cjk, prose_status};
 
 use directory::{Directory, Edition, PageIdentity, Part};
@@ -110,6 +110,7 @@ pub fn generate_site(releases: &[Release], options: &SiteOptions) -> BTreeMap<Pa
                     .as_ref()
                     .and_then(|c| releases.iter().find(|o| o.name == c.from))
                     .map(|o| &o.model),
+                guides: &options.guides,
             },
         ));
     }
@@ -127,6 +128,7 @@ pub fn generate_site(releases: &[Release], options: &SiteOptions) -> BTreeMap<Pa
                     externs: HashMap::new(),
                     addon: None,
                     origin: None,
+                    guides: &[],
                 },
             ));
         }
@@ -143,6 +145,7 @@ pub fn generate_site(releases: &[Release], options: &SiteOptions) -> BTreeMap<Pa
                 externs: extern_pages(&a.model, releases.last()),
                 addon: Some((a.name.clone(), a.source.clone())),
                 origin: None,
+                guides: &[],
             },
         ));
     }

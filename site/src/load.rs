@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use csikit_spec::corpus::Corpus;
 use csikit_spec::{CSI_GO_IMPORT, Diagnostics, ImportMap, LoadOptions, Loaded, Model, SourceFile};
 
-use crate::input::{Addon, Release, SiteOptions, Translation};
+use crate::input::{Addon, GuideText, Release, SiteOptions, Translation};
 
 /// The first release the site covers: the v1 line.
 pub const FIRST_RELEASE: &str = "v1.0.0";
@@ -245,5 +245,19 @@ pub fn load_corpus(corpus: &Path) -> Result<(Vec<Release>, SiteOptions), LoadErr
             earlier: versions,
         });
     }
-    Ok((releases, SiteOptions { translations, addons }))
+    Ok((releases, SiteOptions { translations, addons, guides: Vec::new() }))
+}
+
+/// csikit's own guides from the csikit workspace at `workspace`: the csikit CLI's
+/// `cli/DEPLOYING.md`, as [`SiteOptions::guides`] holds them.
+///
+/// # Errors
+///
+/// When a guide cannot be read (named with its path).
+pub fn load_guides(workspace: &Path) -> Result<Vec<GuideText>, LoadError> {
+    let path = workspace.join("cli").join("DEPLOYING.md");
+    let markdown = std::fs::read_to_string(&path).map_err(|e| {
+        LoadError::Corpus(format!("cannot read the guide '{}': {e}", path.display()))
+    })?;
+    Ok(vec![GuideText { name: "deploying".into(), markdown }])
 }

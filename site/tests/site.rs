@@ -182,7 +182,8 @@ fn a_translation_has_the_anchors_of_its_english_release() {
         let en_dir = PathBuf::from(format!("en/{release}"));
         for (path, text) in &site.files {
             let Ok(rest) = path.strip_prefix(&en_dir) else { continue };
-            if path.extension().is_none_or(|e| e != "html") {
+            // Guides are written in English only: a translated edition has none.
+            if path.extension().is_none_or(|e| e != "html") || rest.starts_with("guide") {
                 continue;
             }
             let en: BTreeSet<String> = attr_values(text, "id").collect();
@@ -666,4 +667,48 @@ fn output_is_deterministic() {
     let Some(site) = site() else { return };
     let again = generate_site(&site.releases, &site.options);
     assert!(site.files == again, "two renders differ");
+}
+
+#[test]
+fn the_deploying_guide_is_in_every_english_csi_edition_with_its_headings() {
+    let Some(site) = site() else { return };
+    let guide = &site.options.guides[0];
+    let headings: Vec<&str> =
+        guide.markdown.lines().filter_map(|l| l.strip_prefix("## ")).map(str::trim).collect();
+    assert!(headings.len() > 3, "the guide's sections: {headings:?}");
+    let title = guide.markdown.lines().next().and_then(|l| l.strip_prefix("# ")).expect("a title");
+    for release in &site.releases {
+        let path = format!("en/{}/guide/deploying.html", release.name);
+        let html = page(site, &path);
+        assert!(html.contains("<h1") && html.contains(title), "{path}: no title");
+        for h in &headings {
+            assert!(html.contains(&unescape_free(h)), "{path}: no heading '{h}'");
+        }
+        let contents = page(site, &format!("en/{}/index.html", release.name));
+        assert!(
+            attr_values(contents, "href").any(|h| h.ends_with("guide/deploying.html")),
+            "{}: the contents page does not link the guide",
+            release.name
+        );
+    }
+    let newest = newest(site);
+    let search = search_entries(site, &format!("en/{newest}"));
+    assert!(
+        search.iter().any(|e| e.to_string().contains("guide/deploying.html")),
+        "the search index of en/{newest} has no entry for the guide"
+    );
+    // The guide's words are English: no translated edition and no csi-addons package has it.
+    let mut editions: Vec<String> =
+        site.options.translations.iter().map(|t| format!("{}/{}", t.lang, t.release)).collect();
+    editions.extend(site.options.addons.iter().map(|a| format!("addons/{}", a.name)));
+    assert!(editions.len() > 2, "{editions:?}");
+    for edition in editions {
+        let path = PathBuf::from(format!("{edition}/guide/deploying.html"));
+        assert!(!site.files.contains_key(&path), "{} is written", path.display());
+    }
+}
+
+/// A heading's text as the page shows it: backticks become code, not literal.
+fn unescape_free(heading: &str) -> String {
+    heading.replace('`', "")
 }

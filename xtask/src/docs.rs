@@ -1,6 +1,7 @@
 //! `cargo xtask docs`: loads the site's inputs from the corpus ([`csikit_site::load_corpus`]:
 //! every CSI release from v1.0.0 on, the translations and the csi-addons packages with their
-//! earlier tagged versions), renders the site with `csikit_site`, and swaps it into place
+//! earlier tagged versions) and csikit's own guides ([`csikit_site::load_guides`]), renders the
+//! site with `csikit_site`, and swaps it into place
 //! atomically.
 
 use std::path::{Path, PathBuf};
@@ -47,7 +48,8 @@ pub fn docs(args: DocsArgs) -> anyhow::Result<ExitCode> {
         args.out.unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/site"));
     let corpus = args.corpus.unwrap_or_else(csikit_spec::corpus_dir);
     let started = Instant::now();
-    let (releases, options) = load_site(&corpus)?;
+    let (releases, mut options) = load_site(&corpus)?;
+    options.guides = csikit_site::load_guides(&Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))?;
     let loaded = started.elapsed();
     let rendered_at = Instant::now();
     let files = generate_site(&releases, &options);

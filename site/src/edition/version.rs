@@ -15,7 +15,7 @@ use crate::directory::{PageInfo, Part};
 use crate::guides::{Scope, guides_of};
 use crate::history::{ElementKind, History, Lifecycle, short_version};
 use crate::i18n::Catalog;
-use crate::input::Translation;
+use crate::input::{GuideText, Translation};
 use crate::pages::{Badge, Nav};
 use crate::prose::{LinkIndex, ref_page, rpc_page};
 use crate::translation::{self, Pairing, Status, Unit, split_units};
@@ -76,6 +76,8 @@ pub(crate) struct Site<'a> {
     /// also declares, but whose prose is not carried (they changed since; the others not carried
     /// are new). `None` when that release is not known here.
     pub(super) changed_rpcs: Option<HashSet<String>>,
+    /// Guides written outside the spec ([`crate::guides`] renders them in English editions).
+    pub(super) texts: &'a [GuideText],
 }
 
 /// Where the prose of a version's editions comes from.
@@ -154,6 +156,8 @@ pub(crate) struct SiteSource<'a> {
     /// its RPCs whose prose is not carried (changed or removed since) keep their sections off
     /// this version's pages.
     pub origin: Option<&'a Model>,
+    /// Guides written outside the spec, for the English edition.
+    pub guides: &'a [GuideText],
 }
 
 /// The RPCs of a carried version whose sections in the carried markdown are not shown: every
@@ -274,6 +278,7 @@ impl<'a> Site<'a> {
                     .filter(|n| model.method(n).is_some() && origin.method(n).is_some())
                     .collect()
             }),
+            texts: source.guides,
         }
     }
 
@@ -379,6 +384,7 @@ impl<'a> Site<'a> {
             csi: self.part == Part::Csi,
             report: self.history.and_then(|(h, at)| h.report(at)),
             carried_from: self.prose.carried_from(),
+            texts: self.texts,
         }
     }
 
