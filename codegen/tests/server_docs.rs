@@ -252,6 +252,7 @@ fn a_proto_alone_says_its_prose_is_missing() {
         source: "csi.proto".to_owned(),
         extern_paths: Vec::new(),
         translation: None,
+        feature: None,
     };
     let parts = Parts {
         types: true,

@@ -48,8 +48,8 @@ mod builder;
 mod serialise;
 
 pub use builder::{
-    Builder, Capability, CapabilityTable, Obligation, Plan, PluginService, PluginSpec, Register,
-    Registration, Server, service,
+    Builder, Capability, CapabilityTable, Implication, Obligation, Plan, PluginService,
+    PluginSpec, Register, Registration, Server, Stated, service,
 };
 pub use serialise::Serialisation;
 use serialise::{Held, KeyLocks};
