@@ -3,7 +3,9 @@
 //! the proxy's recording with the same request and response (decoded and compared as messages;
 //! Python's own serialisation is the oracle) and the same status; the printed output and the
 //! default recording hold no secret value; overlapping calls on one volume are flagged; and
-//! `csi-view decode --capture` names the type of every recorded message from its method.
+//! `csi-view decode --capture` names the type of every recorded message from its method. And
+//! `csi-view proxy` started before memdriver answers UNAVAILABLE until memdriver listens, then
+//! serves, tonic and grpcio clients alike.
 
 mod support;
 
@@ -16,10 +18,12 @@ use csi_view_core::capture;
 use csi_view_core::mask::{SecretMask, redact_bytes};
 use csi_view_core::schema::Schema;
 use csikit::v1::controller_client::ControllerClient;
+use csikit::v1::identity_client::IdentityClient;
 use csikit::v1::node_client::NodeClient;
 use csikit::v1::volume_capability::access_mode::Mode;
 use csikit::v1::volume_capability::{AccessMode, AccessType, MountVolume};
 use csikit::v1::*;
+use memdriver::PLUGIN_NAME;
 use prost_reflect::DynamicMessage;
 use support::{Lifecycle, Server, grpcio_stubs};
 
@@ -298,4 +302,112 @@ fn csi_view_binary() -> PathBuf {
         assert!(status.success());
     }
     cli
+}
+
+/// Waits until something accepts connections at `path` (twenty seconds at the most), trying
+/// again every few milliseconds.
+fn accepts(what: &str, path: &Path) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while let Err(e) = std::os::unix::net::UnixStream::connect(path) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} does not accept connections at {} after 20 s: {e}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A grpcio client with default channel options, from Python: it calls GetPluginInfo, prints
+/// the outcome, waits for a line on stdin, and calls again on the same channel.
+const GRPCIO_TWO_CALLS: &str = r#"
+import sys
+sys.path.insert(0, sys.argv[1])
+import grpc, csi_pb2 as csi, csi_pb2_grpc as rpc
+stub = rpc.IdentityStub(grpc.insecure_channel("unix:" + sys.argv[2]))
+for turn in ("before", "after"):
+    if turn == "after":
+        sys.stdin.readline()
+    try:
+        info = stub.GetPluginInfo(csi.GetPluginInfoRequest(), timeout=30)
+        print(turn, "OK", info.name, flush=True)
+    except grpc.RpcError as e:
+        print(turn, e.code().name, e.details(), flush=True)
+"#;
+
+/// `csi-view proxy` started before its plugin, as containers in a pod may start: it listens at
+/// once, answers a call made before the plugin is up with UNAVAILABLE naming the upstream (to a
+/// tonic client and to a grpcio client with default channel options), and once memdriver listens
+/// the calls on those same connections go through, and new connections too, with no restart.
+#[test]
+fn a_proxy_started_before_its_plugin_serves_calls_once_the_plugin_is_up() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let stubs = grpcio_stubs(tmp.path());
+    // Where memdriver will listen (`Server::start`'s socket), and the proxy.
+    let (plugin_sock, proxy_sock) = (tmp.path().join("csi.sock"), tmp.path().join("proxy.sock"));
+    let upstream = format!("unix://{}", plugin_sock.display());
+    let (out, err) = (tmp.path().join("proxy.out"), tmp.path().join("proxy.err"));
+    let mut proxy = Command::new(csi_view_binary())
+        .args(["proxy", "--listen", &format!("unix://{}", proxy_sock.display())])
+        .args(["--upstream", &upstream])
+        .stdout(std::fs::File::create(&out).expect("output file"))
+        .stderr(std::fs::File::create(&err).expect("stderr file"))
+        .spawn()
+        .expect("starts csi-view proxy");
+    accepts("csi-view proxy", &proxy_sock);
+    let text = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    assert!(proxy.try_wait().expect("wait").is_none(), "the proxy exited: {}", text(&err));
+
+    // Before the plugin: a tonic client, and a grpcio client on its own channel.
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let mut identity = IdentityClient::new(rt.block_on(channel(&proxy_sock)));
+    let down = rt.block_on(identity.get_plugin_info(GetPluginInfoRequest {}));
+    let status = down.expect_err("no plugin yet");
+    assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+    assert!(status.message().contains(&upstream), "the upstream is named: {status:?}");
+    let mut grpcio = stubs.as_ref().map(|stubs| {
+        let mut child = support::python()
+            .args(["-c", GRPCIO_TWO_CALLS])
+            .arg(stubs)
+            .arg(&proxy_sock)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("runs python");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let before = lines.next().expect("a line").expect("utf-8");
+        assert!(before.starts_with("before UNAVAILABLE "), "{before}");
+        assert!(before.contains(&upstream), "the upstream is named: {before}");
+        (child, lines)
+    });
+
+    // The plugin comes up; nothing is restarted.
+    let mut server = Server::start(tmp.path(), &[]);
+    accepts("memdriver", &plugin_sock);
+    let info = rt.block_on(identity.get_plugin_info(GetPluginInfoRequest {}));
+    assert_eq!(info.expect("answered on the same connection").into_inner().name, PLUGIN_NAME);
+    let mut fresh = IdentityClient::new(rt.block_on(channel(&proxy_sock)));
+    let info = rt.block_on(fresh.get_plugin_info(GetPluginInfoRequest {}));
+    assert_eq!(info.expect("answered on a new connection").into_inner().name, PLUGIN_NAME);
+    if let Some((mut child, mut lines)) = grpcio.take() {
+        let mut stdin = child.stdin.take().expect("stdin");
+        writeln!(stdin, "go").expect("writes");
+        drop(stdin);
+        let after = lines.next().expect("a line").expect("utf-8");
+        assert_eq!(after, format!("after OK {PLUGIN_NAME}"));
+        assert!(child.wait().expect("python ends").success());
+    }
+
+    let kill = Command::new("kill").args(["-TERM", &proxy.id().to_string()]).status();
+    assert!(kill.expect("runs kill").success());
+    assert_eq!(proxy.wait().expect("the proxy exits").code(), Some(0), "{}", text(&err));
+    let _ = server.terminate(Duration::from_secs(10));
+    let (printed, said) = (text(&out), text(&err));
+    assert!(said.contains("no plugin there yet"), "{said}");
+    let calls = if stubs.is_some() { 5 } else { 3 };
+    assert_eq!(printed.matches("/csi.v1.Identity/GetPluginInfo").count(), calls, "{printed}");
+    assert_eq!(printed.matches(" UNAVAILABLE").count(), calls - 3, "{printed}");
 }

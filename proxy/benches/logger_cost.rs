@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use csikit::v1::controller_client::ControllerClient;
 
 mod create_volume;
-use create_volume::{Plugin, request};
+use create_volume::{Plugin, ready, request};
 
 /// Chunks as they went, each with its direction (false: from the client).
 type Recorded = Arc<Mutex<Vec<(bool, Vec<u8>)>>>;
@@ -65,12 +65,8 @@ fn record(dir: &Path, calls: usize) -> Vec<(bool, Vec<u8>)> {
             let plugin_sock = plugin_sock.clone();
             tokio::spawn(async move {
                 let (down, _) = listener.accept().await.expect("accepts");
-                let up = loop {
-                    match tokio::net::UnixStream::connect(&plugin_sock).await {
-                        Ok(up) => break up,
-                        Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-                    }
-                };
+                ready("the plugin", &plugin_sock).await;
+                let up = tokio::net::UnixStream::connect(&plugin_sock).await.expect("connects");
                 let ((dr, dw), (ur, uw)) = (down.into_split(), up.into_split());
                 tokio::join!(copy(dr, uw, false, recorded.clone()), copy(ur, dw, true, recorded));
             })

@@ -10,9 +10,12 @@
 //! rounds, and shown per call carried.
 //!
 //! The proxy runs in this process as `csi-view proxy` runs it (`csi_view_proxy::run` on a
-//! current-thread runtime of its own, the logger on its thread), printing to a file.
+//! current-thread runtime of its own, the logger on its thread), printing to a file. It is
+//! started once the plugin answers, and every client connects once the socket it dials accepts
+//! connections: each wait is bounded and names what did not come.
 //!
-//! Run: `cargo bench -p csi-view-proxy --bench proxy_latency`.
+//! Run: `cargo bench -p csi-view-proxy --bench proxy_latency` (`-- --quick`: a few short rounds,
+//! the same lines printed, to see that it runs).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -20,21 +23,24 @@ use std::time::{Duration, Instant};
 use csikit::v1::controller_client::ControllerClient;
 
 mod create_volume;
-use create_volume::{Plugin, request};
+use create_volume::{Plugin, ready, request};
 
-const ROUNDS: usize = 40;
-const WARM_UP: usize = 100;
-const CALLS: usize = 500;
+/// Rounds, warm-up calls and measured calls per path and round.
+struct Size {
+    rounds: usize,
+    warm_up: usize,
+    calls: usize,
+}
 
-async fn channel(path: &Path) -> tonic::transport::Channel {
-    for _ in 0..500 {
-        if tokio::net::UnixStream::connect(path).await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let path = path.to_owned();
-    csikit::channel::connect_unix(&path).await.expect("connects")
+const FULL: Size = Size { rounds: 40, warm_up: 100, calls: 500 };
+const QUICK: Size = Size { rounds: 4, warm_up: 20, calls: 100 };
+
+/// A channel to `path`, once `what` there accepts connections.
+async fn channel(what: &str, path: &Path) -> tonic::transport::Channel {
+    ready(what, path).await;
+    csikit::channel::connect_unix(path)
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to {what} at {}: {e}", path.display()))
 }
 
 async fn measure(client: &mut ControllerClient<tonic::transport::Channel>, n: usize) -> Vec<u64> {
@@ -47,57 +53,53 @@ async fn measure(client: &mut ControllerClient<tonic::transport::Channel>, n: us
     out
 }
 
-/// A byte splice between `listen` and `upstream`, on its own thread and runtime (as a separate
-/// process would be).
-fn splice(listen: PathBuf, upstream: PathBuf) {
-    spawn_named(SPLICE_THREAD, move || {
+/// A floor: on its own thread and runtime (as a separate process would be), each connection to
+/// `listen_at` handed to `forward` with its own connection to `upstream`. The socket is bound
+/// and listening before the thread starts, so it is ready when this returns.
+fn floor<F, Fut>(thread: &str, listen_at: &Path, upstream: PathBuf, forward: F)
+where
+    F: Fn(tokio::net::UnixStream, tokio::net::UnixStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let listener = std::os::unix::net::UnixListener::bind(listen_at)
+        .unwrap_or_else(|e| panic!("cannot listen on {}: {e}", listen_at.display()));
+    listener.set_nonblocking(true).expect("a non-blocking socket");
+    spawn_named(thread, move || {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
         rt.block_on(async move {
-            let listener = tokio::net::UnixListener::bind(&listen).expect("binds");
-            while let Ok((mut down, _)) = listener.accept().await {
-                let upstream = upstream.clone();
-                tokio::spawn(async move {
-                    if let Ok(mut up) = tokio::net::UnixStream::connect(&upstream).await {
-                        let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
-                    }
-                });
+            let listener = tokio::net::UnixListener::from_std(listener).expect("a tokio socket");
+            while let Ok((down, _)) = listener.accept().await {
+                if let Ok(up) = tokio::net::UnixStream::connect(&upstream).await {
+                    tokio::spawn(forward(down, up));
+                }
             }
         });
     });
 }
 
+/// A byte splice between `listen_at` and `upstream`.
+fn splice(listen_at: &Path, upstream: PathBuf) {
+    floor(SPLICE_THREAD, listen_at, upstream, |mut down, mut up| async move {
+        let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
+    });
+}
+
 /// A bare HTTP/2 forwarder: each request handed on as it comes, the response streamed back.
-fn h2_forwarder(listen: PathBuf, upstream: PathBuf) {
+fn h2_forwarder(listen_at: &Path, upstream: PathBuf) {
     use hyper_util::rt::{TokioExecutor, TokioIo};
-    spawn_named(H2_THREAD, move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("rt");
-        rt.block_on(async move {
-            let listener = tokio::net::UnixListener::bind(&listen).expect("binds");
-            while let Ok((down, _)) = listener.accept().await {
-                let upstream = upstream.clone();
-                tokio::spawn(async move {
-                    let Ok(up) = tokio::net::UnixStream::connect(&upstream).await else { return };
-                    let Ok((sender, conn)) = hyper::client::conn::http2::handshake(
-                        TokioExecutor::new(),
-                        TokioIo::new(up),
-                    )
-                    .await
-                    else {
-                        return;
-                    };
-                    tokio::spawn(conn);
-                    let service = hyper::service::service_fn(
-                        move |req: http::Request<hyper::body::Incoming>| {
-                            let mut sender = sender.clone();
-                            async move { sender.send_request(req).await }
-                        },
-                    );
-                    let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(down), service)
-                        .await;
-                });
-            }
-        });
+    floor(H2_THREAD, listen_at, upstream, |down, up| async move {
+        let handshake =
+            hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(up));
+        let Ok((sender, conn)) = handshake.await else { return };
+        tokio::spawn(conn);
+        let service =
+            hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                let mut sender = sender.clone();
+                async move { sender.send_request(req).await }
+            });
+        let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+            .serve_connection(TokioIo::new(down), service)
+            .await;
     });
 }
 
@@ -119,6 +121,8 @@ fn p50(v: &mut [u64]) -> f64 {
 }
 
 fn main() {
+    // `cargo bench` passes `--bench`; `-- --quick` asks for the short run.
+    let size = if std::env::args().any(|a| a == "--quick") { QUICK } else { FULL };
     let dir: PathBuf = std::env::temp_dir().join(format!("csiview-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -139,18 +143,22 @@ fn main() {
             .expect("serves");
     });
     // The proxy as `csi-view proxy` runs it: its own current-thread runtime, output to a file.
+    // It is started once the plugin answers: a connection it accepted before would be answered
+    // (terminated HTTP/2, see the proxy's `answer`), not tapped, and tapping is what is measured.
+    rt.block_on(ready("the plugin", &plugin_sock));
     let proxy = Proxy::start(&proxy_sock, &plugin_sock, &output);
 
     let (splice_sock, h2_sock) = (dir.join("splice.sock"), dir.join("h2.sock"));
-    splice(splice_sock.clone(), plugin_sock.clone());
-    h2_forwarder(h2_sock.clone(), plugin_sock.clone());
+    splice(&splice_sock, plugin_sock.clone());
+    h2_forwarder(&h2_sock, plugin_sock.clone());
 
     let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
     println!(
         "CreateVolume (with a secret) over unix sockets, {cores} cores; proxy output to a file"
     );
     println!(
-        "{ROUNDS} rounds, each: {WARM_UP} warm-up + {CALLS} sequential calls on each path, order rotating"
+        "{} rounds, each: {} warm-up + {} sequential calls on each path, order rotating",
+        size.rounds, size.warm_up, size.calls
     );
     const PATHS: [&str; 4] =
         ["direct", "byte splice (floor)", "bare HTTP/2 forwarder (floor)", "csi-view proxy"];
@@ -158,16 +166,21 @@ fn main() {
     let mut per_round: Vec<Vec<f64>> = vec![Vec::new(); PATHS.len()];
     rt.block_on(async {
         let mut clients = Vec::new();
-        for sock in [&plugin_sock, &splice_sock, &h2_sock, &proxy_sock] {
-            clients.push(ControllerClient::new(channel(sock).await));
+        for (what, sock) in [
+            ("the plugin", &plugin_sock),
+            ("the byte splice", &splice_sock),
+            ("the HTTP/2 forwarder", &h2_sock),
+            ("csi-view proxy", &proxy_sock),
+        ] {
+            clients.push(ControllerClient::new(channel(what, sock).await));
         }
-        for round in 0..ROUNDS {
+        for round in 0..size.rounds {
             let mut this_round = vec![0.0; PATHS.len()];
             for k in 0..PATHS.len() {
                 let which = (round + k) % PATHS.len();
                 let c = &mut clients[which];
-                measure(c, WARM_UP).await;
-                let mut v = measure(c, CALLS).await;
+                measure(c, size.warm_up).await;
+                let mut v = measure(c, size.calls).await;
                 this_round[which] = p50(&mut v);
                 samples[which].extend(v);
             }
@@ -179,7 +192,7 @@ fn main() {
     // CPU time (user + system) of the proxy's threads and of the floors', read once the logger
     // has written every call the proxy carried (it takes the queue every 5 ms), before the proxy
     // stops: all of the logger's work on them is counted, and none of the stopping.
-    let carried = ROUNDS * (WARM_UP + CALLS);
+    let carried = size.rounds * (size.warm_up + size.calls);
     let printed_calls = || {
         std::fs::read_to_string(&output)
             .map_or(0, |t| t.lines().filter(|l| l.starts_with('#')).count())
@@ -187,6 +200,11 @@ fn main() {
     let waited = Instant::now();
     while printed_calls() < carried && waited.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(5));
+    }
+    if printed_calls() < carried {
+        println!(
+            "(the logger had not written every call 5 s after the rounds: CPU time below is short)"
+        );
     }
     let cpu = [SPLICE_THREAD, H2_THREAD, PROXY_THREAD, LOGGER_THREAD].map(threads_cpu);
     proxy.stop();

@@ -5,6 +5,18 @@
 //! sees it fail (tonic and hyper do not retry it), and the proxy must not fail calls the plugin
 //! would have answered. Answered calls reach the logger through the tap's queue, so every call is
 //! numbered and checked for overlap in one order.
+//!
+//! This is also how the proxy starts before its plugin (in a pod, containers start in any order).
+//! Answering beats refusing or closing the connection: a gRPC client (grpcio's C core, grpc-go)
+//! whose connection is refused or closed before HTTP/2 is spoken marks its channel
+//! TRANSIENT_FAILURE and dials again only after a backoff (one second, then 1.6 times longer each
+//! time, up to two minutes); meanwhile its calls fail at once with an UNAVAILABLE of its own that
+//! names the proxy's socket, and once the plugin is up it may wait out the rest of the backoff.
+//! Answered, the channel is READY: each call gets UNAVAILABLE at once with a message naming the
+//! upstream (the status gRPC gives "try again", and that COs retry), and the first call after
+//! the plugin listens goes through on the same connection, with no restart and no backoff. (A
+//! call that waits for readiness gets that UNAVAILABLE too: its channel is ready, the plugin is
+//! not.)
 
 use std::convert::Infallible;
 use std::path::PathBuf;
@@ -108,7 +120,7 @@ impl Shared {
         }
         *slot = None;
         let stream = UnixStream::connect(&self.upstream).await.with_context(|| {
-            format!("cannot connect to the plugin at {}", self.upstream.display())
+            format!("no plugin answers at the upstream {}", shown(&self.upstream))
         })?;
         let (sender, conn) =
             hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))

@@ -1,25 +1,15 @@
 //! gRPC on the wire, as the proxy reads and writes it: length-prefixed messages, the coding of
 //! `grpc-message`, and the statuses gRPC clients give an HTTP/2 reset or a non-gRPC HTTP answer.
 
+use csi_view_core::input::grpc_frames;
 use h2::Reason;
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 
-/// The payloads of the length-prefixed gRPC frames in `body` (a compressed frame is kept as
-/// it came; a truncated tail is dropped).
-pub fn grpc_messages(body: &[u8]) -> Vec<Vec<u8>> {
-    messages(body).map(<[u8]>::to_vec).collect()
-}
-
-/// The payloads of [`grpc_messages`], in place.
+/// The payloads of the length-prefixed gRPC frames in `body`, read by view-core's one reader of
+/// the prefix, in place: a compressed frame is kept as it came, and a truncated tail (a call cut
+/// short) is dropped, as what was whole of it is still worth showing.
 pub(crate) fn messages(body: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut at = 0_usize;
-    std::iter::from_fn(move || {
-        let h = body.get(at..at.checked_add(5)?)?;
-        let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
-        let m = body.get(at + 5..(at + 5).checked_add(len)?)?;
-        at += 5 + len;
-        Some(m)
-    })
+    grpc_frames(body).map_while(Result::ok).map(|frame| frame.payload)
 }
 
 /// What gRPC percent-encodes in `grpc-message`: every byte outside printable ASCII, and `%`.
@@ -72,7 +62,8 @@ mod tests {
     #[test]
     fn grpc_frames_split_and_truncated_tails_dropped() {
         let body = [0, 0, 0, 0, 2, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 1];
-        assert_eq!(grpc_messages(&body), vec![vec![8, 1], vec![]]);
+        assert_eq!(messages(&body).collect::<Vec<_>>(), [&[8, 1][..], &[]]);
+        assert_eq!(messages(&[1, 0, 0, 0, 1, 7]).collect::<Vec<_>>(), [&[7][..]]);
     }
 
     #[test]

@@ -15,11 +15,14 @@
 //! * The client's reads go through `csikit`'s `:authority` rewriter, so a plugin whose HTTP/2
 //!   library refuses the authority a client sends over a unix socket (h2 under tonic) answers
 //!   every client through the proxy, as a csikit plugin answers it directly.
-//! * When the plugin goes away, its connections close, and clients see what they would see from
-//!   the plugin itself (UNAVAILABLE, then they reconnect). A connection accepted while the plugin
-//!   is down is *answered*: the proxy speaks HTTP/2 with the client (hyper) and answers each call
-//!   UNAVAILABLE; once the plugin is back, that connection's calls are forwarded for as long as
-//!   the client keeps it (never a GOAWAY: a call crossing one fails in tonic and hyper clients).
+//! * The proxy listens at once, whether the plugin is up or not (in a pod, containers start in
+//!   any order), and reaches the plugin per connection. When the plugin goes away, its
+//!   connections close, and clients see what they would see from the plugin itself
+//!   (UNAVAILABLE, then they reconnect). A connection accepted while the plugin is down (or not
+//!   yet up) is *answered*: the proxy speaks HTTP/2 with the client (hyper) and answers each call
+//!   UNAVAILABLE, naming the upstream; once the plugin is there, that connection's calls are
+//!   forwarded for as long as the client keeps it (never a GOAWAY: a call crossing one fails in
+//!   tonic and hyper clients), and new connections are tapped.
 //! * Calls are numbered, and checked for overlap, in the order the queue saw them, whichever way
 //!   they went. Two calls in flight on one volume (or snapshot) are flagged: the spec says a CO
 //!   should not issue them. The id is the RPC's serialisation key from the spec facts
@@ -27,19 +30,20 @@
 //!   the one the server skeleton serialises on.
 //! * A status message is scrubbed of the request's secret values before it is printed or
 //!   recorded (unless `--keep-secrets`): drivers echo their input in errors.
-//! * When told to stop (the binary passes SIGTERM/SIGINT) the proxy stops accepting; each connection is closed once the calls on it have ended (at
-//!   most five seconds); the logger finishes and the listening socket is removed.
-
+//! * When told to stop (the binary passes SIGTERM/SIGINT) the proxy stops accepting; each
+//!   connection is closed once the calls on it have ended (at most five seconds); the logger
+//!   finishes and the listening socket is removed.
 //!
 //! # Modules
 //!
 //! Each depends only on those above it: `config` (options and the summary), `endpoint` (the
-//! runtime's endpoint forms, unix sockets only), `grpc` (message framing, status coding),
-//! `timestamp`, `tracker` (call records, numbering, the overlap check), `queue` (the data path's
-//! only cost), `stop`, `frames` (the tap's HTTP/2 reader), `tap` (calls put together from the
-//! queue), `splice` (tapped connections), `answer` (connections accepted while the plugin is
-//! down), `scrub` (secrets out of status messages), `print` (text and JSON), `logger` (checks,
-//! prints and records each call) and `run` (the main loop, and `replay` for the fuzzer).
+//! runtime's endpoint forms, unix sockets only), `grpc` (messages through view-core's reader of
+//! the length prefix, status coding), `timestamp`, `tracker` (call records, numbering, the
+//! overlap check), `queue` (the data path's only cost), `stop`, `frames` (the tap's HTTP/2
+//! reader), `tap` (calls put together from the queue), `splice` (tapped connections), `answer`
+//! (connections accepted while the plugin is down), `print` (text and JSON), `logger` (checks,
+//! scrubs the request's secrets from the status message, prints and records each call) and
+//! `run` (the main loop, and `replay` for the fuzzer).
 
 mod answer;
 mod config;
@@ -50,7 +54,6 @@ mod logger;
 mod print;
 mod queue;
 mod run;
-mod scrub;
 mod splice;
 mod stop;
 mod tap;
@@ -59,6 +62,5 @@ mod tracker;
 
 pub use config::{Format, Options, Summary};
 pub use endpoint::{read_endpoint, socket_path};
-pub use grpc::grpc_messages;
 pub use run::{replay, run};
 pub use timestamp::rfc3339;

@@ -10,7 +10,7 @@ use std::time::UNIX_EPOCH;
 
 use anyhow::{Context as _, Result};
 use csi_view_core::capture;
-use csi_view_core::mask::{SecretMask, redact_bytes};
+use csi_view_core::mask::{SecretMask, redact_bytes, secret_strings};
 use csi_view_core::schema::Schema;
 use csi_view_core::validate::validate_bytes;
 use csikit_runtime::redact::scrub;
@@ -20,7 +20,6 @@ use crate::config::{Format, Options, Summary};
 use crate::endpoint::shown;
 use crate::grpc::messages;
 use crate::print::{self, Seen, Side};
-use crate::scrub::secret_values;
 use crate::timestamp::rfc3339;
 use crate::tracker::CallRecord;
 
@@ -136,7 +135,11 @@ impl Logger {
         let message = if self.options.keep_secrets || call.message.is_empty() {
             call.message.clone()
         } else {
-            let secrets = secret_values(&self.schema, requests.desc.as_ref(), &requests.messages);
+            // view-core's one reading of which bytes of a message are secret.
+            let secrets: Vec<String> = requests.desc.as_ref().map_or_else(Vec::new, |desc| {
+                let each = requests.messages.iter();
+                each.flat_map(|m| secret_strings(&self.schema, desc, m)).collect()
+            });
             scrub(&call.message, &secrets).into_owned()
         };
         let mut violations = Vec::new();

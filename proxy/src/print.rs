@@ -5,8 +5,8 @@ use std::io::Write;
 use std::time::SystemTime;
 
 use anyhow::Result;
-use csi_view_core::capture::status_name;
 use csi_view_core::redact::redact;
+use csi_view_core::rpcs::status_name;
 use csi_view_core::schema::Schema;
 use csi_view_core::text::{TextOptions, TextPrinter};
 use prost_reflect::{DynamicMessage, MessageDescriptor};

@@ -34,16 +34,18 @@ pub async fn run(
     out: Box<dyn Write + Send>,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<Summary> {
-    // A plugin that is not there at start is a mistake on the command line; one that goes away
-    // later is a restart, which the proxy rides out.
-    {
+    // The plugin need not be there yet: in a pod, containers start in any order, so the proxy
+    // listens at once and reaches the plugin per connection (a connection accepted before it is
+    // up is answered, see `answer`). A file at the upstream path that is not a socket is another
+    // matter: no plugin can ever listen there (a plugin does not replace such a file).
+    let upstream_now = {
         use std::os::unix::fs::FileTypeExt;
         match std::fs::metadata(&options.upstream) {
-            Ok(m) if m.file_type().is_socket() => {}
+            Ok(m) if m.file_type().is_socket() => true,
             Ok(_) => bail!("upstream '{}' is not a socket", options.upstream.display()),
-            Err(e) => bail!("no plugin at upstream '{}': {e}", options.upstream.display()),
+            Err(_) => false,
         }
-    }
+    };
     if options.upstream == options.listen {
         bail!("--listen and --upstream are the same socket");
     }
@@ -55,9 +57,14 @@ pub async fn run(
     // A stale socket file is replaced; a live socket or another file is left alone.
     let listener = bind_unix(&options.listen).await.context("cannot listen")?;
     eprintln!(
-        "# csi-view proxy: listening on {}, forwarding to {}",
+        "# csi-view proxy: listening on {}, forwarding to {}{}",
         shown(&options.listen),
-        shown(&options.upstream)
+        shown(&options.upstream),
+        if upstream_now {
+            ""
+        } else {
+            " (no plugin there yet: calls are answered UNAVAILABLE until one listens)"
+        }
     );
     let queue = Arc::new(Queue::default());
     let shared = Arc::new(Shared::new(options.upstream.clone(), queue.clone()));

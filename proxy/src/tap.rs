@@ -403,9 +403,9 @@ mod tests {
         assert_eq!(done[0].method, delete);
         assert_eq!(done[0].response, [0, 0, 0, 0, 0]);
         assert!(done[3].note.is_some() && done[0].note.is_none());
-        let request = crate::grpc::grpc_messages(&done[0].request);
+        let request = crate::grpc::messages(&done[0].request).next().expect("a request");
         let decoded: csikit::v1::DeleteVolumeRequest =
-            prost::Message::decode(request[0].as_slice()).expect("decodes");
+            prost::Message::decode(request).expect("decodes");
         assert_eq!(decoded.volume_id, "vol-a");
     }
 

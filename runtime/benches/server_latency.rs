@@ -1,36 +1,57 @@
 //! What csikit's server skeleton adds to a call: NodePublishVolume over a unix socket through
 //! the skeleton with every layer on (`Layers::default()` plus response validation), beside a
 //! bare tonic server implementing tonic's generated `Node` trait with the same handler body.
-//! Each is measured with no tracing subscriber and with a `tracing-subscriber` fmt subscriber
-//! at INFO writing to `io::sink` (a real driver has one), set up as `cargo xtask new-driver`'s
-//! scaffold sets it up. A last column calls the tonic service directly, without the transport:
-//! the layers' own cost, free of socket noise.
 //!
-//! Run: `cargo bench -p csikit-codegen --bench server_latency`.
+//! Each is measured with no tracing subscriber and at INFO with the log written to a file, as a
+//! deployed driver's log goes to a file or a pipe: through the skeleton's non-blocking
+//! `server::log::LogLayer` (both servers), and, for the skeleton, through `tracing-subscriber`'s
+//! `fmt` layer, which formats and writes each line on the call's thread (what `cargo xtask
+//! new-driver`'s scaffold sets up), for comparison. A last column calls the tonic service
+//! directly, without the transport: the layers' own cost, free of socket noise; beside it the
+//! heap allocations of one such call, which no load on the machine changes.
+//!
+//! Run: `cargo bench -p csikit-runtime --bench server_latency`. The last lines compare the
+//! skeleton with bare tonic at p50 in microseconds, against the bounds (1 µs added with
+//! no subscriber, 2 µs at INFO), and say whether every call was logged, none with a secret.
 //!
 //! Each measurement runs in a child process of this binary (`--child VARIANT`): "no subscriber"
 //! then means no tracing dispatcher ever existed in the process, which one process switching
 //! subscribers could not give (tracing caches each callsite's interest for every dispatcher
 //! created). The parent runs [`ROUNDS`] rounds, each variant once per round in rotating order
 //! so machine noise hits all alike, and pools the samples. In a child the server runs on a
-//! multi-thread tokio runtime and the client (one tonic channel over the socket) on a
-//! current-thread runtime of its own: a warm-up, then [`SEQUENTIAL`] calls one after the other
-//! (latency), then [`IN_FLIGHT`] tasks calling at once on distinct volumes (throughput).
+//! multi-thread tokio runtime and the client (one tonic channel over the socket, connected once
+//! the server listens) on a current-thread runtime of its own: a warm-up, then [`SEQUENTIAL`]
+//! calls one after the other (latency), then [`IN_FLIGHT`] tasks calling at once on distinct
+//! volumes (throughput). A child with a log reads the file back after the calls over the socket
+//! (once the writer has written what was logged): one `ok` line per call the skeleton served,
+//! none dropped. The calls without transport come a microsecond apart, far faster than any CO
+//! calls a plugin, and may fill the non-blocking log's queue: at the end, every call has its
+//! line or is counted dropped, and the log's own notices say as many as were dropped. No line
+//! may hold the secret value.
 
+#![allow(
+    unsafe_code,
+    reason = "counting allocations needs a GlobalAlloc impl, which is unsafe to write"
+)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use csikit::server::log::LogLayer;
 use csikit::server::{Endpoint, Layers};
 use csikit::v1::node_client::NodeClient;
 use csikit::v1::volume_capability::{AccessMode, AccessType, MountVolume, access_mode::Mode};
 use csikit::v1::*;
 use prost::Message as _;
 use tonic::{Request, Response, Status};
+use tracing_subscriber::prelude::*;
 
-/// Rounds of the four variants.
+/// Rounds of the variants.
 const ROUNDS: usize = 10;
 /// Calls before measuring, per child.
 const WARM_UP: usize = 2_000;
@@ -42,6 +63,40 @@ const IN_FLIGHT: usize = 16;
 const PER_TASK: usize = 1_000;
 /// Calls straight into the service, without the transport, per child.
 const DIRECT: usize = 100_000;
+/// Calls whose allocations are counted, per child.
+const COUNTED: usize = 1_000;
+/// The node-publish secret's value: it must appear in no log.
+const SECRET: &str = "c2VjcmV0LXRva2VuLTEyMzQ";
+/// What the skeleton's line for a call that succeeded holds.
+const OK_LINE: &str = ": ok elapsed_us=";
+
+/// Counts the heap allocations of the thread that asks, while it asks.
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+// SAFETY: every call is passed to the system allocator unchanged; the count is a side effect.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get().map(|n| n + 1)));
+        // SAFETY: the caller's layout is passed on as it came.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get().map(|n| n + 1)));
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 /// A NodePublishVolumeRequest as kubelet sends one for a pod with a node-publish secret and
 /// pod info on mount.
@@ -60,7 +115,7 @@ fn request(volume: usize) -> NodePublishVolumeRequest {
             access_mode: Some(AccessMode { mode: Mode::SingleNodeWriter as i32 }),
         }),
         readonly: false,
-        secrets: HashMap::from([("token".to_owned(), "c2VjcmV0LXRva2VuLTEyMzQ".to_owned())]),
+        secrets: HashMap::from([("token".to_owned(), SECRET.to_owned())]),
         volume_context: context.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
         ..Default::default()
     }
@@ -159,45 +214,66 @@ impl csikit::v1::node_server::Node for BareNode {
     }
 }
 
-/// One configuration measured: which server, and whether a subscriber is installed.
+/// Where a child's log goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Log {
+    /// No subscriber at all.
+    None,
+    /// `LogLayer` at INFO into a file: formatted and written on its own thread.
+    NonBlocking,
+    /// `tracing-subscriber`'s fmt layer at INFO into the same kind of file, on the call's thread.
+    Fmt,
+}
+
+/// One configuration measured.
 #[derive(Clone, Copy)]
 struct Variant {
     name: &'static str,
     skeleton: bool,
-    subscriber: bool,
+    log: Log,
     /// Served as `serve_routes` serves a unix socket, through the `:authority` rewriter.
     rewriter: bool,
 }
 
-const VARIANTS: [Variant; 5] = [
-    Variant { name: "skeleton, no subscriber", skeleton: true, subscriber: false, rewriter: true },
+const VARIANTS: [Variant; 6] = [
+    Variant { name: "skeleton, no subscriber", skeleton: true, log: Log::None, rewriter: true },
+    Variant { name: "bare tonic, no subscriber", skeleton: false, log: Log::None, rewriter: false },
     Variant {
-        name: "bare tonic, no subscriber",
-        skeleton: false,
-        subscriber: false,
-        rewriter: false,
-    },
-    Variant {
-        name: "skeleton, fmt subscriber at INFO",
+        name: "skeleton, INFO, non-blocking log to a file",
         skeleton: true,
-        subscriber: true,
+        log: Log::NonBlocking,
         rewriter: true,
     },
     Variant {
-        name: "bare tonic, fmt subscriber at INFO",
+        name: "bare tonic, INFO, non-blocking log to a file",
         skeleton: false,
-        subscriber: true,
+        log: Log::NonBlocking,
         rewriter: false,
+    },
+    Variant {
+        name: "skeleton, INFO, fmt to a file on the call's thread",
+        skeleton: true,
+        log: Log::Fmt,
+        rewriter: true,
     },
     Variant {
         name: "skeleton, no subscriber, no :authority rewriter",
         skeleton: true,
-        subscriber: false,
+        log: Log::None,
         rewriter: false,
     },
 ];
 
+/// The comparisons printed at the end: (skeleton variant, baseline variant, what, bound in µs).
+const COMPARISONS: [(usize, usize, &str, Option<f64>); 4] = [
+    (0, 1, "no subscriber", Some(1.0)),
+    (2, 3, "INFO, non-blocking log to a file", Some(2.0)),
+    (4, 3, "INFO, fmt on the call's thread (skeleton) against the non-blocking log (bare)", None),
+    (0, 5, "the :authority rewriter (skeleton with it against without it)", None),
+];
+
 /// What one child measured.
+#[derive(Default)]
 struct Measured {
     /// Sequential call latencies, nanoseconds.
     latencies: Vec<u64>,
@@ -207,6 +283,14 @@ struct Measured {
     /// Calls straight into the service and their total time.
     direct_calls: usize,
     direct_time: Duration,
+    /// Heap allocations of [`COUNTED`] calls straight into the service.
+    allocations: usize,
+    /// The log read back after the calls over the socket: `ok` lines, calls the skeleton
+    /// served, lines the queue dropped.
+    logged_socket: Option<[usize; 3]>,
+    /// The log read back at the end: `ok` lines, calls the skeleton served, lines the queue
+    /// dropped, lines dropped as the log's notices say, lines holding the secret.
+    logged: Option<[usize; 5]>,
 }
 
 fn main() {
@@ -220,26 +304,26 @@ fn main() {
     parent();
 }
 
+/// The load average, as `uptime` gives it.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg").map_or_else(
+        |_| "unknown".to_owned(),
+        |text| text.split_whitespace().take(3).collect::<Vec<_>>().join(", "),
+    )
+}
+
 fn parent() {
     let size = request(0).encode_to_vec().len();
     let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
     println!("NodePublishVolume over a unix socket, request {size} bytes, {cores} cores");
     println!(
-        "{ROUNDS} rounds x {} variants, each a child process: {WARM_UP} warm-up calls, {SEQUENTIAL} sequential calls, {} calls with {IN_FLIGHT} in flight",
+        "{ROUNDS} rounds x {} variants, each a child process: {WARM_UP} warm-up calls, {SEQUENTIAL} sequential calls, {} calls with {IN_FLIGHT} in flight, {DIRECT} calls without transport",
         VARIANTS.len(),
         IN_FLIGHT * PER_TASK
     );
+    let load_before = load_average();
     let exe = std::env::current_exe().expect("own path");
-    let mut pooled: Vec<Measured> = VARIANTS
-        .iter()
-        .map(|_| Measured {
-            latencies: Vec::new(),
-            concurrent_calls: 0,
-            concurrent_time: Duration::ZERO,
-            direct_calls: 0,
-            direct_time: Duration::ZERO,
-        })
-        .collect();
+    let mut pooled: Vec<Measured> = VARIANTS.iter().map(|_| Measured::default()).collect();
     // Per round, each variant's p50, for the spread of the overhead between rounds.
     let mut round_p50 = vec![[0u64; VARIANTS.len()]; ROUNDS];
     for (round, p50s) in round_p50.iter_mut().enumerate() {
@@ -253,15 +337,28 @@ fn parent() {
             pool.concurrent_time += measured.concurrent_time;
             pool.direct_calls += measured.direct_calls;
             pool.direct_time += measured.direct_time;
+            pool.allocations = measured.allocations;
+            if let Some(logged) = measured.logged {
+                let sum = pool.logged.get_or_insert([0; 5]);
+                for (total, n) in sum.iter_mut().zip(logged) {
+                    *total += n;
+                }
+            }
+            if let Some(logged) = measured.logged_socket {
+                let sum = pool.logged_socket.get_or_insert([0; 3]);
+                for (total, n) in sum.iter_mut().zip(logged) {
+                    *total += n;
+                }
+            }
         }
-        eprintln!("round {}/{ROUNDS} done", round + 1);
+        eprintln!("round {}/{ROUNDS} done (load average {})", round + 1, load_average());
     }
 
     println!();
     println!(
-        "| server | p50 | p99 | sequential calls/s | {IN_FLIGHT} in flight calls/s | no transport: time per call |"
+        "| server | p50 | p99 | sequential calls/s | {IN_FLIGHT} in flight calls/s | no transport: time per call | allocations per call |"
     );
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     let mut p50 = [0u64; VARIANTS.len()];
     for (i, (variant, m)) in VARIANTS.iter().zip(&mut pooled).enumerate() {
         let total: u64 = m.latencies.iter().sum();
@@ -270,38 +367,54 @@ fn parent() {
         p50[i] = percentile(&mut m.latencies, 50.0);
         let p99 = percentile(&mut m.latencies, 99.0);
         let direct = m.direct_time.as_nanos() as f64 / m.direct_calls as f64;
+        let allocations = m.allocations as f64 / COUNTED as f64;
         println!(
-            "| {} | {} | {} | {sequential:.0} | {concurrent:.0} | {direct:.0} ns |",
+            "| {} | {} | {} | {sequential:.0} | {concurrent:.0} | {direct:.0} ns | {allocations:.1} |",
             variant.name,
             micros(p50[i]),
             micros(p99)
         );
     }
     println!();
-    for (skeleton, bare, what) in [
-        (0, 1, "no subscriber"),
-        (2, 3, "fmt subscriber at INFO"),
-        (0, 4, "the :authority rewriter (skeleton with it against without it)"),
-    ] {
-        let pooled_overhead = overhead(p50[skeleton], p50[bare]);
+    println!("Skeleton against its baseline at p50, same run (pooled; per round: median, range):");
+    for (skeleton, base, what, bound) in COMPARISONS {
+        let added = micros_f(p50[skeleton]) - micros_f(p50[base]);
+        let percent = (p50[skeleton] as f64 / p50[base] as f64 - 1.0) * 100.0;
         let mut per_round: Vec<f64> =
-            round_p50.iter().map(|r| overhead(r[skeleton], r[bare])).collect();
+            round_p50.iter().map(|r| micros_f(r[skeleton]) - micros_f(r[base])).collect();
         per_round.sort_by(f64::total_cmp);
+        let verdict = bound.map_or(String::new(), |b| {
+            let within = if added <= b { "within" } else { "OVER" };
+            format!(" [bound {b:.0} µs: {within}]")
+        });
         println!(
-            "overhead at p50, {what}: {pooled_overhead:+.1}% (per round: median {:+.1}%, range {:+.1}% to {:+.1}%)",
+            "  {what}: {added:+.2} µs ({percent:+.1}%) (per round: median {:+.2} µs, {:+.2} to {:+.2} µs){verdict}",
             per_round[per_round.len() / 2],
             per_round[0],
             per_round[per_round.len() - 1]
         );
     }
-}
-
-fn overhead(skeleton: u64, bare: u64) -> f64 {
-    (skeleton as f64 / bare as f64 - 1.0) * 100.0
+    println!();
+    println!("The logs, over all rounds:");
+    for (variant, m) in VARIANTS.iter().zip(&pooled) {
+        if let (Some([lines, calls, dropped]), Some([all, served, all_dropped, said, secret])) =
+            (m.logged_socket, m.logged)
+        {
+            println!(
+                "  '{}': over the socket {lines} ok lines for {calls} calls, {dropped} dropped; with the calls without transport {all} for {served}, {all_dropped} dropped ({said} said in the log); {secret} lines with the secret value",
+                variant.name
+            );
+        }
+    }
+    println!("load average: {load_before} at the start, {} at the end", load_average());
 }
 
 fn micros(ns: u64) -> String {
-    format!("{:.1} µs", ns as f64 / 1000.0)
+    format!("{:.1} µs", micros_f(ns))
+}
+
+fn micros_f(ns: u64) -> f64 {
+    ns as f64 / 1000.0
 }
 
 /// The `p`th percentile (nearest rank) of `samples`.
@@ -311,8 +424,8 @@ fn percentile(samples: &mut [u64], p: f64) -> u64 {
     samples[rank.clamp(1, samples.len()) - 1]
 }
 
-/// Runs one child and reads what it printed: `seq` and the latencies, then `conc`, the calls
-/// and the nanoseconds they took.
+/// Runs one child and reads what it printed: `seq` and the latencies, `conc` and `direct` with
+/// the calls and the nanoseconds they took, `allocs`, and `logged` with the log's figures.
 fn run_child(exe: &Path, index: usize) -> Measured {
     let out = Command::new(exe).arg("--child").arg(index.to_string()).output().expect("run child");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -321,51 +434,81 @@ fn run_child(exe: &Path, index: usize) -> Measured {
         "child {index} failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut measured = Measured {
-        latencies: Vec::new(),
-        concurrent_calls: 0,
-        concurrent_time: Duration::ZERO,
-        direct_calls: 0,
-        direct_time: Duration::ZERO,
-    };
+    let mut measured = Measured::default();
     for line in stdout.lines() {
         let mut words = line.split_whitespace();
         let numbers = |words: std::str::SplitWhitespace<'_>| {
             words.map(|w| w.parse::<u64>().expect("number")).collect::<Vec<_>>()
         };
+        let size = |n: u64| usize::try_from(n).expect("fits");
         match words.next() {
             Some("seq") => measured.latencies = numbers(words),
             Some("conc") => {
                 let n = numbers(words);
-                measured.concurrent_calls = usize::try_from(n[0]).expect("fits");
+                measured.concurrent_calls = size(n[0]);
                 measured.concurrent_time = Duration::from_nanos(n[1]);
             }
             Some("direct") => {
                 let n = numbers(words);
-                measured.direct_calls = usize::try_from(n[0]).expect("fits");
+                measured.direct_calls = size(n[0]);
                 measured.direct_time = Duration::from_nanos(n[1]);
+            }
+            Some("allocs") => measured.allocations = size(numbers(words)[0]),
+            Some("logged_socket") => {
+                let n = numbers(words);
+                measured.logged_socket = Some([size(n[0]), size(n[1]), size(n[2])]);
+            }
+            Some("logged") => {
+                let n = numbers(words);
+                measured.logged =
+                    Some([size(n[0]), size(n[1]), size(n[2]), size(n[3]), size(n[4])]);
             }
             _ => {}
         }
     }
     assert_eq!(measured.latencies.len(), SEQUENTIAL, "child {index} printed its samples");
+    let name = VARIANTS[index].name;
+    if let Some([lines, calls, dropped]) = measured.logged_socket {
+        assert_eq!((lines, dropped), (calls, 0), "{name}: every call over the socket has its line");
+    }
+    if let Some([lines, calls, dropped, said, secret]) = measured.logged {
+        assert_eq!(secret, 0, "{name}: a log line holds the secret value");
+        // A dropped event may be another line (the server's "stopped"), hence at least.
+        assert!(
+            lines <= calls && lines + dropped >= calls,
+            "{name}: every call has its line or is counted dropped ({lines} lines, {dropped} dropped, {calls} calls)"
+        );
+        assert_eq!(said, dropped, "{name}: the log says how many lines it dropped");
+    }
     measured
 }
 
 fn child(variant: Variant) {
-    if variant.subscriber {
-        // What `cargo xtask new-driver` sets up, with stderr replaced by a sink: INFO, no colour
-        // (a plugin's stderr is a container log, not a terminal).
-        tracing_subscriber::fmt()
-            .with_writer(std::io::sink)
-            .with_ansi(false)
-            .with_env_filter(tracing_subscriber::EnvFilter::new("info"))
-            .init();
-    }
     let dir = std::env::temp_dir().join(format!("csikit-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("socket dir");
+    std::fs::create_dir_all(&dir).expect("child dir");
     let socket = dir.join("csi.sock");
+    let log_path = dir.join("plugin.log");
+    // INFO, as `cargo xtask new-driver`'s scaffold filters; no colour (a file, not a terminal).
+    let filter = || tracing_subscriber::EnvFilter::new("info");
+    let guard = match variant.log {
+        Log::None => None,
+        Log::NonBlocking => {
+            let file = std::fs::File::create(&log_path).expect("log file");
+            let (layer, guard) = LogLayer::new(file).expect("log writer thread");
+            tracing_subscriber::registry().with(filter()).with(layer).init();
+            Some(guard)
+        }
+        Log::Fmt => {
+            let file = std::fs::File::create(&log_path).expect("log file");
+            tracing_subscriber::fmt()
+                .with_writer(std::sync::Mutex::new(file))
+                .with_ansi(false)
+                .with_env_filter(filter())
+                .init();
+            None
+        }
+    };
 
     let server_runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("server runtime");
@@ -373,29 +516,26 @@ fn child(variant: Variant) {
     let shutdown = async {
         let _ = stopped.await;
     };
+    let layers = Layers { validate_responses: true, ..Layers::default() };
     let serving = if variant.skeleton && !variant.rewriter {
         // The skeleton's routes on a plain listener: everything but the rewriter.
-        let socket = socket.clone();
+        let listener = bind(&server_runtime, &socket);
         server_runtime.spawn(async move {
-            let layers = Layers { validate_responses: true, ..Layers::default() };
             let server = csikit::server::Builder::new("bench.csikit.dev", "1")
                 .layers(layers)
                 .node(SkeletonNode)
                 .build()
                 .await
                 .expect("builds");
-            let listener = tokio::net::UnixListener::bind(&socket).expect("binds");
-            let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
             tonic::transport::Server::builder()
                 .add_routes(server.into_routes())
-                .serve_with_incoming_shutdown(incoming, shutdown)
+                .serve_with_incoming_shutdown(listener, shutdown)
                 .await
                 .expect("serves");
         })
     } else if variant.skeleton {
         let endpoint = Endpoint::Unix(socket.clone());
         server_runtime.spawn(async move {
-            let layers = Layers { validate_responses: true, ..Layers::default() };
             let server = csikit::server::Builder::new("bench.csikit.dev", "1")
                 .layers(layers)
                 .node(SkeletonNode)
@@ -405,13 +545,11 @@ fn child(variant: Variant) {
             server.serve(&endpoint, shutdown).await.expect("serves");
         })
     } else {
-        let socket = socket.clone();
+        let listener = bind(&server_runtime, &socket);
         server_runtime.spawn(async move {
-            let listener = tokio::net::UnixListener::bind(&socket).expect("binds");
-            let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
             tonic::transport::Server::builder()
                 .add_service(csikit::v1::node_server::NodeServer::new(BareNode))
-                .serve_with_incoming_shutdown(incoming, shutdown)
+                .serve_with_incoming_shutdown(listener, shutdown)
                 .await
                 .expect("serves");
         })
@@ -420,12 +558,23 @@ fn child(variant: Variant) {
     let client_runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().expect("client runtime");
     let (latencies, calls, took) = client_runtime.block_on(measure(&socket));
-    let direct = client_runtime.block_on(direct_calls(variant.skeleton));
+    let over_socket = WARM_UP + SEQUENTIAL + calls;
+    if variant.log != Log::None {
+        // What the writer has written of the calls so far (fmt wrote each line as it came).
+        let dropped = guard.as_ref().map_or(0, |guard| {
+            assert!(guard.flush(Duration::from_secs(60)), "the log writer wrote what was logged");
+            guard.dropped()
+        });
+        let lines = read_log(&log_path).0;
+        let served = if variant.skeleton { over_socket } else { 0 };
+        println!("logged_socket {lines} {served} {dropped}");
+    }
+    let direct = client_runtime.block_on(direct_calls(variant.skeleton, DIRECT));
+    let allocations = client_runtime.block_on(count_allocations(variant.skeleton));
     // Closes the client's connection, which the server's drain waits for.
     drop(client_runtime);
     drop(stop);
     server_runtime.block_on(serving).expect("server stops");
-    let _ = std::fs::remove_dir_all(&dir);
 
     let mut out = String::from("seq");
     for ns in latencies {
@@ -435,20 +584,61 @@ fn child(variant: Variant) {
     println!("{out}");
     println!("conc {calls} {}", took.as_nanos());
     println!("direct {DIRECT} {}", direct.as_nanos());
+    println!("allocs {allocations}");
+    if variant.log != Log::None {
+        // Closing the log writes out what its queue holds.
+        let dropped = guard.as_ref().map_or(0, csikit::server::log::LogGuard::dropped);
+        drop(guard);
+        let (lines, said, secret) = read_log(&log_path);
+        let served = if variant.skeleton { over_socket + DIRECT + COUNTED } else { 0 };
+        println!("logged {lines} {served} {dropped} {said} {secret}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Calls straight into the tonic service (no transport): what the layers cost by themselves.
-async fn direct_calls(skeleton: bool) -> Duration {
-    use csikit::v1::node_server::Node as _;
+/// The log read back: the calls' `ok` lines, the lines dropped as the log's notices say (the
+/// writer's "N log lines dropped"), the lines holding the secret value.
+fn read_log(path: &Path) -> (usize, usize, usize) {
+    let text = std::fs::read_to_string(path).expect("read the log");
+    let ok = text.lines().filter(|l| l.contains(OK_LINE)).count();
+    let said = text
+        .lines()
+        .filter_map(|l| {
+            l.split_once("csikit_runtime::server::log: ")?.1.split_once(" log lines dropped")
+        })
+        .map(|(n, _)| n.parse::<usize>().expect("a count"))
+        .sum();
+    let secret = text.lines().filter(|l| l.contains(SECRET)).count();
+    (ok, said, secret)
+}
+
+/// A listener bound before the client is started, so it connects at once.
+fn bind(
+    runtime: &tokio::runtime::Runtime,
+    socket: &Path,
+) -> tokio_stream::wrappers::UnixListenerStream {
+    let _entered = runtime.enter();
+    let listener = tokio::net::UnixListener::bind(socket).expect("binds");
+    tokio_stream::wrappers::UnixListenerStream::new(listener)
+}
+
+/// The adapter the skeleton's builder makes, for calls straight into it.
+fn adapter() -> csikit::v1::server::NodeService<SkeletonNode> {
     let layers = Layers { validate_responses: true, ..Layers::default() };
-    let adapter = csikit::v1::server::NodeService::new(
+    csikit::v1::server::NodeService::new(
         std::sync::Arc::new(SkeletonNode),
         std::sync::Arc::new(csikit::server::Pipeline::new(layers)),
         std::sync::Arc::default(),
-    );
+    )
+}
+
+/// Calls straight into the tonic service (no transport): what the layers cost by themselves.
+async fn direct_calls(skeleton: bool, calls: usize) -> Duration {
+    use csikit::v1::node_server::Node as _;
+    let adapter = adapter();
     let one = request(0);
     let mut total = Duration::ZERO;
-    for _ in 0..DIRECT {
+    for _ in 0..calls {
         let r = Request::new(one.clone());
         let started = Instant::now();
         let response = if skeleton {
@@ -457,6 +647,27 @@ async fn direct_calls(skeleton: bool) -> Duration {
             BareNode.node_publish_volume(r).await
         };
         total += started.elapsed();
+        black_box(response.expect("call"));
+    }
+    total
+}
+
+/// Heap allocations of [`COUNTED`] calls straight into the service, the request's own copy
+/// left out.
+async fn count_allocations(skeleton: bool) -> usize {
+    use csikit::v1::node_server::Node as _;
+    let adapter = adapter();
+    let one = request(0);
+    let mut total = 0;
+    for _ in 0..COUNTED {
+        let r = Request::new(one.clone());
+        ALLOCATIONS.with(|n| n.set(Some(0)));
+        let response = if skeleton {
+            adapter.node_publish_volume(r).await
+        } else {
+            BareNode.node_publish_volume(r).await
+        };
+        total += ALLOCATIONS.with(|n| n.take()).unwrap_or(0);
         black_box(response.expect("call"));
     }
     total
@@ -494,6 +705,8 @@ async fn measure(socket: &Path) -> (Vec<u64>, usize, Duration) {
     (latencies, IN_FLIGHT * PER_TASK, started.elapsed())
 }
 
+/// A channel over `path`, once the server listens there: the skeleton's `serve` binds the
+/// socket itself (over a stale one), so the client waits for the socket to answer.
 async fn channel(path: PathBuf) -> tonic::transport::Channel {
     let deadline = Instant::now() + Duration::from_secs(10);
     while tokio::net::UnixStream::connect(&path).await.is_err() {

@@ -28,6 +28,9 @@
 //! conformance run or a proxy for a name none of them chose. So it is read, and
 //! [`Endpoint::spec_note`] says what the spec would have wanted, for the server to log.
 //!
+//! Which endpoint a tool uses, its flag's or `CSI_ENDPOINT`, is [`optional`] and [`required`]:
+//! one rule for the server skeleton and every command that talks to a plugin.
+//!
 //! With feature `listen`, the pieces every process that listens on an endpoint needs, once:
 //! [`bind_unix`] (replacing a stale socket file, never a live socket or a file that is not a
 //! socket) and [`shutdown_signal`] (SIGTERM or SIGINT).
@@ -36,11 +39,13 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+mod given;
 #[cfg(feature = "listen")]
 mod signal;
 #[cfg(feature = "listen")]
 mod socket;
 
+pub use given::{CSI_ENDPOINT, Flag, Given, GivenError, Origin, optional, required};
 #[cfg(feature = "listen")]
 pub use signal::{Signal, shutdown_signal};
 #[cfg(feature = "listen")]

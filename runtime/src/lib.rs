@@ -22,7 +22,8 @@
 //!   secrets each RPC is sent with; `Debug` shows kinds and keys, never values.
 //! * [`errors`]: the shapes of the per-RPC error catalogs.
 //! * `server` (feature `server`): the server skeleton: layers, the pipeline every call passes,
-//!   the generic plugin builder fed by a package's `const` tables, `CSI_ENDPOINT` serving.
+//!   the generic plugin builder fed by a package's `const` tables, `CSI_ENDPOINT` serving, and
+//!   `server::log`, the plugin's log written off the calls' threads.
 //! * `channel` (feature `channel`): a tonic channel to a plugin's endpoint (unix socket or TCP),
 //!   for the generated clients.
 //! * `fs` (feature `fs`): `fs::write_atomic`, the one way the workspace's tools replace a file
@@ -32,7 +33,7 @@
 //! |---|---|
 //! | `listen` | `endpoint::bind_unix`, `endpoint::shutdown_signal` (tokio) |
 //! | `tonic` | `tonic::Status` conversions for violations and alpha refusals |
-//! | `server` | the server skeleton (tonic's server transport, tokio, tracing); implies `listen` |
+//! | `server` | the server skeleton (tonic's server transport, tokio, tracing, tracing-subscriber's registry); implies `listen` |
 //! | `channel` | `channel::connect` (tonic's client transport, tokio, a unix-socket connector) |
 //! | `fs` | `fs::write_atomic` (tempfile) |
 

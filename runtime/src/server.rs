@@ -23,9 +23,12 @@
 //! 5. **Response validation** (debug builds by default): a response that breaks the spec's
 //!    rules becomes `INTERNAL` naming the field, so driver bugs surface in tests.
 //! 6. **Tracing**: a span per call (RPC name, the volume or snapshot it concerns, and
-//!    `waited_ms` when it waited its turn) and events for the request (its redacting `Debug`: secret values never appear), the outcome and the
-//!    elapsed time. Error messages, logged and returned, are scrubbed of the request's secret
-//!    values in case a driver put one there.
+//!    `waited_ms` when it waited its turn) and one line per call at INFO when it ends, with
+//!    its outcome (`ok`, or `failed` with the code and the error's message) and the elapsed
+//!    time; at DEBUG also the request (its redacting `Debug`: secret values never appear) and
+//!    the response. Error messages, logged and returned, are scrubbed of the request's secret
+//!    values in case a driver put one there. [`log::LogLayer`] writes these lines (and the
+//!    driver's own) off the calls' threads.
 //!
 //! Serving follows the spec's Supervised Lifecycle Management section: [`Endpoint`] reads
 //! `CSI_ENDPOINT` (the forms of [`crate::endpoint`]: `unix:///path/to/plugin.sock`, plus
@@ -45,6 +48,7 @@ use tracing::Instrument as _;
 
 pub mod authority;
 mod builder;
+pub mod log;
 mod serialise;
 
 pub use builder::{
@@ -55,7 +59,7 @@ pub use serialise::Serialisation;
 use serialise::{Held, KeyLocks};
 
 pub use crate::alpha::AlphaPolicy;
-use crate::endpoint::{BindError, EndpointError};
+use crate::endpoint::{BindError, EndpointError, GivenError};
 /// Where a plugin listens: the runtime's one endpoint type (see [`crate::endpoint`]).
 pub use crate::endpoint::{Endpoint, Signal, shutdown_signal};
 use crate::facts::PackageFacts;
@@ -178,10 +182,10 @@ impl Pipeline {
         self.keys.held()
     }
 
-    /// Answers an RPC the plugin does not implement, logging it when tracing.
+    /// Answers an RPC the plugin does not implement, logging it when tracing (a call too).
     pub fn unimplemented<Req>(&self, rpc: &Rpc<Req>) -> Status {
         if self.layers.tracing {
-            tracing::debug!(rpc = rpc.name, "not implemented");
+            tracing::info!(rpc = rpc.name, "not implemented");
         }
         unimplemented(rpc.name)
     }
@@ -201,12 +205,17 @@ impl Pipeline {
         }
     }
 
-    /// The start of every call: the clock, the request event, the secrets to scrub.
-    fn open<Req: SecretValues + fmt::Debug>(&self, request: &Req) -> (Instant, Vec<String>) {
-        if self.layers.tracing {
+    /// The start of every call: the clock (read only when there is a log to write the
+    /// elapsed time to), the request event, the secrets to scrub.
+    fn open<Req: SecretValues + fmt::Debug>(
+        &self,
+        request: &Req,
+    ) -> (Option<Instant>, OwnedSecrets) {
+        let logging = self.layers.tracing && tracing::level_enabled!(tracing::Level::ERROR);
+        if logging {
             tracing::debug!(request = ?request, "request");
         }
-        (Instant::now(), owned_secrets(request))
+        (logging.then(Instant::now), owned_secrets(request))
     }
 
     /// The checks before the driver runs: alpha policy, validation, serialisation. `Ok(None)`:
@@ -233,7 +242,7 @@ impl Pipeline {
         }
         let pending = || format!("an operation is pending for {} \"{id}\"", key.kind);
         match self.layers.serialisation {
-            Serialisation::FailFast => match self.keys.try_acquire((key.kind, id.to_owned())) {
+            Serialisation::FailFast => match self.keys.try_acquire((key.kind, id.into())) {
                 Some(held) => Ok(Some(held)),
                 None => Err(Status::aborted(pending())),
             },
@@ -244,7 +253,7 @@ impl Pipeline {
                         tracing::debug!(kind = key.kind, ahead, "waiting for the calls ahead");
                     }
                 };
-                let acquired = self.keys.acquire((key.kind, id.to_owned()), timeout, on_wait).await;
+                let acquired = self.keys.acquire((key.kind, id.into()), timeout, on_wait).await;
                 let waited = match &acquired {
                     Ok((_, waited)) | Err(waited) => *waited,
                 };
@@ -265,12 +274,15 @@ impl Pipeline {
     }
 
     /// Runs a unary RPC through the layers.
-    pub async fn unary<Req, Resp, F, Fut>(
+    ///
+    /// A plain function returning the call's future inside its span, rather than an `async fn`
+    /// awaiting it: one state machine less to build and move per call.
+    pub fn unary<Req, Resp, F, Fut>(
         &self,
         rpc: &'static Rpc<Req>,
         request: Request<Req>,
         handler: F,
-    ) -> Result<Response<Resp>, Status>
+    ) -> impl Future<Output = Result<Response<Resp>, Status>>
     where
         Req: Validate + SecretValues + prost::Message + prost::Name + fmt::Debug,
         Resp: Validate + fmt::Debug,
@@ -305,17 +317,16 @@ impl Pipeline {
             result
         }
         .instrument(span)
-        .await
     }
 
     /// Runs a server-streaming RPC through the layers. Serialisation covers the call that opens
     /// the stream; each streamed message is validated when response validation is on.
-    pub async fn server_streaming<Req, Resp, F, Fut>(
+    pub fn server_streaming<Req, Resp, F, Fut>(
         &self,
         rpc: &'static Rpc<Req>,
         request: Request<Req>,
         handler: F,
-    ) -> Result<Response<BoxStream<Resp>>, Status>
+    ) -> impl Future<Output = Result<Response<BoxStream<Resp>>, Status>>
     where
         Req: Validate + SecretValues + prost::Message + prost::Name + fmt::Debug,
         Resp: Validate + Send + 'static,
@@ -333,7 +344,7 @@ impl Pipeline {
             let result = result.map_err(|status| status_without_secrets(status, &secrets));
             if self.layers.tracing {
                 match &result {
-                    Ok(_) => tracing::debug!(elapsed_us = elapsed_us(started), "stream opened"),
+                    Ok(_) => tracing::info!(elapsed_us = elapsed_us(started), "stream opened"),
                     Err(status) => log_error(status, started),
                 }
             }
@@ -357,7 +368,6 @@ impl Pipeline {
             }
         }
         .instrument(span)
-        .await
     }
 }
 
@@ -365,41 +375,84 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-fn elapsed_us(started: Instant) -> u64 {
-    u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)
+fn elapsed_us(started: Option<Instant>) -> u64 {
+    started.map_or(0, |t| u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX))
 }
 
-fn log_outcome<Resp: fmt::Debug>(result: &Result<Response<Resp>, Status>, started: Instant) {
+/// The call's line (INFO: every call is logged), and at DEBUG the response.
+fn log_outcome<Resp: fmt::Debug>(
+    result: &Result<Response<Resp>, Status>,
+    started: Option<Instant>,
+) {
     match result {
         Ok(response) => {
-            tracing::debug!(elapsed_us = elapsed_us(started), response = ?response.get_ref(), "ok")
+            tracing::info!(elapsed_us = elapsed_us(started), "ok");
+            tracing::debug!(response = ?response.get_ref(), "response");
         }
         Err(status) => log_error(status, started),
     }
 }
 
-fn log_error(status: &Status, started: Instant) {
+/// A failed call's line: ERROR for the codes that say the plugin is at fault, INFO for the
+/// others (a CO's mistake, a missing volume, a call pending). `error` is the status message,
+/// already scrubbed of the request's secrets.
+fn log_error(status: &Status, started: Option<Instant>) {
     let code = status.code();
     let elapsed_us = elapsed_us(started);
     match code {
         tonic::Code::Internal | tonic::Code::Unknown | tonic::Code::DataLoss => {
-            tracing::error!(elapsed_us, code = ?code, message = status.message(), "failed");
+            tracing::error!(elapsed_us, code = ?code, error = status.message(), "failed");
         }
-        _ => tracing::info!(elapsed_us, code = ?code, message = status.message(), "failed"),
+        _ => tracing::info!(elapsed_us, code = ?code, error = status.message(), "failed"),
     }
 }
 
 /// The request's secret values, copied so the error path can scrub them after the request
-/// moved into the driver. Requests without secrets (most) cost nothing.
-fn owned_secrets<Req: SecretValues>(request: &Req) -> Vec<String> {
-    let mut out = Vec::new();
-    request.secret_values(&mut |value| out.push(value.to_owned()));
-    out
+/// moved into the driver: one buffer of length-prefixed values, so a request with secrets costs
+/// one allocation however many it holds, and one without (most) none.
+#[derive(Default)]
+struct OwnedSecrets(Vec<u8>);
+
+fn owned_secrets<Req: SecretValues>(request: &Req) -> OwnedSecrets {
+    // Measured first, so the buffer is allocated once at its size.
+    let mut size = 0;
+    request.secret_values(&mut |value| size += 4 + value.len());
+    if size == 0 {
+        return OwnedSecrets::default();
+    }
+    let mut out = Vec::with_capacity(size);
+    request.secret_values(&mut |value| {
+        // A value over 4 GiB cannot come in a gRPC message; it is left out rather than cut.
+        if let Ok(len) = u32::try_from(value.len()) {
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(value.as_bytes());
+        }
+    });
+    OwnedSecrets(out)
+}
+
+impl OwnedSecrets {
+    /// The values, for the error path.
+    fn values(&self) -> Vec<&str> {
+        let mut values = Vec::new();
+        let mut rest = &self.0[..];
+        while let Some((len, tail)) = rest.split_first_chunk::<4>() {
+            let len = usize::try_from(u32::from_le_bytes(*len)).unwrap_or(usize::MAX);
+            let Some((value, tail)) = tail.split_at_checked(len) else { break };
+            // Copied from a `&str`, so always UTF-8.
+            values.extend(std::str::from_utf8(value).ok());
+            rest = tail;
+        }
+        values
+    }
 }
 
 /// The status with every secret value in its message replaced ([`crate::redact::scrub`]'s rule).
-fn status_without_secrets(status: Status, secrets: &[String]) -> Status {
-    match crate::redact::scrub(status.message(), secrets) {
+fn status_without_secrets(status: Status, secrets: &OwnedSecrets) -> Status {
+    if secrets.0.is_empty() {
+        return status;
+    }
+    match crate::redact::scrub(status.message(), &secrets.values()) {
         std::borrow::Cow::Borrowed(_) => status,
         std::borrow::Cow::Owned(message) => Status::with_details_and_metadata(
             status.code(),
@@ -413,7 +466,7 @@ fn status_without_secrets(status: Status, secrets: &[String]) -> Status {
 /// Why a plugin could not serve.
 #[derive(Debug)]
 pub enum ServeError {
-    /// `CSI_ENDPOINT` is not set.
+    /// `CSI_ENDPOINT` is not set (or is empty).
     NoEndpoint,
     /// `CSI_ENDPOINT` could not be read.
     BadEndpoint(EndpointError),
@@ -437,9 +490,7 @@ pub enum ServeError {
 impl fmt::Display for ServeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::NoEndpoint => {
-                f.write_str("CSI_ENDPOINT is not set; set it to unix:///path/to/plugin.sock")
-            }
+            Self::NoEndpoint => fmt::Display::fmt(&GivenError::Missing { flag: None }, f),
             Self::BadEndpoint(e) => write!(f, "CSI_ENDPOINT: {e}"),
             Self::InUse(path) => {
                 write!(f, "{}: another process is serving on this socket", path.display())
@@ -484,14 +535,13 @@ impl From<BindError> for ServeError {
 }
 
 impl Endpoint {
-    /// Reads `CSI_ENDPOINT`.
+    /// Reads `CSI_ENDPOINT` by the runtime's one rule for a tool's endpoint
+    /// ([`crate::endpoint::required`], with no flag).
     pub fn from_env() -> Result<Self, ServeError> {
-        match std::env::var("CSI_ENDPOINT") {
-            Ok(value) => Ok(value.parse()?),
-            Err(std::env::VarError::NotPresent) => Err(ServeError::NoEndpoint),
-            Err(std::env::VarError::NotUnicode(_)) => {
-                Err(ServeError::BadEndpoint(EndpointError::not_utf8()))
-            }
+        match crate::endpoint::required(None) {
+            Ok(given) => Ok(given.endpoint),
+            Err(GivenError::Missing { .. }) => Err(ServeError::NoEndpoint),
+            Err(GivenError::Bad { error, .. }) => Err(ServeError::BadEndpoint(error)),
         }
     }
 }
@@ -578,9 +628,27 @@ async fn drain(
 mod tests {
     use super::*;
 
+    /// A request's secret values, as the generated `SecretValues` hand them over.
+    struct Holder(Vec<&'static str>);
+
+    impl SecretValues for Holder {
+        fn secret_values<'a>(&'a self, found: &mut dyn FnMut(&'a str)) {
+            self.0.iter().for_each(|v| found(v));
+        }
+    }
+
+    #[test]
+    fn owned_secrets_read_back_as_they_were_given() {
+        for values in [vec![], vec!["one"], vec!["abc", "", "caf\u{e9} \u{1f511}", "abcdef"]] {
+            let owned = owned_secrets(&Holder(values.clone()));
+            assert_eq!(owned.values(), values);
+            assert_eq!(owned.0.is_empty(), values.is_empty(), "no secrets, no allocation");
+        }
+    }
+
     #[test]
     fn a_status_keeps_its_code_and_loses_its_secrets() {
-        let secrets = vec!["abc".to_owned(), "abcdef".to_owned()];
+        let secrets = owned_secrets(&Holder(vec!["abc", "abcdef"]));
         let s = status_without_secrets(Status::internal("bad password abcdef and abc"), &secrets);
         assert_eq!(s.message(), "bad password <redacted> and <redacted>");
         assert_eq!(s.code(), tonic::Code::Internal);

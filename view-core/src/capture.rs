@@ -31,17 +31,11 @@ use std::path::Path;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
+use crate::rpcs::status_name;
+use crate::schema::Schema;
+
 /// The version of the format this module writes and reads.
 pub const VERSION: u32 = 1;
-
-/// The name of a gRPC status code as captures and the proxy show it (`NOT_FOUND`); `NO STATUS`
-/// for -1, the code for one gRPC does not name.
-pub fn status_name(code: i32) -> String {
-    usize::try_from(code).ok().and_then(|c| csikit_spec::check::GRPC_CODES.get(c)).map_or_else(
-        || if code < 0 { "NO STATUS".into() } else { format!("CODE {code}") },
-        |s| (*s).to_owned(),
-    )
-}
 
 /// The first line of a capture.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -151,7 +145,7 @@ impl Capture {
     /// # Errors
     ///
     /// When a call's method is not in the schema (`call #N: method M is not in the schema`).
-    pub fn typed(&self, schema: &crate::schema::Schema) -> Result<Vec<Typed>> {
+    pub fn typed(&self, schema: &Schema) -> Result<Vec<Typed>> {
         let mut out = Vec::new();
         for call in &self.calls {
             let method = schema.find_method(&call.method).ok_or_else(|| {

@@ -194,6 +194,75 @@ fn show_byte(b: u8) -> String {
     if b.is_ascii_graphic() { format!("'{}'", b as char) } else { format!("0x{b:02x}") }
 }
 
+/// One length-prefixed gRPC message of an input, read in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GrpcFrame<'a> {
+    /// Offset of its five-byte prefix in the input.
+    pub offset: usize,
+    /// The prefix's first byte: 0 uncompressed, 1 compressed; gRPC defines no other.
+    pub flag: u8,
+    /// The message's bytes, as they came (compressed ones too).
+    pub payload: &'a [u8],
+}
+
+/// The end of an input that is not a whole gRPC frame: what [`grpc_frames`] ends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrpcTail {
+    /// Fewer than the prefix's five bytes, at `offset`.
+    Header {
+        /// Where the prefix starts.
+        offset: usize,
+        /// How many of its bytes there are.
+        have: usize,
+    },
+    /// A prefix at `offset` whose length is more than the bytes after it.
+    Payload {
+        /// Where the prefix starts.
+        offset: usize,
+        /// The length it says.
+        len: usize,
+        /// The bytes after it.
+        left: usize,
+    },
+}
+
+impl From<GrpcTail> for InputError {
+    fn from(tail: GrpcTail) -> InputError {
+        match tail {
+            GrpcTail::Header { offset, have } => {
+                err(offset, format!("truncated gRPC frame header ({have} of 5 bytes)"))
+            }
+            // The length's first byte is where the input goes wrong.
+            GrpcTail::Payload { offset, len, left } => {
+                err(offset + 1, format!("gRPC frame length {len} exceeds the {left} bytes left"))
+            }
+        }
+    }
+}
+
+/// The gRPC frames of `bytes`, one after another: csi-view's one reader of gRPC's length
+/// prefix (a flag byte, then the length as four big-endian bytes), for the read commands and the
+/// proxy's logger alike. An input that ends inside a frame ends with [`GrpcTail`]. It allocates
+/// nothing: each frame is a slice of the input.
+pub fn grpc_frames(bytes: &[u8]) -> impl Iterator<Item = Result<GrpcFrame<'_>, GrpcTail>> {
+    let mut pos = 0_usize;
+    std::iter::from_fn(move || {
+        let offset = pos;
+        let rest = bytes.get(offset..).filter(|r| !r.is_empty())?;
+        // Nothing follows a tail.
+        pos = bytes.len();
+        let Some((&[flag, a, b, c, d], after)) = rest.split_first_chunk::<5>() else {
+            return Some(Err(GrpcTail::Header { offset, have: rest.len() }));
+        };
+        let len = u32::from_be_bytes([a, b, c, d]) as usize;
+        let Some(payload) = after.get(..len) else {
+            return Some(Err(GrpcTail::Payload { offset, len, left: after.len() }));
+        };
+        pos = offset + 5 + len;
+        Some(Ok(GrpcFrame { offset, flag, payload }))
+    })
+}
+
 /// Splits `bytes` into messages: the whole input, or gRPC frames when `grpc` is set.
 ///
 /// # Errors
@@ -203,30 +272,14 @@ pub fn split_messages(bytes: Vec<u8>, grpc: bool) -> Result<Vec<Message>, InputE
     if !grpc {
         return Ok(vec![Message { offset: 0, bytes }]);
     }
-    let bytes = bytes.as_slice();
     let mut out = Vec::new();
-    let mut pos = 0;
-    while pos < bytes.len() {
-        let header = bytes.get(pos..pos + 5).ok_or_else(|| {
-            err(pos, format!("truncated gRPC frame header ({} of 5 bytes)", bytes.len() - pos))
-        })?;
-        if header[0] > 1 {
-            return Err(err(pos, format!("invalid gRPC compressed flag {}", header[0])));
+    for frame in grpc_frames(&bytes) {
+        let GrpcFrame { offset, flag, payload } = frame?;
+        match flag {
+            0 => out.push(Message { offset: offset + 5, bytes: payload.to_vec() }),
+            1 => return Err(err(offset, "compressed gRPC frame; decompress it first")),
+            _ => return Err(err(offset, format!("invalid gRPC compressed flag {flag}"))),
         }
-        if header[0] == 1 {
-            return Err(err(pos, "compressed gRPC frame; decompress it first"));
-        }
-        let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
-        let start = pos + 5;
-        let left = bytes.len() - start;
-        if len > left {
-            return Err(err(
-                pos + 1,
-                format!("gRPC frame length {len} exceeds the {left} bytes left"),
-            ));
-        }
-        out.push(Message { offset: start, bytes: bytes[start..start + len].to_vec() });
-        pos = start + len;
     }
     Ok(out)
 }
@@ -329,5 +382,45 @@ mod tests {
         assert_eq!(e.0.offset, 1);
         assert!(split_messages(vec![0, 0], true).is_err());
         assert!(split_messages(vec![1, 0, 0, 0, 0], true).is_err());
+    }
+
+    #[test]
+    fn grpc_frames_are_read_in_place_and_end_on_a_tail() {
+        let mut data = grpc_frame(b"\x08\x01").unwrap();
+        data.extend(grpc_frame(b"").unwrap());
+        // A compressed frame is read as it came; the flag says what it is.
+        data.extend([1, 0, 0, 0, 1, 0xff]);
+        let frames: Vec<_> = grpc_frames(&data).collect();
+        assert_eq!(
+            frames,
+            [
+                Ok(GrpcFrame { offset: 0, flag: 0, payload: &b"\x08\x01"[..] }),
+                Ok(GrpcFrame { offset: 7, flag: 0, payload: &[][..] }),
+                Ok(GrpcFrame { offset: 12, flag: 1, payload: &[0xff][..] }),
+            ]
+        );
+        assert_eq!(grpc_frames(&[]).count(), 0);
+        // Ends: inside a prefix, or a length past the end; nothing is read after either.
+        let mut cut = grpc_frame(b"ab").unwrap();
+        cut.extend([0, 0, 0]);
+        let read: Vec<_> = grpc_frames(&cut).collect();
+        assert_eq!(read[1], Err(GrpcTail::Header { offset: 7, have: 3 }));
+        assert_eq!(read.len(), 2);
+        let long = [0, 0, 0, 0, 9, 1, 0, 0, 0, 0, 0];
+        let read: Vec<_> = grpc_frames(&long).collect();
+        assert_eq!(read, [Err(GrpcTail::Payload { offset: 0, len: 9, left: 6 })]);
+        // The errors the read commands give for them.
+        let e = split_messages(cut, true).unwrap_err();
+        assert_eq!(
+            (e.0.offset, e.0.message.as_str()),
+            (7, "truncated gRPC frame header (3 of 5 bytes)")
+        );
+        let e = split_messages(long.to_vec(), true).unwrap_err();
+        assert_eq!(
+            (e.0.offset, e.0.message.as_str()),
+            (1, "gRPC frame length 9 exceeds the 6 bytes left")
+        );
+        let e = split_messages(vec![2, 0, 0, 0, 0], true).unwrap_err();
+        assert_eq!((e.0.offset, e.0.message.as_str()), (0, "invalid gRPC compressed flag 2"));
     }
 }

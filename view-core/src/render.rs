@@ -3,7 +3,7 @@
 //! proto3 JSON (secrets hidden, default values on request), then scrubbed of the secret values
 //! the call sent, so a plugin that echoes one into a field that is not secret still shows none.
 
-use prost_reflect::{DynamicMessage, MessageDescriptor, SerializeOptions};
+use prost_reflect::{MessageDescriptor, SerializeOptions};
 
 use crate::schema::Schema;
 use crate::text::{PrintError, TextOptions, TextPrinter};
@@ -80,9 +80,7 @@ pub fn to_json(
     bytes: &[u8],
     defaults: bool,
 ) -> Result<serde_json::Value, WireError> {
-    crate::text::check_typed(desc, bytes, 0, 0)?;
-    let mut msg = DynamicMessage::decode(desc.clone(), bytes)
-        .map_err(|e| WireError::new(0, format!("does not decode as {}: {e}", desc.full_name())))?;
+    let mut msg = crate::text::decode_checked(desc, bytes, 0)?;
     crate::redact::redact(schema, &mut msg);
     let options = SerializeOptions::new().skip_default_fields(!defaults);
     msg.serialize_with_options(serde_json::value::Serializer, &options)

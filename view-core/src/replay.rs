@@ -23,7 +23,7 @@ use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
 
 use crate::capture::Capture;
 use crate::schema::Schema;
-use crate::text::check_typed;
+use crate::text::decode_checked;
 use plan::Timing;
 
 /// One recorded call, read against the schema.
@@ -79,9 +79,7 @@ pub fn prepare(schema: &Schema, capture: &Capture, name: &str) -> Result<Vec<Rec
                         let not = |e: String| {
                             at(format!("{side} {} is not a {}: {e}", i + 1, desc.full_name()))
                         };
-                        check_typed(desc, bytes, 0, 0).map_err(|e| not(e.to_string()))?;
-                        DynamicMessage::decode(desc.clone(), bytes.as_slice())
-                            .map_err(|e| not(e.to_string()))
+                        decode_checked(desc, bytes, 0).map_err(|e| not(e.to_string()))
                     })
                     .collect::<Result<Vec<_>>>()
             };

@@ -2,13 +2,24 @@
 //! and who must implement it. [`crate::schema::Schema`] holds one [`RpcTables`] per source: for
 //! the built-in schema, `csikit`'s generated error tables; for a loaded source, its Model's rows
 //! and obligations. A source that states none (a `.proto` alone, a descriptor set) says so
-//! ([`ErrorLookup::NoTables`]), and nothing is taken from another release.
+//! ([`ErrorLookup::NoTables`]), and nothing is taken from another release. The name every tool
+//! shows for a status code ([`status_name`]) is here too, beside the rows that name codes.
 
 use std::collections::HashMap;
 
 use csikit::errors::ErrorInfo;
 use csikit_spec::source::NotAvailable;
 pub use csikit_spec::{CapabilityRef, ErrorRow, Obligation};
+
+/// The name of a gRPC status code as captures, the proxy and the error tables show it
+/// (`NOT_FOUND`); `NO STATUS` for -1 (a call that ended without one), the number for a code gRPC
+/// does not name.
+pub fn status_name(code: i32) -> String {
+    usize::try_from(code).ok().and_then(|c| csikit_spec::check::GRPC_CODES.get(c)).map_or_else(
+        || if code < 0 { "NO STATUS".into() } else { format!("CODE {code}") },
+        |s| (*s).to_owned(),
+    )
+}
 
 /// Which table a row came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,11 +208,7 @@ impl RpcTables {
 /// The code a row means: the number its code name implies (a table whose number disagrees with
 /// the name is a diagnostic of the spec reader; the name is what the spec's prose means).
 fn code_of(row: &ErrorRow) -> Option<i32> {
-    csikit_spec::check::GRPC_CODES
-        .iter()
-        .position(|c| *c == row.code)
-        .and_then(|n| i32::try_from(n).ok())
-        .or(Some(row.code_number))
+    csikit_spec::check::grpc_code_number(&row.code).or(Some(row.code_number))
 }
 
 /// A generated row as the Model writes one.
@@ -209,7 +216,7 @@ fn row_of_info(info: &ErrorInfo) -> ErrorRow {
     let number = info.code.number();
     ErrorRow {
         condition: info.condition.to_owned(),
-        code: crate::capture::status_name(number),
+        code: status_name(number),
         code_number: number,
         description: info.description.to_owned(),
         recovery: info.recovery.to_owned(),

@@ -6,7 +6,7 @@
 
 use std::io::{self, Write};
 
-use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
+use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MessageDescriptor};
 
 use crate::mask::SecretMask;
 use crate::redact::REDACTED;
@@ -77,6 +77,23 @@ impl std::fmt::Display for PrintError {
 }
 
 impl std::error::Error for PrintError {}
+
+/// `bytes` decoded as a message of type `desc`, once [`check_typed`] has found them valid, so a
+/// bad message is refused with the offset of the problem (`base`: where `bytes` start in the
+/// input) rather than prost's words alone.
+///
+/// # Errors
+///
+/// The first problem, at its absolute offset.
+pub fn decode_checked(
+    desc: &MessageDescriptor,
+    bytes: &[u8],
+    base: usize,
+) -> Result<DynamicMessage, WireError> {
+    check_typed(desc, bytes, base, 0)?;
+    DynamicMessage::decode(desc.clone(), bytes)
+        .map_err(|e| WireError::new(base, format!("does not decode as {}: {e}", desc.full_name())))
+}
 
 /// Checks that `bytes` is a valid message of type `desc`: valid records, the wire type each
 /// known field needs, UTF-8 strings, nested messages likewise.

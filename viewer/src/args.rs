@@ -1,9 +1,21 @@
-//! The arguments of each subcommand, as clap reads them.
+//! The arguments of each subcommand, as clap reads them, and [`timeout`], the reading of every
+//! command's `--timeout`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use anyhow::{Result, anyhow};
 use clap::{Args, ValueEnum};
 use csi_view_core::input::InputFormat;
+
+/// A `--timeout` in seconds: a positive number (the error is one line, as for any bad input,
+/// which clap's own value errors are not).
+pub(crate) fn timeout(seconds: f64) -> Result<Duration> {
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| anyhow!("--timeout {seconds}: expected a positive number of seconds"))
+}
 
 #[derive(Args, Debug, Clone)]
 pub(crate) struct SchemaArgs {

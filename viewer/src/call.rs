@@ -17,23 +17,20 @@
 //! endpoint or secrets file), which is also gRPC's UNKNOWN: stderr says which.
 
 use std::io::{IsTerminal, Read, Write};
-use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use bytes::Bytes;
-use csi_view_core::capture::status_name;
+use csi_view::send::{Outgoing, Plugin, Reply};
 use csi_view_core::method;
 use csi_view_core::render::{self, RenderOptions};
 use csi_view_core::request;
-use csi_view_core::rpcs::ErrorLookup;
+use csi_view_core::rpcs::{ErrorLookup, Table};
 use csi_view_core::schema::Schema;
-use csikit_runtime::endpoint::Endpoint;
+use csikit_runtime::endpoint::Flag;
 use csikit_runtime::secrets::Secrets;
-use prost_reflect::{DynamicMessage, MethodDescriptor};
+use prost_reflect::MethodDescriptor;
 
-use crate::args::{CallArgs, OutFormat};
+use crate::args::{CallArgs, OutFormat, timeout};
 use crate::load::{load_schema, stdout};
-use csi_view::client::{Answer, Client};
 
 /// The exit code of bad input.
 const BAD_INPUT: u8 = 2;
@@ -45,7 +42,8 @@ pub(crate) fn call(a: CallArgs) -> Result<u8> {
     if method.is_client_streaming() || method.is_server_streaming() {
         bail!("'{}' is a streaming RPC; call sends unary calls", method::path(&method));
     }
-    let endpoint = endpoint_or_env(endpoint)?;
+    let flag = Flag { name: "ENDPOINT", value: endpoint.as_deref() };
+    let endpoint = csikit_runtime::endpoint::required(Some(flag))?;
     let timeout = timeout(a.timeout)?;
     let secrets = match &a.secrets {
         Some(p) => Secrets::read(p).map_err(|e| anyhow!("--secrets {e}"))?,
@@ -54,7 +52,7 @@ pub(crate) fn call(a: CallArgs) -> Result<u8> {
     let (source, input) = request_input(a.data.as_deref(), inline)?;
     let requests =
         request::parse_all(&method.input(), &input).map_err(|e| anyhow!("{source}:{e}"))?;
-    let sent = prepare(&schema, &method, &secrets, requests, !a.no_validate)?;
+    let sent = prepare(&schema, &method, &secrets, requests, !a.no_validate);
     let Some(sent) = sent else {
         return Ok(BAD_INPUT);
     };
@@ -67,7 +65,8 @@ pub(crate) fn call(a: CallArgs) -> Result<u8> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    rt.block_on(send(&schema, &method, &endpoint, timeout, &sent, options, a.echo))
+    let plugin = Plugin::new(endpoint.written, timeout);
+    rt.block_on(send(&schema, &method, &plugin, sent, options, a.echo))
 }
 
 /// ENDPOINT, METHOD and REQUEST from the one to three positionals.
@@ -81,27 +80,6 @@ fn positionals(schema: &Schema, a: &CallArgs) -> Result<(Option<String>, String,
         (m, None, _) if is_endpoint(m) => bail!("no METHOD after the endpoint '{m}'"),
         (m, None, _) => (None, m.clone(), None),
     })
-}
-
-/// The endpoint given, else `$CSI_ENDPOINT` (unset or empty: an error naming both), read as the
-/// runtime reads `CSI_ENDPOINT` so a bad one is refused before anything is sent. `call`,
-/// `list`, `describe` and `replay` take their endpoint here.
-pub(crate) fn endpoint_or_env(given: Option<String>) -> Result<String> {
-    let endpoint = match given {
-        Some(e) => e,
-        None => std::env::var("CSI_ENDPOINT").ok().filter(|e| !e.is_empty()).ok_or_else(|| {
-            anyhow!("no endpoint: name the plugin's (unix:///path/csi.sock) or set CSI_ENDPOINT")
-        })?,
-    };
-    endpoint.parse::<Endpoint>()?;
-    Ok(endpoint)
-}
-
-pub(crate) fn timeout(seconds: f64) -> Result<Duration> {
-    Duration::try_from_secs_f64(seconds)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| anyhow!("--timeout {seconds}: expected a positive number of seconds"))
 }
 
 /// Where the requests come from (named for errors) and their text.
@@ -132,11 +110,10 @@ fn utf8(bytes: Vec<u8>, name: &str) -> Result<String> {
         .map_err(|e| anyhow!("{name}: not UTF-8 at byte {}", e.utf8_error().valid_up_to()))
 }
 
-/// A request ready to send: where it was written, the message, and the secret values it holds.
+/// A request ready to send, and the line of the input it was written at.
 struct Prepared {
     line: usize,
-    message: DynamicMessage,
-    secrets: Vec<String>,
+    request: Outgoing,
 }
 
 /// Puts the secrets in and checks every request; `None` (after printing why) when a request
@@ -147,7 +124,7 @@ fn prepare(
     secrets: &Secrets,
     requests: Vec<request::Request>,
     validate: bool,
-) -> Result<Option<Vec<Prepared>>> {
+) -> Option<Vec<Prepared>> {
     let rpc_secrets = secrets.for_rpc(method.name());
     let secret_fields = request::secret_map_fields(schema, &method.input());
     if !secrets.is_empty() && !secret_fields.is_empty() && !secrets.has_rpc(method.name()) {
@@ -163,72 +140,67 @@ fn prepare(
     for (i, r) in requests.into_iter().enumerate() {
         let mut message = r.message;
         request::fill_secrets(schema, &mut message, &rpc_secrets);
-        if validate {
-            let violations = csi_view_core::validate::validate(schema, &message);
-            for v in &violations {
+        let checked = if validate {
+            Outgoing::checked(schema, method, &message)
+        } else {
+            Ok(Outgoing::new(schema, method, &message))
+        };
+        match checked {
+            Ok(request) => out.push(Prepared { line: r.line, request }),
+            Err(violations) => {
                 let which = if many {
                     format!("request {} (line {}): ", i + 1, r.line)
                 } else {
                     String::new()
                 };
-                eprintln!("violation: {which}{v}");
+                for v in &violations {
+                    eprintln!("violation: {which}{v}");
+                }
+                refused = true;
             }
-            refused |= !violations.is_empty();
         }
-        let secrets = request::secret_values(schema, &message);
-        out.push(Prepared { line: r.line, message, secrets });
     }
     if refused {
         eprintln!(
             "error: not sent: the request breaks the spec's rules (--no-validate sends it anyway)"
         );
-        return Ok(None);
+        return None;
     }
-    Ok(Some(out))
+    Some(out)
 }
 
 async fn send(
     schema: &Schema,
     method: &MethodDescriptor,
-    endpoint: &str,
-    timeout: Duration,
-    requests: &[Prepared],
+    plugin: &Plugin,
+    requests: Vec<Prepared>,
     options: RenderOptions,
     echo: bool,
 ) -> Result<u8> {
-    let all_secrets: Vec<String> = requests.iter().flat_map(|r| r.secrets.clone()).collect();
-    let mut client = match Client::connect(endpoint, timeout).await {
-        Ok(c) => c,
-        Err(e) => {
-            let line = render::without_secrets(e.to_string(), &all_secrets).text;
-            eprintln!("error: UNAVAILABLE: {line}");
-            return Ok(tonic::Code::Unavailable as u8);
-        }
-    };
     let path = method::path(method);
-    let many = requests.len() > 1;
+    let count = requests.len();
     let mut out = stdout();
-    for (i, r) in requests.iter().enumerate() {
-        let bytes = Bytes::from(prost::Message::encode_to_vec(&r.message));
+    for (i, r) in requests.into_iter().enumerate() {
         if echo {
             let text_options = RenderOptions { json: false, ..options };
-            let shown = render::render(schema, &method.input(), &bytes, text_options, &r.secrets)
-                .map_err(|e| anyhow!("{e}"))?;
+            let sent = &r.request;
+            let shown =
+                render::render(schema, &method.input(), sent.bytes(), text_options, sent.secrets())
+                    .map_err(|e| anyhow!("{e}"))?;
             eprint!("# request {} (line {}) to {path}\n{}", i + 1, r.line, shown.text);
         }
-        let answer = client.unary(&path, bytes).await;
-        if many && !options.json {
+        let reply = plugin.send(r.request).await;
+        if count > 1 && !options.json {
             writeln!(
                 out,
-                "# {} {}/{}: {} in {:.1} ms",
+                "# {} {}/{count}: {} in {:.1} ms",
                 method.name(),
                 i + 1,
-                requests.len(),
-                status_name(answer.code()),
-                answer.elapsed.as_secs_f64() * 1e3
+                reply.status_name(),
+                reply.answer.elapsed.as_secs_f64() * 1e3
             )?;
         }
-        let code = print_answer(&mut out, schema, method, &answer, options, &r.secrets)?;
+        let code = print_reply(&mut out, schema, method, &reply, options)?;
         if code != 0 {
             out.flush()?;
             return Ok(code);
@@ -239,16 +211,15 @@ async fn send(
 }
 
 /// Prints a response, or the status with what the spec says about it; returns the exit code.
-fn print_answer(
+fn print_reply(
     out: &mut impl Write,
     schema: &Schema,
     method: &MethodDescriptor,
-    answer: &Answer,
+    reply: &Reply,
     options: RenderOptions,
-    secrets: &[String],
 ) -> Result<u8> {
-    if let Some(bytes) = &answer.response {
-        return match render::render(schema, &method.output(), bytes, options, secrets) {
+    if let Some(bytes) = reply.response_bytes() {
+        return match render::render(schema, &method.output(), bytes, options, reply.secrets()) {
             Ok(shown) => {
                 out.write_all(shown.text.as_bytes())?;
                 if shown.scrubbed {
@@ -265,21 +236,19 @@ fn print_answer(
             }
         };
     }
-    let code = answer.code();
-    let name = status_name(code);
-    let message = render::without_secrets(answer.status.message().to_owned(), secrets).text;
-    // A status made here (no answer in time) is not one the plugin returned: no table applies.
-    let lookup = schema.error_rows(method, code);
-    let explained = if answer.local { Vec::new() } else { lookup.explain(method.name(), &name) };
+    let code = reply.code();
+    let name = reply.status_name();
+    let message = reply.message();
+    let explained = reply.explain(schema);
     if options.json {
-        let spec: Vec<serde_json::Value> = match &lookup {
-            ErrorLookup::Rows { table, rows } if !answer.local => rows
+        let spec: Vec<serde_json::Value> = match reply.error_rows(schema) {
+            Some(ErrorLookup::Rows { table, rows }) => rows
                 .iter()
                 .map(|r| {
                     serde_json::json!({
                         "table": match table {
-                            csi_view_core::rpcs::Table::Rpc => method.name(),
-                            csi_view_core::rpcs::Table::General => "general",
+                            Table::Rpc => method.name(),
+                            Table::General => "general",
                         },
                         "condition": r.condition,
                         "description": r.description,

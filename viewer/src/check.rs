@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use anyhow::{Context, Result, anyhow};
+use csikit_runtime::endpoint::Flag;
 use prost_reflect::DynamicMessage;
 
 use crate::args::{DiffArgs, ReplayArgs, ReportFormat, ValidateArgs};
@@ -18,10 +19,8 @@ pub(crate) fn validate(a: ValidateArgs) -> Result<u8> {
             .into_iter()
             .map(|t| {
                 let label = format!("{}: ", t.label.unwrap_or_default());
-                csi_view_core::text::check_typed(&t.desc, &t.message.bytes, 0, 0)
+                let msg = csi_view_core::text::decode_checked(&t.desc, &t.message.bytes, 0)
                     .map_err(|e| anyhow!("{label}{e}"))?;
-                let msg = DynamicMessage::decode(t.desc, t.message.bytes.as_slice())
-                    .with_context(|| format!("{label}cannot decode"))?;
                 Ok((label, msg))
             })
             .collect::<Result<_>>()?,
@@ -93,12 +92,13 @@ pub(crate) fn diff(a: DiffArgs) -> Result<u8> {
 
 pub(crate) fn replay(a: ReplayArgs) -> Result<u8> {
     let schema = load_schema(&a.schema)?;
-    let endpoint = crate::call::endpoint_or_env(a.endpoint)?;
+    let flag = Flag { name: "--endpoint", value: a.endpoint.as_deref() };
+    let endpoint = csikit_runtime::endpoint::required(Some(flag))?.written;
     let options = csi_view::replay::Options {
         capture: a.capture,
         endpoint,
         serial: a.serial,
-        timeout: crate::call::timeout(a.timeout)?,
+        timeout: crate::args::timeout(a.timeout)?,
         secrets: a.secrets,
         driver_log: a.driver_log,
     };

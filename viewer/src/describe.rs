@@ -22,9 +22,9 @@ use std::io::Write;
 
 use anyhow::{Context, Result, anyhow};
 use bytes::Bytes;
-use csi_view_core::capture::status_name;
-use csi_view_core::rpcs::{CapabilityRef, ObligedRpc};
+use csi_view_core::rpcs::{CapabilityRef, ObligedRpc, status_name};
 use csi_view_core::schema::Schema;
+use csikit_runtime::endpoint::Flag;
 use prost_reflect::{DynamicMessage, MethodDescriptor, ReflectMessage, ServiceDescriptor, Value};
 use serde_json::json;
 
@@ -73,8 +73,9 @@ fn run(a: DescribeArgs, probe_all: bool) -> Result<u8> {
     if schema.builtin {
         schema.set_obligations("csi.v1", builtin_obligations());
     }
-    let endpoint = crate::call::endpoint_or_env(a.endpoint)?;
-    let timeout = crate::call::timeout(a.timeout)?;
+    let flag = Flag { name: "ENDPOINT", value: a.endpoint.as_deref() };
+    let endpoint = csikit_runtime::endpoint::required(Some(flag))?.written;
+    let timeout = crate::args::timeout(a.timeout)?;
     let identity = identity_service(&schema)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -151,6 +151,5 @@ pub(crate) fn decode_dynamic(
     m: &Message,
 ) -> Result<DynamicMessage> {
     let desc = resolve_type(schema, ty, m, true)?;
-    csi_view_core::text::check_typed(&desc, &m.bytes, m.offset, 0).map_err(|e| anyhow!("{e}"))?;
-    DynamicMessage::decode(desc, m.bytes.as_slice()).context("cannot decode")
+    csi_view_core::text::decode_checked(&desc, &m.bytes, m.offset).map_err(|e| anyhow!("{e}"))
 }

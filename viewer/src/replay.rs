@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
 use csi_view_core::capture;
-use csi_view_core::mask::secret_strings;
 use csi_view_core::replay::ids::IdMap;
 use csi_view_core::replay::plan::Plan;
 use csi_view_core::replay::report::{
@@ -24,11 +23,10 @@ use csi_view_core::request::{secret_map_fields, secret_values};
 use csi_view_core::schema::Schema;
 use csikit_runtime::redact::{REDACTED, first_line_holding, scrub};
 use csikit_runtime::secrets::Secrets;
-use prost::Message as _;
 use prost_reflect::{DynamicMessage, MapKey, ReflectMessage, Value};
 use tokio::task::JoinSet;
 
-use crate::client::{self, Client};
+use crate::send::{Outgoing, Plugin, Reply};
 
 /// How to replay.
 #[derive(Debug, Clone)]
@@ -83,7 +81,9 @@ pub async fn replay(
     }
     // Every secret value sent, for the driver's log (the capture's own blank excepted).
     let mut sent_secrets: BTreeSet<String> = BTreeSet::new();
-    let client = Client::connect(&options.endpoint, options.timeout).await?;
+    let plugin = Plugin::new(options.endpoint.clone(), options.timeout);
+    // Dialled before anything is sent: nothing answering there is bad input, not a verdict.
+    plugin.connect().await?;
     let plan = Plan::new(&calls.iter().map(|c| c.timing).collect::<Vec<_>>(), options.serial);
     let mut schedule = plan.schedule();
     let mut ids = IdMap::default();
@@ -119,16 +119,14 @@ pub async fn replay(
             let mut request = request.clone();
             let rewritten = ids.rewrite(schema, &mut request);
             secrets.fill(schema, &call.descriptor, &mut request, warnings)?;
-            // Encoded once: the bytes sent are the bytes read for secrets.
-            let bytes = request.encode_to_vec();
-            let mut scrubbed = secret_strings(schema, &request.descriptor(), &bytes);
-            sent_secrets.extend(scrubbed.iter().filter(|v| *v != REDACTED).cloned());
-            scrubbed.extend(secrets.values());
-            let mut client = client.clone();
-            let method = call.method.clone();
+            // Recorded requests go as they were, rules broken or not: replay is not a check.
+            let mut outgoing = Outgoing::new(schema, &call.descriptor, &request);
+            sent_secrets.extend(outgoing.secrets().iter().filter(|v| *v != REDACTED).cloned());
+            outgoing.also_hide(secrets.values());
+            let plugin = plugin.clone();
             running.spawn(async move {
-                let answer = client.unary(&method, bytes.into()).await;
-                Sent { index, rewritten, scrubbed, answer }
+                let reply = plugin.send(outgoing).await;
+                Sent { index, rewritten, reply }
             });
         }
     }
@@ -174,9 +172,7 @@ struct Sent {
     index: usize,
     /// Request values replaced by what they became in this replay.
     rewritten: usize,
-    /// The secret values the request carried, to scrub from what is shown.
-    scrubbed: Vec<String>,
-    answer: client::Answer,
+    reply: Reply,
 }
 
 fn report(
@@ -194,18 +190,14 @@ fn verdict(schema: &Schema, ids: &mut IdMap, call: &RecordedCall, sent: &Sent) -
     let recorded_secrets: Vec<String> =
         call.request.as_ref().map(|r| secret_values(schema, r)).unwrap_or_default();
     let recorded_message = scrub(&call.message, &recorded_secrets).into_owned();
-    let replayed_message = scrub(sent.answer.status.message(), &sent.scrubbed).into_owned();
-    let output = call.descriptor.output();
-    let decoded = sent.answer.response.as_ref().map(|bytes| {
-        csi_view_core::text::check_typed(&output, bytes, 0, 0).map_err(|e| e.to_string()).and_then(
-            |()| DynamicMessage::decode(output.clone(), bytes.as_ref()).map_err(|e| e.to_string()),
-        )
-    });
+    let reply = &sent.reply;
+    let replayed_message = reply.message();
+    let decoded = reply.response();
     if let Some(Err(e)) = &decoded {
         let d = csi_view_core::replay::compare::Difference {
             path: "<response>".into(),
             recorded: "a response".into(),
-            replayed: format!("not a {}: {e}", output.full_name()),
+            replayed: e.clone(),
         };
         return report(call, Outcome::Differs { differences: vec![d] }, 0, sent.rewritten, 0);
     }
@@ -218,19 +210,10 @@ fn verdict(schema: &Schema, ids: &mut IdMap, call: &RecordedCall, sent: &Sent) -
             message: &recorded_message,
             response: call.response.as_ref(),
         },
-        Answer {
-            status: sent.answer.code(),
-            message: &replayed_message,
-            response: replayed.as_ref(),
-        },
-        // A status made here (no answer in time, no connection) is not the plugin's: no row.
-        &|code| {
-            if sent.answer.local {
-                return Vec::new();
-            }
-            let name = csi_view_core::capture::status_name(code);
-            schema.error_rows(&call.descriptor, code).explain(call.descriptor.name(), &name)
-        },
+        Answer { status: reply.code(), message: &replayed_message, response: replayed.as_ref() },
+        // The judge asks only about the replayed code, the reply's own (and a status made here,
+        // no answer in time, is not the plugin's: no row).
+        &|_| reply.explain(schema),
     );
     report(call, outcome, mapped, sent.rewritten, ignored)
 }
@@ -341,6 +324,8 @@ fn refill_keys(
 
 #[cfg(test)]
 mod tests {
+    use prost::Message as _;
+
     use super::*;
 
     #[test]

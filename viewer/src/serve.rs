@@ -4,6 +4,8 @@ use std::io::{self, BufWriter, Write};
 
 use anyhow::{Context, Result};
 
+use csikit_runtime::endpoint::Flag;
+
 use crate::args::{OutFormat, ProxyArgs, UiArgs};
 use crate::load::load_schema;
 
@@ -14,8 +16,12 @@ pub(crate) fn ui(a: UiArgs) -> Result<u8> {
         input_format: Some(a.input.input_format),
         grpc: a.input.grpc,
         docs_url: a.docs_url.clone(),
-        endpoint: ui_endpoint(a.endpoint.clone())?,
-        timeout: crate::call::timeout(a.timeout)?,
+        endpoint: csikit_runtime::endpoint::optional(Some(Flag {
+            name: "--endpoint",
+            value: a.endpoint.as_deref(),
+        }))?
+        .map(|given| given.written),
+        timeout: crate::args::timeout(a.timeout)?,
     };
     let documents = csi_view::ui::open(&schema, &a.files, &options)?;
     let state = csi_view::ui::State::new(schema, documents, &options)?;
@@ -37,20 +43,6 @@ pub(crate) fn ui(a: UiArgs) -> Result<u8> {
         .await
     })?;
     Ok(0)
-}
-
-/// `--endpoint`, else `$CSI_ENDPOINT` (unset or empty: none), read as the runtime reads
-/// `CSI_ENDPOINT` so a bad one is refused before the page is served.
-fn ui_endpoint(flag: Option<String>) -> Result<Option<String>> {
-    let (endpoint, from) = match flag {
-        Some(e) => (e, "--endpoint"),
-        None => match std::env::var("CSI_ENDPOINT") {
-            Ok(e) if !e.is_empty() => (e, "CSI_ENDPOINT"),
-            _ => return Ok(None),
-        },
-    };
-    endpoint.parse::<csikit_runtime::endpoint::Endpoint>().with_context(|| from.to_owned())?;
-    Ok(Some(endpoint))
 }
 
 pub(crate) fn proxy(a: ProxyArgs) -> Result<u8> {

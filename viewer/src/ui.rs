@@ -22,13 +22,16 @@
 //! capture's method) the type's secret fields are hidden; with the type only detected, every
 //! position any type that could have produced the bytes marks secret is hidden too.
 //!
-//! Modules: `documents` (files, captures, pasted messages), `tree` (the trees the page draws),
-//! `edit` (changes by field path), `call` (composing, sending, the answer), `routes` (HTTP and
-//! the JSON API); the page is `page.html` with its scripts `page.js` and `call.js`.
+//! Modules, each using only those before it: `ids` (the ids responses carried, offered for later
+//! requests), `tree` (the trees the page draws), `edit` (changes by field path), `documents`
+//! (files, captures, pasted messages), `call` (composing, sending through `crate::send`, the
+//! answer), `routes` (HTTP and the JSON API); the page is `page.html` with its scripts `page.js`
+//! and `call.js`.
 
 mod call;
 mod documents;
 mod edit;
+mod ids;
 mod routes;
 mod tree;
 

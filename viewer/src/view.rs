@@ -56,10 +56,8 @@ pub(crate) fn decode(a: DecodeArgs) -> Result<u8> {
                 if let Some(label) = &label {
                     eprintln!("# {label}");
                 }
-                csi_view_core::text::check_typed(&desc, &m.bytes, m.offset, 0)
+                let mut msg = csi_view_core::text::decode_checked(&desc, &m.bytes, m.offset)
                     .map_err(|e| anyhow!("{e}"))?;
-                let mut msg = DynamicMessage::decode(desc.clone(), m.bytes.as_slice())
-                    .context("cannot decode")?;
                 if let Some(mask) = &mask {
                     // Hidden where any type that could have produced the bytes puts a secret.
                     let hidden = csi_view_core::mask::redact_bytes(&desc, &m.bytes, mask);

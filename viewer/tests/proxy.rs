@@ -20,6 +20,12 @@ const BIN: &str = env!("CARGO_BIN_EXE_csi-view");
 
 struct Plugin;
 
+/// A CreateVolume with the parameter `hold` says it has arrived ([`HELD`]) and is answered once
+/// the test lets it go ([`RELEASE`]): two calls overlap for certain, with no waiting on a clock.
+const HOLD: &str = "hold";
+static HELD: tokio::sync::Notify = tokio::sync::Notify::const_new();
+static RELEASE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
 #[csikit::csi_service]
 impl Controller for Plugin {
     async fn create_volume(
@@ -27,8 +33,9 @@ impl Controller for Plugin {
         request: Request<CreateVolumeRequest>,
     ) -> Result<Response<CreateVolumeResponse>, Status> {
         let r = request.into_inner();
-        if let Some(ms) = r.parameters.get("sleep-ms") {
-            tokio::time::sleep(Duration::from_millis(ms.parse().unwrap_or(0))).await;
+        if r.parameters.contains_key(HOLD) {
+            HELD.notify_one();
+            RELEASE.notified().await;
         }
         Ok(Response::new(CreateVolumeResponse {
             volume: Some(Volume {
@@ -133,11 +140,12 @@ fn proxy_forwards_prints_records_and_survives_a_plugin_restart() {
         let v = controller.create_volume(create("vol-a", &[])).await.expect("created");
         assert_eq!(v.into_inner().volume.map(|v| v.volume_id), Some("vol-a".into()));
         // Two at once on one volume: the second is flagged whatever the plugin answers.
-        let slow = create("vol-b", &[("sleep-ms", "400")]);
+        let held = create("vol-b", &[(HOLD, "")]);
         let mut c2 = controller.clone();
-        let first = tokio::spawn(async move { c2.create_volume(slow).await });
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let first = tokio::spawn(async move { c2.create_volume(held).await });
+        HELD.notified().await;
         let second = controller.create_volume(create("vol-b", &[])).await;
+        RELEASE.notify_one();
         assert!(first.await.expect("joins").is_ok());
         assert!(second.is_ok() || second.as_ref().is_err_and(|s| s.code() == Code::Aborted));
         // A request breaking a rule (no name): INVALID_ARGUMENT, and a violation for --check.
@@ -309,11 +317,20 @@ fn bad_endpoints_and_captures_are_clear_errors() {
     let not_socket = dir.join("file");
     std::fs::write(&not_socket, "x").expect("writes");
     let listen = format!("unix://{}", not_socket.display());
+    // No plugin at the upstream yet is no error (the proxy waits for it; memdriver's proxy test
+    // shows it serving once the plugin is up), but a file there that is not a socket is: no
+    // plugin can listen on it.
     let missing = format!("unix://{}", dir.join("none.sock").display());
     let out = run(&["proxy", "--listen", &listen, "--upstream", &missing]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no plugin at upstream") && err.lines().count() == 1, "{err}");
+    assert!(!err.contains("none.sock") && err.contains("is not a socket"), "{err}");
+    let free = format!("unix://{}", dir.join("free.sock").display());
+    let out = run(&["proxy", "--listen", &free, "--upstream", &listen]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("upstream '") && err.contains("is not a socket"), "{err}");
+    assert!(err.lines().count() == 1 && !dir.join("free.sock").exists(), "{err}");
     // A busy listen path (a live server) and a file that is not a socket are left alone.
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     let plugin_sock = dir.join("plugin.sock");

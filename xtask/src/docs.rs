@@ -79,6 +79,6 @@ fn write_atomically(
     out: &Path,
     files: &std::collections::BTreeMap<PathBuf, String>,
 ) -> anyhow::Result<()> {
-    let tmp = crate::tree::stage_unsynced(out, files)?;
-    crate::tree::swap_in(out, &tmp)
+    let tmp = csikit_cli::tree::stage_unsynced(out, files)?;
+    csikit_cli::tree::swap_in(out, &tmp)
 }

@@ -424,8 +424,8 @@ fn differences(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<
 
 /// Writes the whole tree beside `dir`, then swaps it in, so `dir` is never half-written.
 fn write_tree(dir: &Path, files: &BTreeMap<PathBuf, String>) -> anyhow::Result<()> {
-    let tmp = crate::tree::stage(dir, files)?;
+    let tmp = csikit_cli::tree::stage(dir, files)?;
     // Keep a `target/` a standalone crate may have built.
-    crate::tree::keep_folder(dir, &tmp, "target")?;
-    crate::tree::swap_in(dir, &tmp)
+    csikit_cli::tree::keep_folder(dir, &tmp, "target")?;
+    csikit_cli::tree::swap_in(dir, &tmp)
 }

@@ -4,14 +4,13 @@
 //! written or printed to stdout), 2 bad command line.
 //!
 //! Modules: `generate` (`cargo xtask generate`: the `csikit` crate and standalone crates),
-//! `diff` (`diff` and `changelog`), `docs` (`docs`: loads the corpus and writes the site), `new_driver`
-//! (`new-driver`: the driver scaffold and its templates) and `tree` (writing a tree of files atomically).
+//! `diff` (`diff` and `changelog`) and `docs` (`docs`: loads the corpus and writes the site).
+//! `new-driver` is the `csikit` command's (`csikit_cli::new_driver`), run by the same code, and
+//! trees of files are written by its `tree`.
 
 mod diff;
 mod docs;
 mod generate;
-mod new_driver;
-mod tree;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -40,7 +39,7 @@ enum Command {
     /// Regenerate the `csikit` crate in `generated/` (or a standalone crate with --out).
     Generate(generate::GenerateArgs),
     /// Write a new CSI driver crate built on csikit's server skeleton.
-    NewDriver(new_driver::NewDriverArgs),
+    NewDriver(csikit_cli::new_driver::NewDriverArgs),
     /// Print the proto built from a spec markdown, as the release's Makefile built it.
     Proto {
         /// The spec markdown (spec.md, or a csi-addons README.md).
@@ -154,7 +153,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Diff(args) => Ok(diff::run_diff(args)),
         Command::Changelog(args) => diff::changelog(args),
         Command::Docs(args) => docs::docs(args),
-        Command::NewDriver(args) => new_driver::new_driver(args),
+        Command::NewDriver(args) => csikit_cli::new_driver::new_driver(args),
         Command::Model { source, lang, translation, imports, rule, carry } => {
             model(&source, &lang, translation, &imports, rule, carry.carry())
         }

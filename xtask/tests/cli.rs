@@ -110,3 +110,17 @@ fn diff_exit_codes_json_and_changelog() {
     assert_eq!(heads.last().copied(), Some("## replication v0.1.1 → replication main"));
     assert_eq!(heads.len(), names.len(), "one per consecutive pair, and replication: {heads:?}");
 }
+
+/// `cargo xtask new-driver` is `csikit new-driver` (the same code, in csikit-cli): the crate and
+/// its deploy/ folder.
+#[test]
+fn new_driver_is_the_csikit_command() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("xtask-new-driver");
+    let _ = std::fs::remove_dir_all(&out);
+    let run = xtask(&["new-driver", "same-code", "--out", out.to_str().expect("utf-8")]);
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    for file in ["Cargo.toml", "src/main.rs", "deploy/kustomization.yaml", "deploy/csidriver.yaml"]
+    {
+        assert!(out.join(file).is_file(), "{file}");
+    }
+}

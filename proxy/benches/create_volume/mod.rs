@@ -1,5 +1,9 @@
-//! The call both proxy benches make: a csikit plugin answering CreateVolume, and a request with a
-//! secret (so redaction runs) and a parameter, as a provisioner sends it.
+//! What both proxy benches share: the call they make (a csikit plugin answering CreateVolume, and
+//! a request with a secret, so redaction runs, and a parameter, as a provisioner sends it), and
+//! the bounded wait for a socket they started.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use csikit::v1::server::Controller;
 use csikit::v1::*;
@@ -40,5 +44,28 @@ pub fn request(i: usize) -> CreateVolumeRequest {
         secrets: [("password".to_owned(), "hunter2".to_owned())].into(),
         parameters: [("csi.storage.k8s.io/pvc/name".to_owned(), "data-web-0".to_owned())].into(),
         ..CreateVolumeRequest::default()
+    }
+}
+
+/// How long a socket the bench started may take to accept connections (the machine may be busy
+/// building).
+const READY_WITHIN: Duration = Duration::from_secs(60);
+
+/// Waits until `what` at `path` accepts a connection, trying again every few milliseconds.
+///
+/// # Panics
+///
+/// When it does not within [`READY_WITHIN`], naming what and where.
+pub async fn ready(what: &str, path: &Path) {
+    let deadline = Instant::now() + READY_WITHIN;
+    loop {
+        match tokio::net::UnixStream::connect(path).await {
+            Ok(_) => return,
+            Err(e) if Instant::now() >= deadline => panic!(
+                "{what} did not accept a connection at {} within {READY_WITHIN:?}: {e}",
+                path.display()
+            ),
+            Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+        }
     }
 }

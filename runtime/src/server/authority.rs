@@ -63,6 +63,9 @@ const READ_CHUNK: usize = 16 * 1024;
 /// The most raw frame bytes held for one header block (fragments and frame headers): bounds a
 /// flood of empty CONTINUATION frames, which [`MAX_HEADER_BLOCK`] alone does not.
 const MAX_HELD: usize = 2 * MAX_HEADER_BLOCK;
+/// The room kept for the next header block once one has been handled: what ordinary requests'
+/// headers need; a larger buffer (a huge block) is freed.
+const KEPT_PENDING: usize = 16 * 1024;
 
 /// The accepted stream, with the `:authority` of each request made acceptable to h2.
 #[derive(Debug)]
@@ -273,8 +276,15 @@ impl Rewriter {
                         }
                         Ok(Step::Block(block)) => {
                             self.pending.extend_from_slice(frame);
-                            let frames = std::mem::take(&mut self.pending);
+                            // Taken for the call and put back emptied: the buffer keeps its
+                            // room for the next request's headers instead of being freed and
+                            // allocated again per request (unless a huge block made it large).
+                            let mut frames = std::mem::take(&mut self.pending);
                             self.finish_block(&block, &frames, output);
+                            if frames.capacity() <= KEPT_PENDING {
+                                frames.clear();
+                                self.pending = frames;
+                            }
                         }
                         Err(_) => {
                             // A malformed frame, or one inside a header block: h2 will say so.

@@ -6,9 +6,9 @@ use std::io::{self, Write};
 use prost_reflect::DynamicMessage;
 use serde::Serialize;
 
-use crate::capture::status_name;
 use crate::replay::compare::{Difference, compare};
 use crate::replay::ids::IdMap;
+use crate::rpcs::status_name;
 use crate::schema::Schema;
 
 /// The verdict on one call.

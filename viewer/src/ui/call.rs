@@ -13,43 +13,21 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
-use prost_reflect::{DynamicMessage, MethodDescriptor, ReflectMessage, Value};
+use prost_reflect::{DynamicMessage, MethodDescriptor, ReflectMessage};
 use serde_json::{Value as Json, json};
 
 use csi_view_core::rpcs::{ErrorLookup, Table};
 use csi_view_core::schema::Schema;
 
-use super::{State, documents, edit, tree};
-use crate::client::Client;
-
-/// How many ids the page keeps offering (the newest first).
-const IDS_KEPT: usize = 64;
-
-/// An id a response carried.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SeenId {
-    /// The field it was in (`volume_id`).
-    pub(crate) field: String,
-    pub(crate) value: String,
-    /// The RPC that answered it (`CreateVolume`).
-    pub(crate) method: String,
-}
-
-/// The ids offered for a request field named `field`: those seen in a field of the same name,
-/// or whose name ends in it or it in theirs after a `_` (`source_volume_id` and `volume_id`).
-pub(crate) fn offered<'a>(ids: &'a [SeenId], field: &'a str) -> impl Iterator<Item = &'a SeenId> {
-    let ends = |long: &str, short: &str| {
-        long.strip_suffix(short).is_some_and(|head| head.is_empty() || head.ends_with('_'))
-    };
-    ids.iter().filter(move |s| ends(&s.field, field) || ends(field, &s.field))
-}
+use super::ids::{self, SeenId};
+use super::{State, edit, tree};
+use crate::send::{Outgoing, Plugin, Reply};
 
 /// What the call part holds.
 pub(crate) struct Calls {
-    endpoint: Option<String>,
+    /// The plugin requests go to, when there is one.
+    plugin: Option<Plugin>,
     timeout: Duration,
-    /// Dialled at the first send, dialled again after a failed dial.
-    client: tokio::sync::Mutex<Option<Client>>,
     drafts: Mutex<Drafts>,
 }
 
@@ -69,9 +47,8 @@ pub(crate) const NO_PLUGIN: &str =
 impl Calls {
     pub(crate) fn new(endpoint: Option<String>, timeout: Duration) -> Calls {
         Calls {
-            endpoint,
+            plugin: endpoint.map(|e| Plugin::new(e, timeout)),
             timeout,
-            client: tokio::sync::Mutex::new(None),
             drafts: Mutex::new(Drafts::default()),
         }
     }
@@ -120,9 +97,10 @@ impl State {
             }
         }
         let calls = &self.calls;
+        let endpoint = calls.plugin.as_ref().map(Plugin::endpoint);
         json!({
-            "endpoint": calls.endpoint,
-            "reason": if calls.endpoint.is_none() { Some(NO_PLUGIN) } else { None },
+            "endpoint": endpoint,
+            "reason": if endpoint.is_none() { Some(NO_PLUGIN) } else { None },
             "timeout_ms": u64::try_from(calls.timeout.as_millis()).unwrap_or(u64::MAX),
             "services": services.into_iter().map(|(name, methods)| json!({
                 "name": name, "methods": methods,
@@ -192,47 +170,31 @@ impl State {
             (path, request)
         };
         let method = callable(&self.schema, &path)?;
-        let broken = csi_view_core::validate::validate(&self.schema, &request);
-        if !broken.is_empty() {
-            let violations: Vec<Json> =
-                broken.iter().map(|v| json!({"path": v.path, "message": v.to_string()})).collect();
-            return Ok(json!({"outcome": "refused", "violations": violations}));
-        }
-        let endpoint = self.calls.endpoint.as_deref().ok_or_else(|| anyhow!(NO_PLUGIN))?;
-        let bytes = prost::Message::encode_to_vec(&request);
-        let client = {
-            let mut slot = self.calls.client.lock().await;
-            match slot.as_ref() {
-                Some(c) => c.clone(),
-                None => match Client::connect(endpoint, self.calls.timeout).await {
-                    Ok(c) => slot.insert(c).clone(),
-                    Err(e) => return Ok(self.status_json(&method, 14, &e.to_string(), 0, true)),
-                },
+        let request = match Outgoing::checked(&self.schema, &method, &request) {
+            Ok(request) => request,
+            Err(broken) => {
+                let violations: Vec<Json> = broken
+                    .iter()
+                    .map(|v| json!({"path": v.path, "message": v.to_string()}))
+                    .collect();
+                return Ok(json!({"outcome": "refused", "violations": violations}));
             }
         };
-        let answer = client.clone().unary(&path, bytes.into()).await;
-        self.answered(&method, &request, answer)
+        let plugin = self.calls.plugin.as_ref().ok_or_else(|| anyhow!(NO_PLUGIN))?;
+        let reply = plugin.send(request).await;
+        self.answered(&method, &reply)
     }
 
-    /// What the page shows of a plugin's answer to `request`: the response as a tree
-    /// (secrets hidden, its own rules checked, its ids kept), or the status with the request's
-    /// secrets scrubbed from its message.
-    pub(super) fn answered(
-        &self,
-        method: &MethodDescriptor,
-        request: &DynamicMessage,
-        answer: crate::client::Answer,
-    ) -> Result<Json> {
-        let elapsed = u64::try_from(answer.elapsed.as_millis()).unwrap_or(u64::MAX);
-        let code = answer.code();
-        let Some(body) = answer.response.filter(|_| code == 0) else {
-            // Drivers echo their input in errors: the request's secrets are taken out.
-            let secrets = csi_view_core::request::secret_values(&self.schema, request);
-            let message = csikit_runtime::redact::scrub(answer.status.message(), &secrets);
-            return Ok(self.status_json(method, code, &message, elapsed, answer.local));
+    /// What the page shows of a plugin's reply: the response as a tree (secrets hidden, its own
+    /// rules checked, its ids kept), or the status with the request's secrets scrubbed from its
+    /// message.
+    pub(super) fn answered(&self, method: &MethodDescriptor, reply: &Reply) -> Result<Json> {
+        let elapsed = u64::try_from(reply.answer.elapsed.as_millis()).unwrap_or(u64::MAX);
+        let Some(response) = reply.response() else {
+            return Ok(self.status_json(method, reply, elapsed));
         };
-        let response = documents::decode(&method.output(), &body)
-            .map_err(|e| anyhow!("the plugin's answer to {}: {e}", method.name()))?;
+        let response =
+            response.map_err(|e| anyhow!("the plugin's answer to {}: {e}", method.name()))?;
         let mut shown = response.clone();
         csi_view_core::redact::redact(&self.schema, &mut shown);
         let tree = self.shape(tree::Mode::Document).view(&response, &shown);
@@ -242,57 +204,18 @@ impl State {
 
     /// Keeps the non-secret `*_id` strings of a response, the newest first, each value once.
     fn remember_ids(&self, method: &MethodDescriptor, response: &DynamicMessage) {
-        let mut found = Vec::new();
-        collect_ids(&self.schema, method.name(), response, &mut found);
         let mut drafts = self.calls.drafts();
-        for id in found.into_iter().rev() {
-            drafts.ids.retain(|s| s.value != id.value || s.field != id.field);
-            drafts.ids.insert(0, id);
-        }
-        drafts.ids.truncate(IDS_KEPT);
-    }
-}
-
-fn collect_ids(schema: &Schema, method: &str, msg: &DynamicMessage, out: &mut Vec<SeenId>) {
-    for (field, value) in msg.fields() {
-        if schema.is_secret(&field) {
-            continue;
-        }
-        let values: Vec<&Value> = match value {
-            Value::List(items) => items.iter().collect(),
-            Value::Map(map) => map.values().collect(),
-            v => vec![v],
-        };
-        for v in values {
-            match v {
-                Value::Message(m) => collect_ids(schema, method, m, out),
-                Value::String(s) if !s.is_empty() && field.name().ends_with("_id") => {
-                    out.push(SeenId {
-                        field: field.name().to_owned(),
-                        value: s.clone(),
-                        method: method.to_owned(),
-                    });
-                }
-                _ => {}
-            }
-        }
+        ids::remember(&mut drafts.ids, &self.schema, method.name(), response);
     }
 }
 
 impl State {
     /// A gRPC status for the page: code, name and (scrubbed) message, with what the spec's error
     /// tables say about that code for this RPC (its rows, else why there are none); nothing from
-    /// them for a `local` status (made here: no connection, no answer in time).
-    fn status_json(
-        &self,
-        method: &MethodDescriptor,
-        code: i32,
-        message: &str,
-        ms: u64,
-        local: bool,
-    ) -> Json {
-        let name = csi_view_core::capture::status_name(code);
-        if local {
+    /// them for a status csi-view made itself (no connection, no answer in time).
+    fn status_json(&self, method: &MethodDescriptor, reply: &Reply, ms: u64) -> Json {
+        let (code, name, message) = (reply.code(), reply.status_name(), reply.message());
+        let Some(lookup) = reply.error_rows(&self.schema) else {
             return json!({
                 "outcome": "status",
                 "status": {"code": code, "name": name, "message": message},
@@ -302,8 +225,7 @@ impl State {
                 "no_row": "the plugin did not answer: this status is csi-view's own, so the spec's error tables say nothing about it",
                 "elapsed_ms": ms,
             });
-        }
-        let lookup = self.schema.error_rows(method, code);
+        };
         let table = match &lookup {
             ErrorLookup::Rows { table: Table::Rpc, .. } => {
                 format!("{}'s error table", method.name())
@@ -323,11 +245,8 @@ impl State {
                 })
             })
             .collect();
-        let none = if rows.is_empty() {
-            lookup.explain(method.name(), &name).join(" ")
-        } else {
-            String::new()
-        };
+        let none =
+            if rows.is_empty() { reply.explain(&self.schema).join(" ") } else { String::new() };
         json!({
             "outcome": "status",
             "status": {"code": code, "name": name, "message": message},

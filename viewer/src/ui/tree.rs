@@ -18,7 +18,7 @@ use serde_json::{Value as Json, json};
 use csi_view_core::redact::REDACTED;
 use csi_view_core::schema::Schema;
 
-use super::call::{SeenId, offered};
+use super::ids::{SeenId, offered};
 
 /// Which fields a tree shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

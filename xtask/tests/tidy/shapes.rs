@@ -125,7 +125,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         name: "replacing a file atomically (a temporary file, then a rename)",
         // xtask's tree writer swaps whole folders, each file written by the one writer.
-        home: &["runtime/src/fs.rs", "xtask/src/tree.rs"],
+        home: &["runtime/src/fs.rs", "cli/src/tree.rs"],
         marks: &[
             Mark::PathEnds(&["fs", "rename"]),
             Mark::PathStarts(&["libc", "rename"]),

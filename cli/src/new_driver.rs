@@ -1,7 +1,8 @@
-//! `cargo xtask new-driver NAME --out DIR`: writes a CSI driver crate built on csikit's server
-//! skeleton (rendered by [`scaffold`]), all at once or not at all.
+//! `csikit new-driver NAME --out DIR` (also `cargo xtask new-driver`): writes a CSI driver crate
+//! built on csikit's server skeleton (rendered by [`scaffold`]) with its `deploy/` folder (derived
+//! by `deploy` from the capabilities of the example's RPCs), all at once or not at all.
 
-mod scaffold;
+pub mod scaffold;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use scaffold::{CsikitSource, DriverOptions};
 
-/// Flags of `cargo xtask new-driver`.
+/// Flags of `csikit new-driver` (and `cargo xtask new-driver`).
 #[derive(clap::Args)]
 pub struct NewDriverArgs {
     /// The crate (and binary) name, e.g. `hostpath-driver`.
@@ -29,6 +30,10 @@ pub struct NewDriverArgs {
     /// Write into a non-empty --out: the scaffold's files are replaced, other files are kept.
     #[arg(long)]
     force: bool,
+    /// The image deploy/ names for the driver (default NAME:0.1.0, lowercased, for a cluster
+    /// that has the image loaded, as kind's `kind load docker-image` does).
+    #[arg(long)]
+    image: Option<String>,
 }
 
 /// The version requirement a driver puts on csikit by default: this release's `MAJOR.MINOR`.
@@ -41,7 +46,7 @@ fn csikit_requirement() -> String {
     }
 }
 
-/// Runs `cargo xtask new-driver`.
+/// Runs `csikit new-driver`.
 ///
 /// A bad name, plugin name or csikit path, or a non-empty `--out` without `--force`, is a bad
 /// command line: one line on stderr per problem, exit code 2, nothing written.
@@ -52,6 +57,7 @@ fn csikit_requirement() -> String {
 pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
     let mut problems = Vec::new();
     let crate_name = scaffold::check_crate_name(&args.name);
+    let crate_ok = crate_name.is_ok();
     let plugin_name = match args.plugin_name {
         Some(name) => scaffold::check_plugin_name(&name).map(|()| name).map_err(|e| e.to_string()),
         // A plugin name derived from a bad crate name would only repeat its problem.
@@ -80,6 +86,18 @@ pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
     if let Err(problem) = check_out_dir(&args.out, args.force) {
         problems.push(problem);
     }
+    // Image path components are lowercase, and a '_' beside a '-' is not a separator they take.
+    let image = args
+        .image
+        .clone()
+        .unwrap_or_else(|| format!("{}:0.1.0", args.name.to_ascii_lowercase().replace('_', "-")));
+    // An image made from a bad crate name would only repeat its problem.
+    let image_checked = args.image.is_some() || crate_ok;
+    if let Err(why) = crate::deploy::image::check_image(&image)
+        && image_checked
+    {
+        problems.push(format!("--image '{image}' is not an image reference: {why}"));
+    }
     if !problems.is_empty() {
         for problem in &problems {
             eprintln!("error: {problem}");
@@ -93,8 +111,12 @@ pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
         None => CsikitSource::Version(csikit_requirement()),
     };
     let options =
-        DriverOptions { name: args.name.clone(), plugin_name: plugin_name.clone(), csikit };
-    let files = scaffold::generate_driver(&options).context("rendering the driver crate")?;
+        DriverOptions { name: args.name.clone(), plugin_name: plugin_name.clone(), csikit, image };
+    let mut files = scaffold::generate_driver(&options).context("rendering the driver crate")?;
+    let capabilities =
+        scaffold::example_capabilities(&options).context("rendering the driver crate")?;
+    let deploy = example_deploy(&capabilities, &options.image)?;
+    files.extend(deploy.into_iter().map(|(path, text)| (Path::new("deploy").join(path), text)));
     write_scaffold(&args.out, &files)?;
     eprintln!(
         "created '{name}' (plugin name '{plugin_name}') in '{out}'; to run it: cd {out} && CSI_ENDPOINT=unix:///tmp/{name}.sock cargo run",
@@ -102,6 +124,21 @@ pub fn new_driver(args: NewDriverArgs) -> anyhow::Result<ExitCode> {
         out = args.out.display(),
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The example's `deploy/`: derived, as `csikit deploy --capabilities` would, from the
+/// capabilities the scaffold's RPCs make.
+fn example_deploy(capabilities: &str, image: &str) -> anyhow::Result<BTreeMap<PathBuf, String>> {
+    let facts = crate::deploy::plugin::PluginFacts::from_toml("capabilities.toml", capabilities)
+        .map_err(|e| anyhow::anyhow!("the scaffold's capabilities: {e}"))?;
+    let options = crate::deploy::derive::Options::new(image);
+    let (deploy, _warnings) = crate::deploy::manifests(
+        &facts,
+        &options,
+        "the capabilities of the example in src/main.rs",
+    )
+    .map_err(|e| anyhow::anyhow!("deriving deploy/: {e}"))?;
+    Ok(deploy)
 }
 
 /// The csikit crate's folder as an absolute path, checked to hold the `csikit` package.

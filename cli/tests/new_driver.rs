@@ -1,10 +1,13 @@
-//! `cargo xtask new-driver`: the crate it writes builds offline outside the workspace, serves
-//! CSI on a unix socket (derived Identity, its NodeGetInfo, UNIMPLEMENTED for the rest), stops
-//! cleanly on SIGTERM, and its own `cargo test` passes csikit's conformance suite; bad command
-//! lines are one-line errors with exit code 2 that write nothing.
+//! `csikit new-driver`: the crate it writes builds offline outside the workspace, serves CSI on
+//! a unix socket (derived Identity, its NodeGetInfo, UNIMPLEMENTED for the rest), stops cleanly
+//! on SIGTERM, its own `cargo test` passes csikit's conformance suite, and its `deploy/` is what
+//! `csikit deploy` derives from the running driver and validates against Kubernetes' schemas;
+//! bad command lines are one-line errors with exit code 2 that write nothing.
+
+mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use csikit::v1::{
@@ -15,30 +18,12 @@ use csikit::v1::{
 };
 use tonic::Code;
 
-fn xtask(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask")).args(args).output().expect("run xtask")
-}
+use support::{csikit, listing, scratch};
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
-
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("readable dir")
-        .map(|e| e.expect("dir entry").file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-/// Runs xtask expecting a bad command line: exit code 2 and exactly one line on stderr,
+/// Runs csikit expecting a bad command line: exit code 2 and exactly one line on stderr,
 /// starting with `expected`.
 fn refused(args: &[&str], expected: &str) {
-    let out = xtask(args);
+    let out = csikit(args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
     assert!(out.stdout.is_empty(), "{args:?}: prints nothing on stdout");
@@ -78,6 +63,10 @@ fn bad_command_lines_exit_2_and_write_nothing() {
         &["new-driver", "ok", "--out", out_str, "--csikit-path", root.to_str().expect("utf-8")],
         "error: --csikit-path: cannot read",
     );
+    refused(
+        &["new-driver", "ok", "--out", out_str, "--image", "Ok:1"],
+        "error: --image 'Ok:1' is not an image reference",
+    );
     assert_eq!(listing(&root), Vec::<String>::new(), "nothing written, no temporary folder left");
 
     // A folder with something in it is refused, and left as it was.
@@ -93,18 +82,21 @@ fn bad_command_lines_exit_2_and_write_nothing() {
     assert_eq!(listing(&root), ["driver"]);
 
     // With --force the scaffold's files are written and the others kept.
-    let forced = xtask(&["new-driver", "ok", "--out", out_str, "--force"]);
+    let forced = csikit(&["new-driver", "ok", "--out", out_str, "--force"]);
     assert_eq!(forced.status.code(), Some(0), "{}", String::from_utf8_lossy(&forced.stderr));
-    assert_eq!(listing(&out), [".gitignore", "Cargo.toml", "README.md", "notes.txt", "src"]);
+    assert_eq!(
+        listing(&out),
+        [".gitignore", "Cargo.toml", "README.md", "deploy", "notes.txt", "src"]
+    );
     assert_eq!(std::fs::read_to_string(out.join("notes.txt")).expect("kept"), "mine");
     assert_eq!(listing(&root), ["driver"], "no temporary folder left");
 
     // An empty folder is fine without --force.
     let empty = root.join("empty");
     std::fs::create_dir_all(&empty).expect("mkdir");
-    let written = xtask(&["new-driver", "ok", "--out", empty.to_str().expect("utf-8")]);
+    let written = csikit(&["new-driver", "ok", "--out", empty.to_str().expect("utf-8")]);
     assert_eq!(written.status.code(), Some(0), "{}", String::from_utf8_lossy(&written.stderr));
-    assert_eq!(listing(&empty), [".gitignore", "Cargo.toml", "README.md", "src"]);
+    assert_eq!(listing(&empty), [".gitignore", "Cargo.toml", "README.md", "deploy", "src"]);
     // Without --csikit-path the driver asks for the published csikit of this release.
     let manifest = std::fs::read_to_string(empty.join("Cargo.toml")).expect("manifest");
     let version = env!("CARGO_PKG_VERSION").rsplit_once('.').expect("x.y.z").0.to_owned();
@@ -247,7 +239,7 @@ fn scaffolded_driver_builds_serves_and_stops_on_sigterm() {
     // Nothing is published from here, so the scaffold takes this checkout's csikit by path.
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let generated = workspace.join("generated");
-    let out = xtask(&[
+    let out = csikit(&[
         "new-driver",
         "demo-driver",
         "--out",
@@ -315,6 +307,35 @@ fn scaffolded_driver_builds_serves_and_stops_on_sigterm() {
         .build()
         .expect("runtime");
     let _open = runtime.block_on(talk_to(socket.clone()));
+
+    // Its deploy/ is what `csikit deploy` derives from the running driver, and Kubernetes'
+    // schemas take it.
+    let derived = root.join("derived");
+    let deployed = csikit(&[
+        "deploy",
+        "--endpoint",
+        &format!("unix://{}", socket.display()),
+        "--image",
+        "demo-driver:0.1.0",
+        "--out",
+        derived.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(deployed.status.code(), Some(0), "{}", String::from_utf8_lossy(&deployed.stderr));
+    let written = crate_dir.join("deploy");
+    assert_eq!(support::objects_of(&written), support::objects_of(&derived));
+    assert_eq!(
+        std::fs::read_to_string(written.join("capabilities.toml")).expect("read"),
+        std::fs::read_to_string(derived.join("capabilities.toml")).expect("read")
+    );
+    if let Some(verdicts) = support::kubernetes_validate(&written, &["1.33", "1.34", "1.35"]) {
+        for (release, errors) in verdicts {
+            assert!(
+                errors.is_empty(),
+                "deploy/ against Kubernetes {release}:\n{}",
+                errors.join("\n")
+            );
+        }
+    }
 
     let killed =
         Command::new("kill").args(["-TERM", &driver.id().to_string()]).status().expect("run kill");

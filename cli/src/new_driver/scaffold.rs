@@ -1,4 +1,4 @@
-//! The driver crate `cargo xtask new-driver` writes: the files in `xtask/templates/new-driver/`
+//! The driver crate `csikit new-driver` writes: the files in `cli/templates/new-driver/`
 //! with their `{{ name }}` placeholders filled with the crate's name, the plugin's name and
 //! where csikit is.
 
@@ -14,6 +14,8 @@ pub struct DriverOptions {
     pub plugin_name: String,
     /// Where the driver gets the `csikit` crate.
     pub csikit: CsikitSource,
+    /// The image its `deploy/` names, which its README repeats.
+    pub image: String,
 }
 
 /// How a driver crate names its `csikit` dependency.
@@ -159,6 +161,7 @@ const CARGO_TOML: &str = include_str!("../../templates/new-driver/Cargo.toml.in"
 const MAIN_RS: &str = include_str!("../../templates/new-driver/main.rs.in");
 const README_MD: &str = include_str!("../../templates/new-driver/README.md.in");
 const GITIGNORE: &str = include_str!("../../templates/new-driver/gitignore.in");
+const CAPABILITIES_TOML: &str = include_str!("../../templates/new-driver/capabilities.toml.in");
 
 /// `template` with each `{{ key }}` replaced by its value, as `(file, text)`.
 ///
@@ -249,10 +252,28 @@ pub fn generate_driver(
         fill(
             "README.md",
             README_MD,
-            &[("name", name), ("plugin_name", plugin_name), ("csikit_from", &csikit_from)],
+            &[
+                ("name", name),
+                ("plugin_name", plugin_name),
+                ("csikit_from", &csikit_from),
+                ("image", &options.image),
+            ],
         )?,
         fill(".gitignore", GITIGNORE, &[])?,
     ]))
+}
+
+/// What the example plugin of `src/main.rs` says it is, as a capabilities file (the form
+/// `csikit deploy --capabilities` reads): the scaffold's `deploy/` is derived from it.
+///
+/// # Errors
+///
+/// When the names are invalid or the template fails to render.
+pub fn example_capabilities(options: &DriverOptions) -> Result<String, ScaffoldError> {
+    check_crate_name(&options.name)?;
+    check_plugin_name(&options.plugin_name)?;
+    let values = [("name", options.name.as_str()), ("plugin_name", options.plugin_name.as_str())];
+    Ok(fill("capabilities.toml", CAPABILITIES_TOML, &values)?.1)
 }
 
 #[cfg(test)]
@@ -320,6 +341,7 @@ mod tests {
             name: "demo-driver".into(),
             plugin_name: "demo.csi.example.com".into(),
             csikit: CsikitSource::Path("/src/csi\"kit/generated".into()),
+            image: "demo-driver:0.1.0".into(),
         };
         let files = generate_driver(&options).expect("renders");
         let paths: Vec<_> = files.keys().map(|p| p.display().to_string()).collect();
@@ -372,6 +394,7 @@ mod tests {
             name: "d".into(),
             plugin_name: "d.example.com".into(),
             csikit: CsikitSource::Version("0.1".into()),
+            image: "d:0.1.0".into(),
         };
         for (path, text) in generate_driver(&options).expect("renders") {
             assert!(!text.contains("{{"), "{}", path.display());
