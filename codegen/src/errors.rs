@@ -417,11 +417,8 @@ pub fn generate_errors(
             );
         }
     }
-    let unstated: Vec<String> = rpcs
-        .iter()
-        .filter(|m| !model.states_errors(m))
-        .map(|m| format!("{:?}", m.name))
-        .collect();
+    let unstated: Vec<String> =
+        rpcs.iter().filter(|m| !model.states_errors(m)).map(|m| format!("{:?}", m.name)).collect();
     let _ = writeln!(
         out,
         "/// The RPCs whose own error table this source does not state (read without its prose, it\n\

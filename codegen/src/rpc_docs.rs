@@ -446,7 +446,10 @@ pub fn method_doc(
                 from.push(format!(
                     "the {} rows of this RPC's table{}",
                     m.errors.len(),
-                    m.carried_from.as_ref().map(|f| format!(" (carried from {f})")).unwrap_or_default()
+                    m.carried_from
+                        .as_ref()
+                        .map(|f| format!(" (carried from {f})"))
+                        .unwrap_or_default()
                 ));
             }
             if !model.general_errors.is_empty() {

@@ -218,9 +218,8 @@ fn element_of(model: &Model, name: &str) -> &'static str {
 fn rust_names(model: &Model, module: &str, element: &str, path: &str) -> Vec<String> {
     let package = &model.package;
     let full = format!("{package}.{path}");
-    let type_path = |full: &str| {
-        relative_type_path(package, full).map(|p| format!("csikit::{module}::{p}"))
-    };
+    let type_path =
+        |full: &str| relative_type_path(package, full).map(|p| format!("csikit::{module}::{p}"));
     match element {
         "message" | "enum" => vec![format!("`{}`", type_path(&full).unwrap_or(full))],
         "field" => match full.rsplit_once('.') {

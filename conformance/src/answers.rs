@@ -506,7 +506,12 @@ fn list_volumes(f: &mut Found<'_>, q: &ListVolumesRequest, a: &ListVolumesRespon
         };
         f.volume("ListVolumesResponse.entries.volume", v);
         let nodes = e.status.as_ref().map(|st| st.published_node_ids.as_slice());
-        f.status("ListVolumesResponse.entries.status", &v.volume_id, nodes, conditions.next().unwrap_or(false));
+        f.status(
+            "ListVolumesResponse.entries.status",
+            &v.volume_id,
+            nodes,
+            conditions.next().unwrap_or(false),
+        );
     }
 }
 

@@ -10,8 +10,7 @@ use crate::diagnostic::{Diagnostic, Severity, SourceFile};
 
 /// The upgrade tables, by the release that made the changes they describe. A release that
 /// removes something needs its row here and its file in `spec/data/upgrading/`.
-pub const DATA: &[(&str, &str)] =
-    &[("v1.13.0", include_str!("../data/upgrading/v1.13.0.md"))];
+pub const DATA: &[(&str, &str)] = &[("v1.13.0", include_str!("../data/upgrading/v1.13.0.md"))];
 
 /// One source a table's rows cite, by key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,7 +143,12 @@ pub fn parse_data(release: &str, file: &SourceFile) -> Result<UpgradeData, Vec<D
         });
     }
     if errors.is_empty() {
-        Ok(UpgradeData { release: release.to_owned(), file: file.name().to_owned(), sources, replacements })
+        Ok(UpgradeData {
+            release: release.to_owned(),
+            file: file.name().to_owned(),
+            sources,
+            replacements,
+        })
     } else {
         Err(errors)
     }

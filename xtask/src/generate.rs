@@ -81,10 +81,8 @@ fn japanese(corpus: &Path, dir: &Path, model: &csikit_spec::Model) -> Option<csi
             csikit_spec::corpus::carry_source_of(dir)?.1
         }
     };
-    let options = LoadOptions {
-        translation: Some(("ja".to_owned(), ja_spec)),
-        ..LoadOptions::default()
-    };
+    let options =
+        LoadOptions { translation: Some(("ja".to_owned(), ja_spec)), ..LoadOptions::default() };
     csikit_spec::load_dir(&base, &options).model
 }
 
@@ -156,7 +154,10 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
                 Ok(note) => upgrade = Some(note),
                 Err(errors) => {
                     crate::report(&csikit_spec::Diagnostics(errors));
-                    bail!("the upgrade note from {} to {release} has errors; nothing was generated", kept.name);
+                    bail!(
+                        "the upgrade note from {} to {release} has errors; nothing was generated",
+                        kept.name
+                    );
                 }
             }
         }

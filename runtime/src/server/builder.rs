@@ -627,9 +627,10 @@ fn implications<S: PluginSpec>(
     problems: &mut Vec<String>,
 ) {
     let advertises = |service: &str, number: i32| {
-        let answer = own.iter().find(|(s, _)| *s == service).or_else(|| {
-            derived.iter().find(|(s, _)| *s == service)
-        });
+        let answer = own
+            .iter()
+            .find(|(s, _)| *s == service)
+            .or_else(|| derived.iter().find(|(s, _)| *s == service));
         answer.is_some_and(|(_, numbers)| numbers.contains(&number))
     };
     for i in S::IMPLICATIONS {
