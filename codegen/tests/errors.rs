@@ -13,7 +13,7 @@ fn catalog_matches_the_model() {
     // `csikit::v1` is v1.13.0, a proto-only release: its tables are the ones carried from v1.12.0
     // (the default load carries), and an RPC whose schema changed has none of its own.
     let dir = corpus.join("csi-spec/v1.13.0");
-    let model = csikit_spec::load_dir(&dir, &LoadOptions::default()).model.expect("model");
+    let model = csikit_spec::load_source(&dir, &LoadOptions::default()).model.expect("model");
     let carried = model.source.carried.as_ref().map(|c| c.from.as_str());
     assert_eq!(carried, Some("v1.12.0"));
     assert_eq!(errors::GENERAL.len(), model.general_errors.len());

@@ -265,19 +265,25 @@ pub mod plugin_capability {
             ///
             /// Example 1: Given a shared filesystem volume (e.g. GlusterFs),
             ///
-            /// 	the Plugin may set the ONLINE volume expansion capability and
-            /// 	implement ControllerExpandVolume but not NodeExpandVolume.
+            /// ```text
+            /// the Plugin may set the ONLINE volume expansion capability and
+            /// implement ControllerExpandVolume but not NodeExpandVolume.
             ///
+            /// ```
             /// Example 2: Given a block storage volume type (e.g. EBS), the
             ///
-            /// 	Plugin may set the ONLINE volume expansion capability and
-            /// 	implement both ControllerExpandVolume and NodeExpandVolume.
+            /// ```text
+            /// Plugin may set the ONLINE volume expansion capability and
+            /// implement both ControllerExpandVolume and NodeExpandVolume.
             ///
+            /// ```
             /// Example 3: Given a Plugin that supports volume expansion only
             ///
-            /// 	upon a node, the Plugin may set the ONLINE volume
-            /// 	expansion capability and implement NodeExpandVolume but not
-            /// 	ControllerExpandVolume.
+            /// ```text
+            /// upon a node, the Plugin may set the ONLINE volume
+            /// expansion capability and implement NodeExpandVolume but not
+            /// ControllerExpandVolume.
+            /// ```
             Online = 1,
             /// OFFLINE indicates that volumes currently published and
             /// available on a node SHALL NOT be expanded via
@@ -288,10 +294,12 @@ pub mod plugin_capability {
             ///
             /// Example 1: Given a block storage volume type (e.g. Azure Disk)
             ///
-            /// 	that does not support expansion of "node-attached" (i.e.
-            /// 	controller-published) volumes, the Plugin may indicate
-            /// 	OFFLINE volume expansion support and implement both
-            /// 	ControllerExpandVolume and NodeExpandVolume.
+            /// ```text
+            /// that does not support expansion of "node-attached" (i.e.
+            /// controller-published) volumes, the Plugin may indicate
+            /// OFFLINE volume expansion support and implement both
+            /// ControllerExpandVolume and NodeExpandVolume.
+            /// ```
             Offline = 2,
         }
         impl Type {
