@@ -243,9 +243,8 @@ async fn talk_to(socket: PathBuf) -> tonic::transport::Channel {
     let rpc_types: Vec<i32> = caps
         .capabilities
         .iter()
-        .filter_map(|c| match &c.r#type {
-            Some(controller_service_capability::Type::Rpc(r)) => Some(r.r#type),
-            None => None,
+        .filter_map(|c| {
+            c.r#type.as_ref().map(|controller_service_capability::Type::Rpc(r)| r.r#type)
         })
         .collect();
     let create_delete = controller_service_capability::rpc::Type::CreateDeleteVolume as i32;
