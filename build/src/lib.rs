@@ -330,6 +330,7 @@ impl Builder {
             source: format!("{} ({})", spec_name(path), path.display()),
             extern_paths,
             translation: None,
+            feature: None,
         };
         let text = csikit_codegen::package_file(&package, &parts, "csikit-build")
             .map_err(Error::Generate)?;

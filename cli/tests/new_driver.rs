@@ -203,6 +203,26 @@ async fn talk_to(socket: PathBuf) -> tonic::transport::Channel {
     };
     let err = node.node_stage_volume(stage).await.expect_err("NodeStageVolume is not written");
     assert_eq!(err.code(), Code::Unimplemented, "{err:?}");
+    // CSI v1.13.0's health RPCs are optional: not written, so UNIMPLEMENTED, and their
+    // capabilities are not advertised.
+    let health =
+        csikit::v1::NodeGetVolumeHealthRequest { volume_id: "vol-1".into(), ..Default::default() };
+    let err = node.node_get_volume_health(health).await.expect_err("not written");
+    assert_eq!(err.code(), Code::Unimplemented, "{err:?}");
+    let err = controller
+        .controller_get_volume_health(csikit::v1::ControllerGetVolumeHealthRequest {
+            volume_id: "vol-1".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("not written");
+    assert_eq!(err.code(), Code::Unimplemented, "{err:?}");
+    let node_caps = node
+        .node_get_capabilities(csikit::v1::NodeGetCapabilitiesRequest {})
+        .await
+        .expect("NodeGetCapabilities")
+        .into_inner();
+    assert!(node_caps.capabilities.is_empty(), "{node_caps:?}");
 
     // The RPC the spec obliges every Controller plugin to implement.
     let validated = controller
@@ -220,11 +240,15 @@ async fn talk_to(socket: PathBuf) -> tonic::transport::Channel {
         .await
         .expect("caps")
         .into_inner();
+    let rpc_types: Vec<i32> = caps
+        .capabilities
+        .iter()
+        .filter_map(|c| {
+            c.r#type.as_ref().map(|controller_service_capability::Type::Rpc(r)| r.r#type)
+        })
+        .collect();
     let create_delete = controller_service_capability::rpc::Type::CreateDeleteVolume as i32;
-    assert!(
-        caps.capabilities.iter().any(|c| matches!(&c.r#type, Some(controller_service_capability::Type::Rpc(r)) if r.r#type == create_delete)),
-        "{caps:?}"
-    );
+    assert_eq!(rpc_types, [create_delete], "{caps:?}");
     let err = controller.create_volume(CreateVolumeRequest::default()).await.expect_err("no name");
     assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
     ch

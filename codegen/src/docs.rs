@@ -93,8 +93,34 @@ fn doc_content(line: &str) -> Option<(&str, &str)> {
     trimmed.strip_prefix("///").map(|c| (indent, c.strip_prefix(' ').unwrap_or(c)))
 }
 
+/// The columns `s`'s leading blanks reach, a tab to the next multiple of 4 as in CommonMark
+/// (v1.13.0's proto indents comment lines with tabs, which rustdoc reads as code too).
 fn indent_width(s: &str) -> usize {
-    s.len() - s.trim_start_matches(' ').len()
+    let mut width = 0;
+    for c in s.chars() {
+        match c {
+            ' ' => width += 1,
+            '\t' => width += 4 - width % 4,
+            _ => break,
+        }
+    }
+    width
+}
+
+/// `s` without its first 4 columns of indentation.
+fn unindent4(s: &str) -> &str {
+    let mut width = 0;
+    for (i, c) in s.char_indices() {
+        if width >= 4 {
+            return &s[i..];
+        }
+        match c {
+            ' ' => width += 1,
+            '\t' => width += 4 - width % 4,
+            _ => return &s[i..],
+        }
+    }
+    ""
 }
 
 fn retag_block(block: &[&str], out: &mut String) {
@@ -132,7 +158,10 @@ fn retag_block(block: &[&str], out: &mut String) {
             in_indented = true;
         }
         if in_indented {
-            let _ = writeln!(out, "{ind}/// {}", content.get(4..).unwrap_or("").trim_end());
+            let _ = match unindent4(content).trim_end() {
+                "" => writeln!(out, "{ind}///"),
+                text => writeln!(out, "{ind}/// {text}"),
+            };
         } else if blank {
             let _ = writeln!(out, "{ind}///");
         } else {
@@ -153,6 +182,15 @@ mod tests {
     fn fences_and_indented_blocks_become_text() {
         let src = "/// Example:\n///\n///     {\"a\": 1}\n///     {\"b\": 2}\n/// after\n/// ```\n/// x\n/// ```\nstruct A;\n";
         let want = "/// Example:\n///\n/// ```text\n/// {\"a\": 1}\n/// {\"b\": 2}\n/// ```\n/// after\n/// ```text\n/// x\n/// ```\nstruct A;\n";
+        assert_eq!(retag_code_blocks(src), want);
+    }
+
+    /// A tab reaches column 4: rustdoc would run such a block as a doctest (v1.13.0's proto
+    /// indents its examples with tabs after a blank comment line).
+    #[test]
+    fn tab_indented_blocks_become_text() {
+        let src = "/// Example 1:\n///\n/// \tthe Plugin may\n/// \t  set it.\n///\n/// after\nstruct A;\n";
+        let want = "/// Example 1:\n///\n/// ```text\n/// the Plugin may\n///   set it.\n///\n/// ```\n/// after\nstruct A;\n";
         assert_eq!(retag_code_blocks(src), want);
     }
 }

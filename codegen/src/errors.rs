@@ -66,13 +66,18 @@ fn implied_number(row: &ErrorRow) -> i32 {
     grpc_code_number(&canonical_code(&row.code)).unwrap_or(row.code_number)
 }
 
-fn info(row: &ErrorRow, rpc: Option<&str>, ja: Option<&ErrorRow>) -> String {
+fn info(
+    row: &ErrorRow,
+    rpc: Option<&str>,
+    ja: Option<&ErrorRow>,
+    carried_from: Option<&str>,
+) -> String {
     let number = implied_number(row);
     let code = code_variant(
         csikit_spec::check::GRPC_CODES.get(number as usize).copied().unwrap_or("UNKNOWN"),
     );
     format!(
-        "ErrorInfo {{ condition: {:?}, code: Code::{code}, code_as_written: {:?}, description: {:?}, recovery: {:?}, recovery_kind: Recovery::{}, rpc: {:?}, origin: Origin::{}, ja: {} }}",
+        "ErrorInfo {{ condition: {:?}, code: Code::{code}, code_as_written: {:?}, description: {:?}, recovery: {:?}, recovery_kind: Recovery::{}, rpc: {:?}, origin: Origin::{}, ja: {}, carried_from: {:?} }}",
         row.condition,
         format!("{} {}", row.code_number, row.code),
         row.description,
@@ -84,7 +89,36 @@ fn info(row: &ErrorRow, rpc: Option<&str>, ja: Option<&ErrorRow>) -> String {
             Some(j) => format!("Some(({:?}, {:?}, {:?}))", j.condition, j.description, j.recovery),
             None => "None".to_owned(),
         },
+        carried_from,
     )
+}
+
+/// Where a model without error tables of its own took the general table from, if it did.
+fn general_carried_from(model: &Model) -> Option<&str> {
+    let carried = model.source.carried.as_ref()?;
+    carried.parts.contains(&NotAvailable::GeneralErrors).then_some(carried.from.as_str())
+}
+
+/// The sentence saying where an RPC's own rows come from, for a model whose source states no
+/// error tables (`source` names it, e.g. `csi-spec v1.13.0`); `None` where the source states
+/// them.
+pub fn table_provenance(model: &Model, method: &Method, source: &str) -> Option<String> {
+    if model.source.states(NotAvailable::Errors) {
+        return None;
+    }
+    Some(match (&method.carried_from, &model.source.carried) {
+        (Some(from), _) => format!(
+            "Its own rows are carried from {from}'s spec.md: {source}'s source has no error \
+             tables, and the RPC's schema is unchanged since {from}. Check them against the \
+             {source} text."
+        ),
+        (None, Some(carried)) => format!(
+            "{source}'s source has no error tables, and the RPC is new or changed since {}, so \
+             none is carried: no rows of its own.",
+            carried.from
+        ),
+        (None, None) => format!("{source}'s source has no error tables: no rows of its own."),
+    })
 }
 
 /// The translated row matching `row`: same code number, same place among the rows with that
@@ -194,6 +228,7 @@ pub fn answers_for_failures<'c, 'm>(
 /// macro; `None` leaves them out.
 pub fn generate_errors(
     model: &Model,
+    source: &str,
     translation: Option<&Model>,
     status: Option<(&str, &str)>,
 ) -> Option<String> {
@@ -201,6 +236,7 @@ pub fn generate_errors(
         return None;
     }
     let tables = model.source.states(NotAvailable::Errors);
+    let general_from = general_carried_from(model);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -217,12 +253,26 @@ pub fn generate_errors(
          //! asked of the caller. A driver answers every error with its RPC's enum (`status(message)`),\n\
          //! never with a status of its own making."
     );
-    if !tables {
-        let _ = writeln!(
-            out,
-            "//!\n//! This source has no error tables (its prose is not in it), so the catalogs hold\n\
-             //! csikit's rows only; the spec's rows are not borrowed from another release."
-        );
+    match (&model.source.carried, tables) {
+        (_, true) => {}
+        (Some(carried), false) => {
+            let _ = writeln!(
+                out,
+                "//!\n//! {source}'s source has no error tables of its own (its prose is not in it). The\n\
+                 //! general table, and the tables of the RPCs whose schema is unchanged since {from}, are\n\
+                 //! carried from {from}'s spec.md (each says so, and each row's `carried_from`): check them\n\
+                 //! against the {source} text. The catalogs of RPCs that are new or changed since hold the\n\
+                 //! general table's rows and csikit's only.",
+                from = carried.from
+            );
+        }
+        (None, false) => {
+            let _ = writeln!(
+                out,
+                "//!\n//! This source has no error tables (its prose is not in it), so the catalogs hold\n\
+                 //! csikit's rows only; the spec's rows are not borrowed from another release."
+            );
+        }
     }
     let _ = writeln!(out);
     let _ = writeln!(out, "pub use ::csikit::errors::{{Code, ErrorInfo, Origin, Recovery}};\n");
@@ -230,13 +280,20 @@ pub fn generate_errors(
         out,
         "/// The general error table (\"Error Scheme\"), which applies to every RPC."
     );
+    if let Some(from) = general_from {
+        let _ = writeln!(
+            out,
+            "///\n/// Carried from {from}'s spec.md ({source}'s source has none): check it against the\n\
+             /// {source} text."
+        );
+    }
     let _ = writeln!(out, "pub const GENERAL: &[ErrorInfo] = &[");
     let tr_general: &[ErrorRow] = translation.map_or(&[], |t| &t.general_errors);
     for row in &model.general_errors {
         let _ = writeln!(
             out,
             "    {},",
-            info(row, None, translated(row, &model.general_errors, tr_general))
+            info(row, None, translated(row, &model.general_errors, tr_general), general_from)
         );
     }
     let _ = writeln!(out, "];\n");
@@ -251,6 +308,9 @@ pub fn generate_errors(
                 "/// The errors of `{}`: its own table's rows, the general table's, then csikit's.",
                 m.name
             );
+            if let Some(provenance) = table_provenance(model, m, source) {
+                let _ = writeln!(out, "///\n/// {provenance}");
+            }
             let answers = answers_for_failures(&rows);
             if !answers.is_empty() {
                 let _ =
@@ -269,13 +329,18 @@ pub fn generate_errors(
             for (name, row) in &rows {
                 match row {
                     CatalogRow::Own(r) | CatalogRow::General(_, r) => {
+                        let carried = match row {
+                            CatalogRow::Own(_) => m.carried_from.as_deref(),
+                            _ => general_from,
+                        };
                         let _ = writeln!(
                             out,
-                            "    /// {}\n    /// — `{} {}`{}",
+                            "    /// {}\n    /// — `{} {}`{}{}",
                             r.condition.replace('`', ""),
                             r.code_number,
                             r.code,
-                            if matches!(row, CatalogRow::Own(_)) { "" } else { " (general)" }
+                            if matches!(row, CatalogRow::Own(_)) { "" } else { " (general)" },
+                            carried.map(|f| format!(", carried from {f}")).unwrap_or_default()
                         );
                         if grpc_code_number(&canonical_code(&r.code)) != Some(r.code_number) {
                             let _ = writeln!(
@@ -311,7 +376,12 @@ pub fn generate_errors(
                     CatalogRow::Own(r) => writeln!(
                         out,
                         "        {},",
-                        info(r, Some(m.name.as_str()), translated(r, &m.errors, tr_rows))
+                        info(
+                            r,
+                            Some(m.name.as_str()),
+                            translated(r, &m.errors, tr_rows),
+                            m.carried_from.as_deref()
+                        )
                     ),
                     // The general rows are the ones in `GENERAL`, csikit's the runtime's: not copies.
                     CatalogRow::General(i, _) => writeln!(out, "        GENERAL[{i}],"),
@@ -347,6 +417,16 @@ pub fn generate_errors(
             );
         }
     }
+    let unstated: Vec<String> =
+        rpcs.iter().filter(|m| !model.states_errors(m)).map(|m| format!("{:?}", m.name)).collect();
+    let _ = writeln!(
+        out,
+        "/// The RPCs whose own error table this source does not state (read without its prose, it\n\
+         /// states none; only tables carried from an older release are known): their catalogs hold\n\
+         /// the general table's rows and csikit's, and [`rpc_rows`] gives them none.\n\
+         pub const TABLES_NOT_STATED: &[&str] = &[{}];\n",
+        unstated.join(", ")
+    );
     let _ = writeln!(out, "/// The rows of an RPC's own table, by RPC name.");
     let _ = writeln!(
         out,

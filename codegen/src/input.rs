@@ -3,7 +3,7 @@
 //! else, so that the per-package generators (Rust types, server, errors) and the assembly of
 //! their output (`package`) depend on it and never on each other.
 
-use csikit_spec::Model;
+use csikit_spec::{Model, SourceKind};
 
 /// One proto package to turn into a module of the crate.
 #[derive(Debug, Clone)]
@@ -22,6 +22,29 @@ pub struct Package<'a> {
     pub extern_paths: Vec<(String, String)>,
     /// The same spec read with a translation's error tables (Japanese), for the error catalog.
     pub translation: Option<&'a Model>,
+    /// The crate feature the package's module sits behind, for an older release kept beside
+    /// the current one so COs can read its plugins (`v1_12`); `None`: always there. A gated
+    /// package has the parts of [`Parts::kept_release`] and stays out of the crate-wide
+    /// dispatch by message name (`registry`, `validate_encoded`), whose names the current
+    /// release holds.
+    pub feature: Option<String>,
+}
+
+impl Package<'_> {
+    /// The input as headers and docs name it: the source, and for a release read without its
+    /// prose, what it was read from and where its prose facts come from
+    /// (`csi-spec v1.13.0 (proto; prose facts carried from v1.12.0)`).
+    pub fn described_source(&self) -> String {
+        let kind = match self.model.source.kind {
+            SourceKind::Spec => return self.source.clone(),
+            SourceKind::Proto => "proto",
+            SourceKind::DescriptorSet => "descriptor set",
+        };
+        match &self.model.source.carried {
+            Some(c) => format!("{} ({kind}; prose facts carried from {})", self.source, c.from),
+            None => format!("{} ({kind} alone)", self.source),
+        }
+    }
 }
 
 /// Whether a part of a package is emitted, and behind which cargo feature of the crate it
@@ -108,5 +131,13 @@ impl Parts {
             client: Gate::Feature("client"),
             reflect: Gate::Feature("reflect"),
         }
+    }
+
+    /// What an older release kept behind a feature of the `csikit` crate carries: what a CO
+    /// needs to read and judge that release's plugins (types, validation, facts, the error
+    /// catalogs, clients behind `client`, reflection behind `reflect`), and no server (a plugin
+    /// built on csikit serves the current release).
+    pub fn kept_release() -> Self {
+        Parts { server: Gate::Off, ..Parts::csikit_crate() }
     }
 }

@@ -15,7 +15,8 @@
 //! attributes), `facts`, `descriptor`, `debug` (redacted `Debug`), `server` (with `rpc_docs`, each
 //! trait method's docs, and `prose`, the spec's prose as rustdoc) and `errors` (the error
 //! catalogs). `package` assembles their output into one package module, and `layout` lays
-//! the packages out as the `csikit` crate.
+//! the packages out as the `csikit` crate, with `upgrade` (the upgrade note, from an
+//! [`csikit_spec::upgrade::UpgradeNote`] and the error catalogs) for its `UPGRADING.md`.
 
 mod debug;
 mod descriptor;
@@ -31,6 +32,7 @@ mod prose;
 mod rpc_docs;
 mod rust;
 mod server;
+mod upgrade;
 pub mod validation;
 
 use std::collections::BTreeMap;

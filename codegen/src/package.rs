@@ -94,7 +94,7 @@ pub fn package_parts(
         });
     }
     if parts.errors
-        && let Some(errors) = crate::errors::generate_errors(model, p.translation, {
+        && let Some(errors) = crate::errors::generate_errors(model, &p.source, p.translation, {
             // `status()` needs tonic: the crate's client or server feature, or either part.
             match (parts.client, parts.server) {
                 (Gate::Feature(_), _) | (_, Gate::Feature(_)) => {

@@ -4,7 +4,7 @@
 //! (the request's rules from the facts, the serialisation key, secrets, the alpha policy, the
 //! response's rules) and the error enum to answer with.
 
-use csikit_spec::{Label, Method, Model, NotAvailable, Service, SourceKind};
+use csikit_spec::{Label, Method, Model, Service, SourceKind};
 
 use crate::input::{Package, Parts};
 use crate::validation::{field_rules, is_validated};
@@ -162,9 +162,33 @@ fn capability_service_words(service: &str) -> &'static str {
     }
 }
 
-/// The sentence saying who must implement `m`; the phrase "No obligation: optional" when the
-/// section states none. A test reads these against the Model.
+/// Whose words an obligation of `m` is, when not this release's own prose: the proto's comment
+/// on a capability, or an older release's section carried into a release read from its proto.
+fn obligation_provenance(m: &Method, from_comment: bool) -> String {
+    match (&m.carried_from, from_comment) {
+        (_, true) => " This is the proto's comment on the capability (\"Indicates the SP supports \
+                       the ... RPC\"); the release's prose, where there is one, may name more \
+                       conditions."
+            .to_owned(),
+        (Some(from), false) => format!(
+            " Carried from {from}'s spec.md: this release is read from its proto alone and the \
+             RPC's schema is unchanged since {from}; check it against this release's text."
+        ),
+        (None, false) => String::new(),
+    }
+}
+
+/// The sentence saying who must implement `m`, and whose word that is; the phrase "No
+/// obligation: optional" when the section states none. A test reads these against the Model.
 pub fn obligation_line(model: &Model, m: &Method) -> String {
+    let provenance =
+        obligation_provenance(m, m.obligation.as_ref().is_some_and(|o| o.from_comment));
+    let line = obligation_sentence(model, m);
+    format!("{line}{provenance}")
+}
+
+/// [`obligation_line`] without the provenance.
+fn obligation_sentence(model: &Model, m: &Method) -> String {
     match &m.obligation {
         Some(o) if o.service_wide => format!(
             "Every {} MUST implement it: its section names no condition, and the spec's \"RPC \
@@ -181,6 +205,21 @@ pub fn obligation_line(model: &Model, m: &Method) -> String {
         Some(o) if o.if_any.is_empty() => {
             format!("Every {} MUST implement it, as its section says.", plugin_words(&o.plugin))
         }
+        Some(o) if o.from_comment => {
+            let caps: Vec<String> = o
+                .if_any
+                .iter()
+                .map(|c| {
+                    format!("`{}` {} capability", c.name, capability_service_words(&c.service))
+                })
+                .collect();
+            format!(
+                "A {} MUST implement it if it has the {}, as the proto's comment on that \
+                 capability says.",
+                plugin_words(&o.plugin),
+                caps.join(" or the ")
+            )
+        }
         Some(o) => {
             let caps: Vec<String> = o
                 .if_any
@@ -195,7 +234,7 @@ pub fn obligation_line(model: &Model, m: &Method) -> String {
                 caps.join(" or the ")
             )
         }
-        None if model.source.states(NotAvailable::Obligations) => format!(
+        None if model.states_obligation(m) => format!(
             "No obligation: optional. {}; left out, it answers UNIMPLEMENTED.",
             if m.section.is_some() {
                 "Its section has no \"MUST implement this RPC call\" sentence"
@@ -203,9 +242,17 @@ pub fn obligation_line(model: &Model, m: &Method) -> String {
                 "The spec has no section of its own for it"
             }
         ),
-        None => "Not known from this source: what obliges a plugin to implement it is stated in \
-                 the spec's prose, which this source does not have."
-            .to_owned(),
+        None => match &model.source.carried {
+            Some(c) => format!(
+                "Not known from this source: what obliges a plugin to implement it is stated in \
+                 the spec's prose, which this source does not have, and the RPC is new or \
+                 changed since {}, whose prose the other RPCs' obligations are carried from.",
+                c.from
+            ),
+            None => "Not known from this source: what obliges a plugin to implement it is stated \
+                     in the spec's prose, which this source does not have."
+                .to_owned(),
+        },
     }
 }
 
@@ -254,17 +301,30 @@ pub fn method_doc(
     lines.push(String::new());
     lines.push("# The spec".to_owned());
     lines.push(String::new());
-    let prose = m.section.as_deref().and_then(|a| model.section_prose(a));
+    // The release's own prose, else (for a release read from its proto alone) the section an
+    // older release's spec.md has for it, carried because the RPC's schema is unchanged since.
+    let own = m.section.as_deref().and_then(|a| model.section_prose(a)).map(|p| (p, None));
+    let carried = || {
+        let anchor = m.section.as_deref().filter(|_| m.carried_from.is_some())?;
+        model.carried_section_prose(anchor).map(|(p, from)| (p, Some(from)))
+    };
+    let prose = own.or_else(carried);
     match prose {
-        Some(prose) if !prose.blocks.is_empty() => {
+        Some((prose, from)) if !prose.blocks.is_empty() => {
             let title = m.section.as_deref().and_then(|a| {
                 model.sections.iter().find(|sec| sec.anchor == a).map(|sec| sec.title.clone())
             });
-            lines.push(format!(
-                "From the section \"{}\" of {}:",
-                crate::prose::escape(&title.unwrap_or_else(|| m.name.clone())),
-                p.source
-            ));
+            let title = crate::prose::escape(&title.unwrap_or_else(|| m.name.clone()));
+            match from {
+                None => lines.push(format!("From the section \"{title}\" of {}:", p.source)),
+                Some(from) => lines.push(format!(
+                    "From the section \"{title}\" of {from}'s spec.md, carried: {} has the \
+                     proto's comments only, and the RPC's schema is unchanged since {from}. \
+                     This is {from}'s text: check it against the {} text.",
+                    p.described_source(),
+                    p.source
+                )),
+            }
             lines.push(String::new());
             let table = match &error_enum {
                 Some(_) => format!(
@@ -282,6 +342,13 @@ pub fn method_doc(
                     "The spec's prose has no section of this RPC's own; from the proto's comment:"
                         .to_owned(),
                 );
+            } else if let Some(c) = &model.source.carried {
+                lines.push(format!(
+                    "{} has the proto's comments only: the spec's prose for this RPC is not in \
+                     this source, and the RPC is new or changed since {}, so that release's \
+                     prose is not carried for it.",
+                    p.source, c.from
+                ));
             } else {
                 lines.push(format!(
                     "{} has the proto's comments only: the spec's prose for this RPC is not in \
@@ -376,7 +443,14 @@ pub fn method_doc(
             let answers = crate::errors::answers_for_failures(&rows);
             let mut from = Vec::new();
             if !m.errors.is_empty() {
-                from.push(format!("the {} rows of this RPC's table", m.errors.len()));
+                from.push(format!(
+                    "the {} rows of this RPC's table{}",
+                    m.errors.len(),
+                    m.carried_from
+                        .as_ref()
+                        .map(|f| format!(" (carried from {f})"))
+                        .unwrap_or_default()
+                ));
             }
             if !model.general_errors.is_empty() {
                 from.push(format!("the general table's {}", model.general_errors.len()));
@@ -404,6 +478,10 @@ pub fn method_doc(
                     " For the failures every driver meets: {}.",
                     named.join("; ")
                 ));
+            }
+            if let Some(provenance) = crate::errors::table_provenance(model, m, &p.source) {
+                line.push(' ');
+                line.push_str(&provenance);
             }
             lines.push(line);
         }

@@ -368,13 +368,18 @@ fn path_module(path: &str) -> String {
     }
 }
 
-/// The capability <-> RPC pairings the prose does not state, by service: the builder takes every
+/// The capability <-> RPC pairings the Model does not state, by service: the builder takes every
 /// other pairing from the Model's obligations ("A Controller Plugin MUST implement this RPC call
-/// if it has `CREATE_DELETE_VOLUME` controller capability" pairs CreateVolume with it). Since
-/// v1.5.0 NodeGetVolumeStats' section names two ("GET_VOLUME_STATS ... or VOLUME_CONDITION", of
-/// which only GET_VOLUME_STATS is made by the RPC alone). Values without RPCs of their own
-/// (CLONE_VOLUME, PUBLISH_READONLY, ...) are declared by the driver.
-const CONTROLLER_CAPS: CapPairs = &[];
+/// if it has `CREATE_DELETE_VOLUME` controller capability" pairs CreateVolume with it; from a
+/// proto alone, "Indicates the SP supports the `X` RPC"). From v1.5.0 to v1.12.0
+/// NodeGetVolumeStats' section names two ("GET_VOLUME_STATS ... or VOLUME_CONDITION", of which
+/// only GET_VOLUME_STATS is made by the RPC alone). CreateSnapshot's section, from v1.0.0 to
+/// v1.12.0, pairs it with CREATE_DELETE_SNAPSHOT; v1.13.0 is read from its proto alone, whose
+/// capability comment does not say so, and CreateSnapshot changed in it (an alpha field), so
+/// that section is not carried either: without this row DeleteSnapshot alone would make the
+/// capability. Values without RPCs of their own (CLONE_VOLUME, PUBLISH_READONLY, ...) are
+/// declared by the driver.
+const CONTROLLER_CAPS: CapPairs = &[("CREATE_DELETE_SNAPSHOT", &["CreateSnapshot"])];
 const NODE_CAPS: CapPairs = &[("GET_VOLUME_STATS", &["NodeGetVolumeStats"])];
 const GROUP_CAPS: CapPairs = &[];
 /// Plugin capabilities that a registered service makes.
@@ -465,20 +470,52 @@ fn cap_table(model: &Model, service: &str, enum_name: &str, hand: CapPairs) -> S
     format!("CapabilityTable {{ service: {service:?}, derivable: &[{}] }},\n", rows.join(",\n"))
 }
 
-/// One `Obligation { service, rpc, method, if_any, service_wide }` per RPC the spec obliges a
-/// plugin to implement (the capabilities with their enum numbers).
-fn obligation_rows(model: &Model) -> Vec<String> {
-    let number = |service: &str, name: &str| {
-        let module = match service {
-            "Controller" => "ControllerServiceCapability",
-            "Node" => "NodeServiceCapability",
-            _ => "GroupControllerServiceCapability",
-        };
-        model
-            .enum_type(&format!("{}.{module}.RPC.Type", model.package))
-            .and_then(|e| e.values.iter().find(|v| v.name == name))
-            .map(|v| v.number)
+/// The number of capability `name` of `service`'s `*ServiceCapability.RPC.Type` enum.
+fn capability_number(model: &Model, service: &str, name: &str) -> Option<i32> {
+    let module = match service {
+        "Controller" => "ControllerServiceCapability",
+        "Node" => "NodeServiceCapability",
+        _ => "GroupControllerServiceCapability",
     };
+    model
+        .enum_type(&format!("{}.{module}.RPC.Type", model.package))
+        .and_then(|e| e.values.iter().find(|v| v.name == name))
+        .map(|v| v.number)
+}
+
+/// Whose word a fact of `m` is, as the runtime's `Stated`: a capability's comment in the proto,
+/// an older release's prose carried in, or this release's prose.
+fn stated(m: &Method, from_comment: bool) -> String {
+    match (&m.carried_from, from_comment) {
+        (_, true) => "Stated::Comment".to_owned(),
+        (Some(from), false) => format!("Stated::Carried({from:?})"),
+        (None, false) => "Stated::Prose".to_owned(),
+    }
+}
+
+/// One `Implication { capability, requires, stated }` per capability the Model says obliges
+/// another ("MUST also support"), read from the capabilities' comments in the proto.
+fn implication_rows(model: &Model) -> Vec<String> {
+    model
+        .implications
+        .iter()
+        .filter_map(|i| {
+            let (c, r) = (&i.capability, &i.requires);
+            let cn = capability_number(model, &c.service, &c.name)?;
+            let rn = capability_number(model, &r.service, &r.name)?;
+            Some(format!(
+                "Implication {{ capability: ({:?}, {:?}, {cn}), requires: ({:?}, {:?}, {rn}), \
+                 stated: Stated::Comment }}",
+                c.service, c.name, r.service, r.name
+            ))
+        })
+        .collect()
+}
+
+/// One `Obligation { service, rpc, method, if_any, service_wide, stated }` per RPC the spec
+/// obliges a plugin to implement (the capabilities with their enum numbers).
+fn obligation_rows(model: &Model) -> Vec<String> {
+    let number = |service: &str, name: &str| capability_number(model, service, name);
     let mut rows = Vec::new();
     for s in &model.services {
         for m in &s.methods {
@@ -494,12 +531,13 @@ fn obligation_rows(model: &Model) -> Vec<String> {
             let Some(caps) = caps else { continue };
             rows.push(format!(
                 "Obligation {{ service: {:?}, rpc: {:?}, method: {:?}, if_any: &[{}], \
-                 service_wide: {} }}",
+                 service_wide: {}, stated: {} }}",
                 s.name,
                 m.name,
                 snake(&m.name),
                 caps.join(", "),
-                o.service_wide
+                o.service_wide,
+                stated(m, o.from_comment)
             ));
         }
     }
@@ -514,9 +552,10 @@ fn builder(p: &Package<'_>, out: &mut String) {
     // (service, capabilities RPC, capability module, hand table)
     let cap_services = cap_services(model);
 
+    let implications = implication_rows(model);
     out.push_str(
-        "use ::csikit::runtime::server::{Capability, CapabilityTable, Obligation, Plan, \
-         PluginService, Registration};\n\n",
+        "use ::csikit::runtime::server::{Capability, CapabilityTable, Implication, Obligation, \
+         Plan, PluginService, Registration, Stated};\n\n",
     );
     out.push_str(
         "/// The answers of Identity and the `*GetCapabilities` RPCs a driver leaves out, derived \
@@ -576,9 +615,11 @@ fn builder(p: &Package<'_>, out: &mut String) {
          const CAPABILITIES: &'static [CapabilityTable] = &[\n{tables}];\n    \
          const PLUGIN_SERVICES: &'static [PluginService] = &[{}];\n    \
          const OBLIGATIONS: &'static [Obligation] = &[{}];\n    \
+         const IMPLICATIONS: &'static [Implication] = &[{}];\n    \
          const ANSWERED: &'static [&'static str] = &[{}];\n",
         plugin_rows.join(", "),
         obligation_rows(model).join(",\n"),
+        implications.join(",\n"),
         model
             .services
             .iter()

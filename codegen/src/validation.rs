@@ -165,7 +165,8 @@ pub fn validate_encoded_rs(packages: &[crate::Package<'_>]) -> String {
          pub fn validate_encoded(full_name: &str, bytes: &[u8]) -> Result<(), ValidateEncodedError> {\n    \
          match full_name {\n",
     );
-    for p in packages {
+    // A release kept behind a feature shares the current one's names: dispatch is the current's.
+    for p in packages.iter().filter(|p| p.feature.is_none()) {
         for m in &p.model.messages {
             let Some(rel) = crate::names::relative_type_path(&p.model.package, &m.full_name) else {
                 continue;

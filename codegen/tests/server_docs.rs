@@ -2,7 +2,7 @@
 //! list): the spec's section prose where the source has it (the obligation sentence is in it),
 //! what obliges a plugin to implement the RPC, the serialisation key, the REQUIRED request
 //! fields the skeleton checks, and the error enum to answer with. Checked on the committed
-//! `csikit` crate (v1.12.0 and the csi-addons packages, which `cargo xtask generate --check`
+//! `csikit` crate (v1.13.0 with v1.12.0's prose carried, and the csi-addons packages, which `cargo xtask generate --check`
 //! keeps fresh) and on csikit-build's output for a `.proto` alone, whose docs must say the prose
 //! is not in the source.
 
@@ -93,15 +93,29 @@ fn check_spec_text(model: &Model, m: &Method, text: &str, prose_available: bool)
         assert!(!text.contains("From the section"), "{}: prose borrowed:\n{text}", m.name);
         return;
     }
+    // A release read from its proto with an older release's prose carried: an RPC unchanged since
+    // has that release's section, saying where it is from; a new or changed one has none.
+    if let Some(carried) = &model.source.carried
+        && m.carried_from.is_none()
+    {
+        assert!(
+            text.contains("the spec's prose for this RPC is not in this source")
+                && text.contains(&format!("new or changed since {}", carried.from)),
+            "{}: a new or changed RPC must say no prose is carried for it:\n{text}",
+            m.name
+        );
+        assert!(!text.contains("From the section"), "{}: prose borrowed:\n{text}", m.name);
+        return;
+    }
     match &m.section {
         Some(anchor) => {
             let title =
                 &model.sections.iter().find(|s| &s.anchor == anchor).expect("section").title;
-            assert!(
-                text.contains(&format!("From the section \"{title}\"")),
-                "{}: not the section's prose:\n{text}",
-                m.name
-            );
+            let from = match &m.carried_from {
+                Some(from) => format!("From the section \"{title}\" of {from}'s spec.md, carried"),
+                None => format!("From the section \"{title}\""),
+            };
+            assert!(text.contains(&from), "{}: not the section's prose:\n{text}", m.name);
             // The obligation was read from a sentence of this section: the prose holds it. One
             // stated for the whole service is said in "Who must implement it" with its line.
             if m.obligation.as_ref().is_some_and(|o| !o.service_wide) {
@@ -162,10 +176,22 @@ fn check_obligation(model: &Model, m: &Method, text: &str) {
                 }
             }
         }
-        None if model.source.states(csikit_spec::NotAvailable::Obligations) => {
+        None if model.states_obligation(m) => {
             assert!(text.contains("No obligation: optional"), "{}:\n{text}", m.name);
         }
         None => assert!(text.contains("Not known from this source"), "{}:\n{text}", m.name),
+    }
+    // Whose word it is, where not this release's own prose.
+    match (&m.carried_from, m.obligation.as_ref().is_some_and(|o| o.from_comment)) {
+        (_, true) => {
+            assert!(text.contains("This is the proto's comment"), "{}:\n{text}", m.name);
+        }
+        (Some(from), false) => assert!(
+            text.contains(&format!("Carried from {from}'s spec.md")),
+            "{}: the carried obligation does not say so:\n{text}",
+            m.name
+        ),
+        (None, false) => assert!(!text.contains("Carried from"), "{}:\n{text}", m.name),
     }
 }
 
@@ -215,7 +241,7 @@ fn csi_release_dir(corpus: &Path) -> PathBuf {
 fn csi_v1_methods_carry_their_docs() {
     let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
     let dir = csi_release_dir(&corpus);
-    let model = csikit_spec::load_dir(&dir, &LoadOptions::default()).model.expect("model");
+    let model = csikit_spec::load_source(&dir, &LoadOptions::default()).model.expect("model");
     let checked = check(&model, &generated("v1/server.rs"), true);
     let rpcs = model.services.iter().map(|s| s.methods.len()).sum::<usize>();
     assert_eq!(checked, rpcs);
@@ -252,6 +278,7 @@ fn a_proto_alone_says_its_prose_is_missing() {
         source: "csi.proto".to_owned(),
         extern_paths: Vec::new(),
         translation: None,
+        feature: None,
     };
     let parts = Parts {
         types: true,

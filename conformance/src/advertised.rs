@@ -1,5 +1,6 @@
 //! What the plugin advertises: its services, its VolumeExpansion type, and the controller, group
-//! controller and node capabilities, read from the capability answers. Plain data, so the cases
+//! controller and node capabilities, read from the capability answers (as numbers, so a v1.12
+//! plugin's VOLUME_CONDITION, which v1.13.0 reserves, is read too). Plain data, so the cases
 //! (what applies), the answer checks (the capability-conditional rules) and anything else that
 //! talks to a plugin read it the same way.
 
@@ -16,6 +17,8 @@ use csikit::v1::{
     controller_service_capability, group_controller_service_capability, node_service_capability,
     plugin_capability,
 };
+use csikit::v1_12::controller_service_capability::rpc::Type as CtlV1_12;
+use csikit::v1_12::node_service_capability::rpc::Type as NdV1_12;
 
 /// What the plugin advertises (nothing until its capability answers are read).
 #[derive(Debug, Clone, Default)]
@@ -111,6 +114,17 @@ impl Advertised {
 
     /// The plugin advertises this node capability.
     pub(crate) fn node_has(&self, c: Nd) -> bool {
+        self.has_node && self.node.contains(&(c as i32))
+    }
+
+    /// The plugin advertises this controller capability of CSI v1.12.0 (`csikit::v1_12`):
+    /// VOLUME_CONDITION, whose number v1.13.0 reserves, is one only a v1.12 plugin advertises.
+    pub(crate) fn has_v1_12(&self, c: CtlV1_12) -> bool {
+        self.controller() && self.ctl.contains(&(c as i32))
+    }
+
+    /// The plugin advertises this node capability of CSI v1.12.0 (see [`Advertised::has_v1_12`]).
+    pub(crate) fn node_has_v1_12(&self, c: NdV1_12) -> bool {
         self.has_node && self.node.contains(&(c as i32))
     }
 }

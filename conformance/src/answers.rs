@@ -1,8 +1,9 @@
 //! What an answer must be given the request that produced it, what the plugin advertises and
 //! what it said before: the spec's sentences that relate a response to its request (a volume
 //! within the `capacity_range` asked for, a snapshot of the volume named, no more entries than
-//! `max_entries`), the capability-conditional ones (a `volume_condition` when VOLUME_CONDITION is
-//! advertised, VOLUME_ACCESSIBILITY_CONSTRAINTS when topology is returned), and the ones across
+//! `max_entries`), the capability-conditional ones (a `volume_condition` when a v1.12 plugin
+//! advertises VOLUME_CONDITION, read from the answer's bytes as `csikit::v1_12` since v1.13.0
+//! removed it; VOLUME_ACCESSIBILITY_CONSTRAINTS when topology is returned), and the ones across
 //! answers (a volume always reports the same `volume_context`, a topology key prefix is the same
 //! in every answer). Every answer of every call is checked ([`crate::exchange`]); a broken rule
 //! is a problem of the case that got the answer, reported once per rule.
@@ -10,17 +11,19 @@
 //! The checks are typed: the table of RPCs ([`Rpc`]) names, for each request type, its answer's
 //! type and the check its answers get, so a new RPC cannot be added without saying what its
 //! answers are held to, and a test holds the table to every unary RPC of the facts. Whoever
-//! holds a request and its answer ([`Answers::check`]), or their bytes
-//! ([`Answers::check_encoded`]), calls the same checks with its own memory of earlier answers;
-//! nothing is decoded, encoded or looked up by reflection on the typed path.
+//! holds a request and its answer ([`Answers::check`], with the answer's bytes as received), or
+//! their bytes ([`Answers::check_encoded`]), calls the same checks with its own memory of earlier
+//! answers; nothing is decoded, encoded or looked up by reflection on the typed path, but for
+//! what only an older release's types can read.
 
 use std::collections::{BTreeSet, HashMap};
 
 use csikit::Validate;
 use csikit::v1::controller_service_capability::rpc::Type as Ctl;
-use csikit::v1::node_service_capability::rpc::Type as Nd;
 use csikit::v1::volume_content_source::Type as Source;
 use csikit::v1::*;
+use csikit::v1_12::controller_service_capability::rpc::Type as CtlV1_12;
+use csikit::v1_12::node_service_capability::rpc::Type as NdV1_12;
 use prost::{Message, Name};
 use tonic::Status;
 
@@ -150,6 +153,10 @@ rpcs! {
     NodeGetCapabilities: NodeGetCapabilitiesRequest => NodeGetCapabilitiesResponse, facts_only;
     NodeGetInfo: NodeGetInfoRequest => NodeGetInfoResponse, node_info;
     NodeExpandVolume: NodeExpandVolumeRequest => NodeExpandVolumeResponse, node_expand;
+    ControllerListVolumeHealth: ControllerListVolumeHealthRequest => ControllerListVolumeHealthResponse, facts_only;
+    ControllerGetVolumeHealth: ControllerGetVolumeHealthRequest => ControllerGetVolumeHealthResponse, facts_only;
+    NodeGetVolumeHealth: NodeGetVolumeHealthRequest => NodeGetVolumeHealthResponse, facts_only;
+    NodeGetStorageHealth: NodeGetStorageHealthRequest => NodeGetStorageHealthResponse, facts_only;
 }
 
 /// Why [`Answers::check_encoded`] checked nothing.
@@ -164,16 +171,17 @@ pub(crate) enum Unchecked {
 }
 
 impl Answers {
-    /// Checks `answer` against `request`, `against` and what earlier answers said (which it
-    /// remembers in turn); each rule broken goes to `out`.
+    /// Checks `answer` (received as `encoded`) against `request`, `against` and what earlier
+    /// answers said (which it remembers in turn); each rule broken goes to `out`.
     pub(crate) fn check<Q: Rpc>(
         &mut self,
         against: Against<'_>,
         request: &Q,
         answer: &Q::Response,
+        encoded: &[u8],
         out: &mut Vec<Problem>,
     ) {
-        request.check(answer, &mut Found { against, memory: self, out });
+        request.check(answer, &mut Found { against, memory: self, out, encoded });
     }
 
     fn decode_and_check<Q: Rpc>(
@@ -184,8 +192,8 @@ impl Answers {
         out: &mut Vec<Problem>,
     ) -> Result<(), Unchecked> {
         let request = Q::decode(request).map_err(Unchecked::Request)?;
-        let answer = Q::Response::decode(answer).map_err(Unchecked::Answer)?;
-        self.check(against, &request, &answer, out);
+        let typed = Q::Response::decode(answer).map_err(Unchecked::Answer)?;
+        self.check(against, &request, &typed, answer, out);
         Ok(())
     }
 }
@@ -218,6 +226,9 @@ pub(crate) struct Found<'c> {
     against: Against<'c>,
     memory: &'c mut Answers,
     out: &'c mut Vec<Problem>,
+    /// The answer's bytes as received: what the current release removed arrives there, and an
+    /// older release's types read it.
+    encoded: &'c [u8],
 }
 
 impl Found<'_> {
@@ -344,7 +355,7 @@ impl Found<'_> {
     /// A listed or fetched volume's status against the capabilities and the suite's
     /// publications.
     fn status(&mut self, what: &str, volume: &str, nodes: Option<&[String]>, condition: bool) {
-        if self.against.plugin.has(Ctl::VolumeCondition) && !condition {
+        if self.against.plugin.has_v1_12(CtlV1_12::VolumeCondition) && !condition {
             self.broke(
                 rule::CONDITION_CONTROLLER,
                 &format!("{what}.volume_condition: unset"),
@@ -481,12 +492,26 @@ fn list_volumes(f: &mut Found<'_>, q: &ListVolumesRequest, a: &ListVolumesRespon
             ),
         );
     }
+    // Which entries hold a v1.12 `volume_condition`, in order (none when the bytes do not read).
+    let old = csikit::v1_12::ListVolumesResponse::decode(f.encoded).unwrap_or_default();
+    let mut conditions = old
+        .entries
+        .iter()
+        .map(|e| e.status.as_ref().is_some_and(|st| st.volume_condition.is_some()))
+        .chain(std::iter::repeat(false));
     for e in &a.entries {
-        let Some(v) = &e.volume else { continue };
+        let Some(v) = &e.volume else {
+            conditions.next();
+            continue;
+        };
         f.volume("ListVolumesResponse.entries.volume", v);
         let nodes = e.status.as_ref().map(|st| st.published_node_ids.as_slice());
-        let condition = e.status.as_ref().is_some_and(|st| st.volume_condition.is_some());
-        f.status("ListVolumesResponse.entries.status", &v.volume_id, nodes, condition);
+        f.status(
+            "ListVolumesResponse.entries.status",
+            &v.volume_id,
+            nodes,
+            conditions.next().unwrap_or(false),
+        );
     }
 }
 
@@ -501,7 +526,8 @@ fn get_volume(f: &mut Found<'_>, q: &ControllerGetVolumeRequest, a: &ControllerG
     }
     f.volume("ControllerGetVolumeResponse.volume", v);
     let nodes = a.status.as_ref().map(|st| st.published_node_ids.as_slice());
-    let condition = a.status.as_ref().is_some_and(|st| st.volume_condition.is_some());
+    let old = csikit::v1_12::ControllerGetVolumeResponse::decode(f.encoded).unwrap_or_default();
+    let condition = old.status.as_ref().is_some_and(|st| st.volume_condition.is_some());
     f.status("ControllerGetVolumeResponse.status", &v.volume_id, nodes.or(Some(&[])), condition);
 }
 
@@ -677,9 +703,13 @@ fn node_info(f: &mut Found<'_>, _: &NodeGetInfoRequest, a: &NodeGetInfoResponse)
 fn node_volume_stats(
     f: &mut Found<'_>,
     _: &NodeGetVolumeStatsRequest,
-    a: &NodeGetVolumeStatsResponse,
+    _: &NodeGetVolumeStatsResponse,
 ) {
-    if f.against.plugin.node_has(Nd::VolumeCondition) && a.volume_condition.is_none() {
+    if !f.against.plugin.node_has_v1_12(NdV1_12::VolumeCondition) {
+        return;
+    }
+    let old = csikit::v1_12::NodeGetVolumeStatsResponse::decode(f.encoded).unwrap_or_default();
+    if old.volume_condition.is_none() {
         f.broke(
             rule::CONDITION_NODE,
             "NodeGetVolumeStatsResponse.volume_condition: unset",

@@ -49,7 +49,9 @@ impl Suite {
             self.violations(name, &v);
         }
         self.answered(method, &bytes);
-        self.check_answer(|answers, against, out| answers.check(against, &request, &answer, out));
+        self.check_answer(|answers, against, out| {
+            answers.check(against, &request, &answer, &bytes, out);
+        });
         Ok(answer)
     }
 

@@ -188,6 +188,18 @@ impl csikit::v1::node_server::Node for BareNode {
     ) -> Result<Response<NodeExpandVolumeResponse>, Status> {
         Err(Status::unimplemented("NodeExpandVolume"))
     }
+    async fn node_get_volume_health(
+        &self,
+        _: Request<csikit::v1::NodeGetVolumeHealthRequest>,
+    ) -> Result<Response<csikit::v1::NodeGetVolumeHealthResponse>, Status> {
+        Err(Status::unimplemented("NodeGetVolumeHealth"))
+    }
+    async fn node_get_storage_health(
+        &self,
+        _: Request<csikit::v1::NodeGetStorageHealthRequest>,
+    ) -> Result<Response<csikit::v1::NodeGetStorageHealthResponse>, Status> {
+        Err(Status::unimplemented("NodeGetStorageHealth"))
+    }
     async fn node_get_capabilities(
         &self,
         _: Request<NodeGetCapabilitiesRequest>,

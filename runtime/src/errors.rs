@@ -110,16 +110,27 @@ pub struct ErrorInfo {
     pub origin: Origin,
     /// The row in Japanese, where the translation has this table: condition, description, recovery.
     pub ja: Option<(&'static str, &'static str, &'static str)>,
+    /// The older release whose spec.md the row comes from (`v1.12.0`), when the release the
+    /// catalog was generated from is read from its proto alone and carries that release's
+    /// tables for the RPCs whose schema is unchanged since: that release's word, to check
+    /// against the newer text. `None` for a row of the release's own tables and for csikit's.
+    pub carried_from: Option<&'static str>,
 }
 
 impl fmt::Display for ErrorInfo {
     /// `Volume does not exist (NotFound)`; csikit's own rows say so:
-    /// `Internal error (Internal; csikit's row, not the spec's)`.
+    /// `Internal error (Internal; csikit's row, not the spec's)`, and a carried row where from:
+    /// `Volume does not exist (NotFound; carried from v1.12.0)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.origin {
-            Origin::Rpc | Origin::General => write!(f, "{} ({:?})", self.condition, self.code),
-            Origin::Csikit => {
+        match (self.origin, self.carried_from) {
+            (Origin::Csikit, _) => {
                 write!(f, "{} ({:?}; csikit's row, not the spec's)", self.condition, self.code)
+            }
+            (_, Some(from)) => {
+                write!(f, "{} ({:?}; carried from {from})", self.condition, self.code)
+            }
+            (Origin::Rpc | Origin::General, None) => {
+                write!(f, "{} ({:?})", self.condition, self.code)
             }
         }
     }
@@ -174,6 +185,7 @@ pub const INTERNAL_ERROR: ErrorInfo = ErrorInfo {
     rpc: None,
     origin: Origin::Csikit,
     ja: None,
+    carried_from: None,
 };
 
 /// csikit's row for running out of space, quota or another resource (`8 RESOURCE_EXHAUSTED`).
@@ -194,6 +206,7 @@ pub const OUT_OF_CAPACITY: ErrorInfo = ErrorInfo {
     rpc: None,
     origin: Origin::Csikit,
     ja: None,
+    carried_from: None,
 };
 
 /// csikit's row for a storage backend that cannot be reached for now (`14 UNAVAILABLE`).
@@ -211,6 +224,7 @@ pub const BACKEND_UNAVAILABLE: ErrorInfo = ErrorInfo {
     rpc: None,
     origin: Origin::Csikit,
     ja: None,
+    carried_from: None,
 };
 
 /// csikit's row for a backend operation that did not finish in time (`4 DEADLINE_EXCEEDED`).
@@ -232,6 +246,7 @@ pub const BACKEND_TIMED_OUT: ErrorInfo = ErrorInfo {
     rpc: None,
     origin: Origin::Csikit,
     ja: None,
+    carried_from: None,
 };
 
 /// csikit's row for a call refused while another on the same object is in flight (`10 ABORTED`).
@@ -251,6 +266,7 @@ pub const OPERATION_PENDING: ErrorInfo = ErrorInfo {
     rpc: None,
     origin: Origin::Csikit,
     ja: None,
+    carried_from: None,
 };
 
 /// csikit's own rows, in the order the generator appends them to each RPC's catalog: each only
@@ -291,6 +307,7 @@ mod tests {
             rpc: Some("ControllerPublishVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         }];
         let row = classify_code(&OWN, &[], Code::ResourceExhausted).expect("row");
         assert_eq!(row.origin, Origin::Rpc);

@@ -52,8 +52,8 @@ pub mod log;
 mod serialise;
 
 pub use builder::{
-    Builder, Capability, CapabilityTable, Obligation, Plan, PluginService, PluginSpec, Register,
-    Registration, Server, service,
+    Builder, Capability, CapabilityTable, Implication, Obligation, Plan, PluginService, PluginSpec,
+    Register, Registration, Server, Stated, service,
 };
 pub use serialise::Serialisation;
 use serialise::{Held, KeyLocks};
@@ -182,8 +182,15 @@ impl Pipeline {
         self.keys.held()
     }
 
-    /// Answers an RPC the plugin does not implement, logging it when tracing (a call too).
+    /// Answers an RPC the plugin does not implement, logging it when tracing (a call too). An
+    /// alpha RPC under [`AlphaPolicy::Refuse`] answers the refusal, as it does when the plugin
+    /// implements it: the caller learns the policy, whatever the driver wrote.
     pub fn unimplemented<Req>(&self, rpc: &Rpc<Req>) -> Status {
+        if self.layers.alpha == AlphaPolicy::Refuse
+            && let Err(refusal) = self.layers.alpha.check_method(rpc.facts, rpc.path)
+        {
+            return refusal.into();
+        }
         if self.layers.tracing {
             tracing::info!(rpc = rpc.name, "not implemented");
         }

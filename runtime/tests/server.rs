@@ -576,6 +576,139 @@ async fn obliged_rpcs_left_unimplemented_are_reported() {
     Builder::new("test.csikit.dev", "1").controller(Driver).strict(true).build().await.expect("ok");
 }
 
+/// Implements the two controller health RPCs, so the skeleton derives both capabilities.
+struct Healthy;
+
+#[csikit::csi_service]
+impl Controller for Healthy {
+    async fn validate_volume_capabilities(
+        &self,
+        _request: Request<ValidateVolumeCapabilitiesRequest>,
+    ) -> Result<Response<ValidateVolumeCapabilitiesResponse>, Status> {
+        Ok(Response::new(ValidateVolumeCapabilitiesResponse::default()))
+    }
+
+    async fn controller_list_volume_health(
+        &self,
+        _request: Request<ControllerListVolumeHealthRequest>,
+    ) -> Result<Response<ControllerListVolumeHealthResponse>, Status> {
+        Ok(Response::new(ControllerListVolumeHealthResponse::default()))
+    }
+
+    async fn controller_get_volume_health(
+        &self,
+        _request: Request<ControllerGetVolumeHealthRequest>,
+    ) -> Result<Response<ControllerGetVolumeHealthResponse>, Status> {
+        Ok(Response::new(ControllerGetVolumeHealthResponse::default()))
+    }
+}
+
+/// Answers ControllerGetCapabilities itself with LIST_VOLUME_HEALTH alone: its own word is what
+/// the report reads, not the derivation.
+struct OwnHealthAnswer;
+
+#[csikit::csi_service]
+impl Controller for OwnHealthAnswer {
+    async fn validate_volume_capabilities(
+        &self,
+        _request: Request<ValidateVolumeCapabilitiesRequest>,
+    ) -> Result<Response<ValidateVolumeCapabilitiesResponse>, Status> {
+        Ok(Response::new(ValidateVolumeCapabilitiesResponse::default()))
+    }
+
+    async fn controller_list_volume_health(
+        &self,
+        _request: Request<ControllerListVolumeHealthRequest>,
+    ) -> Result<Response<ControllerListVolumeHealthResponse>, Status> {
+        Ok(Response::new(ControllerListVolumeHealthResponse::default()))
+    }
+
+    async fn controller_get_capabilities(
+        &self,
+        _request: Request<ControllerGetCapabilitiesRequest>,
+    ) -> Result<Response<ControllerGetCapabilitiesResponse>, Status> {
+        let rpc = |t: controller_service_capability::rpc::Type| ControllerServiceCapability {
+            r#type: Some(controller_service_capability::Type::Rpc(
+                controller_service_capability::Rpc { r#type: t as i32 },
+            )),
+        };
+        Ok(Response::new(ControllerGetCapabilitiesResponse {
+            capabilities: vec![rpc(controller_service_capability::rpc::Type::ListVolumeHealth)],
+        }))
+    }
+}
+
+#[tokio::test]
+async fn capability_implications_and_health_obligations_are_reported() {
+    use controller_service_capability::rpc::Type as C;
+    // LIST_VOLUMES_PUBLISHED_NODES without PUBLISH_UNPUBLISH_VOLUME: the proto's comment on
+    // the capability, from the generated table (not a list in the runtime).
+    let server = Builder::new("test.csikit.dev", "1")
+        .controller(Driver)
+        .controller_capability(C::ListVolumesPublishedNodes)
+        .build()
+        .await
+        .expect("not strict: builds");
+    let problems = server.problems().join("\n");
+    assert!(
+        problems.contains(
+            "Controller advertises LIST_VOLUMES_PUBLISHED_NODES but not PUBLISH_UNPUBLISH_VOLUME: \
+             the spec says a plugin with LIST_VOLUMES_PUBLISHED_NODES MUST also support \
+             PUBLISH_UNPUBLISH_VOLUME (the proto's comment)"
+        ),
+        "{problems}"
+    );
+
+    // LIST_VOLUME_HEALTH declared with neither health RPC: the implication and the obligation
+    // the capability's comment states ("Indicates the SP supports the ControllerListVolumeHealth
+    // RPC"); strict makes both fatal.
+    let err = Builder::new("test.csikit.dev", "1")
+        .controller(Driver)
+        .controller_capability(C::ListVolumeHealth)
+        .strict(true)
+        .build()
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, ServeError::Capabilities(ref p) if p.len() == 2),
+        "the obligation and the implication: {text}"
+    );
+    assert!(
+        text.contains(
+            "ControllerListVolumeHealth: the spec obliges a Controller plugin with \
+             LIST_VOLUME_HEALTH to implement it (the proto's comment), and it answers \
+             UNIMPLEMENTED"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("Controller advertises LIST_VOLUME_HEALTH but not GET_VOLUME_HEALTH"),
+        "{text}"
+    );
+
+    // A driver's own capabilities answer is what a CO sees, so it is what is checked.
+    let server = Builder::new("test.csikit.dev", "1")
+        .controller(OwnHealthAnswer)
+        .build()
+        .await
+        .expect("not strict: builds");
+    let problems = server.problems().join("\n");
+    assert!(
+        problems.contains("Controller advertises LIST_VOLUME_HEALTH but not GET_VOLUME_HEALTH"),
+        "{problems}"
+    );
+
+    // Both health RPCs written: both capabilities derived, nothing to report.
+    let server = Builder::new("test.csikit.dev", "1")
+        .controller(Healthy)
+        .strict(true)
+        .build()
+        .await
+        .expect("consistent");
+    assert!(server.problems().is_empty(), "{:?}", server.problems());
+}
+
 #[tokio::test]
 async fn stale_sockets_are_replaced_and_live_ones_kept() {
     let dir = socket_dir("stale");

@@ -12,8 +12,10 @@
 //! `lower`, `obligation` and `model` build the Model, `provenance` says where its facts come
 //! from, `carry` carries an older release's prose facts into a model read without markdown,
 //! `facts` turns it into the runtime's facts tables and `prose` gives a section's text as plain
-//! blocks; `check` and `diagnostic` report; `diff` compares two Models; `normative` lists the
-//! sentences that hold an RFC 2119 keyword (for audits of what a release obliges).
+//! blocks; `check` and `diagnostic` report; `diff` compares two Models; `upgrade` sets the
+//! findings that change the generated API beside what replaces each removed element (a data
+//! table per release, `data/upgrading/`); `normative` lists the sentences that hold an RFC 2119
+//! keyword (for audits of what a release obliges).
 
 pub mod carry;
 pub mod check;
@@ -33,6 +35,7 @@ pub mod obligation;
 pub mod prose;
 pub mod provenance;
 pub mod source;
+pub mod upgrade;
 
 use std::path::{Path, PathBuf};
 

@@ -11,13 +11,12 @@ use csikit_spec::{CSI_GO_IMPORT, ImportMap, LoadOptions, Loaded, SourceFile};
 
 /// The csi-addons specs bundled into `csikit::addons`.
 pub(crate) const ADDONS: &[&str] = &["identity", "reclaimspace", "replication", "volumegroup"];
-/// The release `generated/` follows when `--spec-dir` is not given.
-const DEFAULT_RELEASE: &str = "v1.12.0";
 
 /// Flags of `cargo xtask generate`.
 #[derive(clap::Args)]
 pub struct GenerateArgs {
-    /// A CSI release directory (spec.md and csi.proto); default: the corpus's v1.12.0.
+    /// A CSI release directory (spec.md and csi.proto, or csi.proto alone); default: the
+    /// corpus's newest release.
     #[arg(long)]
     spec_dir: Option<PathBuf>,
     /// Write a standalone crate for this release here instead of rewriting `generated/`
@@ -40,6 +39,51 @@ struct Input {
     extern_paths: Vec<(String, String)>,
     /// The same spec read with the Japanese translation's error tables, when there is one.
     ja: Option<csikit_spec::Model>,
+    /// The crate feature the module sits behind (an older release kept beside the current one).
+    feature: Option<String>,
+}
+
+/// The release `generated/` follows when `--spec-dir` is not given: the corpus's newest (by
+/// version, read from the corpus listing), and the release before it, which the crate keeps
+/// behind a feature for COs talking to plugins still on it.
+fn default_releases(
+    corpus: &csikit_spec::corpus::Corpus,
+) -> anyhow::Result<(PathBuf, Option<csikit_spec::corpus::Release>)> {
+    let newest = corpus.latest_release().with_context(|| {
+        format!(
+            "the corpus at '{}' has no CSI release with a csi.proto; pass --spec-dir DIR or set {}=PATH to the corpus folder",
+            corpus.root.display(),
+            csikit_spec::CORPUS_ENV
+        )
+    })?;
+    let before = corpus.releases.iter().rev().find(|r| r.version < newest.version).cloned();
+    Ok((newest.dir.clone(), before))
+}
+
+/// The module (and feature) name of a kept release: `v1.12.0` -> `v1_12`.
+fn kept_module(release: &csikit_spec::corpus::Release) -> String {
+    let [major, minor, _] = release.version.numbers;
+    format!("v{major}_{minor}")
+}
+
+/// The Japanese translation's error tables, read against the release folder that states `dir`'s
+/// tables: `dir` itself when it has spec.md, else the release its prose facts are carried from
+/// (the translation matches rows by code, RPC by RPC, so only carried tables get them).
+fn japanese(corpus: &Path, dir: &Path, model: &csikit_spec::Model) -> Option<csikit_spec::Model> {
+    let ja_spec = corpus.join("translations/ja/spec.md");
+    if !ja_spec.is_file() {
+        return None;
+    }
+    let base = match model.source.kind {
+        csikit_spec::SourceKind::Spec => dir.to_path_buf(),
+        _ => {
+            model.source.carried.as_ref()?;
+            csikit_spec::corpus::carry_source_of(dir)?.1
+        }
+    };
+    let options =
+        LoadOptions { translation: Some(("ja".to_owned(), ja_spec)), ..LoadOptions::default() };
+    csikit_spec::load_dir(&base, &options).model
 }
 
 /// Loads any spec source through `csikit_spec::load_source`; errors are reported, and so is the
@@ -60,11 +104,22 @@ fn load(dir: &Path, imports: ImportMap) -> anyhow::Result<Loaded> {
 /// Missing or broken inputs, failed writes; a stale tree under `--check` is exit code 1.
 pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     let corpus = csikit_spec::corpus_dir();
-    let spec_dir =
-        args.spec_dir.clone().unwrap_or_else(|| corpus.join("csi-spec").join(DEFAULT_RELEASE));
+    let (spec_dir, kept) = match &args.spec_dir {
+        Some(dir) => (dir.clone(), None),
+        None => {
+            let listing = csikit_spec::corpus::Corpus::read(&corpus).map_err(|d| {
+                anyhow::anyhow!(
+                    "{}; pass --spec-dir DIR (a CSI release folder holding spec.md and csi.proto, or csi.proto alone) or set {}=PATH to the corpus folder",
+                    d.message,
+                    csikit_spec::CORPUS_ENV
+                )
+            })?;
+            default_releases(&listing)?
+        }
+    };
     if !spec_dir.exists() {
         bail!(
-            "no spec source at '{}'; pass --spec-dir DIR (a CSI release folder holding spec.md and csi.proto, or csi.proto alone, e.g. ../shared/corpus/csi-spec/{DEFAULT_RELEASE}) or set {}=PATH to the corpus folder",
+            "no spec source at '{}'; pass --spec-dir DIR (a CSI release folder holding spec.md and csi.proto, or csi.proto alone) or set {}=PATH to the corpus folder",
             spec_dir.display(),
             csikit_spec::CORPUS_ENV
         );
@@ -77,23 +132,45 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     let module = package.rsplit('.').next().unwrap_or("v1").to_owned();
     let csi_proto = spec_dir.join("csi.proto");
     // The error catalog carries Japanese rows where the corpus translation has that table.
-    let ja_spec = corpus.join("translations/ja/spec.md");
-    let ja = (args.out.is_none() && ja_spec.is_file())
-        .then(|| {
-            let options = LoadOptions {
-                translation: Some(("ja".to_owned(), ja_spec.clone())),
-                ..LoadOptions::default()
-            };
-            csikit_spec::load_dir(&spec_dir, &options).model
-        })
-        .flatten();
+    let ja = match (&args.out, &csi.model) {
+        (None, Some(model)) => japanese(&corpus, &spec_dir, model),
+        _ => None,
+    };
     inputs.push(Input {
         loaded: csi,
         module: module.clone(),
         source: format!("csi-spec {release}"),
         extern_paths: Vec::new(),
         ja,
+        feature: None,
     });
+    // The release before, kept behind a feature, and the upgrade note from it.
+    let mut upgrade = None;
+    if let Some(kept) = kept.filter(|_| args.out.is_none()) {
+        let loaded = load(&kept.dir, ImportMap::new())?;
+        let name = kept_module(&kept);
+        if let (Some(old), Some(new)) = (&loaded.model, &inputs[0].loaded.model) {
+            match csikit_spec::upgrade::note(old, new, &kept.name, &release) {
+                Ok(note) => upgrade = Some(note),
+                Err(errors) => {
+                    crate::report(&csikit_spec::Diagnostics(errors));
+                    bail!(
+                        "the upgrade note from {} to {release} has errors; nothing was generated",
+                        kept.name
+                    );
+                }
+            }
+        }
+        let ja = loaded.model.as_ref().and_then(|m| japanese(&corpus, &kept.dir, m));
+        inputs.push(Input {
+            loaded,
+            module: name.clone(),
+            source: format!("csi-spec {}", kept.name),
+            extern_paths: Vec::new(),
+            ja,
+            feature: Some(name),
+        });
+    }
 
     if args.out.is_none() {
         let addons_dir = corpus.join("csi-addons");
@@ -121,6 +198,7 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
                 source: format!("csi-addons {name}@{commit}"),
                 extern_paths: vec![(format!(".{package}"), format!("::csikit::{module}"))],
                 ja: None,
+                feature: None,
             });
         }
     }
@@ -137,6 +215,7 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
                 source: i.source.clone(),
                 extern_paths: i.extern_paths.clone(),
                 translation: i.ja.as_ref(),
+                feature: i.feature.clone(),
             })
         })
         .collect();
@@ -147,8 +226,12 @@ pub fn generate(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     };
     let dependencies =
         if args.out.is_some() { standalone_dependencies()? } else { BTreeMap::new() };
-    let options =
-        CrateOptions { command: command.clone(), standalone: args.out.is_some(), dependencies };
+    let options = CrateOptions {
+        command: command.clone(),
+        standalone: args.out.is_some(),
+        dependencies,
+        upgrade,
+    };
     let files = csikit_codegen::generate_crate(&packages, &options)
         .context("generating the csikit crate")?;
     let files = format_rust(files)?;

@@ -33,13 +33,14 @@ fn the_table_holds_every_unary_rpc_with_its_messages() {
     }
 }
 
-fn plugin(node: &[Nd]) -> Advertised {
+/// A plugin whose Node service advertises the capabilities numbered `node`.
+fn plugin(node: &[i32]) -> Advertised {
     let mut out = Advertised::default();
     out.read_node(&NodeGetCapabilitiesResponse {
         capabilities: node
             .iter()
             .map(|t| NodeServiceCapability {
-                r#type: Some(node_service_capability::Type::Rpc(NodeRpc { r#type: *t as i32 })),
+                r#type: Some(node_service_capability::Type::Rpc(NodeRpc { r#type: *t })),
             })
             .collect(),
     });
@@ -64,7 +65,7 @@ fn typed_and_encoded_checks_agree() {
         volume: Some(Volume { volume_id: "v1".into(), capacity_bytes: 5, ..Default::default() }),
     };
     let (mut typed, mut encoded) = (Vec::new(), Vec::new());
-    Answers::default().check(against, &q, &small, &mut typed);
+    Answers::default().check(against, &q, &small, &small.encode_to_vec(), &mut typed);
     Answers::default()
         .check_encoded(
             against,
@@ -103,20 +104,35 @@ fn encoded_checks_refuse_what_they_cannot_read() {
     assert!(out.is_empty());
 }
 
-/// The capability-conditional rule follows what the plugin advertises.
+/// The capability-conditional rule follows what the plugin advertises: a v1.12 plugin with node
+/// VOLUME_CONDITION (which v1.13.0 reserves) must answer a `volume_condition`, read from the
+/// answer's bytes as v1.12.0 since `csikit::v1` no longer has the field.
 #[test]
 fn node_volume_condition_only_with_its_capability() {
+    use csikit::v1_12::node_service_capability::rpc::Type as NdV1_12;
     let q = NodeGetVolumeStatsRequest::default();
-    let a = NodeGetVolumeStatsResponse::default();
-    for (caps, expected) in [
-        (vec![], vec![]),
-        (vec![Nd::VolumeCondition], vec!["NodeGetVolumeStatsResponse.volume_condition: unset"]),
+    let without = csikit::v1_12::NodeGetVolumeStatsResponse::default();
+    let with = csikit::v1_12::NodeGetVolumeStatsResponse {
+        volume_condition: Some(csikit::v1_12::VolumeCondition {
+            abnormal: false,
+            message: "ok".into(),
+        }),
+        ..Default::default()
+    };
+    let condition = NdV1_12::VolumeCondition as i32;
+    let unset = "NodeGetVolumeStatsResponse.volume_condition: unset";
+    for (caps, answer, expected) in [
+        (vec![], &without, vec![]),
+        (vec![condition], &without, vec![unset]),
+        (vec![condition], &with, vec![]),
     ] {
         let plugin = plugin(&caps);
         let mut out = Vec::new();
         let against = Against { plugin: &plugin, published: &[] };
-        Answers::default().check(against, &q, &a, &mut out);
-        assert_eq!(keys(&out), expected, "{caps:?}");
+        let bytes = answer.encode_to_vec();
+        let typed = NodeGetVolumeStatsResponse::decode(bytes.as_slice()).expect("decodes");
+        Answers::default().check(against, &q, &typed, &bytes, &mut out);
+        assert_eq!(keys(&out), expected, "{caps:?} {answer:?}");
     }
 }
 
@@ -136,10 +152,10 @@ fn publish_context_is_remembered_until_unpublished() {
     };
     let mut answers = Answers::default();
     let mut out = Vec::new();
-    answers.check(against, &q, &answer("a"), &mut out);
-    answers.check(against, &q, &answer("a"), &mut out);
+    answers.check(against, &q, &answer("a"), &answer("a").encode_to_vec(), &mut out);
+    answers.check(against, &q, &answer("a"), &answer("a").encode_to_vec(), &mut out);
     assert!(out.is_empty());
-    answers.check(against, &q, &answer("b"), &mut out);
+    answers.check(against, &q, &answer("b"), &answer("b").encode_to_vec(), &mut out);
     assert_eq!(keys(&out), ["ControllerPublishVolumeResponse.publish_context: changed"]);
     out.clear();
     let undo = ControllerUnpublishVolumeRequest {
@@ -147,8 +163,8 @@ fn publish_context_is_remembered_until_unpublished() {
         node_id: "n".into(),
         ..Default::default()
     };
-    answers.check(against, &undo, &ControllerUnpublishVolumeResponse {}, &mut out);
-    answers.check(against, &q, &answer("b"), &mut out);
+    answers.check(against, &undo, &ControllerUnpublishVolumeResponse {}, &[], &mut out);
+    answers.check(against, &q, &answer("b"), &answer("b").encode_to_vec(), &mut out);
     assert!(out.is_empty());
 }
 

@@ -65,7 +65,7 @@ fn every_error_row_of_the_model_is_audited_once_and_each_provoked_row_names_its_
         .map(|r| ("Error Scheme".to_owned(), r.condition.to_owned()))
         .collect();
     for m in csikit::v1::facts::FACTS.methods.iter() {
-        for r in csikit::v1::errors::rpc_rows(&m.name).unwrap_or_default() {
+        for r in crate::cases::errors::spec_rows(&m.name).unwrap_or_default() {
             model.insert((m.name.to_string(), r.condition.to_owned()));
         }
     }
@@ -93,10 +93,19 @@ fn every_error_row_of_the_model_is_audited_once_and_each_provoked_row_names_its_
     }
 }
 
+/// The spec.md the audit holds: csikit's release's own, or, for a release the corpus has as its
+/// proto alone, the one its prose facts are carried from (the newest older release with spec.md).
+fn audited_spec(corpus: &std::path::Path) -> std::path::PathBuf {
+    let listing = csikit_spec::corpus::Corpus::read(corpus).unwrap_or_else(|d| panic!("{d:?}"));
+    let release = listing.release(csikit::SPEC_RELEASE).expect("csikit's release in the corpus");
+    let full = listing.carry_source(release).unwrap_or(release);
+    full.dir.join("spec.md")
+}
+
 #[test]
 fn the_must_sentences_are_the_specs_and_the_others_are_cited_by_a_case() {
     let Some(corpus) = csikit_spec::corpus_or_skip() else { return };
-    let path = corpus.join("csi-spec").join(csikit::SPEC_RELEASE).join("spec.md");
+    let path = audited_spec(&corpus);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let sentences = read_sentences(&text);
     // As many times as the spec says it (a comment may repeat a sentence).

@@ -2,7 +2,8 @@
 //! special setup (an id never issued, a node never named, a token never handed out, ...), one
 //! case that makes the call and expects exactly the code the Model's row names. The table here
 //! says only how to provoke a condition; the condition's code, description and the sentence
-//! that binds the plugin come from the Model (`csikit::v1::errors::rpc_rows`).
+//! that binds the plugin come from the Model ([`spec_rows`]: `csikit::v1::errors::rpc_rows`, or
+//! v1.12.0's for an RPC whose table v1.13.0's proto does not state).
 //!
 //! Rows the suite does not provoke, and why, are in the audit (`AUDIT.md`), whose tests hold
 //! every row of the Model to a case or a reason.
@@ -73,10 +74,22 @@ pub(crate) struct Row {
     pub(crate) provoke: Provoke,
 }
 
+/// The rows of `rpc`'s error table as the spec last wrote them: `csikit::v1`'s (its own, or
+/// carried from v1.12.0), or, for an RPC whose table `csikit::v1`'s source does not state
+/// (v1.13.0 is read from its proto alone, and the tables of RPCs it changed are not carried),
+/// v1.12.0's (`csikit::v1_12`). `None` for an RPC neither declares.
+pub(crate) fn spec_rows(rpc: &str) -> Option<&'static [ErrorInfo]> {
+    if csikit::v1::errors::TABLES_NOT_STATED.contains(&rpc) {
+        csikit::v1_12::errors::rpc_rows(rpc).or_else(|| csikit::v1::errors::rpc_rows(rpc))
+    } else {
+        csikit::v1::errors::rpc_rows(rpc)
+    }
+}
+
 impl Row {
     /// The Model's row, or `None` when the RPC's table has no such condition.
     pub(crate) fn info(&self) -> Option<&'static ErrorInfo> {
-        csikit::v1::errors::rpc_rows(self.rpc)?.iter().find(|r| r.condition == self.condition)
+        spec_rows(self.rpc)?.iter().find(|r| r.condition == self.condition)
     }
 
     /// `errors: CreateVolume from a snapshot never issued is NOT_FOUND (Source does not exist)`.
@@ -325,11 +338,8 @@ pub(crate) fn list() -> impl Iterator<Item = (String, Sentence)> {
     let unchecked = audit.into_iter().filter(|r| r.verdict != crate::audit::Verdict::Checked);
     let unchecked = unchecked.filter_map(|r| {
         let (rpc, condition) = r.error_row()?;
-        let rows = if rpc == "Error Scheme" {
-            csikit::v1::errors::GENERAL
-        } else {
-            csikit::v1::errors::rpc_rows(rpc)?
-        };
+        let rows =
+            if rpc == "Error Scheme" { csikit::v1::errors::GENERAL } else { spec_rows(rpc)? };
         let info = rows.iter().find(|i| i.condition == condition)?;
         let section = info.rpc.unwrap_or("Error Scheme");
         Some((format!("(not checked) {rpc}: {condition}: {}", r.by), Sentence::row(section, info)))

@@ -385,7 +385,6 @@ impl Driver {
                 volume: Some(v.to_csi()),
                 status: Some(list_volumes_response::VolumeStatus {
                     published_node_ids: v.published_nodes.keys().cloned().collect(),
-                    volume_condition: None,
                 }),
             })
             .collect();
@@ -409,7 +408,6 @@ impl Driver {
             volume: Some(volume.to_csi()),
             status: Some(controller_get_volume_response::VolumeStatus {
                 published_node_ids: volume.published_nodes.keys().cloned().collect(),
-                volume_condition: None,
             }),
         })
     }

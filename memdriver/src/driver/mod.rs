@@ -330,6 +330,9 @@ impl Snapshot {
             creation_time: Some(self.created),
             ready_to_use: true,
             group_snapshot_id: self.group.clone(),
+            // Without the SNAPSHOT_ACCESSIBILITY_CONSTRAINTS plugin capability a snapshot is
+            // usable from everywhere, which an empty list says.
+            accessible_topology: Vec::new(),
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The Node service's RPCs: stage, publish, stats, expansion and the node's identity.
 
 use csikit::v1::errors::{
-    NodeExpandVolumeError, NodeGetVolumeStatsError, NodePublishVolumeError, NodeStageVolumeError,
-    NodeUnpublishVolumeError, NodeUnstageVolumeError,
+    NodeExpandVolumeError, NodePublishVolumeError, NodeStageVolumeError, NodeUnpublishVolumeError,
+    NodeUnstageVolumeError,
 };
 use csikit::v1::volume_capability::AccessType;
 use csikit::v1::volume_capability::access_mode::Mode;
@@ -13,6 +13,7 @@ use csikit::v1::{
     NodeUnpublishVolumeRequest, NodeUnpublishVolumeResponse, NodeUnstageVolumeRequest,
     NodeUnstageVolumeResponse, VolumeUsage, volume_usage,
 };
+use csikit::v1_12::errors::NodeGetVolumeStatsError;
 use tonic::Status;
 
 use super::{
@@ -201,7 +202,7 @@ impl Driver {
         {
             let nothing =
                 VolumeUsage { unit: volume_usage::Unit::Bytes as i32, ..VolumeUsage::default() };
-            return Ok(NodeGetVolumeStatsResponse { usage: vec![nothing], volume_condition: None });
+            return Ok(NodeGetVolumeStatsResponse { usage: vec![nothing] });
         }
         let volume = state
             .volumes
@@ -212,6 +213,8 @@ impl Driver {
                     || v.published.contains_key(&request.volume_path)
             })
             .ok_or_else(|| {
+                // v1.13.0's proto states no error table and NodeGetVolumeStats changed in it, so
+                // csikit carries none: v1.12.0's row is the last the spec wrote.
                 NodeGetVolumeStatsError::VolumeDoesNotExist.status(format!(
                     "volume '{}' does not exist at '{}'",
                     request.volume_id, request.volume_path
@@ -234,7 +237,7 @@ impl Driver {
                 unit: volume_usage::Unit::Inodes as i32,
             });
         }
-        Ok(NodeGetVolumeStatsResponse { usage, volume_condition: None })
+        Ok(NodeGetVolumeStatsResponse { usage })
     }
 
     /// `NodeExpandVolume`: grows the node's view up to the controller's size.

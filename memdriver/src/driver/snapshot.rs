@@ -2,14 +2,13 @@
 
 use std::time::SystemTime;
 
-use csikit::v1::errors::{
-    CreateSnapshotError, DeleteSnapshotError, GetSnapshotError, ListSnapshotsError,
-};
+use csikit::v1::errors::{DeleteSnapshotError, GetSnapshotError, ListSnapshotsError};
 use csikit::v1::{
     CreateSnapshotRequest, CreateSnapshotResponse, DeleteSnapshotRequest, DeleteSnapshotResponse,
     GetSnapshotRequest, GetSnapshotResponse, ListSnapshotsRequest, ListSnapshotsResponse,
     list_snapshots_response,
 };
+use csikit::v1_12::errors::CreateSnapshotError;
 use tonic::Status;
 
 use super::{Driver, Snapshot, page};
@@ -37,6 +36,8 @@ impl Driver {
             if existing.source_volume_id != request.source_volume_id
                 || existing.parameters != request.parameters
             {
+                // v1.13.0's proto states no error table and CreateSnapshot changed in it, so
+                // csikit carries none: v1.12.0's row is the last the spec wrote.
                 return Err(CreateSnapshotError::SnapshotAlreadyExistsIncompatible.status(
                     format!(
                         "snapshot '{}' already exists for another source_volume_id or parameters",

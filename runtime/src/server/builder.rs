@@ -86,6 +86,49 @@ pub struct Obligation {
     pub if_any: &'static [(&'static str, &'static str, i32)],
     /// Stated for the whole service rather than in the RPC's section.
     pub service_wide: bool,
+    /// Where the sentence comes from: the release's own prose, an older release's prose carried
+    /// into a release read from its proto alone, or a capability's comment in the proto.
+    pub stated: Stated,
+}
+
+/// Where a fact in a generated table was stated, so what the builder reports says whose word it
+/// is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stated {
+    /// The release's own spec prose.
+    Prose,
+    /// The prose of an older release (its name, e.g. `v1.12.0`), carried into a release whose
+    /// source is its proto alone because the RPC's schema is unchanged since: that release's
+    /// word, to check against the newer text.
+    Carried(&'static str),
+    /// A comment in the release's proto ("Indicates the SP supports the `X` RPC", "MUST also
+    /// support `Y`").
+    Comment,
+}
+
+impl Stated {
+    /// Whose word it is, for a report: `the spec's prose`, `v1.12.0's spec.md, carried`,
+    /// `the proto's comment`.
+    pub fn words(self) -> String {
+        match self {
+            Stated::Prose => "the spec's prose".to_owned(),
+            Stated::Carried(from) => format!("{from}'s spec.md, carried"),
+            Stated::Comment => "the proto's comment".to_owned(),
+        }
+    }
+}
+
+/// A capability that obliges another: a plugin that advertises `capability` MUST also advertise
+/// `requires` ("A plugin which supports the `LIST_VOLUME_HEALTH` capability MUST also support the
+/// `GET_VOLUME_HEALTH` capability"). Each is (service, value name, number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Implication {
+    /// The capability that obliges, e.g. (`Controller`, `LIST_VOLUME_HEALTH`, 17).
+    pub capability: (&'static str, &'static str, i32),
+    /// The capability it obliges the plugin to have too.
+    pub requires: (&'static str, &'static str, i32),
+    /// Where the sentence comes from.
+    pub stated: Stated,
 }
 
 /// What a CSI package tells the builder: its capability tables and how to turn the derived
@@ -107,6 +150,8 @@ pub trait PluginSpec: Sized + Send + 'static {
     const PLUGIN_SERVICES: &'static [PluginService];
     /// What the spec obliges a plugin to implement.
     const OBLIGATIONS: &'static [Obligation];
+    /// Capabilities a capability obliges the plugin to advertise too.
+    const IMPLICATIONS: &'static [Implication];
     /// The RPC methods the skeleton answers itself when a driver leaves them out (Identity, the
     /// `*GetCapabilities` RPCs).
     const ANSWERED: &'static [&'static str];
@@ -269,8 +314,10 @@ impl<S: PluginSpec> Builder<S> {
         self
     }
 
-    /// Makes a disagreement between advertised capabilities and implemented RPCs a start-up
-    /// error rather than a warning.
+    /// Makes every problem the start-up check finds a start-up error rather than a warning: a
+    /// disagreement between advertised capabilities and implemented RPCs, an RPC the spec
+    /// obliges the plugin to implement and it leaves out, a capability advertised without one
+    /// it obliges the plugin to have too.
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
         self
@@ -291,14 +338,14 @@ impl<S: PluginSpec> Builder<S> {
     }
 
     /// Advertises a controller capability that no RPC implies (`CLONE_VOLUME`,
-    /// `PUBLISH_READONLY`, `LIST_VOLUMES_PUBLISHED_NODES`, `VOLUME_CONDITION`, ...).
+    /// `PUBLISH_READONLY`, `LIST_VOLUMES_PUBLISHED_NODES`, ...).
     pub fn controller_capability(mut self, capability: S::ControllerCapability) -> Self {
         self.declared.push(("Controller", capability.into()));
         self
     }
 
-    /// Advertises a node capability that no RPC implies (`VOLUME_CONDITION`,
-    /// `SINGLE_NODE_MULTI_WRITER`, `VOLUME_MOUNT_GROUP`).
+    /// Advertises a node capability that no RPC implies (`SINGLE_NODE_MULTI_WRITER`,
+    /// `VOLUME_MOUNT_GROUP`).
     pub fn node_capability(mut self, capability: S::NodeCapability) -> Self {
         self.declared.push(("Node", capability.into()));
         self
@@ -425,9 +472,11 @@ impl<S: PluginSpec> Builder<S> {
                     }
                 };
                 problems.push(format!(
-                    "{}: the spec obliges a {} plugin{when} to implement it, and it answers \
+                    "{}: the spec obliges a {} plugin{when} to implement it ({}), and it answers \
                      UNIMPLEMENTED",
-                    o.rpc, o.service
+                    o.rpc,
+                    o.service,
+                    o.stated.words()
                 ));
             }
         }
@@ -435,11 +484,16 @@ impl<S: PluginSpec> Builder<S> {
         // What the driver advertises itself, against what it implements: only the capabilities
         // the builder can derive are compared (the others are the driver's word).
         let mut registrations = Vec::with_capacity(self.registrations.len());
+        // What each service's own capabilities RPC answers, where the driver answers it.
+        let mut own: Vec<(&'static str, Vec<i32>)> = Vec::new();
         for mut registration in std::mem::take(&mut self.registrations) {
             let service = registration.service;
             if let Some(advertised) = registration.advertised.take() {
                 let advertised = match advertised().await {
-                    Ok(numbers) => numbers,
+                    Ok(numbers) => {
+                        own.push((service, numbers.clone()));
+                        numbers
+                    }
                     Err(status) => {
                         problems.push(format!(
                             "{service}: its capabilities RPC failed at start-up: {}",
@@ -480,6 +534,7 @@ impl<S: PluginSpec> Builder<S> {
             }
             registrations.push(registration);
         }
+        implications::<S>(&own, &capabilities, &mut problems);
 
         let plan = Plan::<S> {
             name: self.name,
@@ -560,6 +615,34 @@ impl Server {
         shutdown: impl Future<Output = ()>,
     ) -> Result<(), ServeError> {
         super::serve_routes(self.routes, endpoint, shutdown, self.drain_timeout).await
+    }
+}
+
+/// Reports each capability the plugin will advertise without one that it obliges the plugin to
+/// have too. What a service advertises is its driver's own capabilities answer where it gives
+/// one (`own`), else what the skeleton derives and answers (`derived`).
+fn implications<S: PluginSpec>(
+    own: &[(&'static str, Vec<i32>)],
+    derived: &[(&'static str, Vec<i32>)],
+    problems: &mut Vec<String>,
+) {
+    let advertises = |service: &str, number: i32| {
+        let answer = own
+            .iter()
+            .find(|(s, _)| *s == service)
+            .or_else(|| derived.iter().find(|(s, _)| *s == service));
+        answer.is_some_and(|(_, numbers)| numbers.contains(&number))
+    };
+    for i in S::IMPLICATIONS {
+        let (service, name, number) = i.capability;
+        let (required_service, required, required_number) = i.requires;
+        if advertises(service, number) && !advertises(required_service, required_number) {
+            problems.push(format!(
+                "{service} advertises {name} but not {required}: the spec says a plugin with \
+                 {name} MUST also support {required} ({})",
+                i.stated.words()
+            ));
+        }
     }
 }
 

@@ -202,6 +202,7 @@ impl ProbeError {
             rpc: Some("Probe"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Missing required dependency",
@@ -213,6 +214,7 @@ impl ProbeError {
             rpc: Some("Probe"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ::csikit::errors::CSIKIT_ROWS[0],
         ::csikit::errors::CSIKIT_ROWS[1],
@@ -243,6 +245,11 @@ impl std::fmt::Display for ProbeError {
         self.info().fmt(f)
     }
 }
+
+/// The RPCs whose own error table this source does not state (read without its prose, it
+/// states none; only tables carried from an older release are known): their catalogs hold
+/// the general table's rows and csikit's, and [`rpc_rows`] gives them none.
+pub const TABLES_NOT_STATED: &[&str] = &[];
 
 /// The rows of an RPC's own table, by RPC name.
 pub fn rpc_rows(rpc: &str) -> Option<&'static [ErrorInfo]> {

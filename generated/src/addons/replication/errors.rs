@@ -74,6 +74,7 @@ impl EnableVolumeReplicationError {
             rpc: Some("EnableVolumeReplication"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Replication Source does not exist",
@@ -85,6 +86,7 @@ impl EnableVolumeReplicationError {
             rpc: Some("EnableVolumeReplication"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Operation pending for Replication Source",
@@ -96,6 +98,7 @@ impl EnableVolumeReplicationError {
             rpc: Some("EnableVolumeReplication"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Not authenticated",
@@ -107,6 +110,7 @@ impl EnableVolumeReplicationError {
             rpc: Some("EnableVolumeReplication"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Error is Unknown",
@@ -118,6 +122,7 @@ impl EnableVolumeReplicationError {
             rpc: Some("EnableVolumeReplication"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ::csikit::errors::CSIKIT_ROWS[0],
         ::csikit::errors::CSIKIT_ROWS[1],
@@ -212,6 +217,7 @@ impl DisableVolumeReplicationError {
             rpc: Some("DisableVolumeReplication"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Replication Source does not exist",
@@ -223,6 +229,7 @@ impl DisableVolumeReplicationError {
             rpc: Some("DisableVolumeReplication"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Operation pending for Replication Source",
@@ -234,6 +241,7 @@ impl DisableVolumeReplicationError {
             rpc: Some("DisableVolumeReplication"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Not authenticated",
@@ -245,6 +253,7 @@ impl DisableVolumeReplicationError {
             rpc: Some("DisableVolumeReplication"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Error is Unknown",
@@ -256,6 +265,7 @@ impl DisableVolumeReplicationError {
             rpc: Some("DisableVolumeReplication"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ::csikit::errors::CSIKIT_ROWS[0],
         ::csikit::errors::CSIKIT_ROWS[1],
@@ -358,6 +368,7 @@ impl PromoteVolumeError {
             rpc: Some("PromoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Replication Source does not exist",
@@ -369,6 +380,7 @@ impl PromoteVolumeError {
             rpc: Some("PromoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Replication Source is not replicated",
@@ -380,6 +392,7 @@ impl PromoteVolumeError {
             rpc: Some("PromoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Operation pending for Replication Source",
@@ -391,6 +404,7 @@ impl PromoteVolumeError {
             rpc: Some("PromoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Call not implemented",
@@ -402,6 +416,7 @@ impl PromoteVolumeError {
             rpc: Some("PromoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Not authenticated",
@@ -413,6 +428,7 @@ impl PromoteVolumeError {
             rpc: Some("PromoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Error is Unknown",
@@ -424,6 +440,7 @@ impl PromoteVolumeError {
             rpc: Some("PromoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ::csikit::errors::CSIKIT_ROWS[0],
         ::csikit::errors::CSIKIT_ROWS[1],
@@ -526,6 +543,7 @@ impl DemoteVolumeError {
             rpc: Some("DemoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Replication Source does not exist",
@@ -537,6 +555,7 @@ impl DemoteVolumeError {
             rpc: Some("DemoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Replication Source in not replicated",
@@ -548,6 +567,7 @@ impl DemoteVolumeError {
             rpc: Some("DemoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Operation pending for Replication Source",
@@ -559,6 +579,7 @@ impl DemoteVolumeError {
             rpc: Some("DemoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Call not implemented",
@@ -570,6 +591,7 @@ impl DemoteVolumeError {
             rpc: Some("DemoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Not authenticated",
@@ -581,6 +603,7 @@ impl DemoteVolumeError {
             rpc: Some("DemoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Error is Unknown",
@@ -592,6 +615,7 @@ impl DemoteVolumeError {
             rpc: Some("DemoteVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ::csikit::errors::CSIKIT_ROWS[0],
         ::csikit::errors::CSIKIT_ROWS[1],
@@ -694,6 +718,7 @@ impl ResyncVolumeError {
             rpc: Some("ResyncVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Replication Source does not exist",
@@ -705,6 +730,7 @@ impl ResyncVolumeError {
             rpc: Some("ResyncVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Replication Source is not replicated or Replication Source is not demoted",
@@ -716,6 +742,7 @@ impl ResyncVolumeError {
             rpc: Some("ResyncVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Operation pending for Replication Source",
@@ -727,6 +754,7 @@ impl ResyncVolumeError {
             rpc: Some("ResyncVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Call not implemented",
@@ -738,6 +766,7 @@ impl ResyncVolumeError {
             rpc: Some("ResyncVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Not authenticated",
@@ -749,6 +778,7 @@ impl ResyncVolumeError {
             rpc: Some("ResyncVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Error is Unknown",
@@ -760,6 +790,7 @@ impl ResyncVolumeError {
             rpc: Some("ResyncVolume"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ::csikit::errors::CSIKIT_ROWS[0],
         ::csikit::errors::CSIKIT_ROWS[1],
@@ -862,6 +893,7 @@ impl GetVolumeReplicationInfoError {
             rpc: Some("GetVolumeReplicationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Replication Source does not exist or details not found",
@@ -873,6 +905,7 @@ impl GetVolumeReplicationInfoError {
             rpc: Some("GetVolumeReplicationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Replication Source is not replicated or not promoted",
@@ -884,6 +917,7 @@ impl GetVolumeReplicationInfoError {
             rpc: Some("GetVolumeReplicationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Operation pending for Replication Source",
@@ -895,6 +929,7 @@ impl GetVolumeReplicationInfoError {
             rpc: Some("GetVolumeReplicationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Call not implemented",
@@ -906,6 +941,7 @@ impl GetVolumeReplicationInfoError {
             rpc: Some("GetVolumeReplicationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Not authenticated",
@@ -917,6 +953,7 @@ impl GetVolumeReplicationInfoError {
             rpc: Some("GetVolumeReplicationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Error is Unknown",
@@ -928,6 +965,7 @@ impl GetVolumeReplicationInfoError {
             rpc: Some("GetVolumeReplicationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ::csikit::errors::CSIKIT_ROWS[0],
         ::csikit::errors::CSIKIT_ROWS[1],
@@ -1030,6 +1068,7 @@ impl GetReplicationDestinationInfoError {
             rpc: Some("GetReplicationDestinationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Replication Source does not exist",
@@ -1041,6 +1080,7 @@ impl GetReplicationDestinationInfoError {
             rpc: Some("GetReplicationDestinationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Replication Source is not replicated",
@@ -1052,6 +1092,7 @@ impl GetReplicationDestinationInfoError {
             rpc: Some("GetReplicationDestinationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Destination info not yet available",
@@ -1063,6 +1104,7 @@ impl GetReplicationDestinationInfoError {
             rpc: Some("GetReplicationDestinationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Operation pending for Replication Source",
@@ -1074,6 +1116,7 @@ impl GetReplicationDestinationInfoError {
             rpc: Some("GetReplicationDestinationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Call not implemented",
@@ -1085,6 +1128,7 @@ impl GetReplicationDestinationInfoError {
             rpc: Some("GetReplicationDestinationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Not authenticated",
@@ -1096,6 +1140,7 @@ impl GetReplicationDestinationInfoError {
             rpc: Some("GetReplicationDestinationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ErrorInfo {
             condition: "Error is Unknown",
@@ -1107,6 +1152,7 @@ impl GetReplicationDestinationInfoError {
             rpc: Some("GetReplicationDestinationInfo"),
             origin: Origin::Rpc,
             ja: None,
+            carried_from: None,
         },
         ::csikit::errors::CSIKIT_ROWS[0],
         ::csikit::errors::CSIKIT_ROWS[1],
@@ -1135,6 +1181,11 @@ impl std::fmt::Display for GetReplicationDestinationInfoError {
         self.info().fmt(f)
     }
 }
+
+/// The RPCs whose own error table this source does not state (read without its prose, it
+/// states none; only tables carried from an older release are known): their catalogs hold
+/// the general table's rows and csikit's, and [`rpc_rows`] gives them none.
+pub const TABLES_NOT_STATED: &[&str] = &[];
 
 /// The rows of an RPC's own table, by RPC name.
 pub fn rpc_rows(rpc: &str) -> Option<&'static [ErrorInfo]> {

@@ -3,8 +3,9 @@
 //! from csi-addons volumegroup@80d74f987a54.
 //!
 //! Clients are behind the `client` feature and server traits behind `server`; both need
-//! no transport stack. [`FILE_DESCRIPTOR_SET`] holds the compiled descriptors and
-//! [`facts::FACTS`] the spec facts (presence, secret, alpha, size limit) of every field.
+//! no transport stack.
+//! [`FILE_DESCRIPTOR_SET`] holds the compiled descriptors and [`facts::FACTS`] the spec facts
+//! (presence, secret, alpha, size limit) of every field.
 #![allow(
     missing_docs,
     reason = "items without a spec comment stay undocumented as the spec leaves them"
