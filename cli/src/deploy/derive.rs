@@ -299,6 +299,17 @@ pub fn derive(facts: &PluginFacts, options: &Options, table: &Table) -> Result<P
         }
     }
 
+    for note in &table.capability_note {
+        if let Some((service, name)) = note.capability.capability()
+            && facts.has(service, name)
+        {
+            plan.warnings.push(format!(
+                "the plugin reports {service} capability {name}: {} ({})",
+                note.why, note.source
+            ));
+        }
+    }
+
     // Which sidecars are needed, and where each goes.
     let base = Context { facts, pod: None, block: options.block };
     let mut controller_sidecars = Vec::new();

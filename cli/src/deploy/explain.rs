@@ -122,5 +122,20 @@ pub fn markdown(table: &Table) -> String {
         table.sidecar.iter().map(|s| format!("{}: {}", s.name, s.rbac_source)).collect();
     out.push_str(&sources.join("; "));
     out.push_str(".\n");
+    if !table.capability_note.is_empty() {
+        out.push_str(
+            "\nCapabilities no sidecar serves: deploy writes a note on the manifests.\n\n",
+        );
+        out.push_str("| capability | note | source |\n|---|---|---|\n");
+        for n in &table.capability_note {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                conditions(std::slice::from_ref(&n.capability), &[]),
+                cell(&n.why),
+                cell(&n.source)
+            );
+        }
+    }
     out
 }

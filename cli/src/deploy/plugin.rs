@@ -3,8 +3,9 @@
 //! ([`PluginFacts::from_toml`]), which is what `csikit deploy` writes beside the manifests
 //! ([`PluginFacts::to_toml`]), so a derivation can be repeated without the plugin.
 //!
-//! Capability names are the enum values of csi.proto as csikit's `v1` module spells them; a name
-//! csikit does not know is refused, never guessed.
+//! Capability names are the enum values of csi.proto as csikit's `v1` module spells them, or, for
+//! a number v1.13.0 reserved, as `v1_12` spells it (a plugin still on v1.12.0 reports them); a
+//! name csikit does not know is refused, never guessed.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -36,6 +37,32 @@ pub enum Service {
     GroupController,
 }
 
+/// Looks a capability up in one release's enum of `service`'s list: `$lookup` on the enum type
+/// (`from_str_name(name)`, `try_from(number).ok()`), the hit mapped by `$map`.
+macro_rules! names {
+    ($service:expr, $release:path, $lookup:ident($arg:expr) $(.$ok:ident())?, $map:expr) => {{
+        use $release as release;
+        match $service {
+            Service::Plugin => {
+                release::plugin_capability::service::Type::$lookup($arg)$(.$ok())?.map($map)
+            }
+            Service::VolumeExpansion => {
+                release::plugin_capability::volume_expansion::Type::$lookup($arg)$(.$ok())?.map($map)
+            }
+            Service::Controller => {
+                release::controller_service_capability::rpc::Type::$lookup($arg)$(.$ok())?.map($map)
+            }
+            Service::Node => {
+                release::node_service_capability::rpc::Type::$lookup($arg)$(.$ok())?.map($map)
+            }
+            Service::GroupController => {
+                release::group_controller_service_capability::rpc::Type::$lookup($arg)$(.$ok())?
+                    .map($map)
+            }
+        }
+    }};
+}
+
 impl Service {
     /// Every list, in the order the files and the comments show them.
     pub const ALL: [Service; 5] = [
@@ -63,52 +90,29 @@ impl Service {
         Service::ALL.into_iter().find(|s| s.key() == key)
     }
 
-    /// Whether csikit's csi.proto has this capability (UNKNOWN, the zero value, is not one).
+    /// Whether csikit's csi.proto has this capability (UNKNOWN, the zero value, is not one), or
+    /// had it in v1.12.0 ([`Service::named_before`]).
     pub fn knows(self, name: &str) -> bool {
-        let known = match self {
-            Service::Plugin => {
-                plugin_capability::service::Type::from_str_name(name).map(|t| t as i32)
-            }
-            Service::VolumeExpansion => {
-                plugin_capability::volume_expansion::Type::from_str_name(name).map(|t| t as i32)
-            }
-            Service::Controller => {
-                controller_service_capability::rpc::Type::from_str_name(name).map(|t| t as i32)
-            }
-            Service::Node => {
-                node_service_capability::rpc::Type::from_str_name(name).map(|t| t as i32)
-            }
-            Service::GroupController => {
-                group_controller_service_capability::rpc::Type::from_str_name(name)
-                    .map(|t| t as i32)
-            }
-        };
-        known.is_some_and(|n| n != 0)
+        let number = names!(self, csikit::v1, from_str_name(name), |t| t as i32)
+            .or_else(|| names!(self, csikit::v1_12, from_str_name(name), |t| t as i32));
+        number.is_some_and(|n| n != 0)
     }
 
     /// The name csikit's csi.proto gives this capability number, if it names it (UNKNOWN, the
-    /// zero value, is not a capability).
+    /// zero value, is not a capability), else the name v1.12.0 gave it: a plugin still on
+    /// v1.12.0 reports numbers v1.13.0 reserved (`VOLUME_CONDITION`), and the sidecars of
+    /// today read them by those names.
     pub fn name_of(self, number: i32) -> Option<&'static str> {
-        let name = match self {
-            Service::Plugin => {
-                plugin_capability::service::Type::try_from(number).ok().map(|t| t.as_str_name())
-            }
-            Service::VolumeExpansion => plugin_capability::volume_expansion::Type::try_from(number)
-                .ok()
-                .map(|t| t.as_str_name()),
-            Service::Controller => controller_service_capability::rpc::Type::try_from(number)
-                .ok()
-                .map(|t| t.as_str_name()),
-            Service::Node => {
-                node_service_capability::rpc::Type::try_from(number).ok().map(|t| t.as_str_name())
-            }
-            Service::GroupController => {
-                group_controller_service_capability::rpc::Type::try_from(number)
-                    .ok()
-                    .map(|t| t.as_str_name())
-            }
-        };
-        name.filter(|_| number != 0)
+        if number == 0 {
+            return None;
+        }
+        names!(self, csikit::v1, try_from(number).ok(), |t| t.as_str_name())
+            .or_else(|| names!(self, csikit::v1_12, try_from(number).ok(), |t| t.as_str_name()))
+    }
+
+    /// Whether `name` is a capability csikit's csi.proto no longer has, only v1.12.0's.
+    pub fn named_before(self, name: &str) -> bool {
+        names!(self, csikit::v1, from_str_name(name), |t| t as i32).is_none() && self.knows(name)
     }
 
     /// The service whose RPCs a capability of this list obliges, as csikit's server tables name

@@ -18,6 +18,9 @@ pub struct Table {
     /// Capabilities that need a newer Kubernetes than some of those.
     #[serde(default)]
     pub kubernetes_feature: Vec<KubernetesFeature>,
+    /// Capabilities no sidecar of the table serves, and what the operator does instead.
+    #[serde(default)]
+    pub capability_note: Vec<CapabilityNote>,
     /// The plugin's own container.
     pub driver: DriverRow,
     /// The sidecars, in the order their containers are listed in a pod.
@@ -33,6 +36,19 @@ pub struct KubernetesFeature {
     /// The first Kubernetes release where it works.
     pub since: String,
     /// Why.
+    pub why: String,
+    /// Where that was read.
+    pub source: String,
+}
+
+/// A capability that no sidecar of the table serves: deploy says what serves it (the kubelet,
+/// behind a feature gate) or that nothing released does yet.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilityNote {
+    /// The capability.
+    pub capability: Condition,
+    /// What the operator needs to know.
     pub why: String,
     /// Where that was read.
     pub source: String,
