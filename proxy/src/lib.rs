@@ -35,7 +35,7 @@
 //!
 //! Each depends only on those above it: `config` (options and the summary), `endpoint` (the
 //! runtime's endpoint forms, unix sockets only), `grpc` (message framing, status coding),
-//! `timestamp`, `tracker` (call records, numbering, the overlap check), `queue` (the data path's
+//! `tracker` (call records, numbering, the overlap check), `queue` (the data path's
 //! only cost), `stop`, `frames` (the tap's HTTP/2 reader), `tap` (calls put together from the
 //! queue), `splice` (tapped connections), `answer` (connections accepted while the plugin is
 //! down), `scrub` (secrets out of status messages), `print` (text and JSON), `logger` (checks,
@@ -54,11 +54,10 @@ mod scrub;
 mod splice;
 mod stop;
 mod tap;
-mod timestamp;
 mod tracker;
 
 pub use config::{Format, Options, Summary};
+pub use csi_view_core::timestamp::rfc3339;
 pub use endpoint::{read_endpoint, socket_path};
 pub use grpc::grpc_messages;
 pub use run::{replay, run};
-pub use timestamp::rfc3339;

@@ -7,7 +7,7 @@
 //! guesses types, [`mask`] finds secret byte ranges, [`text`] prints annotated text format,
 //! [`raw`] prints the wire layout, [`textparse`] encodes text back, [`validate`] checks the spec
 //! rules, [`diff`] compares, [`edit`] drives an editor, [`capture`] reads and writes the
-//! proxy's recordings, and [`replay`] judges a capture sent again (all but the sending).
+//! proxy's recordings (with [`timestamp`], the RFC 3339 times they hold), and [`replay`] judges a capture sent again (all but the sending).
 //!
 //! What a call to a plugin needs offline (for `csi-view call`, `replay` and the page): [`method`]
 //! resolves a method name (`CreateVolume`, `Controller/CreateVolume`,
@@ -33,5 +33,6 @@ pub mod rpcs;
 pub mod schema;
 pub mod text;
 pub mod textparse;
+pub mod timestamp;
 pub mod validate;
 pub mod wire;
