@@ -39,7 +39,8 @@
 //! answer against its request, what the plugin advertises and earlier answers), `workload` (a
 //! volume put in use on the node, and the mount table), `record` (verdicts), `cases` (the table
 //! and the generated cases), `generated` (requests changed by reflection), `audit` (`AUDIT.md`),
-//! `cleanup`, `run`, `report`, `client`.
+//! `cleanup`, `run`, `report`, `client`; and `explore` (`csi-conformance explore`: stateful,
+//! model-based testing over the same exchange and answer checks).
 
 mod advertised;
 mod answers;
@@ -50,6 +51,7 @@ mod cleanup;
 mod client;
 mod config;
 mod exchange;
+pub mod explore;
 mod generated;
 mod record;
 mod report;
@@ -63,6 +65,6 @@ pub use client::Endpoint;
 pub use config::Config;
 pub use csikit::runtime::secrets::Secrets;
 pub use csikit::runtime::secrets::yaml::read_flat;
-pub use report::{CaseResult, Outcome, Report};
+pub use report::{CaseResult, Outcome, Report, write_whole};
 pub use run::{list, run, run_in_process};
 pub use sentence::{Binds, Level, Sentence};
