@@ -22,8 +22,9 @@ use csikit::v1::{
 use tonic::Status;
 
 use super::{
-    ControllerPublication, DELAY_KEY, Driver, TOPOLOGY_KEY, Volume, compatible, create_mismatch,
-    delay, expansion_target, has_mount, multi_node, page, publish_context, supported,
+    ControllerPublication, DELAY_KEY, Driver, Snapshot, TOPOLOGY_KEY, Volume, compatible,
+    create_mismatch, delay, expansion_target, has_mount, multi_node, page, publish_context,
+    supported,
 };
 use crate::fault::Fault;
 
@@ -53,6 +54,12 @@ impl Driver {
                 .status(self.mutable_refusal(&refused)));
         }
         let mut state = self.state();
+        if self.fault(Fault::ReuseNameAfterDelete)
+            && let Some(stale) =
+                state.volume_names.get(&request.name).and_then(|id| state.graveyard.get(id))
+        {
+            return Ok(CreateVolumeResponse { volume: Some(stale.to_csi()) });
+        }
         // A retry is answered from what the name holds, even if its source has gone since.
         if let Some(existing) = state
             .volume_names
@@ -120,6 +127,7 @@ impl Driver {
             staged: BTreeMap::new(),
             published: BTreeMap::new(),
             node_capacity: capacity,
+            created_capacity: capacity,
             topology: self.config.topology(),
         };
         let response = CreateVolumeResponse { volume: Some(volume.to_csi()) };
@@ -203,9 +211,28 @@ impl Driver {
         // Snapshots are independent copies: they outlive the volume.
         let capacity = volume.capacity;
         let name = volume.name.clone();
-        state.volumes.remove(&request.volume_id);
-        state.volume_names.remove(&name);
+        let removed = state.volumes.remove(&request.volume_id);
         state.used -= capacity;
+        match removed {
+            Some(v) if self.fault(Fault::ReuseNameAfterDelete) => {
+                state.graveyard.insert(v.id.clone(), v);
+            }
+            _ => {
+                state.volume_names.remove(&name);
+            }
+        }
+        if self.fault(Fault::SnapshotDiesWithSource) {
+            let gone: Vec<Snapshot> = state
+                .snapshots
+                .values()
+                .filter(|s| s.source_volume_id == request.volume_id && s.group.is_empty())
+                .cloned()
+                .collect();
+            for snap in gone {
+                state.snapshots.remove(&snap.id);
+                state.snapshot_names.remove(&snap.name);
+            }
+        }
         Ok(DeleteVolumeResponse {})
     }
 
@@ -286,6 +313,9 @@ impl Driver {
     ) -> Result<ControllerUnpublishVolumeResponse, Status> {
         self.authenticate(&request.secrets)?;
         let mut state = self.state();
+        if self.fault(Fault::UnpublishKeepsNode) {
+            return Ok(ControllerUnpublishVolumeResponse {});
+        }
         if let Some(volume) = state.volumes.get_mut(&request.volume_id) {
             if request.node_id.is_empty() {
                 volume.published_nodes.clear();
@@ -380,7 +410,7 @@ impl Driver {
         let entries = page
             .into_iter()
             .map(|v| list_volumes_response::Entry {
-                volume: Some(v.to_csi()),
+                volume: Some(v.to_csi_read(self.config.fault)),
                 status: Some(list_volumes_response::VolumeStatus {
                     published_node_ids: v.published_nodes.keys().cloned().collect(),
                     volume_condition: None,
@@ -405,7 +435,7 @@ impl Driver {
                 .status(format!("volume '{}' does not exist", request.volume_id))
         })?;
         Ok(ControllerGetVolumeResponse {
-            volume: Some(volume.to_csi()),
+            volume: Some(volume.to_csi_read(self.config.fault)),
             status: Some(controller_get_volume_response::VolumeStatus {
                 published_node_ids: volume.published_nodes.keys().cloned().collect(),
                 volume_condition: None,

@@ -88,7 +88,9 @@ impl Driver {
                 volume.id
             )));
         }
-        volume.staged.remove(&request.staging_target_path);
+        if !self.fault(Fault::UnstageKeepsPath) {
+            volume.staged.remove(&request.staging_target_path);
+        }
         Ok(NodeUnstageVolumeResponse {})
     }
 
@@ -182,7 +184,11 @@ impl Driver {
             NodeUnpublishVolumeError::VolumeDoesNotExist
                 .status(format!("volume '{}' does not exist", request.volume_id))
         })?;
-        if volume.published.remove(&request.target_path).is_some() {
+        if self.fault(Fault::NodeUnpublishKeepsRecord)
+            && volume.published.contains_key(&request.target_path)
+        {
+            remove_target(&request.target_path)?;
+        } else if volume.published.remove(&request.target_path).is_some() {
             remove_target(&request.target_path)?;
         } else if self.fault(Fault::UnpublishNotIdempotent) {
             return Err(Status::not_found(format!("'{}' is not published", request.target_path)));
