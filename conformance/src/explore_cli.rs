@@ -27,6 +27,9 @@ pub(crate) struct Args {
     /// Histories in flight at once, each on volumes of its own.
     #[arg(long, default_value_t = 1)]
     concurrency: usize,
+    /// Stop once this many rules are found broken.
+    #[arg(long, value_name = "N")]
+    stop_after: Option<usize>,
     /// Notes (a plugin's SHOULD) are findings too.
     #[arg(long)]
     strict: bool,
@@ -117,6 +120,9 @@ fn options(args: &Args) -> anyhow::Result<Options> {
         Some(_) => anyhow::bail!("--time must be a positive number of seconds"),
         None => None,
     };
+    if args.stop_after == Some(0) {
+        anyhow::bail!("--stop-after must be at least 1");
+    }
     if args.steps == Some(0) {
         anyhow::bail!("--steps must be at least 1");
     }
@@ -148,6 +154,7 @@ fn options(args: &Args) -> anyhow::Result<Options> {
         steps: args.steps,
         time,
         concurrency: args.concurrency,
+        stop_after: args.stop_after,
         capture_out: args.capture_out.clone(),
         config,
     })

@@ -185,6 +185,95 @@ impl Call {
     }
 }
 
+/// Which names a call uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Names {
+    Volumes,
+    Snapshots,
+}
+
+impl Call {
+    /// The volume names (or snapshot names) the call uses.
+    pub(crate) fn names(&self, kind: Names) -> Vec<u16> {
+        let mut out = Vec::new();
+        let mut c = *self;
+        c.map_names(kind, &mut |n| {
+            out.push(n);
+            n
+        });
+        out
+    }
+
+    /// The call with every use of name `from` (of `kind`) made a use of `to`: for the shrinker,
+    /// which tries one object where a history used two.
+    pub(crate) fn renamed(&self, kind: Names, from: u16, to: u16) -> Call {
+        let mut c = *self;
+        c.map_names(kind, &mut |n| if n == from { to } else { n });
+        c
+    }
+
+    fn map_names(&mut self, kind: Names, f: &mut impl FnMut(u16) -> u16) {
+        let vol = |v: &mut Vol, f: &mut dyn FnMut(u16) -> u16| v.name = f(v.name);
+        let snap = |x: &mut Snap, f: &mut dyn FnMut(u16) -> u16| x.name = f(x.name);
+        let source = |s: &mut Option<Source>, f: &mut dyn FnMut(u16) -> u16| match s {
+            Some(Source::Volume(v)) if kind == Names::Volumes => v.name = f(v.name),
+            Some(Source::Snapshot(x)) if kind == Names::Snapshots => x.name = f(x.name),
+            _ => {}
+        };
+        match self {
+            Call::CreateVolume { name, source: src, .. } => {
+                if kind == Names::Volumes {
+                    *name = f(*name);
+                }
+                source(src, f);
+            }
+            Call::CreateSnapshot { name, source: v } => {
+                if kind == Names::Snapshots {
+                    *name = f(*name);
+                } else {
+                    vol(v, f);
+                }
+            }
+            Call::DeleteSnapshot(x) | Call::GetSnapshot(x) => {
+                if kind == Names::Snapshots {
+                    snap(x, f);
+                }
+            }
+            Call::ListSnapshots { filter, .. } => match filter {
+                Filter::Id(x) if kind == Names::Snapshots => snap(x, f),
+                Filter::Source(v) if kind == Names::Volumes => vol(v, f),
+                _ => {}
+            },
+            Call::ListVolumes { .. } => {}
+            other => {
+                if kind == Names::Volumes
+                    && let Some(v) = other.volume_mut()
+                {
+                    vol(v, f);
+                }
+            }
+        }
+    }
+
+    fn volume_mut(&mut self) -> Option<&mut Vol> {
+        match self {
+            Call::DeleteVolume(v)
+            | Call::ControllerPublish { vol: v, .. }
+            | Call::ControllerUnpublish { vol: v, .. }
+            | Call::Validate(v)
+            | Call::GetVolume(v)
+            | Call::Expand { vol: v, .. }
+            | Call::Stage(v)
+            | Call::Unstage(v)
+            | Call::Publish { vol: v, .. }
+            | Call::Unpublish { vol: v, .. }
+            | Call::Stats { vol: v, .. }
+            | Call::NodeExpand { vol: v, .. } => Some(v),
+            _ => None,
+        }
+    }
+}
+
 impl fmt::Display for Vol {
     /// `v1.0`: name #1's first volume.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

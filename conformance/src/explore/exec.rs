@@ -446,7 +446,24 @@ impl Exec {
                             .map(|v| Listed { id: v.volume_id, capacity: v.capacity_bytes }),
                     );
                     if a.next_token.is_empty() {
-                        return listed(Body::Volumes, entries, End::Complete, last);
+                        let unpaged = if one_full_page(max_entries, entries.len(), last) {
+                            let r = ListVolumesRequest {
+                                max_entries: 0,
+                                starting_token: String::new(),
+                            };
+                            self.ask(s, r).await.ok().map(|a| {
+                                a.entries
+                                    .into_iter()
+                                    .filter_map(|e| e.volume)
+                                    .map(|v| Listed { id: v.volume_id, capacity: v.capacity_bytes })
+                                    .collect()
+                            })
+                        } else {
+                            None
+                        };
+                        let listing =
+                            Listing { entries, end: End::Complete, last_page: last, unpaged };
+                        return Reply::Ok(Body::Volumes(listing));
                     }
                     if a.next_token == token {
                         return listed(Body::Volumes, entries, End::Loop(token), last);
@@ -476,7 +493,25 @@ impl Exec {
                         }
                     }));
                     if a.next_token.is_empty() {
-                        return listed(Body::Snapshots, entries, End::Complete, last);
+                        let unpaged = if one_full_page(request.max_entries, entries.len(), last) {
+                            let r = ListSnapshotsRequest { max_entries: 0, ..request.clone() };
+                            self.ask(s, r).await.ok().map(|a| {
+                                a.entries
+                                    .into_iter()
+                                    .filter_map(|e| e.snapshot)
+                                    .map(|x| ListedSnapshot {
+                                        id: x.snapshot_id,
+                                        source: x.source_volume_id,
+                                        ready: x.ready_to_use,
+                                    })
+                                    .collect()
+                            })
+                        } else {
+                            None
+                        };
+                        let listing =
+                            Listing { entries, end: End::Complete, last_page: last, unpaged };
+                        return Reply::Ok(Body::Snapshots(listing));
                     }
                     if a.next_token == token {
                         return listed(Body::Snapshots, entries, End::Loop(token), last);
@@ -490,7 +525,12 @@ impl Exec {
 }
 
 fn listed<T>(body: fn(Listing<T>) -> Body, entries: Vec<T>, end: End, last_page: usize) -> Reply {
-    Reply::Ok(body(Listing { entries, end, last_page }))
+    Reply::Ok(body(Listing { entries, end, last_page, unpaged: None }))
+}
+
+/// One full page and no `next_token`: the listing may have stopped early.
+fn one_full_page(max_entries: i32, entries: usize, last: usize) -> bool {
+    max_entries > 0 && entries == last && last >= usize::try_from(max_entries).unwrap_or(0)
 }
 
 fn error(e: &Status) -> Reply {

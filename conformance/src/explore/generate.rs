@@ -341,7 +341,10 @@ impl Generator {
                             Call::Stats { vol: *v, at: At::Target(target) },
                         ]
                     })
-                    .chain(dead.iter().map(|v| Call::Stats { vol: *v, at: At::Target(target) }))
+                    .chain(dead.iter().map(|v| Call::Stats {
+                        vol: *v,
+                        at: if target == 0 { At::Staging } else { At::Target(0) },
+                    }))
                     .collect(),
             ),
             (

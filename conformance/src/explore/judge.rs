@@ -50,6 +50,9 @@ pub(crate) struct Listing<T> {
     pub(crate) end: End,
     /// How many entries the last page held.
     pub(crate) last_page: usize,
+    /// When the listing was one full page and no `next_token`: the same listing asked again
+    /// without `max_entries`, to tell a page that stopped early from entries never listed.
+    pub(crate) unpaged: Option<Vec<T>>,
 }
 
 /// How a listing ended.
@@ -201,6 +204,15 @@ impl Model {
         v
     }
 
+    /// What a plugin sees of a content source: its kind and id (two volumes of the history may
+    /// share an id, one deleted and the other made since).
+    fn source_id(&self, source: Option<Source>) -> Option<(bool, String)> {
+        match source? {
+            Source::Snapshot(x) => Some((true, self.snaps.get(&x)?.id.clone())),
+            Source::Volume(v) => Some((false, self.vols.get(&v)?.id.clone())),
+        }
+    }
+
     fn is_dead(&self, v: Vol) -> bool {
         self.vols.get(&v).is_some_and(|s| s.life == Life::Dead)
     }
@@ -274,7 +286,7 @@ impl Model {
             // range it does not meet, or another source: the ALREADY_EXISTS row. A range
             // against a capacity the plugin never said: either.
             let fits = |cap: i64| cap >= required && (limit == 0 || cap <= limit);
-            let compatible = if s.source != source {
+            let compatible = if self.source_id(s.source) != self.source_id(source) {
                 Some(false)
             } else if required == 0 && limit == 0 {
                 Some(true)
@@ -395,6 +407,7 @@ impl Model {
                 floor: required,
                 limit,
                 expanded: false,
+                undone: Vec::new(),
                 published: None,
                 staged: false,
                 staged_ever: false,
@@ -427,15 +440,20 @@ impl Model {
                     .vols
                     .values()
                     .any(|x| x.life != Life::Dead && x.source == Some(Source::Volume(vol)));
-                let undo = s.last_undo;
                 if snapshots || clones {
                     if let Some(s) = self.state_mut(vol) {
                         s.refused_delete = snapshots;
                     }
-                } else if let Some(undo) = undo {
+                } else if !s.undone.is_empty() {
+                    // In use by what the history undid, each undo answered OK.
+                    let undone: Vec<&str> = s.undone.iter().map(|u| u.rpc()).collect();
                     v.broke(
-                        undo_rule(undo),
-                        format!("{what}, unused after {undo:?}, answered {}", show(reply)),
+                        Rule::InUseAfterUndo,
+                        format!(
+                            "{what}, unused after {} answered OK, answered {}",
+                            undone.join(", "),
+                            show(reply)
+                        ),
                     );
                 }
             }
@@ -519,7 +537,7 @@ impl Model {
             Reply::Ok(_) => {
                 if let Some(s) = self.state_mut(vol) {
                     s.published = None;
-                    s.last_undo = Some(Undo::ControllerUnpublish { all });
+                    s.undid(Undo::ControllerUnpublish { all });
                 }
             }
             Reply::Err { code: Code::NotFound, .. } => {
@@ -593,7 +611,8 @@ impl Model {
         if let Some(cur) = held {
             let s = &self.snaps[&cur];
             let what = format!("CreateSnapshot again of name s{name} (held by {cur}, id {})", s.id);
-            if s.source != source {
+            let other = self.vols.get(&source).is_none_or(|x| x.id != s.source_id);
+            if other {
                 v.row(
                     "CreateSnapshot",
                     SNAPSHOT_INCOMPATIBLE,
@@ -759,7 +778,7 @@ impl Model {
             Reply::Ok(_) => {
                 if let Some(s) = self.state_mut(vol) {
                     s.staged = false;
-                    s.last_undo = Some(Undo::Unstage);
+                    s.undid(Undo::Unstage);
                 }
             }
             Reply::Err { code: Code::NotFound, .. } => {
@@ -878,7 +897,7 @@ impl Model {
                 }
                 if let Some(s) = self.state_mut(vol) {
                     s.targets[t] = None;
-                    s.last_undo = Some(Undo::NodeUnpublish);
+                    s.undid(Undo::NodeUnpublish);
                 }
             }
             Reply::Err { code: Code::NotFound, .. } => self.not_found(v, vol, rpc, reply),
@@ -904,6 +923,28 @@ impl Model {
             );
         } else if code(reply) == Code::NotFound {
             self.not_found(v, vol, rpc, reply);
+        }
+    }
+}
+
+impl VolState {
+    /// `undo` answered OK.
+    fn undid(&mut self, undo: Undo) {
+        self.last_undo = Some(undo);
+        if !self.undone.contains(&undo) {
+            self.undone.push(undo);
+        }
+    }
+}
+
+impl Undo {
+    /// The RPC that undid.
+    fn rpc(self) -> &'static str {
+        match self {
+            Undo::ControllerUnpublish { all: false } => "ControllerUnpublishVolume",
+            Undo::ControllerUnpublish { all: true } => "ControllerUnpublishVolume without node_id",
+            Undo::Unstage => "NodeUnstageVolume",
+            Undo::NodeUnpublish => "NodeUnpublishVolume",
         }
     }
 }

@@ -54,7 +54,12 @@ impl Model {
         let (vol, id, refused) = &missing[0];
         let names = missing.iter().map(|(v, id, _)| format!("{v} (id {id})")).collect::<Vec<_>>();
         // A full last page and no token: the pages stopped early.
-        let short = max_entries > 0 && listing.last_page >= max_entries as usize;
+        // One full page and no token, and the listing without max_entries holds what it
+        // lacked: the pages stopped early.
+        let short = listing
+            .unpaged
+            .as_ref()
+            .is_some_and(|all| missing.iter().all(|(_, id, _)| all.iter().any(|e| e.id == *id)));
         let rule = if *refused {
             Rule::DeleteRefusedUnaltered
         } else if short {
@@ -155,8 +160,19 @@ impl Model {
             return;
         }
         let names = missing.iter().map(|(s, id, _)| format!("{s} (id {id})")).collect::<Vec<_>>();
-        let short = max_entries > 0 && listing.last_page >= max_entries as usize;
-        let outlived = missing.iter().any(|(_, _, gone)| *gone);
+        let short = listing
+            .unpaged
+            .as_ref()
+            .is_some_and(|all| missing.iter().all(|(_, id, _)| all.iter().any(|e| e.id == *id)));
+        // Missing because its source was deleted: none of that source's snapshots is listed
+        // (a listing that holds some of them misses the others for another reason).
+        let outlived = missing.iter().any(|(snap, _, gone)| {
+            *gone
+                && self
+                    .snaps
+                    .get(snap)
+                    .is_some_and(|x| !listing.entries.iter().any(|e| e.source == x.source_id))
+        });
         let rule = if outlived {
             Rule::SnapshotOutlivesSource
         } else if short {

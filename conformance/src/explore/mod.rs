@@ -59,6 +59,8 @@ pub struct Options {
     pub time: Option<Duration>,
     /// Histories in flight at once, each on volumes of its own.
     pub concurrency: usize,
+    /// Stop once this many rules are found broken (none: walk the whole budget).
+    pub stop_after: Option<usize>,
     /// Where to write each finding's capture: a folder, or a file name (`NAME.jsonl`, then
     /// `NAME-2.jsonl` ...); none: `csi-explore-<seed>-<n>.jsonl` in the current folder.
     pub capture_out: Option<PathBuf>,
@@ -160,6 +162,9 @@ async fn walk(
         // What the plugin holds is no longer what the model says: shrink, then start afresh.
         report.left_over.extend(s.clean_up(&a).await);
         report::found(s, options, report, &history, &made.broken, line).await?;
+        if options.stop_after.is_some_and(|n| report.findings.len() >= n) {
+            return Ok(());
+        }
         a = s.attempt(None);
         history.clear();
     }

@@ -88,6 +88,8 @@ pub(crate) struct VolState {
     /// Target #t was published at some time.
     pub(crate) targets_used: [bool; 2],
     pub(crate) last_undo: Option<Undo>,
+    /// Every kind of undo it went through, in order, for a finding's words.
+    pub(crate) undone: Vec<Undo>,
     /// DeleteVolume was refused with FAILED_PRECONDITION (snapshots, or in use).
     pub(crate) refused_delete: bool,
 }
@@ -308,17 +310,19 @@ impl Model {
                     }
             }
             Call::Stats { vol, at } => {
+                // A live volume is asked where it is or was; a deleted one anywhere its paths
+                // would be (the CO makes the folders).
+                let dead = self.dead(vol);
                 c.stats
-                    && match (self.vol(vol), at) {
-                        (Some(s), _) if s.life == Life::Lost => false,
+                    && match (self.alive(vol), at) {
                         (Some(s), At::Staging) => c.stage && (s.staged || s.staged_ever),
                         (Some(s), At::Target(t)) => {
                             let t = usize::from(t);
                             t < 2 && (s.targets[t].is_some() || s.targets_used[t])
                         }
-                        (None, _) => false,
+                        (None, At::Staging) => dead && c.stage,
+                        (None, At::Target(t)) => dead && t < 2,
                     }
-                    && (self.alive(vol).is_some() || self.dead(vol))
             }
             Call::NodeExpand { vol, mib } => {
                 c.node_expand

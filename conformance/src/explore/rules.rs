@@ -39,6 +39,7 @@ pub(crate) enum Rule {
     NodePublishRetrySame,
     NodeUnpublishUndoes,
     NodeUnpublishIdempotent,
+    InUseAfterUndo,
     TargetPlaced,
     TargetRemoved,
     SecondTarget,
@@ -58,7 +59,7 @@ pub(crate) const NODE_NOT_EXIST: &str = "Node does not exist";
 
 impl Rule {
     /// The invariants (rows apart), for `--list` and the audit.
-    pub(crate) const ALL: [Rule; 34] = [
+    pub(crate) const ALL: [Rule; 35] = [
         Rule::CreateRetrySame,
         Rule::VolumeIdUnique,
         Rule::VolumeIdFound,
@@ -89,6 +90,7 @@ impl Rule {
         Rule::NodePublishRetrySame,
         Rule::NodeUnpublishUndoes,
         Rule::NodeUnpublishIdempotent,
+        Rule::InUseAfterUndo,
         Rule::TargetPlaced,
         Rule::TargetRemoved,
         Rule::SecondTarget,
@@ -149,6 +151,7 @@ impl Rule {
             Rule::NodePublishRetrySame => "node-publish-retry-same",
             Rule::NodeUnpublishUndoes => "node-unpublish-undoes",
             Rule::NodeUnpublishIdempotent => "node-unpublish-idempotent",
+            Rule::InUseAfterUndo => "in-use-after-undo",
             Rule::TargetPlaced => "target-placed",
             Rule::TargetRemoved => "target-removed",
             Rule::SecondTarget => "second-target",
@@ -270,6 +273,10 @@ impl Rule {
             Rule::NodeUnpublishIdempotent => {
                 Sentence::must("NodeUnpublishVolume", "This operation MUST be idempotent.")
             }
+            Rule::InUseAfterUndo => Sentence::must(
+                "NodeUnpublishVolume / NodeUnstageVolume / ControllerUnpublishVolumeRequest.node_id",
+                "This RPC MUST undo the work by the corresponding `NodePublishVolume`. / This RPC MUST undo the work by the corresponding `NodeStageVolume`. / If the value is set, the SP MUST unpublish the volume from the specified node. / If the value is unset, the SP MUST unpublish the volume from all nodes it is published to.",
+            ),
             Rule::TargetPlaced => Sentence::must(
                 "NodePublishVolumeRequest.target_path",
                 "For volumes with an access type of mount, the SP SHALL place the mounted directory at target_path.",

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::Broken;
-use super::call::Call;
+use super::call::{Call, Names};
 use super::exec::Exchange;
 use super::session::{Made, Session};
 
@@ -98,21 +98,42 @@ pub(crate) async fn shrink(s: &mut Session, history: &[Call], id: &str) -> Resul
     }
     let mut cur: Vec<Call> = first.made.iter().map(|m| m.call).collect();
     let spent = |replays: u32| replays >= MAX_REPLAYS || started.elapsed() >= MAX_TIME;
-    // Chunks: remove one chunk at a time; a success keeps the shorter history (truncated at
-    // the call that broke the rule again) and the chunk size.
+    // Chunks, then simpler calls, again while either shortens or simplifies the history.
+    loop {
+        let before = cur.clone();
+        cur = chunks(s, cur, id, &mut replays, &spent).await?;
+        cur = merged(s, cur, id, &mut replays, &spent).await?;
+        cur = simpler(s, cur, id, &mut replays, &spent).await?;
+        if cur == before || spent(replays) {
+            break;
+        }
+    }
+    Ok(Shrunk { calls: cur, reproduced: true, replays })
+}
+
+/// Delta debugging's chunk passes: remove one chunk at a time; a success keeps the shorter
+/// history (truncated at the call that broke the rule again) and the chunk size, a failure
+/// halves the chunks.
+async fn chunks(
+    s: &mut Session,
+    mut cur: Vec<Call>,
+    id: &str,
+    replays: &mut u32,
+    spent: &impl Fn(u32) -> bool,
+) -> Result<Vec<Call>, String> {
     let mut n = 2usize;
-    while cur.len() >= 2 && !spent(replays) {
+    while cur.len() >= 2 && !spent(*replays) {
         let chunk = cur.len().div_ceil(n);
         let mut reduced = false;
         let mut start = 0;
-        while start < cur.len() && !spent(replays) {
+        while start < cur.len() && !spent(*replays) {
             let candidate: Vec<Call> = cur[..start]
                 .iter()
                 .chain(cur[(start + chunk).min(cur.len())..].iter())
                 .copied()
                 .collect();
             let r = replay(s, &candidate, id, None).await?;
-            replays += 1;
+            *replays += 1;
             if r.found.is_some() {
                 cur = r.made.iter().map(|m| m.call).collect();
                 reduced = true;
@@ -128,14 +149,56 @@ pub(crate) async fn shrink(s: &mut Session, history: &[Call], id: &str) -> Resul
             n = (n * 2).min(cur.len());
         }
     }
-    // Simpler forms of each call that keep the rule broken.
+    Ok(cur)
+}
+
+/// One object where the history used two: every use of a later name made a use of an earlier
+/// one (volumes, then snapshots), kept where the rule stays broken and the history is no longer.
+async fn merged(
+    s: &mut Session,
+    mut cur: Vec<Call>,
+    id: &str,
+    replays: &mut u32,
+    spent: &impl Fn(u32) -> bool,
+) -> Result<Vec<Call>, String> {
+    for kind in [Names::Volumes, Names::Snapshots] {
+        let mut names: Vec<u16> = cur.iter().flat_map(|c| c.names(kind)).collect();
+        names.sort_unstable();
+        names.dedup();
+        'pairs: for (i, later) in names.iter().enumerate().rev() {
+            for earlier in &names[..i] {
+                if spent(*replays) {
+                    return Ok(cur);
+                }
+                let candidate: Vec<Call> =
+                    cur.iter().map(|c| c.renamed(kind, *later, *earlier)).collect();
+                let r = replay(s, &candidate, id, None).await?;
+                *replays += 1;
+                if r.found.is_some() && r.made.len() <= cur.len() {
+                    cur = r.made.iter().map(|m| m.call).collect();
+                    continue 'pairs;
+                }
+            }
+        }
+    }
+    Ok(cur)
+}
+
+/// Each call replaced by a simpler form of it (one page, no size) where the rule stays broken.
+async fn simpler(
+    s: &mut Session,
+    mut cur: Vec<Call>,
+    id: &str,
+    replays: &mut u32,
+    spent: &impl Fn(u32) -> bool,
+) -> Result<Vec<Call>, String> {
     let mut i = 0;
-    while i < cur.len() && !spent(replays) {
+    while i < cur.len() && !spent(*replays) {
         for alt in cur[i].simpler() {
             let mut candidate = cur.clone();
             candidate[i] = alt;
             let r = replay(s, &candidate, id, None).await?;
-            replays += 1;
+            *replays += 1;
             if r.found.is_some() && r.made.len() <= cur.len() {
                 cur = r.made.iter().map(|m| m.call).collect();
                 break;
@@ -143,5 +206,5 @@ pub(crate) async fn shrink(s: &mut Session, history: &[Call], id: &str) -> Resul
         }
         i += 1;
     }
-    Ok(Shrunk { calls: cur, reproduced: true, replays })
+    Ok(cur)
 }

@@ -99,7 +99,12 @@ impl Ideal {
                     .filter(|s| s.life == Life::Alive)
                     .map(|s| Listed { id: s.id.clone(), capacity: s.capacity })
                     .collect();
-                Reply::Ok(Body::Volumes(Listing { entries, end: End::Complete, last_page: 0 }))
+                Reply::Ok(Body::Volumes(Listing {
+                    entries,
+                    end: End::Complete,
+                    last_page: 0,
+                    unpaged: None,
+                }))
             }
             Call::CreateSnapshot { name, source } => {
                 if let Some(x) =
@@ -144,7 +149,12 @@ impl Ideal {
                         ready: true,
                     })
                     .collect();
-                Reply::Ok(Body::Snapshots(Listing { entries, end: End::Complete, last_page: 0 }))
+                Reply::Ok(Body::Snapshots(Listing {
+                    entries,
+                    end: End::Complete,
+                    last_page: 0,
+                    unpaged: None,
+                }))
             }
             Call::GetSnapshot(s) if m.snap(s).is_some_and(|x| x.life == Life::Alive) => ok(),
             Call::GetSnapshot(_) => err(Code::NotFound),
@@ -236,7 +246,12 @@ fn create(name: u16, mib: u32) -> Call {
 
 fn listing(ids: &[(&str, i64)]) -> Reply {
     let entries = ids.iter().map(|(id, c)| Listed { id: (*id).into(), capacity: *c }).collect();
-    Reply::Ok(Body::Volumes(Listing { entries, end: End::Complete, last_page: ids.len() }))
+    Reply::Ok(Body::Volumes(Listing {
+        entries,
+        end: End::Complete,
+        last_page: ids.len(),
+        unpaged: None,
+    }))
 }
 
 #[test]
@@ -310,10 +325,21 @@ fn each_wrong_answer_breaks_its_rule() {
     let list = Call::ListVolumes { max_entries: 0 };
     assert_eq!(rules_of(&mut m, list, listing(&[])), [Rule::VolumesListed]);
     assert_eq!(rules_of(&mut m, list, listing(&[("a", MIB)])), [Rule::CapacityAtLeast]);
-    // A full last page without next_token is the paging rule.
-    let short =
-        Reply::Ok(Body::Volumes(Listing { entries: vec![], end: End::Complete, last_page: 1 }));
-    assert_eq!(rules_of(&mut m, Call::ListVolumes { max_entries: 1 }, short), [Rule::VolumesPaged]);
+    // One full page without next_token, the rest there when asked without max_entries: the
+    // paging rule (csi-driver-host-path's ListVolumes); not there either: the listing's.
+    let other = Listed { id: "z".into(), capacity: MIB };
+    let page = |unpaged: Vec<Listed>| {
+        Reply::Ok(Body::Volumes(Listing {
+            entries: vec![other.clone()],
+            end: End::Complete,
+            last_page: 1,
+            unpaged: Some(unpaged),
+        }))
+    };
+    let paged = Call::ListVolumes { max_entries: 1 };
+    let all = vec![other.clone(), Listed { id: "a".into(), capacity: 2 * MIB }];
+    assert_eq!(rules_of(&mut m, paged, page(all)), [Rule::VolumesPaged]);
+    assert_eq!(rules_of(&mut m, paged, page(vec![other.clone()])), [Rule::VolumesListed]);
     // Deleted: still listed; still found; its id deleted again is OK.
     assert!(rules_of(&mut m, Call::DeleteVolume(v(0, 0)), Reply::Ok(Body::Empty)).is_empty());
     assert_eq!(rules_of(&mut m, list, listing(&[("a", 2 * MIB)])), [Rule::VolumeDeletedGone]);
@@ -350,7 +376,12 @@ fn snapshots_outlive_their_source_and_lists_hold_every_one() {
     let by_source = Call::ListSnapshots { filter: Filter::Source(v(0, 0)), max_entries: 0 };
     let one = |id: &str| {
         let e = ListedSnapshot { id: id.into(), source: "a".into(), ready: true };
-        Reply::Ok(Body::Snapshots(Listing { entries: vec![e], end: End::Complete, last_page: 1 }))
+        Reply::Ok(Body::Snapshots(Listing {
+            entries: vec![e],
+            end: End::Complete,
+            last_page: 1,
+            unpaged: None,
+        }))
     };
     // Only the first snapshot of the source: csi-driver-host-path's known bug.
     assert_eq!(rules_of(&mut m, by_source, one("s0")), [Rule::SnapshotsListed]);
@@ -387,7 +418,7 @@ fn an_undo_the_plugin_forgot_breaks_the_undos_sentence() {
     // Refused as in use after the only publication was undone, no snapshot standing.
     assert_eq!(
         rules_of(&mut m, Call::DeleteVolume(vol), error(Code::FailedPrecondition)),
-        [Rule::UnpublishedGone]
+        [Rule::InUseAfterUndo]
     );
     // A target still there after NodeUnpublishVolume answered OK.
     let mut m = Model::new(caps());
