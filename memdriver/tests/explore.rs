@@ -1,7 +1,8 @@
 //! `csi-conformance explore` tested against memdriver, served in process: the clean driver
 //! gives no finding over several walks; every `MEMDRIVER_FAULT` whose bug needs a history of
 //! calls is found and shrunk to at most ten calls, the planted bugs with a known shortest
-//! history shrunk to exactly it; the same seed gives the same walk and the same verdict; and a
+//! history shrunk to exactly it; four histories in flight at once give no finding on the clean
+//! driver and find a history bug; the same seed gives the same walk and the same verdict; and a
 //! finding's capture, replayed by `csi-view replay`'s library, answers the same against the
 //! faulty build and differs against a fixed one.
 
@@ -18,6 +19,17 @@ use memdriver::{Driver, builder};
 /// Explores memdriver (with `fault`) in process: `steps` calls of seed `seed`, stopping at the
 /// first finding; captures under `captures`.
 fn explore(fault: Option<Fault>, seed: u64, steps: u64, captures: &std::path::Path) -> Report {
+    explore_with(fault, seed, steps, 1, captures)
+}
+
+/// As [`explore`], with `concurrency` histories in flight at once.
+fn explore_with(
+    fault: Option<Fault>,
+    seed: u64,
+    steps: u64,
+    concurrency: usize,
+    captures: &std::path::Path,
+) -> Report {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
         let config = memdriver::Config { fault, ..memdriver::Config::default() };
@@ -27,7 +39,7 @@ fn explore(fault: Option<Fault>, seed: u64, steps: u64, captures: &std::path::Pa
             seed,
             steps: Some(steps),
             time: None,
-            concurrency: 1,
+            concurrency,
             stop_after: Some(1),
             capture_out: Some(captures.to_path_buf()),
             config: Config { timeout: Duration::from_secs(20), ..Config::default() },
@@ -54,6 +66,27 @@ fn memdriver_gives_no_finding() {
             report.coverage.calls.keys().map(|(rpc, _)| *rpc).collect();
         assert_eq!(rpcs.len(), 18, "seed {seed}: {rpcs:?}");
     }
+}
+
+#[test]
+fn histories_in_flight_at_once_give_no_finding_on_memdriver_and_find_a_history_bug() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    for seed in [1, 2] {
+        let report = explore_with(None, seed, 1500, 4, tmp.path());
+        assert!(report.findings.is_empty(), "seed {seed}: {}", report.text());
+        assert_eq!(report.steps, 1500);
+        assert!(report.left_over.is_empty(), "{:?}", report.left_over);
+    }
+    let report = explore_with(Some(Fault::ListSnapshotsFirstOfSource), 5, 4000, 4, tmp.path());
+    let Some(f) = report.findings.first() else { panic!("no finding: {}", report.text()) };
+    assert_eq!(f.rule, "snapshots-listed", "{}", f.text());
+    assert!(f.reproduced, "{}", f.text());
+    assert_eq!(
+        methods(&report),
+        ["CreateVolume", "CreateSnapshot", "CreateSnapshot", "ListSnapshots"],
+        "{}",
+        f.text()
+    );
 }
 
 /// The faults whose bug only a history shows, each with the RPCs of its shortest history

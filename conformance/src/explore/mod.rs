@@ -9,11 +9,12 @@
 //! it (`shrink`), printed with its sentence, and written as a capture `csi-view replay` sends
 //! again (`capture`); the walk goes on from a clean state. `coverage` counts each RPC in each
 //! lifecycle state and each invariant held; `concurrent` keeps several histories in flight at
-//! once; `report` prints and writes the result. The same seed gives the same walk against the
+//! once (`--concurrency`), each on objects of its own; `report` prints and writes the result. The same seed gives the same walk against the
 //! same plugin.
 
 mod call;
 mod capture;
+mod concurrent;
 mod coverage;
 mod exec;
 mod generate;
@@ -127,7 +128,11 @@ pub async fn explore(
         skipped: s.skipped.clone(),
         ..Report::default()
     };
-    walk(&mut s, options, &mut report, line).await?;
+    if options.concurrency > 1 {
+        concurrent::walk(&mut s, options, &mut report, line).await?;
+    } else {
+        walk(&mut s, options, &mut report, line).await?;
+    }
     report.calls = s.calls;
     report.coverage = std::mem::take(&mut s.coverage);
     report.duration = started.elapsed();

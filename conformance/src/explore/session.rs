@@ -215,6 +215,12 @@ impl Model {
             .map(|v| (v.id.clone(), node.to_owned()))
             .collect()
     }
+
+    /// `words` name one of the ids this model's plugin gave (a volume's or a snapshot's).
+    pub(crate) fn names_an_id(&self, words: &str) -> bool {
+        let named = |id: &str| !id.is_empty() && words.contains(id);
+        self.vols.values().any(|v| named(&v.id)) || self.snaps.values().any(|x| named(&x.id))
+    }
 }
 
 /// The folder the explorer makes `what` paths under: the one given, made absolute (the spec's
