@@ -291,6 +291,26 @@ impl Exec {
         })
     }
 
+    /// Removes the folders the CO's part made for `vols` under `mount` and `staging` (if these
+    /// are the attempt's), once the attempt is cleaned up: a long walk would otherwise leave
+    /// thousands in one folder, and every later folder made there costs more. Only empty
+    /// folders go (`remove_dir`): one a plugin left a mount or files in stays as it is.
+    pub(crate) fn remove_folders(&self, mount: &Path, staging: &Path, vols: &[Vol]) {
+        if self.mount != mount || self.staging != staging {
+            return;
+        }
+        for v in vols {
+            for t in 0..2 {
+                let target = self.target_path(*v, t);
+                let _ = std::fs::remove_dir(&target);
+                if let Some(parent) = target.parent() {
+                    let _ = std::fs::remove_dir(parent);
+                }
+            }
+            let _ = std::fs::remove_dir(self.staging_path(*v));
+        }
+    }
+
     /// The staging folder of `v`, made (the CO's part).
     fn staging_dir(&self, v: Vol) -> Result<String, String> {
         let dir = self.staging_path(v);

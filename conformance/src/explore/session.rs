@@ -202,6 +202,8 @@ impl Session {
         }
         s.take_problems();
         self.calls += u64::try_from(live.len()).unwrap_or(0);
+        let vols: Vec<Vol> = a.model.vols.keys().copied().collect();
+        a.exec.remove_folders(&self.mount, &self.staging, &vols);
         left
     }
 }
