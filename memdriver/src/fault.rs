@@ -83,11 +83,16 @@ pub enum Fault {
     /// NodeUnpublishVolume removes the target path and answers OK, but keeps the publication,
     /// so the staging path stays in use. Needs publish, unpublish, then NodeUnstageVolume.
     NodeUnpublishKeepsRecord,
+    /// ControllerUnpublishVolume of a volume published three times or more (a retry of a
+    /// publication standing is not a new one) answers OK and
+    /// keeps the publication (a counter that wraps, a cache that fills). Needs a longer
+    /// history: three publish cycles, then a DeleteVolume (eight calls).
+    ThirdUnpublishKeepsNode,
 }
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 32] = [
+    pub const ALL: [Fault; 33] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -120,6 +125,7 @@ impl Fault {
         Fault::UnpublishKeepsNode,
         Fault::UnstageKeepsPath,
         Fault::NodeUnpublishKeepsRecord,
+        Fault::ThirdUnpublishKeepsNode,
     ];
 
     /// The switch's name, as `MEMDRIVER_FAULT` takes it.
@@ -157,6 +163,7 @@ impl Fault {
             Fault::UnpublishKeepsNode => "unpublish-keeps-node",
             Fault::UnstageKeepsPath => "unstage-keeps-path",
             Fault::NodeUnpublishKeepsRecord => "node-unpublish-keeps-record",
+            Fault::ThirdUnpublishKeepsNode => "third-unpublish-keeps-node",
         }
     }
 

@@ -128,6 +128,7 @@ impl Driver {
             published: BTreeMap::new(),
             node_capacity: capacity,
             created_capacity: capacity,
+            publications: 0,
             topology: self.config.topology(),
         };
         let response = CreateVolumeResponse { volume: Some(volume.to_csi()) };
@@ -298,7 +299,10 @@ impl Driver {
             return Err(ControllerPublishVolumeError::InternalError
                 .status("the volume went away under the state lock"));
         };
-        volume.published_nodes.insert(request.node_id, publication);
+        // A retry publishes nothing new: only a new publication counts.
+        if volume.published_nodes.insert(request.node_id, publication).is_none() {
+            volume.publications += 1;
+        }
         Ok(ControllerPublishVolumeResponse { publish_context: publish_context(&volume.id) })
     }
 
@@ -317,6 +321,11 @@ impl Driver {
             return Ok(ControllerUnpublishVolumeResponse {});
         }
         if let Some(volume) = state.volumes.get_mut(&request.volume_id) {
+            // The fault: from the third publication of a volume on (retries apart), an unpublish is
+            // forgotten.
+            if self.fault(Fault::ThirdUnpublishKeepsNode) && volume.publications >= 3 {
+                return Ok(ControllerUnpublishVolumeResponse {});
+            }
             if request.node_id.is_empty() {
                 volume.published_nodes.clear();
             } else {

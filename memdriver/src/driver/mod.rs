@@ -126,6 +126,9 @@ struct Volume {
     node_capacity: i64,
     /// The size it was created with (what [`Fault::ExpandNotListed`] reports).
     created_capacity: i64,
+    /// How many times ControllerPublishVolume published it (what
+    /// [`Fault::ThirdUnpublishKeepsNode`] counts).
+    publications: u32,
     /// Where it is accessible from: the node's topology.
     topology: Topology,
 }
