@@ -184,11 +184,14 @@ impl Driver {
             NodeUnpublishVolumeError::VolumeDoesNotExist
                 .status(format!("volume '{}' does not exist", request.volume_id))
         })?;
-        if self.fault(Fault::NodeUnpublishKeepsRecord)
-            && volume.published.contains_key(&request.target_path)
-        {
-            remove_target(&request.target_path)?;
-        } else if volume.published.remove(&request.target_path).is_some() {
+        // The fault keeps the record of the publication (so the staging stays in use) while the
+        // target goes.
+        let published = if self.fault(Fault::NodeUnpublishKeepsRecord) {
+            volume.published.contains_key(&request.target_path)
+        } else {
+            volume.published.remove(&request.target_path).is_some()
+        };
+        if published {
             remove_target(&request.target_path)?;
         } else if self.fault(Fault::UnpublishNotIdempotent) {
             return Err(Status::not_found(format!("'{}' is not published", request.target_path)));
