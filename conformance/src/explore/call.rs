@@ -142,21 +142,9 @@ impl Call {
     /// The volume the call is about, if one (for the coverage table and concurrency).
     pub(crate) fn volume(&self) -> Option<Vol> {
         match *self {
-            Call::DeleteVolume(v)
-            | Call::ControllerPublish { vol: v, .. }
-            | Call::ControllerUnpublish { vol: v, .. }
-            | Call::Validate(v)
-            | Call::GetVolume(v)
-            | Call::Expand { vol: v, .. }
-            | Call::CreateSnapshot { source: v, .. }
-            | Call::Stage(v)
-            | Call::Unstage(v)
-            | Call::Publish { vol: v, .. }
-            | Call::Unpublish { vol: v, .. }
-            | Call::Stats { vol: v, .. }
-            | Call::NodeExpand { vol: v, .. } => Some(v),
-            Call::ListSnapshots { filter: Filter::Source(v), .. } => Some(v),
-            _ => None,
+            Call::CreateSnapshot { source: v, .. }
+            | Call::ListSnapshots { filter: Filter::Source(v), .. } => Some(v),
+            mut c => c.volume_mut().copied(),
         }
     }
 
@@ -255,6 +243,7 @@ impl Call {
         }
     }
 
+    /// The volume a call on one volume names (not a snapshot's source, nor a listing's filter).
     fn volume_mut(&mut self) -> Option<&mut Vol> {
         match self {
             Call::DeleteVolume(v)
