@@ -291,6 +291,18 @@ impl Exec {
         })
     }
 
+    /// Whether `published_node_ids` (when a status was answered) holds this node.
+    fn on_node(&self, ids: Option<Vec<String>>) -> Option<bool> {
+        ids.map(|ids| ids.contains(&self.node_id))
+    }
+
+    /// A ListVolumes entry as the model reads it.
+    fn listed(&self, e: list_volumes_response::Entry) -> Option<Listed> {
+        let v = e.volume?;
+        let on_node = self.on_node(e.status.map(|st| st.published_node_ids));
+        Some(Listed { id: v.volume_id, capacity: v.capacity_bytes, on_node })
+    }
+
     /// Removes the folders the CO's part made for `vols` under `mount` and `staging` (if these
     /// are the attempt's), once the attempt is cleaned up: a long walk would otherwise leave
     /// thousands in one folder, and every later folder made there costs more. Only empty
@@ -357,8 +369,13 @@ impl Exec {
             Prepared::Validate(r) => empty(self.ask(s, r).await),
             Prepared::ListVolumes(max_entries) => self.list_volumes(s, max_entries).await,
             Prepared::Get(r) => match self.ask(s, r).await {
-                Ok(ControllerGetVolumeResponse { volume: Some(v), .. }) => {
-                    Reply::Ok(Body::Got(Listed { id: v.volume_id, capacity: v.capacity_bytes }))
+                Ok(ControllerGetVolumeResponse { volume: Some(v), status }) => {
+                    let on_node = self.on_node(status.map(|st| st.published_node_ids));
+                    Reply::Ok(Body::Got(Listed {
+                        id: v.volume_id,
+                        capacity: v.capacity_bytes,
+                        on_node,
+                    }))
                 }
                 other => empty(other),
             },
@@ -459,12 +476,7 @@ impl Exec {
                 Err(e) => return listed(Body::Volumes, entries, End::Failed(e.code()), 0),
                 Ok(a) => {
                     let last = a.entries.len();
-                    entries.extend(
-                        a.entries
-                            .into_iter()
-                            .filter_map(|e| e.volume)
-                            .map(|v| Listed { id: v.volume_id, capacity: v.capacity_bytes }),
-                    );
+                    entries.extend(a.entries.into_iter().filter_map(|e| self.listed(e)));
                     if a.next_token.is_empty() {
                         let unpaged = if one_full_page(max_entries, entries.len(), last) {
                             let r = ListVolumesRequest {
@@ -472,11 +484,7 @@ impl Exec {
                                 starting_token: String::new(),
                             };
                             self.ask(s, r).await.ok().map(|a| {
-                                a.entries
-                                    .into_iter()
-                                    .filter_map(|e| e.volume)
-                                    .map(|v| Listed { id: v.volume_id, capacity: v.capacity_bytes })
-                                    .collect()
+                                a.entries.into_iter().filter_map(|e| self.listed(e)).collect()
                             })
                         } else {
                             None

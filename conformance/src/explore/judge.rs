@@ -71,6 +71,8 @@ pub(crate) enum End {
 pub(crate) struct Listed {
     pub(crate) id: String,
     pub(crate) capacity: i64,
+    /// Whether `published_node_ids` holds the explorer's node (`None`: no status answered).
+    pub(crate) on_node: Option<bool>,
 }
 
 /// A snapshot as ListSnapshots describes it.
@@ -166,6 +168,7 @@ impl Model {
                 self.read_volume(&mut v, "ControllerGetVolume", vol, reply);
                 if let Reply::Ok(Body::Got(e)) = reply {
                     self.capacity(&mut v, vol, e.capacity, "ControllerGetVolume");
+                    self.published_nodes(&mut v, vol, e.on_node, "ControllerGetVolume");
                 }
             }
             Call::Expand { vol, mib } => self.expand(&mut v, vol, mib, reply),
@@ -238,6 +241,39 @@ impl Model {
     }
 
     /// A capacity read back: never below what was accepted, never above a limit that binds.
+    /// `published_node_ids` (with LIST_VOLUMES_PUBLISHED_NODES) still names the node after a
+    /// ControllerUnpublishVolume the plugin answered OK: the publication was not undone. (That
+    /// it names the node while published is the suite's answer check.)
+    pub(super) fn published_nodes(
+        &self,
+        v: &mut Verdicts,
+        vol: Vol,
+        on_node: Option<bool>,
+        what: &str,
+    ) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        if !self.caps.published_nodes || s.life != Life::Alive || s.published.is_some() {
+            return;
+        }
+        let Some(undo) =
+            s.undone.iter().rev().find(|u| matches!(u, Undo::ControllerUnpublish { .. }))
+        else {
+            return;
+        };
+        let rule = undo_rule(*undo);
+        v.check(rule);
+        if on_node == Some(true) {
+            v.broke(
+                rule,
+                format!(
+                    "{what} lists {vol} (id {}) as published to the node after {} answered OK",
+                    s.id,
+                    undo.rpc()
+                ),
+            );
+        }
+    }
+
     pub(super) fn capacity(&self, v: &mut Verdicts, vol: Vol, capacity: i64, what: &str) {
         let Some(s) = self.vols.get(&vol) else { return };
         if capacity == 0 {

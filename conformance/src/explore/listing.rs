@@ -27,7 +27,10 @@ impl Model {
         for (vol, s) in &self.vols {
             match s.life {
                 Life::Alive => match seen.get(s.id.as_str()) {
-                    Some(e) => self.capacity(out, *vol, e.capacity, "ListVolumes"),
+                    Some(e) => {
+                        self.capacity(out, *vol, e.capacity, "ListVolumes");
+                        self.published_nodes(out, *vol, e.on_node, "ListVolumes");
+                    }
                     None => missing.push((*vol, s.id.clone(), s.refused_delete)),
                 },
                 Life::Dead if !self.id_in_use(&s.id) && seen.contains_key(s.id.as_str()) => {

@@ -18,6 +18,8 @@ pub(crate) struct Caps {
     /// PUBLISH_READONLY.
     pub(crate) readonly: bool,
     pub(crate) list_volumes: bool,
+    /// LIST_VOLUMES_PUBLISHED_NODES: `published_node_ids` is the plugin's to keep.
+    pub(crate) published_nodes: bool,
     pub(crate) get_volume: bool,
     /// Controller EXPAND_VOLUME.
     pub(crate) expand: bool,

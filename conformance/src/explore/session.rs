@@ -246,6 +246,7 @@ fn caps(s: &Suite, endpoint: &Endpoint) -> (Caps, Vec<String>) {
         publish: p.has(Ctl::PublishUnpublishVolume) && p.has_node,
         readonly: p.has(Ctl::PublishReadonly),
         list_volumes: p.has(Ctl::ListVolumes),
+        published_nodes: p.has(Ctl::ListVolumesPublishedNodes),
         get_volume: p.has(Ctl::GetVolume),
         expand: p.has(Ctl::ExpandVolume),
         online: p.expansion == Some(Expansion::Online),

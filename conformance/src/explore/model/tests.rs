@@ -18,6 +18,7 @@ fn caps() -> Caps {
         publish: true,
         readonly: true,
         list_volumes: true,
+        published_nodes: true,
         get_volume: true,
         expand: true,
         online: true,
@@ -84,7 +85,11 @@ impl Ideal {
             Call::Validate(v) | Call::GetVolume(v) if !alive(v) => err(Code::NotFound),
             Call::GetVolume(v) => {
                 let s = m.vol(v).expect("alive");
-                Reply::Ok(Body::Got(Listed { id: s.id.clone(), capacity: s.capacity }))
+                Reply::Ok(Body::Got(Listed {
+                    id: s.id.clone(),
+                    capacity: s.capacity,
+                    on_node: Some(s.published.is_some()),
+                }))
             }
             Call::Expand { vol, mib } => match m.vol(vol) {
                 Some(s) if s.life == Life::Alive => {
@@ -97,7 +102,11 @@ impl Ideal {
                     .vols
                     .values()
                     .filter(|s| s.life == Life::Alive)
-                    .map(|s| Listed { id: s.id.clone(), capacity: s.capacity })
+                    .map(|s| Listed {
+                        id: s.id.clone(),
+                        capacity: s.capacity,
+                        on_node: Some(s.published.is_some()),
+                    })
                     .collect();
                 Reply::Ok(Body::Volumes(Listing {
                     entries,
@@ -245,7 +254,10 @@ fn create(name: u16, mib: u32) -> Call {
 }
 
 fn listing(ids: &[(&str, i64)]) -> Reply {
-    let entries = ids.iter().map(|(id, c)| Listed { id: (*id).into(), capacity: *c }).collect();
+    let entries = ids
+        .iter()
+        .map(|(id, c)| Listed { id: (*id).into(), capacity: *c, on_node: None })
+        .collect();
     Reply::Ok(Body::Volumes(Listing {
         entries,
         end: End::Complete,
@@ -327,7 +339,7 @@ fn each_wrong_answer_breaks_its_rule() {
     assert_eq!(rules_of(&mut m, list, listing(&[("a", MIB)])), [Rule::CapacityAtLeast]);
     // One full page without next_token, the rest there when asked without max_entries: the
     // paging rule (csi-driver-host-path's ListVolumes); not there either: the listing's.
-    let other = Listed { id: "z".into(), capacity: MIB };
+    let other = Listed { id: "z".into(), capacity: MIB, on_node: None };
     let page = |unpaged: Vec<Listed>| {
         Reply::Ok(Body::Volumes(Listing {
             entries: vec![other.clone()],
@@ -337,7 +349,7 @@ fn each_wrong_answer_breaks_its_rule() {
         }))
     };
     let paged = Call::ListVolumes { max_entries: 1 };
-    let all = vec![other.clone(), Listed { id: "a".into(), capacity: 2 * MIB }];
+    let all = vec![other.clone(), Listed { id: "a".into(), capacity: 2 * MIB, on_node: None }];
     assert_eq!(rules_of(&mut m, paged, page(all)), [Rule::VolumesPaged]);
     assert_eq!(rules_of(&mut m, paged, page(vec![other.clone()])), [Rule::VolumesListed]);
     // Deleted: still listed; still found; its id deleted again is OK.
@@ -362,6 +374,21 @@ fn each_wrong_answer_breaks_its_rule() {
         rules_of(&mut m, Call::Validate(v(1, 0)), error(Code::NotFound)),
         [Rule::VolumeIdFound]
     );
+    // Published, then unpublished with OK: published_node_ids naming the node before is
+    // right, after it is the publication not undone; without LIST_VOLUMES_PUBLISHED_NODES the
+    // field is not the plugin's to keep.
+    let got = |on_node| {
+        Reply::Ok(Body::Got(Listed { id: "c".into(), capacity: MIB, on_node: Some(on_node) }))
+    };
+    let publish = Call::ControllerPublish { vol: v(1, 0), readonly: false, own: true };
+    assert!(rules_of(&mut m, publish, Reply::Ok(Body::Empty)).is_empty());
+    assert!(rules_of(&mut m, Call::GetVolume(v(1, 0)), got(true)).is_empty());
+    let unpublish = Call::ControllerUnpublish { vol: v(1, 0), all: false };
+    assert!(rules_of(&mut m, unpublish, Reply::Ok(Body::Empty)).is_empty());
+    assert!(rules_of(&mut m, Call::GetVolume(v(1, 0)), got(false)).is_empty());
+    assert_eq!(rules_of(&mut m, Call::GetVolume(v(1, 0)), got(true)), [Rule::UnpublishedGone]);
+    m.caps.published_nodes = false;
+    assert!(rules_of(&mut m, Call::GetVolume(v(1, 0)), got(true)).is_empty());
 }
 
 #[test]
