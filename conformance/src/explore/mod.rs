@@ -195,7 +195,7 @@ pub async fn explore_in_process(
     routes: tonic::service::Routes,
     options: &Options,
 ) -> anyhow::Result<Report> {
-    let (endpoint, server) = crate::run::serve(routes).await?;
+    let (endpoint, server) = crate::in_process::serve(routes).await?;
     let report = explore(&endpoint, options, &mut |_| {}).await;
     server.stop().await;
     report.map_err(|e| anyhow::anyhow!(e))
