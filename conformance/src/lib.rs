@@ -39,7 +39,9 @@
 //! answer against its request, what the plugin advertises and earlier answers), `workload` (a
 //! volume put in use on the node, and the mount table), `record` (verdicts), `cases` (the table
 //! and the generated cases), `generated` (requests changed by reflection), `audit` (`AUDIT.md`),
-//! `cleanup`, `run`, `report`, `client`.
+//! `cleanup`, `run`, `report`, `client`, `in_process` (a driver served in process); and `explore`
+//! (`csi-conformance explore`: stateful, model-based testing over the same exchange and answer
+//! checks).
 
 mod advertised;
 mod answers;
@@ -50,7 +52,9 @@ mod cleanup;
 mod client;
 mod config;
 mod exchange;
+pub mod explore;
 mod generated;
+mod in_process;
 mod record;
 mod report;
 mod run;

@@ -2,13 +2,16 @@
 //! can honour (`--csi.endpoint`, `--csi.secrets`, `--csi.testvolumeparameters`,
 //! `--csi.testvolumemutableparameters`, `--csi.mountdir`, `--csi.stagingdir`, `--ginkgo.focus`),
 //! so a driver's CI can swap one binary for the other.
+//!
+//! `csi-conformance explore` (module `explore_cli`) is the stateful explorer: random histories
+//! of calls against the plugin, each answer judged against a reference model of its state.
 
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use csikit_conformance::{Config, Endpoint, Outcome, Secrets};
 
 /// Runs the CSI conformance suite (generated from the spec's facts, plus written lifecycle
@@ -16,8 +19,16 @@ use csikit_conformance::{Config, Endpoint, Outcome, Secrets};
 /// line. A case fails only for a plugin's MUST broken; what binds the sender and the plugin's
 /// SHOULDs are printed as notes (`--strict`: failures).
 #[derive(Parser, Debug)]
-#[command(name = "csi-conformance", version, about)]
+#[command(
+    name = "csi-conformance",
+    version,
+    about,
+    subcommand_negates_reqs = true,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// The plugin: unix:///path.sock or tcp://host:port.
     #[arg(long, alias = "csi.endpoint", required_unless_present_any = ["list", "audit"])]
     endpoint: Option<String>,
@@ -60,9 +71,24 @@ struct Cli {
     filter: Option<String>,
 }
 
+/// What to run instead of the suite.
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Stateful, model-based exploration: random histories of calls a CO may make, each answer
+    /// judged against a reference model of the plugin's state; a broken rule is shrunk to the
+    /// shortest history that breaks it, printed with its sentence and written as a capture
+    /// `csi-view replay` sends again. Exit 0 with no finding, 1 with findings, 2 on bad input.
+    Explore(explore_cli::Args),
+}
+
+mod explore_cli;
+
 fn main() -> ExitCode {
     // clap prints help or the error, and exits 0 or 2 (a bad command line).
     let cli = Cli::parse();
+    if let Some(Command::Explore(args)) = &cli.command {
+        return explore_cli::run(args);
+    }
     if cli.audit {
         print!("{}", csikit_conformance::audit_summary());
         return ExitCode::SUCCESS;
@@ -130,23 +156,37 @@ fn main() -> ExitCode {
 }
 
 fn config(cli: &Cli) -> anyhow::Result<Config> {
-    let secrets = match &cli.secrets {
-        Some(p) => Secrets::read(p).map_err(|e| anyhow::anyhow!("--secrets {e:#}"))?,
-        None => Secrets::default(),
-    };
-    let flat = |p: &Option<PathBuf>, flag: &str| match p {
-        Some(p) => csikit_conformance::read_flat(p).map_err(|e| anyhow::anyhow!("{flag} {e:#}")),
-        None => Ok(Default::default()),
-    };
     Ok(Config {
         timeout: Duration::from_secs_f64(cli.timeout),
-        secrets,
+        secrets: read_secrets(cli.secrets.as_ref())?,
         driver_log: cli.driver_log.clone(),
         filter: cli.filter.clone(),
         strict: cli.strict,
-        volume_parameters: flat(&cli.volume_parameters, "--volume-parameters")?,
-        mutable_parameters: flat(&cli.mutable_parameters, "--mutable-parameters")?,
+        volume_parameters: read_parameters(cli.volume_parameters.as_ref(), "--volume-parameters")?,
+        mutable_parameters: read_parameters(
+            cli.mutable_parameters.as_ref(),
+            "--mutable-parameters",
+        )?,
         staging_dir: cli.staging_dir.clone(),
         mount_dir: cli.mount_dir.clone(),
     })
+}
+
+/// csi-sanity's secrets file, if given (`--secrets`).
+fn read_secrets(path: Option<&PathBuf>) -> anyhow::Result<Secrets> {
+    match path {
+        Some(p) => Secrets::read(p).map_err(|e| anyhow::anyhow!("--secrets {e:#}")),
+        None => Ok(Secrets::default()),
+    }
+}
+
+/// A YAML mapping in csi-sanity's format, if given (`flag` names it in an error).
+fn read_parameters(
+    path: Option<&PathBuf>,
+    flag: &str,
+) -> anyhow::Result<std::collections::HashMap<String, String>> {
+    match path {
+        Some(p) => csikit_conformance::read_flat(p).map_err(|e| anyhow::anyhow!("{flag} {e:#}")),
+        None => Ok(Default::default()),
+    }
 }

@@ -200,6 +200,7 @@ pub fn list() -> Vec<(String, Sentence)> {
     for (what, sentence) in crate::answers::rule::ALL {
         out.push((format!("answers: every answer: {what}"), *sentence));
     }
+    out.extend(crate::explore::list());
     out
 }
 
@@ -213,20 +214,8 @@ pub async fn run_in_process(
     routes: tonic::service::Routes,
     config: &Config,
 ) -> anyhow::Result<Report> {
-    let dir = tempfile::Builder::new().prefix("csi-conformance-").tempdir()?;
-    let socket = dir.path().join("csi.sock");
-    let listener = csikit::runtime::endpoint::bind_unix(&socket).await?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(
-        tonic::transport::Server::builder().add_routes(routes).serve_with_incoming_shutdown(
-            tokio_stream::wrappers::UnixListenerStream::new(listener),
-            async {
-                let _ = stopped.await;
-            },
-        ),
-    );
-    let report = run(&Endpoint::Unix(socket), config, &mut |_| {}).await;
-    let _ = stop.send(());
-    let _ = server.await;
+    let (endpoint, server) = crate::in_process::serve(routes).await?;
+    let report = run(&endpoint, config, &mut |_| {}).await;
+    server.stop().await;
     Ok(report)
 }

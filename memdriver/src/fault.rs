@@ -61,11 +61,38 @@ pub enum Fault {
     /// ControllerPublishVolume again to the same node with another `readonly` flag answers OK
     /// (the first publication stands) instead of ALREADY_EXISTS.
     RepublishIncompatibleOk,
+    /// DeleteVolume forgets the volume but not its name: CreateVolume of that name again
+    /// answers the deleted volume, which nothing else knows. Needs a history: create, delete,
+    /// create again, use.
+    ReuseNameAfterDelete,
+    /// ListSnapshots by `source_volume_id` lists only the first snapshot of the volume
+    /// (csi-driver-host-path v1.18.0's bug). Needs two snapshots of one volume.
+    ListSnapshotsFirstOfSource,
+    /// ListVolumes and ControllerGetVolume report the size a volume was created with, not the
+    /// size ControllerExpandVolume grew it to. Needs an expansion, then a read.
+    ExpandNotListed,
+    /// DeleteVolume deletes the volume's snapshots with it. Needs a snapshot, the source
+    /// deleted, then the snapshot used.
+    SnapshotDiesWithSource,
+    /// ControllerUnpublishVolume answers OK and keeps the publication, so the volume stays in
+    /// use. Needs a publication undone, then a DeleteVolume.
+    UnpublishKeepsNode,
+    /// NodeUnstageVolume answers OK and keeps the staging, so the volume stays in use. Needs a
+    /// whole stage cycle, the controller's publication undone, then a DeleteVolume.
+    UnstageKeepsPath,
+    /// NodeUnpublishVolume removes the target path and answers OK, but keeps the publication,
+    /// so the staging path stays in use. Needs publish, unpublish, then NodeUnstageVolume.
+    NodeUnpublishKeepsRecord,
+    /// ControllerUnpublishVolume of a volume published three times or more (a retry of a
+    /// publication standing is not a new one) answers OK and
+    /// keeps the publication (a counter that wraps, a cache that fills). Needs a longer
+    /// history: three publish cycles, then a DeleteVolume (eight calls).
+    ThirdUnpublishKeepsNode,
 }
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 25] = [
+    pub const ALL: [Fault; 33] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -91,6 +118,14 @@ impl Fault {
         Fault::ListSnapshotsUnknownIdAll,
         Fault::UnpublishUnknownOk,
         Fault::RepublishIncompatibleOk,
+        Fault::ReuseNameAfterDelete,
+        Fault::ListSnapshotsFirstOfSource,
+        Fault::ExpandNotListed,
+        Fault::SnapshotDiesWithSource,
+        Fault::UnpublishKeepsNode,
+        Fault::UnstageKeepsPath,
+        Fault::NodeUnpublishKeepsRecord,
+        Fault::ThirdUnpublishKeepsNode,
     ];
 
     /// The switch's name, as `MEMDRIVER_FAULT` takes it.
@@ -121,6 +156,14 @@ impl Fault {
             Fault::ListSnapshotsUnknownIdAll => "list-snapshots-unknown-id-all",
             Fault::UnpublishUnknownOk => "unpublish-unknown-ok",
             Fault::RepublishIncompatibleOk => "republish-incompatible-ok",
+            Fault::ReuseNameAfterDelete => "reuse-name-after-delete",
+            Fault::ListSnapshotsFirstOfSource => "list-snapshots-first-of-source",
+            Fault::ExpandNotListed => "expand-not-listed",
+            Fault::SnapshotDiesWithSource => "snapshot-dies-with-source",
+            Fault::UnpublishKeepsNode => "unpublish-keeps-node",
+            Fault::UnstageKeepsPath => "unstage-keeps-path",
+            Fault::NodeUnpublishKeepsRecord => "node-unpublish-keeps-record",
+            Fault::ThirdUnpublishKeepsNode => "third-unpublish-keeps-node",
         }
     }
 

@@ -38,7 +38,7 @@
 //!
 //! Each depends only on those above it: `config` (options and the summary), `endpoint` (the
 //! runtime's endpoint forms, unix sockets only), `grpc` (messages through view-core's reader of
-//! the length prefix, status coding), `timestamp`, `tracker` (call records, numbering, the
+//! the length prefix, status coding), `tracker` (call records, numbering, the
 //! overlap check), `queue` (the data path's only cost), `stop`, `frames` (the tap's HTTP/2
 //! reader), `tap` (calls put together from the queue), `splice` (tapped connections), `answer`
 //! (connections accepted while the plugin is down), `print` (text and JSON), `logger` (checks,
@@ -57,10 +57,9 @@ mod run;
 mod splice;
 mod stop;
 mod tap;
-mod timestamp;
 mod tracker;
 
 pub use config::{Format, Options, Summary};
+pub use csi_view_core::timestamp::rfc3339;
 pub use endpoint::{read_endpoint, socket_path};
 pub use run::{replay, run};
-pub use timestamp::rfc3339;

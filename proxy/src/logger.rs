@@ -20,8 +20,8 @@ use crate::config::{Format, Options, Summary};
 use crate::endpoint::shown;
 use crate::grpc::messages;
 use crate::print::{self, Seen, Side};
-use crate::timestamp::rfc3339;
 use crate::tracker::CallRecord;
+use csi_view_core::timestamp::rfc3339;
 
 /// Creates the recording and writes its header line (mode 0600 when it keeps secrets).
 pub(crate) fn open_record(

@@ -11,8 +11,8 @@ use csi_view_core::schema::Schema;
 use csi_view_core::text::{TextOptions, TextPrinter};
 use prost_reflect::{DynamicMessage, MessageDescriptor};
 
-use crate::timestamp::{rfc3339, write_rfc3339};
 use crate::tracker::{CallRecord, key_kind};
+use csi_view_core::timestamp::{rfc3339, write_rfc3339};
 
 /// One side of a call: its messages (in the call's record), and their type when the schema
 /// knows the method.

@@ -8,7 +8,8 @@
 //! decoded messages, [`detect`] guesses types, [`mask`] finds secret byte ranges, [`text`]
 //! prints annotated text format, [`raw`] prints the wire layout, [`textparse`] encodes text
 //! back, [`validate`] checks the spec rules, [`diff`] compares, [`edit`] drives an editor,
-//! [`capture`] reads and writes the proxy's recordings, then what a call to a plugin needs
+//! [`capture`] reads and writes the proxy's recordings (with [`timestamp`], the RFC 3339 times
+//! they hold), then what a call to a plugin needs
 //! offline (for `csi-view call`, `replay` and the page): [`method`] resolves a method name
 //! (`CreateVolume`, `Controller/CreateVolume`, `csi.v1.Controller/CreateVolume`; a "did you
 //! mean" for near misses), [`request`] reads requests from JSON or text format and puts
@@ -32,5 +33,6 @@ pub mod rpcs;
 pub mod schema;
 pub mod text;
 pub mod textparse;
+pub mod timestamp;
 pub mod validate;
 pub mod wire;

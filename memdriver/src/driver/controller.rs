@@ -22,8 +22,9 @@ use csikit::v1::{
 use tonic::Status;
 
 use super::{
-    ControllerPublication, DELAY_KEY, Driver, TOPOLOGY_KEY, Volume, compatible, create_mismatch,
-    delay, expansion_target, has_mount, multi_node, no_volume, page, publish_context, supported,
+    ControllerPublication, DELAY_KEY, Driver, Snapshot, TOPOLOGY_KEY, Volume, compatible,
+    create_mismatch, delay, expansion_target, has_mount, multi_node, no_volume, page,
+    publish_context, supported,
 };
 use crate::fault::Fault;
 
@@ -56,6 +57,12 @@ impl Driver {
                 .status(self.mutable_refusal(&refused)));
         }
         let mut state = self.state();
+        if self.fault(Fault::ReuseNameAfterDelete)
+            && let Some(stale) =
+                state.volume_names.get(&request.name).and_then(|id| state.graveyard.get(id))
+        {
+            return Ok(CreateVolumeResponse { volume: Some(stale.to_csi()) });
+        }
         // A retry is answered from what the name holds, even if its source has gone since.
         if let Some(existing) = state
             .volume_names
@@ -123,6 +130,8 @@ impl Driver {
             staged: BTreeMap::new(),
             published: BTreeMap::new(),
             node_capacity: capacity,
+            created_capacity: capacity,
+            publications: 0,
             topology: self.config.topology(),
         };
         let response = CreateVolumeResponse { volume: Some(volume.to_csi()) };
@@ -206,9 +215,28 @@ impl Driver {
         // Snapshots are independent copies: they outlive the volume.
         let capacity = volume.capacity;
         let name = volume.name.clone();
-        state.volumes.remove(&request.volume_id);
-        state.volume_names.remove(&name);
+        let removed = state.volumes.remove(&request.volume_id);
         state.used -= capacity;
+        match removed {
+            Some(v) if self.fault(Fault::ReuseNameAfterDelete) => {
+                state.graveyard.insert(v.id.clone(), v);
+            }
+            _ => {
+                state.volume_names.remove(&name);
+            }
+        }
+        if self.fault(Fault::SnapshotDiesWithSource) {
+            let gone: Vec<Snapshot> = state
+                .snapshots
+                .values()
+                .filter(|s| s.source_volume_id == request.volume_id && s.group.is_empty())
+                .cloned()
+                .collect();
+            for snap in gone {
+                state.snapshots.remove(&snap.id);
+                state.snapshot_names.remove(&snap.name);
+            }
+        }
         Ok(DeleteVolumeResponse {})
     }
 
@@ -273,7 +301,10 @@ impl Driver {
             return Err(ControllerPublishVolumeError::InternalError
                 .status("the volume went away under the state lock"));
         };
-        volume.published_nodes.insert(request.node_id, publication);
+        // A retry publishes nothing new: only a new publication counts.
+        if volume.published_nodes.insert(request.node_id, publication).is_none() {
+            volume.publications += 1;
+        }
         Ok(ControllerPublishVolumeResponse { publish_context: publish_context(&volume.id) })
     }
 
@@ -288,7 +319,15 @@ impl Driver {
     ) -> Result<ControllerUnpublishVolumeResponse, Status> {
         self.authenticate(&request.secrets)?;
         let mut state = self.state();
+        if self.fault(Fault::UnpublishKeepsNode) {
+            return Ok(ControllerUnpublishVolumeResponse {});
+        }
         if let Some(volume) = state.volumes.get_mut(&request.volume_id) {
+            // The fault: from the third publication of a volume on (retries apart), an unpublish is
+            // forgotten.
+            if self.fault(Fault::ThirdUnpublishKeepsNode) && volume.publications >= 3 {
+                return Ok(ControllerUnpublishVolumeResponse {});
+            }
             if request.node_id.is_empty() {
                 volume.published_nodes.clear();
             } else {
@@ -382,7 +421,7 @@ impl Driver {
         let entries = page
             .into_iter()
             .map(|v| list_volumes_response::Entry {
-                volume: Some(v.to_csi()),
+                volume: Some(v.to_csi_read(self.config.fault)),
                 status: Some(list_volumes_response::VolumeStatus {
                     published_node_ids: v.published_nodes.keys().cloned().collect(),
                 }),
@@ -405,7 +444,7 @@ impl Driver {
             ControllerGetVolumeError::VolumeDoesNotExist.status(no_volume(&request.volume_id))
         })?;
         Ok(ControllerGetVolumeResponse {
-            volume: Some(volume.to_csi()),
+            volume: Some(volume.to_csi_read(self.config.fault)),
             status: Some(controller_get_volume_response::VolumeStatus {
                 published_node_ids: volume.published_nodes.keys().cloned().collect(),
             }),

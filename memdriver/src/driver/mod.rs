@@ -124,6 +124,11 @@ struct Volume {
     published: BTreeMap<String, NodePublication>,
     /// The size the node last expanded its file system to.
     node_capacity: i64,
+    /// The size it was created with (what [`Fault::ExpandNotListed`] reports).
+    created_capacity: i64,
+    /// How many times ControllerPublishVolume published it (what
+    /// [`Fault::ThirdUnpublishKeepsNode`] counts).
+    publications: u32,
     /// Where it is accessible from: the node's topology.
     topology: Topology,
 }
@@ -175,6 +180,8 @@ struct State {
     snapshot_names: HashMap<String, String>,
     groups: BTreeMap<String, Group>,
     group_names: HashMap<String, String>,
+    /// Deleted volumes whose names [`Fault::ReuseNameAfterDelete`] still answers with.
+    graveyard: BTreeMap<String, Volume>,
     next_id: u64,
     used: i64,
 }
@@ -310,6 +317,16 @@ impl State {
 }
 
 impl Volume {
+    /// The volume as ListVolumes and ControllerGetVolume describe it: as [`Volume::to_csi`], but
+    /// at the size it was created with under [`Fault::ExpandNotListed`].
+    fn to_csi_read(&self, fault: Option<Fault>) -> csikit::v1::Volume {
+        let mut v = self.to_csi();
+        if fault == Some(Fault::ExpandNotListed) {
+            v.capacity_bytes = self.created_capacity;
+        }
+        v
+    }
+
     fn to_csi(&self) -> csikit::v1::Volume {
         csikit::v1::Volume {
             capacity_bytes: self.capacity,

@@ -87,7 +87,9 @@ impl Driver {
                 volume.id
             )));
         }
-        volume.staged.remove(&request.staging_target_path);
+        if !self.fault(Fault::UnstageKeepsPath) {
+            volume.staged.remove(&request.staging_target_path);
+        }
         Ok(NodeUnstageVolumeResponse {})
     }
 
@@ -179,7 +181,14 @@ impl Driver {
         let volume = state.volume_mut(&request.volume_id, |m| {
             NodeUnpublishVolumeError::VolumeDoesNotExist.status(m)
         })?;
-        if volume.published.remove(&request.target_path).is_some() {
+        // The fault keeps the record of the publication (so the staging stays in use) while the
+        // target goes.
+        let published = if self.fault(Fault::NodeUnpublishKeepsRecord) {
+            volume.published.contains_key(&request.target_path)
+        } else {
+            volume.published.remove(&request.target_path).is_some()
+        };
+        if published {
             remove_target(&request.target_path)?;
         } else if self.fault(Fault::UnpublishNotIdempotent) {
             return Err(Status::not_found(format!("'{}' is not published", request.target_path)));

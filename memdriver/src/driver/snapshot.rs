@@ -117,6 +117,16 @@ impl Driver {
                 && (request.source_volume_id.is_empty()
                     || s.source_volume_id == request.source_volume_id)
         };
+        // The fault: of a source's snapshots, only the first is ever listed.
+        let first_of_source = if self.fault(Fault::ListSnapshotsFirstOfSource)
+            && !request.source_volume_id.is_empty()
+        {
+            state.snapshots.values().find(|s| wanted(s)).map(|s| s.id.clone())
+        } else {
+            None
+        };
+        let wanted =
+            |s: &Snapshot| wanted(s) && first_of_source.as_ref().is_none_or(|f| *f == s.id);
         let (page, next_token) =
             page(&state.snapshots, "snap", &request.starting_token, request.max_entries, wanted)
                 .map_err(|()| {

@@ -1,4 +1,5 @@
-//! The proxy's timestamps: RFC 3339 UTC with microseconds, as printed and recorded.
+//! Timestamps as captures record them (a call's `start`) and the proxy prints them: RFC 3339
+//! UTC with microseconds. One home for the proxy's recordings and csi-conformance explore's.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -9,7 +10,7 @@ pub fn rfc3339(t: SystemTime) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// Writes `t` as [`rfc3339`] does, digit by digit (the logger writes one per call).
+/// Writes `t` as [`rfc3339`] does, digit by digit (the proxy's logger writes one per call).
 ///
 /// # Errors
 ///

@@ -1,0 +1,342 @@
+//! The symbolic calls of a history: what a step asks of the plugin in terms of the history's own
+//! objects (volume name #n, its g-th volume, target path #t), never of concrete ids or paths, so
+//! a history shrunk or replayed maps to fresh names, ids and folders each time it runs.
+
+use std::fmt;
+
+/// A volume of the history: volume number `nth` made under volume name #`name` (a name deleted
+/// and created again makes its next one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Vol {
+    pub(crate) name: u16,
+    pub(crate) nth: u16,
+}
+
+/// A snapshot of the history: snapshot number `nth` cut under snapshot name #`name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Snap {
+    pub(crate) name: u16,
+    pub(crate) nth: u16,
+}
+
+/// What a new volume is made from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Source {
+    /// Restored from a snapshot.
+    Snapshot(Snap),
+    /// Cloned from a volume.
+    Volume(Vol),
+}
+
+/// Which snapshots a ListSnapshots asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Filter {
+    /// Every snapshot.
+    All,
+    /// `snapshot_id` of this one.
+    Id(Snap),
+    /// `source_volume_id` of this volume.
+    Source(Vol),
+}
+
+/// Where on the node a NodeGetVolumeStats looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum At {
+    /// The volume's staging path.
+    Staging,
+    /// The volume's target path #t.
+    Target(u8),
+}
+
+/// One step of a history: an RPC with symbolic arguments. A CreateVolume or CreateSnapshot of
+/// a name whose object is alive is a retry (the same arguments) or an incompatible repeat (a
+/// larger size, another source).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Call {
+    /// `exact`: `limit_bytes` too, equal to `required_bytes`.
+    CreateVolume {
+        name: u16,
+        mib: u32,
+        exact: bool,
+        source: Option<Source>,
+    },
+    DeleteVolume(Vol),
+    /// To the node the plugin names (`own`), or to a node it never named.
+    ControllerPublish {
+        vol: Vol,
+        readonly: bool,
+        own: bool,
+    },
+    /// From the node the plugin names, or (`all`) without `node_id`: from every node.
+    ControllerUnpublish {
+        vol: Vol,
+        all: bool,
+    },
+    Validate(Vol),
+    /// Every page, `max_entries` each.
+    ListVolumes {
+        max_entries: i32,
+    },
+    GetVolume(Vol),
+    Expand {
+        vol: Vol,
+        mib: u32,
+    },
+    CreateSnapshot {
+        name: u16,
+        source: Vol,
+    },
+    DeleteSnapshot(Snap),
+    /// Every page, `max_entries` each.
+    ListSnapshots {
+        filter: Filter,
+        max_entries: i32,
+    },
+    GetSnapshot(Snap),
+    Stage(Vol),
+    Unstage(Vol),
+    Publish {
+        vol: Vol,
+        target: u8,
+        readonly: bool,
+    },
+    Unpublish {
+        vol: Vol,
+        target: u8,
+    },
+    Stats {
+        vol: Vol,
+        at: At,
+    },
+    NodeExpand {
+        vol: Vol,
+        mib: u32,
+    },
+}
+
+impl Call {
+    /// The RPC it makes.
+    pub(crate) fn rpc(&self) -> &'static str {
+        match self {
+            Call::CreateVolume { .. } => "CreateVolume",
+            Call::DeleteVolume(_) => "DeleteVolume",
+            Call::ControllerPublish { .. } => "ControllerPublishVolume",
+            Call::ControllerUnpublish { .. } => "ControllerUnpublishVolume",
+            Call::Validate(_) => "ValidateVolumeCapabilities",
+            Call::ListVolumes { .. } => "ListVolumes",
+            Call::GetVolume(_) => "ControllerGetVolume",
+            Call::Expand { .. } => "ControllerExpandVolume",
+            Call::CreateSnapshot { .. } => "CreateSnapshot",
+            Call::DeleteSnapshot(_) => "DeleteSnapshot",
+            Call::ListSnapshots { .. } => "ListSnapshots",
+            Call::GetSnapshot(_) => "GetSnapshot",
+            Call::Stage(_) => "NodeStageVolume",
+            Call::Unstage(_) => "NodeUnstageVolume",
+            Call::Publish { .. } => "NodePublishVolume",
+            Call::Unpublish { .. } => "NodeUnpublishVolume",
+            Call::Stats { .. } => "NodeGetVolumeStats",
+            Call::NodeExpand { .. } => "NodeExpandVolume",
+        }
+    }
+
+    /// The volume the call is about, if one (for the coverage table and concurrency).
+    pub(crate) fn volume(&self) -> Option<Vol> {
+        match *self {
+            Call::CreateSnapshot { source: v, .. }
+            | Call::ListSnapshots { filter: Filter::Source(v), .. } => Some(v),
+            mut c => c.volume_mut().copied(),
+        }
+    }
+
+    /// Simpler forms of the call that may still show the same problem, for the shrinker: the
+    /// first page size that lists everything at once, no size, no filter.
+    pub(crate) fn simpler(&self) -> Vec<Call> {
+        match *self {
+            Call::ListVolumes { max_entries } if max_entries != 0 => {
+                vec![Call::ListVolumes { max_entries: 0 }]
+            }
+            Call::ListSnapshots { filter, max_entries } if max_entries != 0 => {
+                vec![Call::ListSnapshots { filter, max_entries: 0 }]
+            }
+            Call::CreateVolume { name, mib, exact, source } => {
+                let mut out = Vec::new();
+                if exact {
+                    out.push(Call::CreateVolume { name, mib, exact: false, source });
+                }
+                if mib != 0 && source.is_none() {
+                    out.push(Call::CreateVolume { name, mib: 0, exact: false, source });
+                }
+                out
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Which names a call uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Names {
+    Volumes,
+    Snapshots,
+}
+
+impl Call {
+    /// The volume names (or snapshot names) the call uses.
+    pub(crate) fn names(&self, kind: Names) -> Vec<u16> {
+        let mut out = Vec::new();
+        let mut c = *self;
+        c.map_names(kind, &mut |n| {
+            out.push(n);
+            n
+        });
+        out
+    }
+
+    /// The call with every use of name `from` (of `kind`) made a use of `to`: for the shrinker,
+    /// which tries one object where a history used two.
+    pub(crate) fn renamed(&self, kind: Names, from: u16, to: u16) -> Call {
+        let mut c = *self;
+        c.map_names(kind, &mut |n| if n == from { to } else { n });
+        c
+    }
+
+    fn map_names(&mut self, kind: Names, f: &mut impl FnMut(u16) -> u16) {
+        let vol = |v: &mut Vol, f: &mut dyn FnMut(u16) -> u16| v.name = f(v.name);
+        let snap = |x: &mut Snap, f: &mut dyn FnMut(u16) -> u16| x.name = f(x.name);
+        let source = |s: &mut Option<Source>, f: &mut dyn FnMut(u16) -> u16| match s {
+            Some(Source::Volume(v)) if kind == Names::Volumes => v.name = f(v.name),
+            Some(Source::Snapshot(x)) if kind == Names::Snapshots => x.name = f(x.name),
+            _ => {}
+        };
+        match self {
+            Call::CreateVolume { name, source: src, .. } => {
+                if kind == Names::Volumes {
+                    *name = f(*name);
+                }
+                source(src, f);
+            }
+            Call::CreateSnapshot { name, source: v } => {
+                if kind == Names::Snapshots {
+                    *name = f(*name);
+                } else {
+                    vol(v, f);
+                }
+            }
+            Call::DeleteSnapshot(x) | Call::GetSnapshot(x) => {
+                if kind == Names::Snapshots {
+                    snap(x, f);
+                }
+            }
+            Call::ListSnapshots { filter, .. } => match filter {
+                Filter::Id(x) if kind == Names::Snapshots => snap(x, f),
+                Filter::Source(v) if kind == Names::Volumes => vol(v, f),
+                _ => {}
+            },
+            Call::ListVolumes { .. } => {}
+            other => {
+                if kind == Names::Volumes
+                    && let Some(v) = other.volume_mut()
+                {
+                    vol(v, f);
+                }
+            }
+        }
+    }
+
+    /// The volume a call on one volume names (not a snapshot's source, nor a listing's filter).
+    fn volume_mut(&mut self) -> Option<&mut Vol> {
+        match self {
+            Call::DeleteVolume(v)
+            | Call::ControllerPublish { vol: v, .. }
+            | Call::ControllerUnpublish { vol: v, .. }
+            | Call::Validate(v)
+            | Call::GetVolume(v)
+            | Call::Expand { vol: v, .. }
+            | Call::Stage(v)
+            | Call::Unstage(v)
+            | Call::Publish { vol: v, .. }
+            | Call::Unpublish { vol: v, .. }
+            | Call::Stats { vol: v, .. }
+            | Call::NodeExpand { vol: v, .. } => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Vol {
+    /// `v1.0`: name #1's first volume.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "v{}.{}", self.name, self.nth)
+    }
+}
+
+impl fmt::Display for Snap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "s{}.{}", self.name, self.nth)
+    }
+}
+
+fn size(mib: u32) -> String {
+    if mib == 0 { "no capacity_range".to_owned() } else { format!("{mib} MiB") }
+}
+
+impl fmt::Display for Call {
+    /// `CreateVolume name v1, 2 MiB, from s0.0`: the RPC and its arguments in the history's own
+    /// terms.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rpc = self.rpc();
+        match *self {
+            Call::CreateVolume { name, mib, exact, source } => {
+                write!(f, "{rpc} name v{name}, {}", size(mib))?;
+                if exact && mib > 0 {
+                    write!(f, " exactly")?;
+                }
+                match source {
+                    Some(Source::Snapshot(s)) => write!(f, ", from snapshot {s}"),
+                    Some(Source::Volume(v)) => write!(f, ", cloned from {v}"),
+                    None => Ok(()),
+                }
+            }
+            Call::ControllerPublish { vol, readonly, own } => {
+                let node = if own { "its node" } else { "a node it never named" };
+                write!(f, "{rpc} {vol} to {node}, readonly {readonly}")
+            }
+            Call::ControllerUnpublish { vol, all } => {
+                let node = if all { "every node (no node_id)" } else { "its node" };
+                write!(f, "{rpc} {vol} from {node}")
+            }
+            Call::ListVolumes { max_entries } | Call::ListSnapshots { max_entries, .. } => {
+                write!(f, "{rpc}")?;
+                if let Call::ListSnapshots { filter, .. } = self {
+                    match filter {
+                        Filter::All => {}
+                        Filter::Id(s) => write!(f, " snapshot_id {s}")?,
+                        Filter::Source(v) => write!(f, " source_volume_id {v}")?,
+                    }
+                }
+                if max_entries > 0 {
+                    write!(f, ", every page of max_entries {max_entries}")?;
+                }
+                Ok(())
+            }
+            Call::Expand { vol, mib } | Call::NodeExpand { vol, mib } => {
+                write!(f, "{rpc} {vol} to {}", size(mib))
+            }
+            Call::CreateSnapshot { name, source } => write!(f, "{rpc} name s{name} of {source}"),
+            Call::Publish { vol, target, readonly } => {
+                write!(f, "{rpc} {vol} at target #{target}, readonly {readonly}")
+            }
+            Call::Unpublish { vol, target } => write!(f, "{rpc} {vol} at target #{target}"),
+            Call::Stats { vol, at } => match at {
+                At::Staging => write!(f, "{rpc} {vol} at its staging path"),
+                At::Target(t) => write!(f, "{rpc} {vol} at target #{t}"),
+            },
+            Call::DeleteVolume(v)
+            | Call::Validate(v)
+            | Call::GetVolume(v)
+            | Call::Stage(v)
+            | Call::Unstage(v) => write!(f, "{rpc} {v}"),
+            Call::DeleteSnapshot(s) | Call::GetSnapshot(s) => write!(f, "{rpc} {s}"),
+        }
+    }
+}

@@ -1,0 +1,579 @@
+//! A symbolic call made concrete and sent: names from the attempt's prefix, ids from the model,
+//! staging and target paths under the run's folders (made as a CO makes them), the secrets of
+//! the suite, the capability the walk uses; every call through the suite's exchange, so each
+//! answer is checked against the facts and by the answer checks as the fixed cases' are. The
+//! answer comes back as the model reads it, and, when asked, as the bytes a capture holds.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
+
+use csikit::v1::volume_content_source::{SnapshotSource, Type as SourceType, VolumeSource};
+use csikit::v1::*;
+use prost::Message;
+use tonic::Status;
+
+use super::call::{At, Call, Filter, Snap, Source, Vol};
+use super::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
+use super::model::{MIB, Model};
+use crate::answers::Rpc;
+use crate::suite::Suite;
+
+/// The most pages one listing follows.
+const MAX_PAGES: usize = 1000;
+/// A node id no plugin names.
+const NO_SUCH_NODE: &str = "csi-explore-no-such-node";
+
+/// One call as a capture holds it.
+#[derive(Debug, Clone)]
+pub(crate) struct Exchange {
+    /// The RPC, as the facts name it.
+    pub(crate) rpc: &'static str,
+    pub(crate) request: Vec<u8>,
+    /// The answer's bytes, or its status.
+    pub(crate) answer: Result<Vec<u8>, (tonic::Code, String)>,
+    pub(crate) start: SystemTime,
+    pub(crate) duration: Duration,
+}
+
+/// What makes a history's calls concrete for one attempt.
+#[derive(Debug)]
+pub(crate) struct Exec {
+    /// Names start with it: unique to the run and the attempt.
+    pub(crate) prefix: String,
+    staging: PathBuf,
+    mount: PathBuf,
+    /// The node the plugin names (NodeGetInfo), where volumes are published.
+    pub(crate) node_id: String,
+    /// The CO hands these back: each volume's `volume_context`, each publication's
+    /// `publish_context`, by volume id.
+    contexts: Mutex<HashMap<String, HashMap<String, String>>>,
+    publish_contexts: Mutex<HashMap<String, HashMap<String, String>>>,
+    /// Calls as a capture holds them, when recording.
+    pub(crate) recorded: Option<Mutex<Vec<Exchange>>>,
+}
+
+/// A call with its concrete request, ready to send.
+#[derive(Debug)]
+pub(crate) enum Prepared {
+    Create(CreateVolumeRequest),
+    Delete(DeleteVolumeRequest),
+    Publish(ControllerPublishVolumeRequest),
+    Unpublish(ControllerUnpublishVolumeRequest),
+    Validate(ValidateVolumeCapabilitiesRequest),
+    ListVolumes(i32),
+    Get(ControllerGetVolumeRequest),
+    Expand(ControllerExpandVolumeRequest),
+    Snapshot(CreateSnapshotRequest),
+    DeleteSnapshot(DeleteSnapshotRequest),
+    ListSnapshots(ListSnapshotsRequest),
+    GetSnapshot(GetSnapshotRequest),
+    Stage(NodeStageVolumeRequest),
+    Unstage(NodeUnstageVolumeRequest),
+    NodePublish(NodePublishVolumeRequest, bool),
+    NodeUnpublish(NodeUnpublishVolumeRequest, bool),
+    Stats(NodeGetVolumeStatsRequest),
+    NodeExpand(NodeExpandVolumeRequest),
+}
+
+impl Exec {
+    /// For the attempt named `prefix`, with paths under `staging` and `mount`.
+    pub(crate) fn new(prefix: String, staging: PathBuf, mount: PathBuf, node_id: String) -> Exec {
+        Exec {
+            prefix,
+            staging,
+            mount,
+            node_id,
+            contexts: Mutex::default(),
+            publish_contexts: Mutex::default(),
+            recorded: None,
+        }
+    }
+
+    fn volume_name(&self, name: u16) -> String {
+        format!("{}-v{name}", self.prefix)
+    }
+
+    fn snapshot_name(&self, name: u16) -> String {
+        format!("{}-s{name}", self.prefix)
+    }
+
+    /// The staging path of `v`: a folder the CO makes.
+    pub(crate) fn staging_path(&self, v: Vol) -> PathBuf {
+        self.staging.join(format!("{}-{v}", self.prefix))
+    }
+
+    /// Target path #t of `v`: its parent the CO makes, itself the plugin.
+    pub(crate) fn target_path(&self, v: Vol, t: u8) -> PathBuf {
+        self.mount.join(format!("{}-{v}-t{t}", self.prefix)).join("mount")
+    }
+
+    fn capability(s: &Suite) -> VolumeCapability {
+        s.capability()
+    }
+
+    /// The concrete request for `call`; `model` gives the ids. `None` when the call names
+    /// something the model has no id for (then it is not made), or a folder cannot be made.
+    pub(crate) fn prepare(
+        &self,
+        s: &mut Suite,
+        m: &Model,
+        call: &Call,
+    ) -> Result<Prepared, String> {
+        let vid = |v: Vol| m.vol(v).map(|x| x.id.clone()).ok_or_else(|| format!("no id for {v}"));
+        let sid = |x: Snap| m.snap(x).map(|y| y.id.clone()).ok_or_else(|| format!("no id for {x}"));
+        let range = |mib: u32, exact: bool| {
+            (mib > 0).then(|| {
+                let bytes = i64::from(mib) * MIB;
+                CapacityRange { required_bytes: bytes, limit_bytes: if exact { bytes } else { 0 } }
+            })
+        };
+        Ok(match *call {
+            Call::CreateVolume { name, mib, exact, source } => {
+                let source = match source {
+                    None => None,
+                    Some(Source::Snapshot(x)) => {
+                        Some(SourceType::Snapshot(SnapshotSource { snapshot_id: sid(x)? }))
+                    }
+                    Some(Source::Volume(v)) => {
+                        Some(SourceType::Volume(VolumeSource { volume_id: vid(v)? }))
+                    }
+                };
+                let mut r = s.create_request(&self.volume_name(name), 0);
+                r.capacity_range = range(mib, exact);
+                r.volume_content_source = source.map(|t| VolumeContentSource { r#type: Some(t) });
+                Prepared::Create(r)
+            }
+            Call::DeleteVolume(v) => Prepared::Delete(DeleteVolumeRequest {
+                volume_id: vid(v)?,
+                secrets: s.secrets("DeleteVolume"),
+            }),
+            Call::ControllerPublish { vol, readonly, own } => {
+                let id = vid(vol)?;
+                Prepared::Publish(ControllerPublishVolumeRequest {
+                    volume_context: self.context(false, &id),
+                    volume_id: id,
+                    node_id: if own { self.node_id.clone() } else { NO_SUCH_NODE.to_owned() },
+                    volume_capability: Some(Self::capability(s)),
+                    readonly,
+                    secrets: s.secrets("ControllerPublishVolume"),
+                })
+            }
+            Call::ControllerUnpublish { vol, all } => {
+                Prepared::Unpublish(ControllerUnpublishVolumeRequest {
+                    volume_id: vid(vol)?,
+                    node_id: if all { String::new() } else { self.node_id.clone() },
+                    secrets: s.secrets("ControllerUnpublishVolume"),
+                })
+            }
+            Call::Validate(v) => {
+                let id = vid(v)?;
+                Prepared::Validate(ValidateVolumeCapabilitiesRequest {
+                    volume_context: self.context(false, &id),
+                    volume_id: id,
+                    volume_capabilities: vec![Self::capability(s)],
+                    secrets: s.secrets("ValidateVolumeCapabilities"),
+                    ..ValidateVolumeCapabilitiesRequest::default()
+                })
+            }
+            Call::ListVolumes { max_entries } => Prepared::ListVolumes(max_entries),
+            Call::GetVolume(v) => Prepared::Get(ControllerGetVolumeRequest { volume_id: vid(v)? }),
+            Call::Expand { vol, mib } => Prepared::Expand(ControllerExpandVolumeRequest {
+                volume_id: vid(vol)?,
+                capacity_range: range(mib, false),
+                secrets: s.secrets("ControllerExpandVolume"),
+                volume_capability: Some(Self::capability(s)),
+            }),
+            Call::CreateSnapshot { name, source } => Prepared::Snapshot(CreateSnapshotRequest {
+                source_volume_id: vid(source)?,
+                name: self.snapshot_name(name),
+                secrets: s.secrets("CreateSnapshot"),
+                ..CreateSnapshotRequest::default()
+            }),
+            Call::DeleteSnapshot(x) => Prepared::DeleteSnapshot(DeleteSnapshotRequest {
+                snapshot_id: sid(x)?,
+                secrets: s.secrets("DeleteSnapshot"),
+            }),
+            Call::ListSnapshots { filter, max_entries } => {
+                let mut r = ListSnapshotsRequest {
+                    max_entries,
+                    secrets: s.secrets("ListSnapshots"),
+                    ..ListSnapshotsRequest::default()
+                };
+                match filter {
+                    Filter::All => {}
+                    Filter::Id(x) => r.snapshot_id = sid(x)?,
+                    Filter::Source(v) => r.source_volume_id = vid(v)?,
+                }
+                Prepared::ListSnapshots(r)
+            }
+            Call::GetSnapshot(x) => Prepared::GetSnapshot(GetSnapshotRequest {
+                snapshot_id: sid(x)?,
+                secrets: s.secrets("GetSnapshot"),
+            }),
+            Call::Stage(v) => {
+                let id = vid(v)?;
+                let path = self.staging_dir(v)?;
+                Prepared::Stage(NodeStageVolumeRequest {
+                    publish_context: self.context(true, &id),
+                    volume_context: self.context(false, &id),
+                    volume_id: id,
+                    staging_target_path: path,
+                    volume_capability: Some(Self::capability(s)),
+                    secrets: s.secrets("NodeStageVolume"),
+                })
+            }
+            Call::Unstage(v) => Prepared::Unstage(NodeUnstageVolumeRequest {
+                volume_id: vid(v)?,
+                staging_target_path: self.staging_dir(v)?,
+            }),
+            Call::Publish { vol, target, readonly } => {
+                let id = vid(vol)?;
+                let staging = if m.caps.stage { self.staging_dir(vol)? } else { String::new() };
+                Prepared::NodePublish(
+                    NodePublishVolumeRequest {
+                        publish_context: self.context(true, &id),
+                        volume_context: self.context(false, &id),
+                        volume_id: id,
+                        staging_target_path: staging,
+                        target_path: self.target_dir(vol, target)?,
+                        volume_capability: Some(Self::capability(s)),
+                        readonly,
+                        secrets: s.secrets("NodePublishVolume"),
+                    },
+                    m.caps.local,
+                )
+            }
+            Call::Unpublish { vol, target } => Prepared::NodeUnpublish(
+                NodeUnpublishVolumeRequest {
+                    volume_id: vid(vol)?,
+                    target_path: self.target_dir(vol, target)?,
+                },
+                m.caps.local,
+            ),
+            Call::Stats { vol, at } => {
+                let path = match at {
+                    At::Staging => self.staging_dir(vol)?,
+                    At::Target(t) => self.target_dir(vol, t)?,
+                };
+                let staging = if m.caps.stage { self.staging_dir(vol)? } else { String::new() };
+                Prepared::Stats(NodeGetVolumeStatsRequest {
+                    volume_id: vid(vol)?,
+                    volume_path: path,
+                    staging_target_path: staging,
+                })
+            }
+            Call::NodeExpand { vol, mib } => {
+                let staged = m.caps.stage;
+                let path = if staged {
+                    self.staging_dir(vol)?
+                } else {
+                    let t = m
+                        .vol(vol)
+                        .and_then(|x| x.targets.iter().position(Option::is_some))
+                        .unwrap_or(0);
+                    self.target_dir(vol, u8::try_from(t).unwrap_or(0))?
+                };
+                Prepared::NodeExpand(NodeExpandVolumeRequest {
+                    volume_id: vid(vol)?,
+                    volume_path: path,
+                    capacity_range: range(mib, false),
+                    staging_target_path: if staged {
+                        self.staging_dir(vol)?
+                    } else {
+                        String::new()
+                    },
+                    volume_capability: Some(Self::capability(s)),
+                    secrets: s.secrets("NodeExpandVolume"),
+                })
+            }
+        })
+    }
+
+    /// Whether `published_node_ids` (when a status was answered) holds this node.
+    fn on_node(&self, ids: Option<Vec<String>>) -> Option<bool> {
+        ids.map(|ids| ids.contains(&self.node_id))
+    }
+
+    /// A ListVolumes entry as the model reads it.
+    fn listed(&self, e: list_volumes_response::Entry) -> Option<Listed> {
+        let v = e.volume?;
+        let on_node = self.on_node(e.status.map(|st| st.published_node_ids));
+        Some(Listed { id: v.volume_id, capacity: v.capacity_bytes, on_node })
+    }
+
+    /// Removes the folders the CO's part made for `vols` under `mount` and `staging` (if these
+    /// are the attempt's), once the attempt is cleaned up: a long walk would otherwise leave
+    /// thousands in one folder, and every later folder made there costs more. Only empty
+    /// folders go (`remove_dir`): one a plugin left a mount or files in stays as it is.
+    pub(crate) fn remove_folders(&self, mount: &Path, staging: &Path, vols: &[Vol]) {
+        if self.mount != mount || self.staging != staging {
+            return;
+        }
+        for v in vols {
+            for t in 0..2 {
+                let target = self.target_path(*v, t);
+                let _ = std::fs::remove_dir(&target);
+                if let Some(parent) = target.parent() {
+                    let _ = std::fs::remove_dir(parent);
+                }
+            }
+            let _ = std::fs::remove_dir(self.staging_path(*v));
+        }
+    }
+
+    /// The staging folder of `v`, made (the CO's part).
+    fn staging_dir(&self, v: Vol) -> Result<String, String> {
+        let dir = self.staging_path(v);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot make the staging folder '{}': {e}", dir.display()))?;
+        Ok(dir.display().to_string())
+    }
+
+    /// Target path #t of `v`, its parent made (the CO's part).
+    fn target_dir(&self, v: Vol, t: u8) -> Result<String, String> {
+        let path = self.target_path(v, t);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot make the folder '{}': {e}", parent.display()))?;
+        }
+        Ok(path.display().to_string())
+    }
+
+    /// Sends `p` and reads the answer as the model does.
+    pub(crate) async fn send(&self, s: &Suite, p: Prepared) -> Reply {
+        match p {
+            Prepared::Create(r) => {
+                let answer = self.ask(s, r).await;
+                match answer {
+                    Ok(CreateVolumeResponse { volume: Some(v) }) => {
+                        if !v.volume_context.is_empty() {
+                            self.remember(true, &v.volume_id, &v.volume_context);
+                        }
+                        Reply::Ok(Body::Volume { id: v.volume_id, capacity: v.capacity_bytes })
+                    }
+                    other => empty(other),
+                }
+            }
+            Prepared::Delete(r) => empty(self.ask(s, r).await),
+            Prepared::Publish(r) => {
+                let id = r.volume_id.clone();
+                let answer = self.ask(s, r).await;
+                if let Ok(a) = &answer {
+                    self.remember(false, &id, &a.publish_context);
+                }
+                empty(answer)
+            }
+            Prepared::Unpublish(r) => empty(self.ask(s, r).await),
+            Prepared::Validate(r) => empty(self.ask(s, r).await),
+            Prepared::ListVolumes(max_entries) => self.list_volumes(s, max_entries).await,
+            Prepared::Get(r) => match self.ask(s, r).await {
+                Ok(ControllerGetVolumeResponse { volume: Some(v), status }) => {
+                    let on_node = self.on_node(status.map(|st| st.published_node_ids));
+                    Reply::Ok(Body::Got(Listed {
+                        id: v.volume_id,
+                        capacity: v.capacity_bytes,
+                        on_node,
+                    }))
+                }
+                other => empty(other),
+            },
+            Prepared::Expand(r) => match self.ask(s, r).await {
+                Ok(a) => Reply::Ok(Body::Capacity(a.capacity_bytes)),
+                Err(e) => error(&e),
+            },
+            Prepared::Snapshot(r) => match self.ask(s, r).await {
+                Ok(CreateSnapshotResponse { snapshot: Some(x) }) => Reply::Ok(Body::Snapshot {
+                    id: x.snapshot_id,
+                    source: x.source_volume_id,
+                    size: x.size_bytes,
+                    ready: x.ready_to_use,
+                }),
+                other => empty(other),
+            },
+            Prepared::DeleteSnapshot(r) => empty(self.ask(s, r).await),
+            Prepared::ListSnapshots(r) => self.list_snapshots(s, r).await,
+            Prepared::GetSnapshot(r) => empty(self.ask(s, r).await),
+            Prepared::Stage(r) => empty(self.ask(s, r).await),
+            Prepared::Unstage(r) => empty(self.ask(s, r).await),
+            Prepared::NodePublish(r, local) => {
+                let target = PathBuf::from(&r.target_path);
+                match self.ask(s, r).await {
+                    Ok(_) => Reply::Ok(Body::Target { exists: local.then(|| there(&target)) }),
+                    Err(e) => error(&e),
+                }
+            }
+            Prepared::NodeUnpublish(r, local) => {
+                let target = PathBuf::from(&r.target_path);
+                match self.ask(s, r).await {
+                    Ok(_) => Reply::Ok(Body::Target { exists: local.then(|| there(&target)) }),
+                    Err(e) => error(&e),
+                }
+            }
+            Prepared::Stats(r) => empty(self.ask(s, r).await),
+            Prepared::NodeExpand(r) => match self.ask(s, r).await {
+                Ok(a) => Reply::Ok(Body::Capacity(a.capacity_bytes)),
+                Err(e) => error(&e),
+            },
+        }
+    }
+
+    /// NodeGetInfo, for a capture: a replay against another plugin maps the node id it names.
+    pub(crate) async fn node_info(&self, s: &Suite) {
+        let _ = self.ask(s, NodeGetInfoRequest {}).await;
+    }
+
+    /// The exchanges recorded since the last call, in order.
+    pub(crate) fn take_recorded(&self) -> Vec<Exchange> {
+        self.recorded
+            .as_ref()
+            .map(|r| std::mem::take(&mut *r.lock().unwrap_or_else(PoisonError::into_inner)))
+            .unwrap_or_default()
+    }
+
+    /// Keeps a `volume_context` (`volume`) or a `publish_context` to hand back later.
+    fn remember(&self, volume: bool, id: &str, context: &HashMap<String, String>) {
+        let map = if volume { &self.contexts } else { &self.publish_contexts };
+        map.lock().unwrap_or_else(PoisonError::into_inner).insert(id.to_owned(), context.clone());
+    }
+
+    /// The `publish_context` (`publish`) or `volume_context` the CO hands back for volume `id`.
+    fn context(&self, publish: bool, id: &str) -> HashMap<String, String> {
+        let map = if publish { &self.publish_contexts } else { &self.contexts };
+        map.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned().unwrap_or_default()
+    }
+
+    /// One call through the suite's exchange; recorded when recording.
+    async fn ask<Q: Rpc>(&self, s: &Suite, request: Q) -> Result<Q::Response, Status> {
+        let Some(recorded) = &self.recorded else {
+            return s.ask(request).await;
+        };
+        let bytes = request.encode_to_vec();
+        let (start, clock) = (SystemTime::now(), Instant::now());
+        let answer = s.ask(request).await;
+        let exchange = Exchange {
+            rpc: Q::METHOD,
+            request: bytes,
+            answer: match &answer {
+                Ok(a) => Ok(a.encode_to_vec()),
+                Err(e) => Err((e.code(), e.message().to_owned())),
+            },
+            start,
+            duration: clock.elapsed(),
+        };
+        recorded.lock().unwrap_or_else(PoisonError::into_inner).push(exchange);
+        answer
+    }
+
+    async fn list_volumes(&self, s: &Suite, max_entries: i32) -> Reply {
+        let mut entries = Vec::new();
+        let mut token = String::new();
+        for page in 0..MAX_PAGES {
+            let r = ListVolumesRequest { max_entries, starting_token: token.clone() };
+            match self.ask(s, r).await {
+                Err(e) if page == 0 => return error(&e),
+                Err(e) => return listed(Body::Volumes, entries, End::Failed(e.code()), 0),
+                Ok(a) => {
+                    let last = a.entries.len();
+                    entries.extend(a.entries.into_iter().filter_map(|e| self.listed(e)));
+                    if a.next_token.is_empty() {
+                        let unpaged = if one_full_page(max_entries, entries.len(), last) {
+                            let r = ListVolumesRequest {
+                                max_entries: 0,
+                                starting_token: String::new(),
+                            };
+                            self.ask(s, r).await.ok().map(|a| {
+                                a.entries.into_iter().filter_map(|e| self.listed(e)).collect()
+                            })
+                        } else {
+                            None
+                        };
+                        let listing =
+                            Listing { entries, end: End::Complete, last_page: last, unpaged };
+                        return Reply::Ok(Body::Volumes(listing));
+                    }
+                    if a.next_token == token {
+                        return listed(Body::Volumes, entries, End::Loop(token), last);
+                    }
+                    token = a.next_token;
+                }
+            }
+        }
+        listed(Body::Volumes, entries, End::Loop(token), 0)
+    }
+
+    async fn list_snapshots(&self, s: &Suite, request: ListSnapshotsRequest) -> Reply {
+        let mut entries = Vec::new();
+        let mut token = String::new();
+        for page in 0..MAX_PAGES {
+            let r = ListSnapshotsRequest { starting_token: token.clone(), ..request.clone() };
+            match self.ask(s, r).await {
+                Err(e) if page == 0 => return error(&e),
+                Err(e) => return listed(Body::Snapshots, entries, End::Failed(e.code()), 0),
+                Ok(a) => {
+                    let last = a.entries.len();
+                    entries.extend(a.entries.into_iter().filter_map(|e| e.snapshot).map(|x| {
+                        ListedSnapshot {
+                            id: x.snapshot_id,
+                            source: x.source_volume_id,
+                            ready: x.ready_to_use,
+                        }
+                    }));
+                    if a.next_token.is_empty() {
+                        let unpaged = if one_full_page(request.max_entries, entries.len(), last) {
+                            let r = ListSnapshotsRequest { max_entries: 0, ..request.clone() };
+                            self.ask(s, r).await.ok().map(|a| {
+                                a.entries
+                                    .into_iter()
+                                    .filter_map(|e| e.snapshot)
+                                    .map(|x| ListedSnapshot {
+                                        id: x.snapshot_id,
+                                        source: x.source_volume_id,
+                                        ready: x.ready_to_use,
+                                    })
+                                    .collect()
+                            })
+                        } else {
+                            None
+                        };
+                        let listing =
+                            Listing { entries, end: End::Complete, last_page: last, unpaged };
+                        return Reply::Ok(Body::Snapshots(listing));
+                    }
+                    if a.next_token == token {
+                        return listed(Body::Snapshots, entries, End::Loop(token), last);
+                    }
+                    token = a.next_token;
+                }
+            }
+        }
+        listed(Body::Snapshots, entries, End::Loop(token), 0)
+    }
+}
+
+fn listed<T>(body: fn(Listing<T>) -> Body, entries: Vec<T>, end: End, last_page: usize) -> Reply {
+    Reply::Ok(body(Listing { entries, end, last_page, unpaged: None }))
+}
+
+/// One full page and no `next_token`: the listing may have stopped early.
+fn one_full_page(max_entries: i32, entries: usize, last: usize) -> bool {
+    max_entries > 0 && entries == last && last >= usize::try_from(max_entries).unwrap_or(0)
+}
+
+fn error(e: &Status) -> Reply {
+    Reply::Err { code: e.code(), message: e.message().to_owned() }
+}
+
+/// An answer whose body the model does not read.
+fn empty<T>(answer: Result<T, Status>) -> Reply {
+    match answer {
+        Ok(_) => Reply::Ok(Body::Empty),
+        Err(e) => error(&e),
+    }
+}
+
+/// Something is at `path` (a folder or a file; a dangling link counts).
+fn there(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}

@@ -1,0 +1,397 @@
+//! The next call of a random walk, chosen from what the model allows a CO now: a kind of step by
+//! weight (new volumes while there are few, deletions as there are more, each lifecycle move,
+//! retries, repeats that are not compatible, and calls on what was deleted), then one of the
+//! objects it applies to. Deterministic for a seed and the plugin's answers.
+
+use super::call::{At, Call, Filter, Snap, Source, Vol};
+use super::model::{Life, MIB, Model, VolState};
+
+/// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.
+pub(crate) const MAX_LIVE: usize = 12;
+
+/// The walk's chooser: its random numbers and the next fresh names.
+#[derive(Debug)]
+pub(crate) struct Generator {
+    rng: fastrand::Rng,
+    next_name: u16,
+    next_snap_name: u16,
+}
+
+/// Sizes a new volume asks for, in MiB (0: no capacity_range).
+const SIZES: [u32; 5] = [0, 1, 2, 3, 8];
+/// Page sizes a listing asks for (0: all at once).
+const PAGES: [i32; 5] = [0, 0, 1, 2, 3];
+
+impl Generator {
+    pub(crate) fn new(seed: u64) -> Generator {
+        Generator { rng: fastrand::Rng::with_seed(seed), next_name: 0, next_snap_name: 0 }
+    }
+
+    fn pick<T: Copy>(&mut self, from: &[T]) -> T {
+        from[self.rng.usize(..from.len())]
+    }
+
+    fn one_in(&mut self, n: u32) -> bool {
+        self.rng.u32(..n) == 0
+    }
+
+    fn size(&mut self) -> u32 {
+        self.pick(&SIZES)
+    }
+
+    /// The next call, or `None` when the plugin serves nothing the walk can call.
+    pub(crate) fn next(&mut self, m: &Model) -> Option<Call> {
+        let (live, live_snaps) = m.live_counts();
+        let mut kinds: Vec<(u32, Vec<Call>)> = Vec::new();
+        let alive: Vec<(Vol, &VolState)> =
+            m.vols.iter().filter(|(_, s)| s.life == Life::Alive).map(|(v, s)| (*v, s)).collect();
+        // The most recently deleted few: calls on what is gone.
+        let dead: Vec<Vol> = m
+            .vols
+            .iter()
+            .rev()
+            .filter(|(_, s)| s.life == Life::Dead)
+            .take(4)
+            .map(|(v, _)| *v)
+            .collect();
+        let snaps: Vec<Snap> =
+            m.snaps.iter().filter(|(_, s)| s.life == Life::Alive).map(|(s, _)| *s).collect();
+        let dead_snaps: Vec<Snap> = m
+            .snaps
+            .iter()
+            .rev()
+            .filter(|(_, s)| s.life == Life::Dead)
+            .take(4)
+            .map(|(s, _)| *s)
+            .collect();
+        let mib_of =
+            |s: &VolState| u32::try_from((s.capacity.max(s.floor) + MIB - 1) / MIB).unwrap_or(0);
+
+        // Volumes made.
+        if live < MAX_LIVE {
+            let mib = self.size();
+            let exact = mib > 0 && self.one_in(4);
+            let fresh = Call::CreateVolume { name: self.next_name, mib, exact, source: None };
+            kinds.push((10, vec![fresh]));
+            let free: Vec<Call> = m
+                .names
+                .iter()
+                .filter(|(n, st)| {
+                    !st.burnt
+                        && m.current(**n)
+                            .and_then(|v| m.vol(v))
+                            .is_some_and(|s| s.life == Life::Dead)
+                })
+                .map(|(n, _)| Call::CreateVolume { name: *n, mib, exact: false, source: None })
+                .collect();
+            kinds.push((3, free));
+            let clones: Vec<Call> = alive
+                .iter()
+                .map(|(v, s)| (*v, mib_of(s)))
+                .chain(dead.iter().map(|v| (*v, 0)))
+                .map(|(v, mib)| Call::CreateVolume {
+                    name: self.next_name,
+                    mib,
+                    exact: false,
+                    source: Some(Source::Volume(v)),
+                })
+                .collect();
+            kinds.push((2, clones));
+            let restores: Vec<Call> = snaps
+                .iter()
+                .chain(dead_snaps.iter())
+                .map(|s| {
+                    let size = m.snap(*s).map_or(0, |x| x.size);
+                    let mib = u32::try_from((size + MIB - 1) / MIB).unwrap_or(0);
+                    Call::CreateVolume {
+                        name: self.next_name,
+                        mib,
+                        exact: false,
+                        source: Some(Source::Snapshot(*s)),
+                    }
+                })
+                .collect();
+            kinds.push((3, restores));
+        }
+        let again: Vec<Call> = alive
+            .iter()
+            .map(|(v, s)| Call::CreateVolume {
+                name: v.name,
+                mib: s.mib,
+                exact: s.exact,
+                source: s.source,
+            })
+            .collect();
+        kinds.push((3, again));
+        let bigger = self.rng.u32(1..5);
+        let larger: Vec<Call> = alive
+            .iter()
+            .filter(|(_, s)| s.capacity > 0)
+            .map(|(v, s)| Call::CreateVolume {
+                name: v.name,
+                mib: mib_of(s) + bigger,
+                exact: false,
+                source: s.source,
+            })
+            .collect();
+        kinds.push((1, larger));
+
+        // Deleted, and what is asked of the deleted.
+        let unused: Vec<Vol> = alive.iter().filter(|(_, s)| s.unused()).map(|(v, _)| *v).collect();
+        kinds.push((2 + live as u32, unused.iter().map(|v| Call::DeleteVolume(*v)).collect()));
+        kinds.push((1, dead.iter().map(|v| Call::DeleteVolume(*v)).collect()));
+
+        // The controller's publication.
+        let readonly = self.one_in(3);
+        kinds.push((
+            5,
+            unused
+                .iter()
+                .map(|v| Call::ControllerPublish { vol: *v, readonly, own: true })
+                .collect(),
+        ));
+        let published: Vec<(Vol, bool)> =
+            alive.iter().filter_map(|(v, s)| s.published.map(|ro| (*v, ro))).collect();
+        kinds.push((
+            2,
+            published
+                .iter()
+                .map(|(v, ro)| Call::ControllerPublish { vol: *v, readonly: *ro, own: true })
+                .collect(),
+        ));
+        kinds.push((
+            1,
+            published
+                .iter()
+                .map(|(v, ro)| Call::ControllerPublish { vol: *v, readonly: !*ro, own: true })
+                .collect(),
+        ));
+        kinds.push((
+            1,
+            unused
+                .iter()
+                .map(|v| Call::ControllerPublish { vol: *v, readonly: false, own: false })
+                .collect(),
+        ));
+        let all = self.one_in(4);
+        kinds.push((
+            4,
+            published.iter().map(|(v, _)| Call::ControllerUnpublish { vol: *v, all }).collect(),
+        ));
+        kinds
+            .push((1, unused.iter().map(|v| Call::ControllerUnpublish { vol: *v, all }).collect()));
+
+        // Reads.
+        let some: Vec<Vol> = alive.iter().map(|(v, _)| *v).chain(dead.iter().copied()).collect();
+        kinds.push((2, some.iter().map(|v| Call::Validate(*v)).collect()));
+        kinds.push((4, vec![Call::ListVolumes { max_entries: self.pick(&PAGES) }]));
+        kinds.push((3, some.iter().map(|v| Call::GetVolume(*v)).collect()));
+
+        // Expansion.
+        let grow = self.rng.u32(1..5);
+        kinds.push((
+            3,
+            alive.iter().map(|(v, s)| Call::Expand { vol: *v, mib: mib_of(s) + grow }).collect(),
+        ));
+        kinds.push((
+            1,
+            alive
+                .iter()
+                .filter(|(_, s)| s.capacity > 0)
+                .map(|(v, s)| Call::Expand { vol: *v, mib: mib_of(s) })
+                .collect(),
+        ));
+        kinds.push((1, dead.iter().map(|v| Call::Expand { vol: *v, mib: 1 }).collect()));
+
+        // Snapshots.
+        if live_snaps < MAX_LIVE {
+            let name = self.next_snap_name;
+            kinds.push((
+                4,
+                alive.iter().map(|(v, _)| Call::CreateSnapshot { name, source: *v }).collect(),
+            ));
+        }
+        let held: Vec<(u16, Vol)> = m
+            .snap_names
+            .keys()
+            .filter_map(|n| m.current_snap(*n))
+            .filter_map(|s| m.snap(s).filter(|x| x.life == Life::Alive).map(|x| (s.name, x.source)))
+            .collect();
+        kinds.push((
+            2,
+            held.iter().map(|(n, v)| Call::CreateSnapshot { name: *n, source: *v }).collect(),
+        ));
+        let other = alive.first().map(|(v, _)| *v);
+        kinds.push((
+            1,
+            held.iter()
+                .filter_map(|(n, v)| {
+                    other.filter(|o| o != v).map(|o| Call::CreateSnapshot { name: *n, source: o })
+                })
+                .collect(),
+        ));
+        kinds.push((
+            1,
+            dead.iter()
+                .map(|v| Call::CreateSnapshot { name: self.next_snap_name, source: *v })
+                .collect(),
+        ));
+        kinds.push((3, snaps.iter().map(|s| Call::DeleteSnapshot(*s)).collect()));
+        kinds.push((1, dead_snaps.iter().map(|s| Call::DeleteSnapshot(*s)).collect()));
+        let page = self.pick(&PAGES);
+        let mut filters = vec![Call::ListSnapshots { filter: Filter::All, max_entries: page }];
+        filters.extend(
+            snaps
+                .iter()
+                .chain(dead_snaps.iter())
+                .map(|s| Call::ListSnapshots { filter: Filter::Id(*s), max_entries: page }),
+        );
+        let sources: std::collections::BTreeSet<Vol> = m.snaps.values().map(|x| x.source).collect();
+        filters.extend(
+            sources
+                .iter()
+                .map(|v| Call::ListSnapshots { filter: Filter::Source(*v), max_entries: page }),
+        );
+        kinds.push((4, filters));
+        kinds.push((2, snaps.iter().map(|s| Call::GetSnapshot(*s)).collect()));
+        kinds.push((1, dead_snaps.iter().map(|s| Call::GetSnapshot(*s)).collect()));
+
+        // The node.
+        let target = self.rng.u8(..2);
+        let ro = self.one_in(3);
+        let mut node: Vec<(u32, Vec<Call>)> = vec![
+            (4, alive.iter().filter(|(_, s)| !s.staged).map(|(v, _)| Call::Stage(*v)).collect()),
+            (2, alive.iter().filter(|(_, s)| s.staged).map(|(v, _)| Call::Stage(*v)).collect()),
+            (1, dead.iter().map(|v| Call::Stage(*v)).collect()),
+            (3, alive.iter().filter(|(_, s)| s.staged).map(|(v, _)| Call::Unstage(*v)).collect()),
+            (
+                1,
+                alive
+                    .iter()
+                    .filter(|(_, s)| !s.staged && s.staged_ever)
+                    .map(|(v, _)| Call::Unstage(*v))
+                    .collect(),
+            ),
+            (
+                5,
+                alive
+                    .iter()
+                    .filter(|(_, s)| s.targets.iter().all(Option::is_none))
+                    .map(|(v, _)| Call::Publish { vol: *v, target, readonly: ro })
+                    .collect(),
+            ),
+            (
+                2,
+                alive
+                    .iter()
+                    .filter_map(|(v, s)| {
+                        s.targets[usize::from(target)].map(|r| Call::Publish {
+                            vol: *v,
+                            target,
+                            readonly: r,
+                        })
+                    })
+                    .collect(),
+            ),
+            (
+                1,
+                alive
+                    .iter()
+                    .filter_map(|(v, s)| {
+                        s.targets[usize::from(target)].map(|r| Call::Publish {
+                            vol: *v,
+                            target,
+                            readonly: !r,
+                        })
+                    })
+                    .collect(),
+            ),
+            (
+                1,
+                alive
+                    .iter()
+                    .filter(|(_, s)| {
+                        s.targets[usize::from(target)].is_none()
+                            && s.targets[1 - usize::from(target)].is_some()
+                    })
+                    .map(|(v, _)| Call::Publish { vol: *v, target, readonly: ro })
+                    .collect(),
+            ),
+            (1, dead.iter().map(|v| Call::Publish { vol: *v, target, readonly: false }).collect()),
+            (
+                5,
+                alive
+                    .iter()
+                    .flat_map(|(v, s)| {
+                        (0..2u8)
+                            .filter(|t| s.targets[usize::from(*t)].is_some())
+                            .map(|t| Call::Unpublish { vol: *v, target: t })
+                    })
+                    .collect(),
+            ),
+            (1, alive.iter().map(|(v, _)| Call::Unpublish { vol: *v, target }).collect()),
+            (1, dead.iter().map(|v| Call::Unpublish { vol: *v, target }).collect()),
+            (
+                2,
+                alive
+                    .iter()
+                    .flat_map(|(v, _)| {
+                        [
+                            Call::Stats { vol: *v, at: At::Staging },
+                            Call::Stats { vol: *v, at: At::Target(target) },
+                        ]
+                    })
+                    .chain(dead.iter().map(|v| Call::Stats {
+                        vol: *v,
+                        at: if target == 0 { At::Staging } else { At::Target(0) },
+                    }))
+                    .collect(),
+            ),
+            (
+                1,
+                alive
+                    .iter()
+                    .filter(|(_, s)| s.capacity > 0)
+                    .map(|(v, s)| Call::NodeExpand {
+                        vol: *v,
+                        mib: u32::try_from(s.capacity / MIB).unwrap_or(0),
+                    })
+                    .collect(),
+            ),
+        ];
+        kinds.append(&mut node);
+
+        // Keep what a CO may do now, then choose: a kind by weight, then one of its calls.
+        for (_, calls) in &mut kinds {
+            calls.retain(|c| m.enabled(c));
+        }
+        kinds.retain(|(w, calls)| *w > 0 && !calls.is_empty());
+        let total: u32 = kinds.iter().map(|(w, _)| *w).sum();
+        if total == 0 {
+            return None;
+        }
+        let mut at = self.rng.u32(..total);
+        let (_, calls) = kinds.iter().find(|(w, _)| {
+            if at < *w {
+                true
+            } else {
+                at -= *w;
+                false
+            }
+        })?;
+        let call = calls[self.rng.usize(..calls.len())];
+        self.took(&call);
+        Some(call)
+    }
+
+    /// A fresh name, once used, is used up.
+    fn took(&mut self, call: &Call) {
+        match *call {
+            Call::CreateVolume { name, .. } if name == self.next_name => self.next_name += 1,
+            Call::CreateSnapshot { name, .. } if name == self.next_snap_name => {
+                self.next_snap_name += 1
+            }
+            _ => {}
+        }
+    }
+}

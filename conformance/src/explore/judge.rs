@@ -1,0 +1,781 @@
+//! What each answer may be after the history so far, and what it changes in the model: an
+//! error-table row where the history brought its condition about, OK where a sentence says
+//! MUST reply OK, and otherwise every answer the spec allows (an error it allows makes what the
+//! plugin holds unknown: `Life::Lost`, or a name never used again). Pure, as the model is.
+
+use tonic::Code;
+
+use super::call::{Call, Snap, Source, Vol};
+use super::model::{Life, MIB, Model, SnapState, Undo, Violation, VolState};
+use super::rules::{
+    NODE_NOT_EXIST, NOT_EXIST, PUBLISHED_INCOMPATIBLE, Rule, SNAP_NOT_EXIST, SNAPSHOT_INCOMPATIBLE,
+    SOURCE_NOT_EXIST, VOLUME_INCOMPATIBLE,
+};
+use crate::suite::code_name;
+
+mod node;
+
+/// What the plugin answered, as the model reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Reply {
+    Ok(Body),
+    Err { code: Code, message: String },
+}
+
+/// The part of an answer the model reads.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Body {
+    /// Nothing the model reads (or an answer without its REQUIRED message, which the facts'
+    /// checks report).
+    Empty,
+    /// CreateVolume.
+    Volume { id: String, capacity: i64 },
+    /// CreateSnapshot.
+    Snapshot { id: String, source: String, size: i64, ready: bool },
+    /// ListVolumes, every page.
+    Volumes(Listing<Listed>),
+    /// ListSnapshots, every page.
+    Snapshots(Listing<ListedSnapshot>),
+    /// ControllerGetVolume.
+    Got(Listed),
+    /// ControllerExpandVolume, NodeExpandVolume.
+    Capacity(i64),
+    /// NodePublishVolume, NodeUnpublishVolume: whether something is at the target path after
+    /// the call (`None`: the path is not this machine's to look at).
+    Target { exists: Option<bool> },
+}
+
+/// A listing followed over its pages.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Listing<T> {
+    pub(crate) entries: Vec<T>,
+    pub(crate) end: End,
+    /// How many entries the last page held.
+    pub(crate) last_page: usize,
+    /// When the listing was one full page and no `next_token`: the same listing asked again
+    /// without `max_entries`, to tell a page that stopped early from entries never listed.
+    pub(crate) unpaged: Option<Vec<T>>,
+}
+
+/// How a listing ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum End {
+    /// A page without `next_token`.
+    Complete,
+    /// `next_token` was the token just sent: the same page again, for ever.
+    Loop(String),
+    /// A page answered an error (the spec allows it; what was listed is still read).
+    Failed(Code),
+}
+
+/// A volume as ListVolumes or ControllerGetVolume describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Listed {
+    pub(crate) id: String,
+    pub(crate) capacity: i64,
+    /// Whether `published_node_ids` holds the explorer's node (`None`: no status answered).
+    pub(crate) on_node: Option<bool>,
+}
+
+/// A snapshot as ListSnapshots describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ListedSnapshot {
+    pub(crate) id: String,
+    pub(crate) source: String,
+    pub(crate) ready: bool,
+}
+
+/// `OK`, or `NOT_FOUND: message`.
+pub(crate) fn show(reply: &Reply) -> String {
+    match reply {
+        Reply::Ok(_) => "OK".to_owned(),
+        Reply::Err { code, message } => format!("{}: {message}", code_name(*code)),
+    }
+}
+
+fn code(reply: &Reply) -> Code {
+    match reply {
+        Reply::Ok(_) => Code::Ok,
+        Reply::Err { code, .. } => *code,
+    }
+}
+
+/// What one answer was held to, and what it broke.
+#[derive(Debug, Default)]
+pub(crate) struct Verdicts {
+    pub(crate) broken: Vec<Violation>,
+    /// Every rule the answer was held to (a rule it broke included), for the coverage table.
+    pub(crate) checked: Vec<Rule>,
+}
+
+impl Verdicts {
+    /// `rule` is held to this answer.
+    pub(crate) fn check(&mut self, rule: Rule) {
+        self.checked.push(rule);
+    }
+
+    pub(crate) fn broke(&mut self, rule: Rule, detail: String) {
+        self.checked.push(rule);
+        self.broken.push(Violation { rule, detail });
+    }
+
+    /// The row's code, or a violation of the row.
+    fn row(&mut self, rpc: &'static str, condition: &'static str, reply: &Reply, what: &str) {
+        let want = Rule::Row(rpc, condition)
+            .sentence()
+            .row
+            .map_or(Code::Unknown, |r| Code::from_i32(r.code.number()));
+        self.check(Rule::Row(rpc, condition));
+        if code(reply) != want {
+            self.broke(
+                Rule::Row(rpc, condition),
+                format!("{rpc} {what}: expected {}, got {}", code_name(want), show(reply)),
+            );
+        }
+    }
+
+    /// OK, or a violation of `rule`; true when OK.
+    fn ok(&mut self, rule: Rule, reply: &Reply, what: &str) -> bool {
+        self.check(rule);
+        match reply {
+            Reply::Ok(_) => true,
+            other => {
+                self.broke(rule, format!("{what}: expected OK, got {}", show(other)));
+                false
+            }
+        }
+    }
+}
+
+impl Model {
+    /// Judges `reply` to `call` against the model and applies what it did; the rules broken.
+    /// `call` must be [`Model::enabled`].
+    pub(crate) fn judge(&mut self, call: &Call, reply: &Reply) -> Verdicts {
+        let mut v = Verdicts::default();
+        match *call {
+            Call::CreateVolume { name, mib, exact, source } => {
+                self.create_volume(&mut v, name, mib, exact, source, reply);
+            }
+            Call::DeleteVolume(vol) => self.delete_volume(&mut v, vol, reply),
+            Call::ControllerPublish { vol, readonly, own } => {
+                self.controller_publish(&mut v, vol, readonly, own, reply);
+            }
+            Call::ControllerUnpublish { vol, all } => {
+                self.controller_unpublish(&mut v, vol, all, reply);
+            }
+            Call::Validate(vol) => {
+                self.read_volume(&mut v, "ValidateVolumeCapabilities", vol, reply)
+            }
+            Call::GetVolume(vol) => {
+                self.read_volume(&mut v, "ControllerGetVolume", vol, reply);
+                if let Reply::Ok(Body::Got(e)) = reply {
+                    self.capacity(&mut v, vol, e.capacity, "ControllerGetVolume");
+                    self.published_nodes(&mut v, vol, e.on_node, "ControllerGetVolume");
+                }
+            }
+            Call::Expand { vol, mib } => self.expand(&mut v, vol, mib, reply),
+            Call::ListVolumes { max_entries } => {
+                if let Reply::Ok(Body::Volumes(l)) = reply {
+                    self.list_volumes(&mut v, max_entries, l);
+                }
+            }
+            Call::CreateSnapshot { name, source } => {
+                self.create_snapshot(&mut v, name, source, reply);
+            }
+            Call::DeleteSnapshot(s) => self.delete_snapshot(&mut v, s, reply),
+            Call::ListSnapshots { filter, max_entries } => {
+                if let Reply::Ok(Body::Snapshots(l)) = reply {
+                    self.list_snapshots(&mut v, filter, max_entries, l);
+                }
+            }
+            Call::GetSnapshot(s) => self.get_snapshot(&mut v, s, reply),
+            Call::Stage(vol) => self.stage(&mut v, vol, reply),
+            Call::Unstage(vol) => self.unstage(&mut v, vol, reply),
+            Call::Publish { vol, target, readonly } => {
+                self.node_publish(&mut v, vol, usize::from(target), readonly, reply);
+            }
+            Call::Unpublish { vol, target } => {
+                self.node_unpublish(&mut v, vol, usize::from(target), reply);
+            }
+            Call::Stats { vol, at } => self.stats(&mut v, vol, at, reply),
+            Call::NodeExpand { vol, .. } => {
+                if self.is_dead(vol) {
+                    v.row("NodeExpandVolume", NOT_EXIST, reply, &format!("of deleted {vol}"));
+                } else if code(reply) == Code::NotFound {
+                    self.not_found(&mut v, vol, "NodeExpandVolume", reply);
+                }
+            }
+        }
+        v
+    }
+
+    /// What a plugin sees of a content source: its kind and id (two volumes of the history may
+    /// share an id, one deleted and the other made since).
+    fn source_id(&self, source: Option<Source>) -> Option<(bool, String)> {
+        match source? {
+            Source::Snapshot(x) => Some((true, self.snaps.get(&x)?.id.clone())),
+            Source::Volume(v) => Some((false, self.vols.get(&v)?.id.clone())),
+        }
+    }
+
+    fn is_dead(&self, v: Vol) -> bool {
+        self.vols.get(&v).is_some_and(|s| s.life == Life::Dead)
+    }
+
+    fn state_mut(&mut self, v: Vol) -> Option<&mut VolState> {
+        self.vols.get_mut(&v)
+    }
+
+    fn lose(&mut self, v: Vol) {
+        if let Some(s) = self.state_mut(v) {
+            s.life = Life::Lost;
+        }
+    }
+
+    /// NOT_FOUND for a live volume: the id the plugin issued no longer names it (or, after a
+    /// refused DeleteVolume, the refusal altered it).
+    fn not_found(&self, v: &mut Verdicts, vol: Vol, rpc: &str, reply: &Reply) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        let rule =
+            if s.refused_delete { Rule::DeleteRefusedUnaltered } else { Rule::VolumeIdFound };
+        v.check(rule);
+        v.broke(rule, format!("{rpc} of live {vol} (id {}) answered {}", s.id, show(reply)));
+    }
+
+    /// A capacity read back: never below what was accepted, never above a limit that binds.
+    /// `published_node_ids` (with LIST_VOLUMES_PUBLISHED_NODES) still names the node after a
+    /// ControllerUnpublishVolume the plugin answered OK: the publication was not undone. (That
+    /// it names the node while published is the suite's answer check.)
+    pub(super) fn published_nodes(
+        &self,
+        v: &mut Verdicts,
+        vol: Vol,
+        on_node: Option<bool>,
+        what: &str,
+    ) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        if !self.caps.published_nodes || s.life != Life::Alive || s.published.is_some() {
+            return;
+        }
+        let Some(undo) =
+            s.undone.iter().rev().find(|u| matches!(u, Undo::ControllerUnpublish { .. }))
+        else {
+            return;
+        };
+        let rule = undo_rule(*undo);
+        v.check(rule);
+        if on_node == Some(true) {
+            v.broke(
+                rule,
+                format!(
+                    "{what} lists {vol} (id {}) as published to the node after {} answered OK",
+                    s.id,
+                    undo.rpc()
+                ),
+            );
+        }
+    }
+
+    pub(super) fn capacity(&self, v: &mut Verdicts, vol: Vol, capacity: i64, what: &str) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        if capacity == 0 {
+            return;
+        }
+        v.check(Rule::CapacityAtLeast);
+        if s.limit > 0 {
+            v.check(Rule::CapacityAtMost);
+        }
+        if capacity < s.floor {
+            v.broke(
+                Rule::CapacityAtLeast,
+                format!(
+                    "{what} reports {vol} (id {}) at {capacity} bytes; it accepted required_bytes {}",
+                    s.id, s.floor
+                ),
+            );
+        }
+        if s.limit > 0 && capacity > s.limit {
+            v.broke(
+                Rule::CapacityAtMost,
+                format!(
+                    "{what} reports {vol} (id {}) at {capacity} bytes; it was made with limit_bytes {}",
+                    s.id, s.limit
+                ),
+            );
+        }
+    }
+
+    fn create_volume(
+        &mut self,
+        v: &mut Verdicts,
+        name: u16,
+        mib: u32,
+        exact: bool,
+        source: Option<Source>,
+        reply: &Reply,
+    ) {
+        let required = i64::from(mib) * MIB;
+        let limit = if exact { required } else { 0 };
+        let held =
+            self.current(name).filter(|c| self.vols.get(c).is_some_and(|s| s.life == Life::Alive));
+        if let Some(cur) = held {
+            let s = &self.vols[&cur];
+            // The same request, or one whose range the volume meets: the MUST-OK sentence. A
+            // range it does not meet, or another source: the ALREADY_EXISTS row. A range
+            // against a capacity the plugin never said: either.
+            let fits = |cap: i64| cap >= required && (limit == 0 || cap <= limit);
+            let compatible = if self.source_id(s.source) != self.source_id(source) {
+                Some(false)
+            } else if required == 0 && limit == 0 {
+                Some(true)
+            } else if s.capacity > 0 {
+                Some(fits(s.capacity))
+            } else if mib == s.mib && exact == s.exact && !s.expanded {
+                // Made for this very request, and never grown since.
+                Some(true)
+            } else {
+                None
+            };
+            let id = s.id.clone();
+            let what = format!("CreateVolume again of name v{name} (held by {cur}, id {id})");
+            match (compatible, reply) {
+                (Some(false), _) => v.row("CreateVolume", VOLUME_INCOMPATIBLE, reply, &what),
+                (Some(true), Reply::Err { .. }) => {
+                    v.ok(Rule::CreateRetrySame, reply, &what);
+                }
+                (_, Reply::Ok(Body::Volume { id: got, capacity })) => {
+                    if *got != id {
+                        v.broke(
+                            Rule::CreateRetrySame,
+                            format!("{what} answered another volume, id {got}"),
+                        );
+                        return;
+                    }
+                    let capacity = *capacity;
+                    if let Some(s) = self.state_mut(cur) {
+                        s.floor = s.floor.max(required);
+                        if limit > 0 {
+                            s.limit = if s.limit == 0 { limit } else { s.limit.min(limit) };
+                        }
+                        if capacity > 0 {
+                            s.capacity = capacity;
+                        }
+                    }
+                }
+                // No volume in the answer: the facts' checks say so.
+                (_, Reply::Ok(_)) | (None, Reply::Err { .. }) => {}
+            }
+            return;
+        }
+        let nth = self.names.get(&name).map_or(0, |n| n.gens);
+        let reused = nth > 0;
+        let vol = Vol { name, nth };
+        let what = format!("CreateVolume of name v{name} (new {vol})");
+        // The source: alive (then NOT_FOUND breaks its id), or deleted (then NOT_FOUND is the row).
+        enum Src {
+            None,
+            Alive(String, Rule),
+            Dead(String),
+        }
+        let src = match source {
+            None => Src::None,
+            Some(Source::Snapshot(s)) => match self.snaps.get(&s) {
+                Some(x) if x.life == Life::Alive => {
+                    let gone = self.is_dead(x.source);
+                    let rule =
+                        if gone { Rule::SnapshotOutlivesSource } else { Rule::SnapshotIdFound };
+                    Src::Alive(format!("snapshot {s} (id {})", x.id), rule)
+                }
+                Some(x) => Src::Dead(format!("deleted snapshot {s} (id {})", x.id)),
+                None => Src::None,
+            },
+            Some(Source::Volume(sv)) => match self.vols.get(&sv) {
+                Some(x) if x.life == Life::Alive => {
+                    Src::Alive(format!("volume {sv} (id {})", x.id), Rule::VolumeIdFound)
+                }
+                Some(x) => Src::Dead(format!("deleted volume {sv} (id {})", x.id)),
+                None => Src::None,
+            },
+        };
+        match (&src, reply) {
+            (Src::Dead(from), _) => {
+                v.row("CreateVolume", SOURCE_NOT_EXIST, reply, &format!("{what} from {from}"));
+            }
+            (Src::Alive(from, rule), Reply::Err { code: Code::NotFound, .. }) => {
+                v.broke(*rule, format!("{what} from live {from} answered {}", show(reply)));
+            }
+            (_, Reply::Err { code: Code::AlreadyExists, .. }) if reused => {
+                let old = Vol { name, nth: nth - 1 };
+                let id = self.vols.get(&old).map(|s| s.id.clone()).unwrap_or_default();
+                v.broke(
+                    Rule::VolumeDeletedGone,
+                    format!(
+                        "{what} answered {}: the name's volume {old} (id {id}) was deleted with OK",
+                        show(reply)
+                    ),
+                );
+            }
+            _ => {}
+        }
+        let Reply::Ok(Body::Volume { id, capacity }) = reply else {
+            // Not made, or not known to be: the name is not used again.
+            if !matches!(src, Src::Dead(_)) || code(reply) == Code::Ok {
+                self.names.entry(name).or_default().burnt = true;
+            }
+            return;
+        };
+        if let Some((other, _)) =
+            self.vols.iter().find(|(_, s)| s.life == Life::Alive && s.id == *id)
+        {
+            v.broke(
+                Rule::VolumeIdUnique,
+                format!("{what} answered id {id}, the id of live volume {other}"),
+            );
+        }
+        let life = if matches!(src, Src::Dead(_)) { Life::Lost } else { Life::Alive };
+        self.vols.insert(
+            vol,
+            VolState {
+                id: id.clone(),
+                life,
+                mib,
+                exact,
+                source,
+                capacity: *capacity,
+                floor: required,
+                limit,
+                expanded: false,
+                undone: Vec::new(),
+                published: None,
+                staged: false,
+                staged_ever: false,
+                targets: [None, None],
+                targets_used: [false, false],
+                last_undo: None,
+                refused_delete: false,
+            },
+        );
+        self.names.entry(name).or_default().gens = nth + 1;
+    }
+
+    fn delete_volume(&mut self, v: &mut Verdicts, vol: Vol, reply: &Reply) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        let what = format!("DeleteVolume of {vol} (id {})", s.id);
+        if s.life == Life::Dead {
+            v.ok(Rule::DeleteIdempotent, reply, &format!("{what}, deleted before"));
+            return;
+        }
+        match reply {
+            Reply::Ok(_) => {
+                if let Some(s) = self.state_mut(vol) {
+                    s.life = Life::Dead;
+                }
+            }
+            Reply::Err { code: Code::FailedPrecondition, .. } => {
+                let snapshots =
+                    self.snaps.values().any(|x| x.source == vol && x.life != Life::Dead);
+                let clones = self
+                    .vols
+                    .values()
+                    .any(|x| x.life != Life::Dead && x.source == Some(Source::Volume(vol)));
+                if snapshots || clones {
+                    if let Some(s) = self.state_mut(vol) {
+                        s.refused_delete = snapshots;
+                    }
+                } else if !s.undone.is_empty() {
+                    // In use by what the history undid, each undo answered OK.
+                    let undone: Vec<&str> = s.undone.iter().map(|u| u.rpc()).collect();
+                    v.broke(
+                        Rule::InUseAfterUndo,
+                        format!(
+                            "{what}, unused after {} answered OK, answered {}",
+                            undone.join(", "),
+                            show(reply)
+                        ),
+                    );
+                }
+            }
+            Reply::Err { code: Code::NotFound, .. } => {
+                self.not_found(v, vol, "DeleteVolume", reply)
+            }
+            Reply::Err { .. } => self.lose(vol),
+        }
+    }
+
+    fn controller_publish(
+        &mut self,
+        v: &mut Verdicts,
+        vol: Vol,
+        readonly: bool,
+        own: bool,
+        reply: &Reply,
+    ) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        let rpc = "ControllerPublishVolume";
+        let what = format!("of {vol} (id {})", s.id);
+        if s.life == Life::Dead {
+            v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol} (id {})", s.id));
+            return;
+        }
+        if !own {
+            v.row(rpc, NODE_NOT_EXIST, reply, &format!("{what} to a node it never named"));
+            return;
+        }
+        match s.published {
+            Some(ro) if ro == readonly => {
+                v.ok(
+                    Rule::PublishRetrySame,
+                    reply,
+                    &format!("{rpc} again {what}, the same readonly"),
+                );
+            }
+            Some(_) => v.row(
+                rpc,
+                PUBLISHED_INCOMPATIBLE,
+                reply,
+                &format!("again {what} with the other readonly flag"),
+            ),
+            None => {
+                let undo = s.last_undo;
+                match reply {
+                    Reply::Ok(_) => {
+                        if let Some(s) = self.state_mut(vol) {
+                            s.published = Some(readonly);
+                        }
+                    }
+                    Reply::Err { code: Code::NotFound, .. } => self.not_found(v, vol, rpc, reply),
+                    Reply::Err { code: Code::AlreadyExists | Code::FailedPrecondition, .. }
+                        if matches!(undo, Some(Undo::ControllerUnpublish { .. })) =>
+                    {
+                        let rule = undo.map_or(Rule::UnpublishedGone, undo_rule);
+                        v.broke(
+                            rule,
+                            format!("{rpc} {what}, unpublished before, answered {}", show(reply)),
+                        );
+                        self.lose(vol);
+                    }
+                    Reply::Err { .. } => self.lose(vol),
+                }
+            }
+        }
+    }
+
+    fn controller_unpublish(&mut self, v: &mut Verdicts, vol: Vol, all: bool, reply: &Reply) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        if s.life == Life::Dead {
+            // OK, or the row's NOT_FOUND: both are the spec's.
+            return;
+        }
+        let what = format!("ControllerUnpublishVolume of {vol} (id {})", s.id);
+        if s.published.is_none() {
+            v.ok(Rule::UnpublishNotAttached, reply, &format!("{what}, not published"));
+            return;
+        }
+        match reply {
+            Reply::Ok(_) => {
+                if let Some(s) = self.state_mut(vol) {
+                    s.published = None;
+                    s.undid(Undo::ControllerUnpublish { all });
+                }
+            }
+            Reply::Err { code: Code::NotFound, .. } => {
+                self.not_found(v, vol, "ControllerUnpublishVolume", reply);
+            }
+            Reply::Err { .. } => self.lose(vol),
+        }
+    }
+
+    /// ValidateVolumeCapabilities, ControllerGetVolume: NOT_FOUND exactly when deleted.
+    fn read_volume(&mut self, v: &mut Verdicts, rpc: &'static str, vol: Vol, reply: &Reply) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        if s.life == Life::Dead {
+            v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol} (id {})", s.id));
+        } else if code(reply) == Code::NotFound {
+            self.not_found(v, vol, rpc, reply);
+        }
+    }
+
+    fn expand(&mut self, v: &mut Verdicts, vol: Vol, mib: u32, reply: &Reply) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        if s.life == Life::Dead {
+            v.row(
+                "ControllerExpandVolume",
+                NOT_EXIST,
+                reply,
+                &format!("of deleted {vol} (id {})", s.id),
+            );
+            return;
+        }
+        let required = i64::from(mib) * MIB;
+        let smaller = s.capacity > 0 && required <= s.capacity;
+        match reply {
+            Reply::Ok(body) => {
+                let capacity = if let Body::Capacity(c) = body { *c } else { 0 };
+                if let Some(s) = self.state_mut(vol) {
+                    s.floor = s.floor.max(required);
+                    s.limit = 0;
+                    s.capacity = capacity.max(0);
+                    s.expanded = true;
+                }
+            }
+            Reply::Err { code: Code::NotFound, .. } => {
+                self.not_found(v, vol, "ControllerExpandVolume", reply);
+            }
+            Reply::Err { .. } => {
+                if smaller {
+                    v.broke(
+                        Rule::ExpandSmaller,
+                        format!(
+                            "ControllerExpandVolume of {vol} (id {}, {} bytes) to {required} bytes answered {}",
+                            s.id,
+                            s.capacity,
+                            show(reply)
+                        ),
+                    );
+                }
+                // Grown or not: its size is not known until it is read back.
+                if let Some(s) = self.state_mut(vol) {
+                    s.capacity = 0;
+                    s.expanded = true;
+                }
+            }
+        }
+    }
+
+    fn create_snapshot(&mut self, v: &mut Verdicts, name: u16, source: Vol, reply: &Reply) {
+        let held = self
+            .current_snap(name)
+            .filter(|c| self.snaps.get(c).is_some_and(|s| s.life == Life::Alive));
+        if let Some(cur) = held {
+            let s = &self.snaps[&cur];
+            let what = format!("CreateSnapshot again of name s{name} (held by {cur}, id {})", s.id);
+            let other = self.vols.get(&source).is_none_or(|x| x.id != s.source_id);
+            if other {
+                v.row(
+                    "CreateSnapshot",
+                    SNAPSHOT_INCOMPATIBLE,
+                    reply,
+                    &format!("{what} of another volume"),
+                );
+                return;
+            }
+            match reply {
+                Reply::Ok(Body::Snapshot { id, ready, size, .. }) => {
+                    if *id != s.id {
+                        v.broke(
+                            Rule::SnapshotRetrySame,
+                            format!("{what} answered another snapshot, id {id}"),
+                        );
+                        return;
+                    }
+                    let (ready, size) = (*ready, *size);
+                    if let Some(s) = self.snaps.get_mut(&cur) {
+                        s.ready = ready;
+                        s.size = size;
+                    }
+                }
+                Reply::Ok(_) => {}
+                Reply::Err { .. } if s.ready => {
+                    v.ok(Rule::SnapshotRetrySame, reply, &format!("{what}, ready to use"));
+                }
+                Reply::Err { .. } => {}
+            }
+            return;
+        }
+        let nth = self.snap_names.get(&name).map_or(0, |n| n.gens);
+        let snap = Snap { name, nth };
+        let Some(src) = self.vols.get(&source) else { return };
+        let what =
+            format!("CreateSnapshot of name s{name} (new {snap}) of {source} (id {})", src.id);
+        let source_dead = src.life == Life::Dead;
+        let source_id = src.id.clone();
+        if source_dead && code(reply) == Code::Ok {
+            v.broke(Rule::SnapshotOfDeleted, format!("{what}, deleted before, answered OK"));
+        }
+        if !source_dead && code(reply) == Code::NotFound {
+            v.broke(Rule::VolumeIdFound, format!("{what}, live, answered {}", show(reply)));
+        }
+        let Reply::Ok(Body::Snapshot { id, size, ready, .. }) = reply else {
+            if code(reply) != Code::NotFound || !source_dead {
+                self.snap_names.entry(name).or_default().burnt = true;
+            }
+            return;
+        };
+        if let Some((other, _)) =
+            self.snaps.iter().find(|(_, s)| s.life == Life::Alive && s.id == *id)
+        {
+            v.broke(
+                Rule::SnapshotIdUnique,
+                format!("{what} answered id {id}, the id of live snapshot {other}"),
+            );
+        }
+        self.snaps.insert(
+            snap,
+            SnapState {
+                id: id.clone(),
+                life: if source_dead { Life::Lost } else { Life::Alive },
+                source,
+                source_id,
+                size: *size,
+                ready: *ready,
+            },
+        );
+        self.snap_names.entry(name).or_default().gens = nth + 1;
+    }
+
+    /// NOT_FOUND for a live snapshot: its id, or (its source deleted) its outliving the source.
+    fn snap_not_found(&self, v: &mut Verdicts, s: Snap, rpc: &str, reply: &Reply) {
+        let Some(x) = self.snaps.get(&s) else { return };
+        let rule = if self.is_dead(x.source) {
+            Rule::SnapshotOutlivesSource
+        } else {
+            Rule::SnapshotIdFound
+        };
+        v.broke(rule, format!("{rpc} of live snapshot {s} (id {}) answered {}", x.id, show(reply)));
+    }
+
+    fn delete_snapshot(&mut self, v: &mut Verdicts, s: Snap, reply: &Reply) {
+        let Some(x) = self.snaps.get(&s) else { return };
+        if x.life == Life::Dead {
+            let what = format!("DeleteSnapshot of {s} (id {}), deleted before", x.id);
+            v.ok(Rule::DeleteSnapshotIdempotent, reply, &what);
+            return;
+        }
+        match reply {
+            Reply::Ok(_) => {
+                if let Some(x) = self.snaps.get_mut(&s) {
+                    x.life = Life::Dead;
+                }
+            }
+            // "Snapshot in use": the row the spec gives, the snapshot unchanged.
+            Reply::Err { code: Code::FailedPrecondition, .. } => {}
+            Reply::Err { code: Code::NotFound, .. } => {
+                self.snap_not_found(v, s, "DeleteSnapshot", reply)
+            }
+            Reply::Err { .. } => {
+                if let Some(x) = self.snaps.get_mut(&s) {
+                    x.life = Life::Lost;
+                }
+            }
+        }
+    }
+
+    fn get_snapshot(&mut self, v: &mut Verdicts, s: Snap, reply: &Reply) {
+        let Some(x) = self.snaps.get(&s) else { return };
+        if x.life == Life::Dead {
+            v.row("GetSnapshot", SNAP_NOT_EXIST, reply, &format!("of deleted {s} (id {})", x.id));
+        } else if code(reply) == Code::NotFound {
+            self.snap_not_found(v, s, "GetSnapshot", reply);
+        }
+    }
+}
+
+/// The sentence an undo broke when the plugin still acts as if it had not happened.
+fn undo_rule(undo: Undo) -> Rule {
+    match undo {
+        Undo::ControllerUnpublish { all: false } => Rule::UnpublishedGone,
+        Undo::ControllerUnpublish { all: true } => Rule::UnpublishedAllGone,
+        Undo::Unstage => Rule::UnstageUndoes,
+        Undo::NodeUnpublish => Rule::NodeUnpublishUndoes,
+    }
+}

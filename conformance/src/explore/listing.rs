@@ -1,0 +1,207 @@
+//! What a complete listing must hold after the history so far: every live volume (or snapshot
+//! within the filter) and none deleted, each as the model knows it (a capacity no smaller than
+//! it accepted, a snapshot's own source). Volumes and snapshots the history did not make are the
+//! plugin's business and are not looked at.
+
+use std::collections::HashMap;
+
+use super::call::{Filter, Snap, Vol};
+use super::judge::{End, Listed, ListedSnapshot, Listing, Verdicts};
+use super::model::{Life, Model};
+use super::rules::Rule;
+
+impl Model {
+    /// ListVolumes followed over its pages.
+    pub(super) fn list_volumes(
+        &mut self,
+        out: &mut Verdicts,
+        max_entries: i32,
+        listing: &Listing<Listed>,
+    ) {
+        let seen: HashMap<&str, &Listed> =
+            listing.entries.iter().map(|e| (e.id.as_str(), e)).collect();
+        for rule in [Rule::VolumesListed, Rule::VolumesPaged, Rule::VolumeDeletedGone] {
+            out.check(rule);
+        }
+        let mut missing: Vec<(Vol, String, bool)> = Vec::new();
+        for (vol, s) in &self.vols {
+            match s.life {
+                Life::Alive => match seen.get(s.id.as_str()) {
+                    Some(e) => {
+                        self.capacity(out, *vol, e.capacity, "ListVolumes");
+                        self.published_nodes(out, *vol, e.on_node, "ListVolumes");
+                    }
+                    None => missing.push((*vol, s.id.clone(), s.refused_delete)),
+                },
+                Life::Dead if !self.id_in_use(&s.id) && seen.contains_key(s.id.as_str()) => {
+                    out.broke(
+                        Rule::VolumeDeletedGone,
+                        format!(
+                            "ListVolumes lists {vol} (id {}), which DeleteVolume deleted with OK",
+                            s.id
+                        ),
+                    );
+                }
+                _ => {}
+            }
+        }
+        if let End::Loop(token) = &listing.end {
+            out.broke(Rule::VolumesPaged, format!(
+                    "ListVolumes with max_entries {max_entries} answered next_token '{token}' to starting_token '{token}': the same page again"
+                ));
+            return;
+        }
+        if listing.end != End::Complete || missing.is_empty() {
+            return;
+        }
+        let (vol, id, refused) = &missing[0];
+        let names = missing.iter().map(|(v, id, _)| format!("{v} (id {id})")).collect::<Vec<_>>();
+        // A full last page and no token: the pages stopped early.
+        // One full page and no token, and the listing without max_entries holds what it
+        // lacked: the pages stopped early.
+        let short = listing
+            .unpaged
+            .as_ref()
+            .is_some_and(|all| missing.iter().all(|(_, id, _)| all.iter().any(|e| e.id == *id)));
+        let rule = if *refused {
+            Rule::DeleteRefusedUnaltered
+        } else if short {
+            Rule::VolumesPaged
+        } else {
+            Rule::VolumesListed
+        };
+        let why = if *refused {
+            format!(", {vol} (id {id}) after DeleteVolume refused to delete it")
+        } else if short {
+            format!(", its last page full ({max_entries} entries) and no next_token")
+        } else {
+            String::new()
+        };
+        out.broke(
+            rule,
+            format!(
+                "ListVolumes (max_entries {max_entries}) lists {} entries and not live {}{why}",
+                listing.entries.len(),
+                names.join(", ")
+            ),
+        );
+    }
+
+    /// ListSnapshots with `filter`, followed over its pages.
+    pub(super) fn list_snapshots(
+        &mut self,
+        out: &mut Verdicts,
+        filter: Filter,
+        max_entries: i32,
+        listing: &Listing<ListedSnapshot>,
+    ) {
+        let seen: HashMap<&str, &ListedSnapshot> =
+            listing.entries.iter().map(|e| (e.id.as_str(), e)).collect();
+        for rule in [
+            Rule::SnapshotsListed,
+            Rule::SnapshotsPaged,
+            Rule::SnapshotDeletedGone,
+            Rule::SnapshotsCurrent,
+            Rule::SnapshotOutlivesSource,
+        ] {
+            out.check(rule);
+        }
+        let source_id = match filter {
+            Filter::Source(v) => self.vols.get(&v).map(|s| s.id.clone()),
+            _ => None,
+        };
+        let wanted = |snap: Snap, source_id_of: &str| match filter {
+            Filter::All => true,
+            Filter::Id(s) => s == snap,
+            Filter::Source(_) => source_id.as_deref() == Some(source_id_of),
+        };
+        let mut missing: Vec<(Snap, String, bool)> = Vec::new();
+        let mut ready: Vec<(Snap, bool)> = Vec::new();
+        for (snap, s) in &self.snaps {
+            let listed = seen.get(s.id.as_str());
+            match s.life {
+                Life::Alive => match listed {
+                    Some(e) => {
+                        ready.push((*snap, e.ready));
+                        if e.source != s.source_id {
+                            out.broke(Rule::SnapshotsCurrent, format!(
+                                    "ListSnapshots lists snapshot {snap} (id {}) with source_volume_id '{}'; it was cut from {} (id {})",
+                                    s.id, e.source, s.source, s.source_id
+                                ));
+                        }
+                    }
+                    None if wanted(*snap, &s.source_id) => {
+                        let gone = self.vols.get(&s.source).is_some_and(|v| v.life == Life::Dead);
+                        missing.push((*snap, s.id.clone(), gone));
+                    }
+                    None => {}
+                },
+                Life::Dead
+                    if listed.is_some()
+                        && !self.snaps.values().any(|o| o.life != Life::Dead && o.id == s.id) =>
+                {
+                    out.broke(Rule::SnapshotDeletedGone, format!(
+                            "ListSnapshots lists snapshot {snap} (id {}), which DeleteSnapshot deleted with OK",
+                            s.id
+                        ));
+                }
+                _ => {}
+            }
+        }
+        for (snap, r) in ready {
+            if let Some(s) = self.snaps.get_mut(&snap) {
+                s.ready = r;
+            }
+        }
+        if let End::Loop(token) = &listing.end {
+            out.broke(Rule::SnapshotsPaged, format!(
+                    "ListSnapshots with max_entries {max_entries} answered next_token '{token}' to starting_token '{token}': the same page again"
+                ));
+            return;
+        }
+        if listing.end != End::Complete || missing.is_empty() {
+            return;
+        }
+        let names = missing.iter().map(|(s, id, _)| format!("{s} (id {id})")).collect::<Vec<_>>();
+        let short = listing
+            .unpaged
+            .as_ref()
+            .is_some_and(|all| missing.iter().all(|(_, id, _)| all.iter().any(|e| e.id == *id)));
+        // Missing because its source was deleted: none of that source's snapshots is listed
+        // (a listing that holds some of them misses the others for another reason).
+        let outlived = missing.iter().any(|(snap, _, gone)| {
+            *gone
+                && self
+                    .snaps
+                    .get(snap)
+                    .is_some_and(|x| !listing.entries.iter().any(|e| e.source == x.source_id))
+        });
+        let rule = if outlived {
+            Rule::SnapshotOutlivesSource
+        } else if short {
+            Rule::SnapshotsPaged
+        } else {
+            Rule::SnapshotsListed
+        };
+        let what = match filter {
+            Filter::All => String::new(),
+            Filter::Id(s) => format!(" with snapshot_id of {s}"),
+            Filter::Source(v) => format!(
+                " with source_volume_id of {v} (id {})",
+                source_id.as_deref().unwrap_or_default()
+            ),
+        };
+        let why = if outlived {
+            ", a snapshot whose source volume was deleted"
+        } else if short {
+            ", its last page full and no next_token"
+        } else {
+            ""
+        };
+        out.broke(rule, format!(
+                "ListSnapshots{what} (max_entries {max_entries}) lists {} entries and not live {}{why}",
+                listing.entries.len(),
+                names.join(", ")
+            ));
+    }
+}

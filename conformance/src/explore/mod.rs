@@ -1,0 +1,202 @@
+//! `csi-conformance explore`: stateful, model-based testing. A reference model of the plugin's
+//! state (`model`: volumes with their lifecycle, snapshots, names, from the capabilities the
+//! plugin advertises) chooses each next call a CO may make (`generate`: lifecycle moves,
+//! retries, incompatible repeats, calls on what was deleted), the call is made concrete and sent
+//! through the suite's exchange (`exec`, `session`: every answer checked against the facts as
+//! the fixed cases' are), and the answer is judged against what the history allows (`judge`,
+//! `listing`: error-table rows, the spec's MUST-OK sentences, invariants across calls, each in
+//! `rules` with its sentence). A broken rule is shrunk to the shortest history that still breaks
+//! it (`shrink`), printed with its sentence, and written as a capture `csi-view replay` sends
+//! again (`capture`); the walk goes on from a clean state. `coverage` counts each RPC in each
+//! lifecycle state and each invariant held; `concurrent` keeps several histories in flight at
+//! once (`--concurrency`), each on objects of its own; `report` prints and writes the result. The same seed gives the same walk against the
+//! same plugin.
+
+mod call;
+mod capture;
+mod concurrent;
+mod coverage;
+mod exec;
+mod generate;
+mod judge;
+mod listing;
+mod model;
+mod report;
+mod rules;
+mod session;
+mod shrink;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub use coverage::Coverage;
+pub use report::{Finding, FoundCall, Report};
+
+use crate::answers::Problem;
+use crate::client::Endpoint;
+use crate::config::Config;
+use crate::sentence::Sentence;
+use call::Call;
+use generate::Generator;
+use session::Session;
+
+/// The budget of a run given neither `--steps` nor `--time`: enough for a history bug of a
+/// local plugin to be found, shrunk and written within about a minute.
+pub const DEFAULT_STEPS: u64 = 20_000;
+/// See [`DEFAULT_STEPS`]: the run stops at whichever comes first.
+pub const DEFAULT_TIME: Duration = Duration::from_secs(60);
+/// Calls of one attempt before the walk cleans up and starts afresh: histories stay short
+/// enough to shrink quickly.
+const EPOCH: usize = 400;
+
+/// How to explore.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The walk's seed: the same seed, the same walk (against the same plugin).
+    pub seed: u64,
+    /// Stop after this many calls of the walk (shrinking apart).
+    pub steps: Option<u64>,
+    /// Stop after this long.
+    pub time: Option<Duration>,
+    /// Histories in flight at once, each on volumes of its own.
+    pub concurrency: usize,
+    /// Stop once this many rules are found broken (none: walk the whole budget).
+    pub stop_after: Option<usize>,
+    /// Where to write each finding's capture: a folder, or a file name (`NAME.jsonl`, then
+    /// `NAME-2.jsonl` ...); none: `csi-explore-<seed>-<n>.jsonl` in the current folder.
+    pub capture_out: Option<PathBuf>,
+    /// The suite's settings: deadline, secrets, parameters, folders, `strict`.
+    pub config: Config,
+}
+
+impl Options {
+    /// Calls and time the walk may take: the defaults when neither is given, else only what
+    /// is given.
+    fn budget(&self) -> (u64, Option<Duration>) {
+        match (self.steps, self.time) {
+            (None, None) => (DEFAULT_STEPS, Some(DEFAULT_TIME)),
+            (steps, time) => (steps.unwrap_or(u64::MAX), time),
+        }
+    }
+}
+
+/// A rule one answer broke: the explorer's own (an invariant or a row) or an answer check of the
+/// suite's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Broken {
+    /// The stable id: `volumes-listed`, `errors: GetSnapshot: Snapshot does not exist`,
+    /// `answers: <key>`.
+    pub(crate) id: String,
+    pub(crate) sentence: Sentence,
+    pub(crate) detail: String,
+}
+
+impl Broken {
+    pub(crate) fn from_violation(v: &model::Violation) -> Broken {
+        Broken { id: v.rule.id(), sentence: v.rule.sentence(), detail: v.detail.clone() }
+    }
+
+    pub(crate) fn from_problem(p: Problem) -> Broken {
+        Broken { id: format!("answers: {}", p.key), sentence: p.sentence, detail: p.detail }
+    }
+}
+
+/// Every invariant and row the explorer holds plugins to, with its sentence, for `--list` and
+/// the audit: `explore: <id>`.
+pub(crate) fn list() -> impl Iterator<Item = (String, Sentence)> {
+    rules::Rule::ALL
+        .iter()
+        .chain(rules::Rule::ROWS.iter())
+        .map(|r| (format!("explore: {}", r.id()), r.sentence()))
+}
+
+/// Explores the plugin at `endpoint`; `line` gets a line as each finding is found and shrunk.
+///
+/// # Errors
+///
+/// When the plugin cannot be reached or does not answer Identity, or a folder cannot be made.
+pub async fn explore(
+    endpoint: &Endpoint,
+    options: &Options,
+    line: &mut dyn FnMut(&str),
+) -> Result<Report, String> {
+    let started = Instant::now();
+    let mut s = Session::connect(endpoint, &options.config, run_id()).await?;
+    let mut report = Report {
+        seed: options.seed,
+        plugin: s.plugin.clone(),
+        skipped: s.skipped.clone(),
+        ..Report::default()
+    };
+    if options.concurrency > 1 {
+        concurrent::walk(&mut s, options, &mut report, line).await?;
+    } else {
+        walk(&mut s, options, &mut report, line).await?;
+    }
+    report.calls = s.calls;
+    report.coverage = std::mem::take(&mut s.coverage);
+    report.duration = started.elapsed();
+    Ok(report)
+}
+
+/// One history at a time.
+async fn walk(
+    s: &mut Session,
+    options: &Options,
+    report: &mut Report,
+    line: &mut dyn FnMut(&str),
+) -> Result<(), String> {
+    let (max_steps, time) = options.budget();
+    let deadline = time.map(|t| Instant::now() + t);
+    let mut generator = Generator::new(options.seed);
+    let mut a = s.attempt(None);
+    let mut history: Vec<Call> = Vec::new();
+    while report.steps < max_steps && deadline.is_none_or(|d| Instant::now() < d) {
+        if history.len() >= EPOCH {
+            report.left_over.extend(s.clean_up(&a).await);
+            a = s.attempt(None);
+            history.clear();
+        }
+        let Some(call) = generator.next(&a.model) else { break };
+        let made = s.make(&mut a, &call, true).await?;
+        history.push(call);
+        report.steps += 1;
+        if made.broken.is_empty() {
+            continue;
+        }
+        // What the plugin holds is no longer what the model says: shrink, then start afresh.
+        report.left_over.extend(s.clean_up(&a).await);
+        report::found(s, options, report, &history, &made.broken, line).await?;
+        if options.stop_after.is_some_and(|n| report.findings.len() >= n) {
+            return Ok(());
+        }
+        a = s.attempt(None);
+        history.clear();
+    }
+    report.left_over.extend(s.clean_up(&a).await);
+    Ok(())
+}
+
+/// A name part unique to this run: attempts of two runs with the same seed never share a name.
+fn run_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("{:x}{:05x}", std::process::id() & 0xfff, nanos & 0xf_ffff)
+}
+
+/// Serves `routes` (a driver's tonic routes) on a temporary unix socket, explores it, and stops
+/// the server.
+///
+/// # Errors
+///
+/// When the temporary socket cannot be made, or the exploration cannot start.
+pub async fn explore_in_process(
+    routes: tonic::service::Routes,
+    options: &Options,
+) -> anyhow::Result<Report> {
+    let (endpoint, server) = crate::in_process::serve(routes).await?;
+    let report = explore(&endpoint, options, &mut |_| {}).await;
+    server.stop().await;
+    report.map_err(|e| anyhow::anyhow!(e))
+}

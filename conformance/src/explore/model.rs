@@ -1,0 +1,372 @@
+//! The reference model: what the plugin holds after the history so far, as the spec's volume
+//! lifecycle (CREATED → NODE_READY → VOL_READY → PUBLISHED and back) and snapshots describe it,
+//! from the calls made and what the plugin answered. Pure data: no IO, no clock. It says which
+//! calls a CO may make next ([`Model::enabled`]) and, in `judge`, what each answer may be.
+
+use std::collections::BTreeMap;
+
+use super::call::{At, Call, Filter, Snap, Source, Vol};
+use super::rules::Rule;
+
+/// What the plugin serves, as far as the explorer uses it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Caps {
+    /// CREATE_DELETE_VOLUME.
+    pub(crate) create: bool,
+    /// PUBLISH_UNPUBLISH_VOLUME, and a node to publish to (the Node service names one).
+    pub(crate) publish: bool,
+    /// PUBLISH_READONLY.
+    pub(crate) readonly: bool,
+    pub(crate) list_volumes: bool,
+    /// LIST_VOLUMES_PUBLISHED_NODES: `published_node_ids` is the plugin's to keep.
+    pub(crate) published_nodes: bool,
+    pub(crate) get_volume: bool,
+    /// Controller EXPAND_VOLUME.
+    pub(crate) expand: bool,
+    /// VolumeExpansion ONLINE (else a volume is expanded only while unpublished).
+    pub(crate) online: bool,
+    /// CREATE_DELETE_SNAPSHOT.
+    pub(crate) snapshots: bool,
+    pub(crate) list_snapshots: bool,
+    pub(crate) get_snapshot: bool,
+    /// CLONE_VOLUME.
+    pub(crate) clone: bool,
+    /// The Node service answers.
+    pub(crate) node: bool,
+    /// STAGE_UNSTAGE_VOLUME.
+    pub(crate) stage: bool,
+    /// GET_VOLUME_STATS.
+    pub(crate) stats: bool,
+    /// Node EXPAND_VOLUME.
+    pub(crate) node_expand: bool,
+    /// The plugin's paths are this machine's (a unix socket): target paths can be looked at.
+    pub(crate) local: bool,
+}
+
+/// Whether an object is there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Life {
+    Alive,
+    /// Deleted, and the plugin said OK.
+    Dead,
+    /// A call that changes it failed with an error the spec allows: what the plugin holds is
+    /// not known, so nothing is checked of it and only the clean-up touches it.
+    Lost,
+}
+
+/// The last call that undid part of a volume's use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Undo {
+    ControllerUnpublish { all: bool },
+    Unstage,
+    NodeUnpublish,
+}
+
+/// A volume of the history.
+#[derive(Debug, Clone)]
+pub(crate) struct VolState {
+    /// The id the plugin issued.
+    pub(crate) id: String,
+    pub(crate) life: Life,
+    /// The size asked at creation, in MiB (0: no capacity_range), and whether exactly.
+    pub(crate) mib: u32,
+    pub(crate) exact: bool,
+    pub(crate) source: Option<Source>,
+    /// The capacity last answered (0: unknown).
+    pub(crate) capacity: i64,
+    /// The largest `required_bytes` the plugin accepted for it.
+    pub(crate) floor: i64,
+    /// The `limit_bytes` that still binds it (0: none; an expansion lifts it).
+    pub(crate) limit: i64,
+    /// ControllerExpandVolume was asked of it (answered or not).
+    pub(crate) expanded: bool,
+    /// Controller-published to the plugin's node: with `readonly`.
+    pub(crate) published: Option<bool>,
+    pub(crate) staged: bool,
+    /// It was staged at some time.
+    pub(crate) staged_ever: bool,
+    /// Node-published at target #t: with `readonly`.
+    pub(crate) targets: [Option<bool>; 2],
+    /// Target #t was published at some time.
+    pub(crate) targets_used: [bool; 2],
+    pub(crate) last_undo: Option<Undo>,
+    /// Every kind of undo it went through, in order, for a finding's words.
+    pub(crate) undone: Vec<Undo>,
+    /// DeleteVolume was refused with FAILED_PRECONDITION (snapshots, or in use).
+    pub(crate) refused_delete: bool,
+}
+
+impl VolState {
+    /// Nothing uses it: the lifecycle's CREATED.
+    pub(crate) fn unused(&self) -> bool {
+        self.published.is_none() && !self.staged && self.targets.iter().all(Option::is_none)
+    }
+
+    /// Its lifecycle state, for the coverage table.
+    pub(crate) fn state(&self) -> &'static str {
+        match self.life {
+            Life::Dead => "DELETED",
+            Life::Lost => "LOST",
+            Life::Alive if self.targets.iter().any(Option::is_some) => "PUBLISHED",
+            Life::Alive if self.staged => "VOL_READY",
+            Life::Alive if self.published.is_some() => "NODE_READY",
+            Life::Alive => "CREATED",
+        }
+    }
+}
+
+/// A snapshot of the history.
+#[derive(Debug, Clone)]
+pub(crate) struct SnapState {
+    pub(crate) id: String,
+    pub(crate) life: Life,
+    pub(crate) source: Vol,
+    /// The source volume's id when it was cut.
+    pub(crate) source_id: String,
+    pub(crate) size: i64,
+    pub(crate) ready: bool,
+}
+
+/// A name of the history: its objects so far (the last is the current one), and whether a
+/// CreateVolume of it failed (then it is never used again: the plugin may or may not hold it).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NameState {
+    pub(crate) gens: u16,
+    pub(crate) burnt: bool,
+}
+
+/// One broken rule, in the explorer's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Violation {
+    pub(crate) rule: Rule,
+    pub(crate) detail: String,
+}
+
+/// The reference model.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Model {
+    pub(crate) caps: Caps,
+    pub(crate) vols: BTreeMap<Vol, VolState>,
+    pub(crate) names: BTreeMap<u16, NameState>,
+    pub(crate) snaps: BTreeMap<Snap, SnapState>,
+    pub(crate) snap_names: BTreeMap<u16, NameState>,
+}
+
+pub(crate) const MIB: i64 = 1 << 20;
+
+impl Model {
+    /// An empty model of a plugin with `caps`.
+    pub(crate) fn new(caps: Caps) -> Model {
+        Model { caps, ..Model::default() }
+    }
+
+    /// The volume name #n currently holds (alive, dead or lost), if it ever held one.
+    pub(crate) fn current(&self, name: u16) -> Option<Vol> {
+        let gens = self.names.get(&name)?.gens;
+        (gens > 0).then(|| Vol { name, nth: gens - 1 })
+    }
+
+    /// The snapshot snapshot name #n currently holds, if it ever held one.
+    pub(crate) fn current_snap(&self, name: u16) -> Option<Snap> {
+        let gens = self.snap_names.get(&name)?.gens;
+        (gens > 0).then(|| Snap { name, nth: gens - 1 })
+    }
+
+    pub(crate) fn vol(&self, v: Vol) -> Option<&VolState> {
+        self.vols.get(&v)
+    }
+
+    pub(crate) fn snap(&self, s: Snap) -> Option<&SnapState> {
+        self.snaps.get(&s)
+    }
+
+    fn alive(&self, v: Vol) -> Option<&VolState> {
+        self.vols.get(&v).filter(|s| s.life == Life::Alive)
+    }
+
+    /// `v` is dead and its id names no live volume of the history (a plugin may give a deleted
+    /// volume's id to a new one: then a call with it is a call on the new one).
+    fn dead(&self, v: Vol) -> bool {
+        self.vols.get(&v).is_some_and(|s| s.life == Life::Dead && !self.id_in_use(&s.id))
+    }
+
+    fn snap_dead(&self, s: Snap) -> bool {
+        self.snaps.get(&s).is_some_and(|x| {
+            x.life == Life::Dead
+                && !self.snaps.values().any(|o| o.life != Life::Dead && o.id == x.id)
+        })
+    }
+
+    /// A volume of the history that is not dead holds `id`.
+    pub(crate) fn id_in_use(&self, id: &str) -> bool {
+        self.vols.values().any(|s| s.life != Life::Dead && s.id == id)
+    }
+
+    /// Live volumes, and live snapshots.
+    pub(crate) fn live_counts(&self) -> (usize, usize) {
+        let v = self.vols.values().filter(|s| s.life != Life::Dead).count();
+        let s = self.snaps.values().filter(|s| s.life != Life::Dead).count();
+        (v, s)
+    }
+
+    /// Whether a CO may make `call` now, as the spec's lifecycle and the plugin's capabilities
+    /// allow, and whether what it names is there to be named (a shrunk history may have lost
+    /// the step that made it: then the call is left out).
+    pub(crate) fn enabled(&self, call: &Call) -> bool {
+        let c = &self.caps;
+        match *call {
+            Call::CreateVolume { name, source, .. } => {
+                let name_ok = self.names.get(&name).is_none_or(|n| !n.burnt)
+                    && self
+                        .current(name)
+                        .is_none_or(|v| self.vols.get(&v).is_some_and(|s| s.life != Life::Lost));
+                let source_ok = match source {
+                    None => true,
+                    Some(Source::Snapshot(s)) => {
+                        c.snapshots
+                            && (self.snap(s).is_some_and(|x| x.life == Life::Alive)
+                                || self.snap_dead(s))
+                    }
+                    Some(Source::Volume(v)) => c.clone && (self.alive(v).is_some() || self.dead(v)),
+                };
+                c.create && name_ok && source_ok
+            }
+            Call::DeleteVolume(v) => {
+                c.create && (self.alive(v).is_some_and(VolState::unused) || self.dead(v))
+            }
+            Call::ControllerPublish { vol, readonly, own } => {
+                if !c.publish || (readonly && !c.readonly) {
+                    return false;
+                }
+                match self.alive(vol) {
+                    Some(s) if own => s.published.is_some() || s.unused(),
+                    Some(s) => s.unused(),
+                    None => own && self.dead(vol),
+                }
+            }
+            Call::ControllerUnpublish { vol, .. } => {
+                c.publish
+                    && match self.alive(vol) {
+                        Some(s) => !s.staged && s.targets.iter().all(Option::is_none),
+                        None => self.dead(vol),
+                    }
+            }
+            Call::Validate(v) => c.create && (self.alive(v).is_some() || self.dead(v)),
+            Call::ListVolumes { .. } => c.list_volumes,
+            Call::GetVolume(v) => c.get_volume && (self.alive(v).is_some() || self.dead(v)),
+            Call::Expand { vol, .. } => {
+                c.expand
+                    && match self.alive(vol) {
+                        Some(s) => c.online || s.unused(),
+                        None => self.dead(vol),
+                    }
+            }
+            Call::CreateSnapshot { name, source } => {
+                let current = self.current_snap(name).and_then(|s| self.snap(s));
+                let name_ok = self.snap_names.get(&name).is_none_or(|n| !n.burnt)
+                    && current.is_none_or(|s| s.life != Life::Lost);
+                c.snapshots && name_ok && (self.alive(source).is_some() || self.dead(source))
+            }
+            Call::DeleteSnapshot(s) => {
+                c.snapshots
+                    && (self.snap(s).is_some_and(|x| x.life == Life::Alive) || self.snap_dead(s))
+            }
+            Call::ListSnapshots { filter, .. } => {
+                c.list_snapshots
+                    && match filter {
+                        Filter::All => true,
+                        Filter::Id(s) => self.snap(s).is_some_and(|x| x.life != Life::Lost),
+                        Filter::Source(v) => self.vol(v).is_some_and(|x| x.life != Life::Lost),
+                    }
+            }
+            Call::GetSnapshot(s) => {
+                c.get_snapshot
+                    && (self.snap(s).is_some_and(|x| x.life == Life::Alive) || self.snap_dead(s))
+            }
+            Call::Stage(v) => {
+                c.stage
+                    && match self.alive(v) {
+                        Some(s) => !c.publish || s.published.is_some(),
+                        None => self.dead(v),
+                    }
+            }
+            Call::Unstage(v) => {
+                c.stage && self.alive(v).is_some_and(|s| s.targets.iter().all(Option::is_none))
+            }
+            Call::Publish { vol, target, .. } => {
+                let t = usize::from(target);
+                c.node
+                    && t < 2
+                    && match self.alive(vol) {
+                        Some(s) => (!c.stage || s.staged) && (!c.publish || s.published.is_some()),
+                        None => self.dead(vol),
+                    }
+            }
+            Call::Unpublish { vol, target } => {
+                let t = usize::from(target);
+                c.node
+                    && t < 2
+                    && match self.alive(vol) {
+                        Some(s) => s.targets[t].is_some() || s.targets_used[t],
+                        None => self.dead(vol),
+                    }
+            }
+            Call::Stats { vol, at } => {
+                // A live volume is asked where it is or was; a deleted one anywhere its paths
+                // would be (the CO makes the folders).
+                let dead = self.dead(vol);
+                c.stats
+                    && match (self.alive(vol), at) {
+                        (Some(s), At::Staging) => c.stage && (s.staged || s.staged_ever),
+                        (Some(s), At::Target(t)) => {
+                            let t = usize::from(t);
+                            t < 2 && (s.targets[t].is_some() || s.targets_used[t])
+                        }
+                        (None, At::Staging) => dead && c.stage,
+                        (None, At::Target(t)) => dead && t < 2,
+                    }
+            }
+            Call::NodeExpand { vol, mib } => {
+                c.node_expand
+                    && match self.alive(vol) {
+                        Some(s) => {
+                            (s.staged || (!c.stage && s.targets.iter().any(Option::is_some)))
+                                && i64::from(mib) * MIB <= s.capacity
+                        }
+                        None => self.dead(vol),
+                    }
+            }
+        }
+    }
+
+    /// The lifecycle state of what `call` is about, for the coverage table: the volume's
+    /// (`CREATED` ... `DELETED`), a snapshot's (`snapshot alive` ...), or `-`.
+    pub(crate) fn state_of(&self, call: &Call) -> &'static str {
+        match call {
+            Call::CreateVolume { name, .. } => {
+                match self.current(*name).and_then(|v| self.vol(v)) {
+                    Some(s) if s.life == Life::Alive => "name held",
+                    Some(_) => "name free again",
+                    None => "new name",
+                }
+            }
+            Call::DeleteSnapshot(s)
+            | Call::GetSnapshot(s)
+            | Call::ListSnapshots { filter: Filter::Id(s), .. } => match self.snap(*s) {
+                Some(x) if x.life == Life::Dead => "snapshot deleted",
+                Some(x) if self.vol(x.source).is_some_and(|v| v.life == Life::Dead) => {
+                    "snapshot of a deleted volume"
+                }
+                Some(_) => "snapshot alive",
+                None => "-",
+            },
+            other => match other.volume().and_then(|v| self.vol(v)) {
+                Some(s) => s.state(),
+                None => "-",
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

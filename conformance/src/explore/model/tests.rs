@@ -1,0 +1,469 @@
+//! Properties of the reference model: a plugin that answers as the spec asks never breaks a
+//! rule over thousands of random walks; every answer the spec allows besides is accepted (an
+//! unknown capacity, a deleted volume's id given again, a refused delete while snapshots
+//! stand, OK or NOT_FOUND to unpublish what is gone); each wrong answer breaks the rule it
+//! should; and the same seed gives the same walk.
+
+use tonic::Code;
+
+use super::*;
+use crate::explore::call::Call;
+use crate::explore::generate::Generator;
+use crate::explore::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
+use crate::explore::rules::{self, Rule};
+
+fn caps() -> Caps {
+    Caps {
+        create: true,
+        publish: true,
+        readonly: true,
+        list_volumes: true,
+        published_nodes: true,
+        get_volume: true,
+        expand: true,
+        online: true,
+        snapshots: true,
+        list_snapshots: true,
+        get_snapshot: true,
+        clone: true,
+        node: true,
+        stage: true,
+        stats: true,
+        node_expand: true,
+        local: true,
+    }
+}
+
+/// A plugin that answers every call as the spec asks, from the model's own state (read before
+/// the model applies the answer): new ids from a counter, sizes as asked (1 MiB when not).
+struct Ideal {
+    next: u32,
+}
+
+impl Ideal {
+    fn id(&mut self, kind: &str) -> String {
+        self.next += 1;
+        format!("{kind}-{}", self.next)
+    }
+
+    fn answer(&mut self, m: &Model, call: &Call) -> Reply {
+        let ok = || Reply::Ok(Body::Empty);
+        let err = |code| Reply::Err { code, message: "as the spec asks".into() };
+        let alive = |v: Vol| m.vol(v).is_some_and(|s| s.life == Life::Alive);
+        match *call {
+            Call::CreateVolume { name, mib, exact, source } => {
+                let required = i64::from(mib) * MIB;
+                if let Some(s) =
+                    m.current(name).and_then(|v| m.vol(v)).filter(|s| s.life == Life::Alive)
+                {
+                    let fits = s.source == source
+                        && s.capacity >= required
+                        && (!exact || mib == 0 || s.capacity <= required);
+                    return if fits {
+                        Reply::Ok(Body::Volume { id: s.id.clone(), capacity: s.capacity })
+                    } else {
+                        err(Code::AlreadyExists)
+                    };
+                }
+                let floor = match source {
+                    Some(Source::Snapshot(x)) => match m.snap(x) {
+                        Some(y) if y.life == Life::Alive => y.size,
+                        _ => return err(Code::NotFound),
+                    },
+                    Some(Source::Volume(v)) if !alive(v) => return err(Code::NotFound),
+                    Some(Source::Volume(v)) => m.vol(v).map_or(0, |s| s.capacity),
+                    None => 0,
+                };
+                let capacity = required.max(floor).max(if mib == 0 { MIB } else { 0 });
+                Reply::Ok(Body::Volume { id: self.id("vol"), capacity })
+            }
+            Call::ControllerPublish { vol, readonly, own } => match m.vol(vol) {
+                Some(s) if s.life != Life::Alive || !own => err(Code::NotFound),
+                Some(s) if s.published.is_some_and(|r| r != readonly) => err(Code::AlreadyExists),
+                _ => ok(),
+            },
+            Call::Validate(v) | Call::GetVolume(v) if !alive(v) => err(Code::NotFound),
+            Call::GetVolume(v) => {
+                let s = m.vol(v).expect("alive");
+                Reply::Ok(Body::Got(Listed {
+                    id: s.id.clone(),
+                    capacity: s.capacity,
+                    on_node: Some(s.published.is_some()),
+                }))
+            }
+            Call::Expand { vol, mib } => match m.vol(vol) {
+                Some(s) if s.life == Life::Alive => {
+                    Reply::Ok(Body::Capacity(s.capacity.max(i64::from(mib) * MIB)))
+                }
+                _ => err(Code::NotFound),
+            },
+            Call::ListVolumes { .. } => {
+                let entries = m
+                    .vols
+                    .values()
+                    .filter(|s| s.life == Life::Alive)
+                    .map(|s| Listed {
+                        id: s.id.clone(),
+                        capacity: s.capacity,
+                        on_node: Some(s.published.is_some()),
+                    })
+                    .collect();
+                Reply::Ok(Body::Volumes(Listing {
+                    entries,
+                    end: End::Complete,
+                    last_page: 0,
+                    unpaged: None,
+                }))
+            }
+            Call::CreateSnapshot { name, source } => {
+                if let Some(x) =
+                    m.current_snap(name).and_then(|s| m.snap(s)).filter(|x| x.life == Life::Alive)
+                {
+                    return if x.source == source {
+                        Reply::Ok(Body::Snapshot {
+                            id: x.id.clone(),
+                            source: x.source_id.clone(),
+                            size: x.size,
+                            ready: true,
+                        })
+                    } else {
+                        err(Code::AlreadyExists)
+                    };
+                }
+                match m.vol(source) {
+                    Some(s) if s.life == Life::Alive => Reply::Ok(Body::Snapshot {
+                        id: self.id("snap"),
+                        source: s.id.clone(),
+                        size: s.capacity,
+                        ready: true,
+                    }),
+                    _ => err(Code::NotFound),
+                }
+            }
+            Call::ListSnapshots { filter, .. } => {
+                let entries = m
+                    .snaps
+                    .iter()
+                    .filter(|(s, x)| {
+                        x.life == Life::Alive
+                            && match filter {
+                                Filter::All => true,
+                                Filter::Id(f) => f == **s,
+                                Filter::Source(v) => m.vol(v).is_some_and(|y| y.id == x.source_id),
+                            }
+                    })
+                    .map(|(_, x)| ListedSnapshot {
+                        id: x.id.clone(),
+                        source: x.source_id.clone(),
+                        ready: true,
+                    })
+                    .collect();
+                Reply::Ok(Body::Snapshots(Listing {
+                    entries,
+                    end: End::Complete,
+                    last_page: 0,
+                    unpaged: None,
+                }))
+            }
+            Call::GetSnapshot(s) if m.snap(s).is_some_and(|x| x.life == Life::Alive) => ok(),
+            Call::GetSnapshot(_) => err(Code::NotFound),
+            Call::Stage(v) | Call::Stats { vol: v, .. } | Call::NodeExpand { vol: v, .. }
+                if !alive(v) =>
+            {
+                err(Code::NotFound)
+            }
+            Call::Stats { vol, at } => {
+                let s = m.vol(vol).expect("alive");
+                let there = match at {
+                    At::Staging => s.staged,
+                    At::Target(t) => s.targets[usize::from(t)].is_some(),
+                };
+                if there { ok() } else { err(Code::NotFound) }
+            }
+            Call::Publish { vol, target, readonly } => match m.vol(vol) {
+                Some(s) if s.life != Life::Alive => err(Code::NotFound),
+                Some(s) => match s.targets[usize::from(target)] {
+                    Some(r) if r != readonly => err(Code::AlreadyExists),
+                    Some(_) => Reply::Ok(Body::Target { exists: Some(true) }),
+                    None if s.targets[1 - usize::from(target)].is_some() => {
+                        err(Code::FailedPrecondition)
+                    }
+                    None => Reply::Ok(Body::Target { exists: Some(true) }),
+                },
+                None => err(Code::NotFound),
+            },
+            Call::Unpublish { vol, .. } if !alive(vol) => err(Code::NotFound),
+            Call::Unpublish { .. } => Reply::Ok(Body::Target { exists: Some(false) }),
+            _ => ok(),
+        }
+    }
+}
+
+/// A walk of `steps` calls against the ideal plugin: the calls, and every rule broken.
+fn walk(seed: u64, steps: usize) -> (Vec<Call>, Vec<Violation>) {
+    let mut m = Model::new(caps());
+    let mut g = Generator::new(seed);
+    let mut plugin = Ideal { next: 0 };
+    let (mut calls, mut broken) = (Vec::new(), Vec::new());
+    for _ in 0..steps {
+        let Some(call) = g.next(&m) else { break };
+        assert!(m.enabled(&call), "seed {seed}: generated a call the model does not allow: {call}");
+        let reply = plugin.answer(&m, &call);
+        broken.extend(m.judge(&call, &reply).broken);
+        calls.push(call);
+    }
+    (calls, broken)
+}
+
+#[test]
+fn a_plugin_answering_as_the_spec_asks_breaks_nothing_over_many_walks() {
+    let mut reached = std::collections::BTreeSet::new();
+    for seed in 0..100 {
+        let (calls, broken) = walk(seed, 250);
+        assert!(broken.is_empty(), "seed {seed}: {broken:#?}");
+        reached.extend(calls.iter().map(Call::rpc));
+    }
+    // Every RPC the model knows is reached.
+    assert_eq!(reached.len(), 18, "{reached:?}");
+}
+
+#[test]
+fn the_same_seed_gives_the_same_walk_and_another_seed_another() {
+    assert_eq!(walk(7, 500).0, walk(7, 500).0);
+    assert_ne!(walk(7, 500).0, walk(8, 500).0);
+}
+
+fn v(name: u16, nth: u16) -> Vol {
+    Vol { name, nth }
+}
+
+fn ok_volume(id: &str, capacity: i64) -> Reply {
+    Reply::Ok(Body::Volume { id: id.into(), capacity })
+}
+
+fn error(code: Code) -> Reply {
+    Reply::Err { code, message: "x".into() }
+}
+
+fn rules_of(m: &mut Model, call: Call, reply: Reply) -> Vec<Rule> {
+    m.judge(&call, &reply).broken.into_iter().map(|b| b.rule).collect()
+}
+
+fn create(name: u16, mib: u32) -> Call {
+    Call::CreateVolume { name, mib, exact: false, source: None }
+}
+
+fn listing(ids: &[(&str, i64)]) -> Reply {
+    let entries = ids
+        .iter()
+        .map(|(id, c)| Listed { id: (*id).into(), capacity: *c, on_node: None })
+        .collect();
+    Reply::Ok(Body::Volumes(Listing {
+        entries,
+        end: End::Complete,
+        last_page: ids.len(),
+        unpaged: None,
+    }))
+}
+
+#[test]
+fn every_answer_the_spec_allows_is_accepted() {
+    let mut m = Model::new(caps());
+    // Capacity 0 is "unknown": no capacity rule, and a repeat with another range may go
+    // either way.
+    assert!(rules_of(&mut m, create(0, 2), ok_volume("a", 0)).is_empty());
+    assert!(rules_of(&mut m, create(0, 3), error(Code::AlreadyExists)).is_empty());
+    assert!(rules_of(&mut m, create(0, 3), ok_volume("a", 0)).is_empty());
+    assert!(
+        rules_of(&mut m, Call::ListVolumes { max_entries: 0 }, listing(&[("a", 0)])).is_empty()
+    );
+    // An error the spec allows on a fresh create: no rule, and the name is not used again.
+    assert!(rules_of(&mut m, create(1, 1), error(Code::ResourceExhausted)).is_empty());
+    assert!(!m.enabled(&create(1, 1)));
+    // A deleted volume's id given to a new one (a plugin whose ids are its names).
+    assert!(rules_of(&mut m, Call::DeleteVolume(v(0, 0)), Reply::Ok(Body::Empty)).is_empty());
+    assert!(rules_of(&mut m, create(0, 2), ok_volume("a", 2 * MIB)).is_empty());
+    // ...then calls naming the deleted one are calls on the new one, and are not made.
+    assert!(!m.enabled(&Call::GetVolume(v(0, 0))));
+    // A refused delete while a snapshot stands; the volume stays, unaltered.
+    let snap = Call::CreateSnapshot { name: 0, source: v(0, 1) };
+    let cut = Reply::Ok(Body::Snapshot {
+        id: "s".into(),
+        source: "a".into(),
+        size: 2 * MIB,
+        ready: true,
+    });
+    assert!(rules_of(&mut m, snap, cut).is_empty());
+    assert!(
+        rules_of(&mut m, Call::DeleteVolume(v(0, 1)), error(Code::FailedPrecondition)).is_empty()
+    );
+    assert!(
+        rules_of(&mut m, Call::ListVolumes { max_entries: 0 }, listing(&[("a", 2 * MIB)]))
+            .is_empty()
+    );
+    // Unpublishing what is gone: OK or the row's NOT_FOUND.
+    assert!(rules_of(&mut m, create(2, 1), ok_volume("b", MIB)).is_empty());
+    assert!(rules_of(&mut m, Call::DeleteVolume(v(2, 0)), Reply::Ok(Body::Empty)).is_empty());
+    for answer in [Reply::Ok(Body::Empty), error(Code::NotFound)] {
+        assert!(
+            rules_of(&mut m, Call::ControllerUnpublish { vol: v(2, 0), all: false }, answer)
+                .is_empty()
+        );
+    }
+    // A second target for a single-node writer refused: the table's answer.
+    let vol = v(3, 0);
+    assert!(rules_of(&mut m, create(3, 1), ok_volume("c", MIB)).is_empty());
+    for call in [Call::ControllerPublish { vol, readonly: false, own: true }, Call::Stage(vol)] {
+        assert!(rules_of(&mut m, call, Reply::Ok(Body::Empty)).is_empty());
+    }
+    let placed = Reply::Ok(Body::Target { exists: Some(true) });
+    assert!(rules_of(&mut m, Call::Publish { vol, target: 0, readonly: false }, placed).is_empty());
+    let second = Call::Publish { vol, target: 1, readonly: false };
+    assert!(rules_of(&mut m, second, error(Code::FailedPrecondition)).is_empty());
+}
+
+#[test]
+fn each_wrong_answer_breaks_its_rule() {
+    let mut m = Model::new(caps());
+    assert!(rules_of(&mut m, create(0, 2), ok_volume("a", 2 * MIB)).is_empty());
+    // A retry answered with another volume.
+    assert_eq!(rules_of(&mut m, create(0, 2), ok_volume("b", 2 * MIB)), [Rule::CreateRetrySame]);
+    // An incompatible repeat answered OK.
+    assert_eq!(
+        rules_of(&mut m, create(0, 3), ok_volume("a", 2 * MIB)),
+        [Rule::Row("CreateVolume", rules::VOLUME_INCOMPATIBLE)]
+    );
+    // A live volume missing from a complete listing; a smaller capacity than accepted.
+    let list = Call::ListVolumes { max_entries: 0 };
+    assert_eq!(rules_of(&mut m, list, listing(&[])), [Rule::VolumesListed]);
+    assert_eq!(rules_of(&mut m, list, listing(&[("a", MIB)])), [Rule::CapacityAtLeast]);
+    // One full page without next_token, the rest there when asked without max_entries: the
+    // paging rule (csi-driver-host-path's ListVolumes); not there either: the listing's.
+    let other = Listed { id: "z".into(), capacity: MIB, on_node: None };
+    let page = |unpaged: Vec<Listed>| {
+        Reply::Ok(Body::Volumes(Listing {
+            entries: vec![other.clone()],
+            end: End::Complete,
+            last_page: 1,
+            unpaged: Some(unpaged),
+        }))
+    };
+    let paged = Call::ListVolumes { max_entries: 1 };
+    let all = vec![other.clone(), Listed { id: "a".into(), capacity: 2 * MIB, on_node: None }];
+    assert_eq!(rules_of(&mut m, paged, page(all)), [Rule::VolumesPaged]);
+    assert_eq!(rules_of(&mut m, paged, page(vec![other.clone()])), [Rule::VolumesListed]);
+    // Deleted: still listed; still found; its id deleted again is OK.
+    assert!(rules_of(&mut m, Call::DeleteVolume(v(0, 0)), Reply::Ok(Body::Empty)).is_empty());
+    assert_eq!(rules_of(&mut m, list, listing(&[("a", 2 * MIB)])), [Rule::VolumeDeletedGone]);
+    assert_eq!(
+        rules_of(&mut m, Call::GetVolume(v(0, 0)), Reply::Ok(Body::Empty)),
+        [Rule::Row("ControllerGetVolume", rules::NOT_EXIST)]
+    );
+    assert_eq!(
+        rules_of(&mut m, Call::DeleteVolume(v(0, 0)), error(Code::NotFound)),
+        [Rule::DeleteIdempotent]
+    );
+    // Its name taken again answered ALREADY_EXISTS: the delete did not free it.
+    assert_eq!(
+        rules_of(&mut m, create(0, 5), error(Code::AlreadyExists)),
+        [Rule::VolumeDeletedGone]
+    );
+    // A live volume answered NOT_FOUND.
+    assert!(rules_of(&mut m, create(1, 1), ok_volume("c", MIB)).is_empty());
+    assert_eq!(
+        rules_of(&mut m, Call::Validate(v(1, 0)), error(Code::NotFound)),
+        [Rule::VolumeIdFound]
+    );
+    // Published, then unpublished with OK: published_node_ids naming the node before is
+    // right, after it is the publication not undone; without LIST_VOLUMES_PUBLISHED_NODES the
+    // field is not the plugin's to keep.
+    let got = |on_node| {
+        Reply::Ok(Body::Got(Listed { id: "c".into(), capacity: MIB, on_node: Some(on_node) }))
+    };
+    let publish = Call::ControllerPublish { vol: v(1, 0), readonly: false, own: true };
+    assert!(rules_of(&mut m, publish, Reply::Ok(Body::Empty)).is_empty());
+    assert!(rules_of(&mut m, Call::GetVolume(v(1, 0)), got(true)).is_empty());
+    let unpublish = Call::ControllerUnpublish { vol: v(1, 0), all: false };
+    assert!(rules_of(&mut m, unpublish, Reply::Ok(Body::Empty)).is_empty());
+    assert!(rules_of(&mut m, Call::GetVolume(v(1, 0)), got(false)).is_empty());
+    assert_eq!(rules_of(&mut m, Call::GetVolume(v(1, 0)), got(true)), [Rule::UnpublishedGone]);
+    m.caps.published_nodes = false;
+    assert!(rules_of(&mut m, Call::GetVolume(v(1, 0)), got(true)).is_empty());
+}
+
+#[test]
+fn snapshots_outlive_their_source_and_lists_hold_every_one() {
+    let mut m = Model::new(caps());
+    assert!(rules_of(&mut m, create(0, 1), ok_volume("a", MIB)).is_empty());
+    for (name, id) in [(0, "s0"), (1, "s1")] {
+        let cut =
+            Reply::Ok(Body::Snapshot { id: id.into(), source: "a".into(), size: MIB, ready: true });
+        assert!(rules_of(&mut m, Call::CreateSnapshot { name, source: v(0, 0) }, cut).is_empty());
+    }
+    let by_source = Call::ListSnapshots { filter: Filter::Source(v(0, 0)), max_entries: 0 };
+    let one = |id: &str| {
+        let e = ListedSnapshot { id: id.into(), source: "a".into(), ready: true };
+        Reply::Ok(Body::Snapshots(Listing {
+            entries: vec![e],
+            end: End::Complete,
+            last_page: 1,
+            unpaged: None,
+        }))
+    };
+    // Only the first snapshot of the source: csi-driver-host-path's known bug.
+    assert_eq!(rules_of(&mut m, by_source, one("s0")), [Rule::SnapshotsListed]);
+    assert!(rules_of(&mut m, Call::DeleteVolume(v(0, 0)), Reply::Ok(Body::Empty)).is_empty());
+    assert_eq!(
+        rules_of(&mut m, Call::GetSnapshot(Snap { name: 1, nth: 0 }), error(Code::NotFound)),
+        [Rule::SnapshotOutlivesSource]
+    );
+    let restore = Call::CreateVolume {
+        name: 1,
+        mib: 1,
+        exact: false,
+        source: Some(Source::Snapshot(Snap { name: 0, nth: 0 })),
+    };
+    assert_eq!(rules_of(&mut m, restore, error(Code::NotFound)), [Rule::SnapshotOutlivesSource]);
+    // A snapshot of the deleted volume answered OK.
+    let of_deleted = Call::CreateSnapshot { name: 2, source: v(0, 0) };
+    let cut =
+        Reply::Ok(Body::Snapshot { id: "s2".into(), source: "a".into(), size: MIB, ready: true });
+    assert_eq!(rules_of(&mut m, of_deleted, cut), [Rule::SnapshotOfDeleted]);
+}
+
+#[test]
+fn an_undo_the_plugin_forgot_breaks_the_undos_sentence() {
+    let mut m = Model::new(caps());
+    let vol = v(0, 0);
+    assert!(rules_of(&mut m, create(0, 1), ok_volume("a", MIB)).is_empty());
+    for call in [
+        Call::ControllerPublish { vol, readonly: false, own: true },
+        Call::ControllerUnpublish { vol, all: false },
+    ] {
+        assert!(rules_of(&mut m, call, Reply::Ok(Body::Empty)).is_empty());
+    }
+    // Refused as in use after the only publication was undone, no snapshot standing.
+    assert_eq!(
+        rules_of(&mut m, Call::DeleteVolume(vol), error(Code::FailedPrecondition)),
+        [Rule::InUseAfterUndo]
+    );
+    // A target still there after NodeUnpublishVolume answered OK.
+    let mut m = Model::new(caps());
+    assert!(rules_of(&mut m, create(0, 1), ok_volume("a", MIB)).is_empty());
+    for call in [Call::ControllerPublish { vol, readonly: false, own: true }, Call::Stage(vol)] {
+        assert!(rules_of(&mut m, call, Reply::Ok(Body::Empty)).is_empty());
+    }
+    let publish = Call::Publish { vol, target: 0, readonly: false };
+    assert_eq!(
+        rules_of(&mut m, publish, Reply::Ok(Body::Target { exists: Some(false) })),
+        [Rule::TargetPlaced]
+    );
+    let unpublish = Call::Unpublish { vol, target: 0 };
+    assert_eq!(
+        rules_of(&mut m, unpublish, Reply::Ok(Body::Target { exists: Some(true) })),
+        [Rule::TargetRemoved]
+    );
+    // Publishing there again with the other flag refused as if the first still stood.
+    let again = Call::Publish { vol, target: 0, readonly: true };
+    assert_eq!(rules_of(&mut m, again, error(Code::AlreadyExists)), [Rule::NodeUnpublishUndoes]);
+}
