@@ -2,8 +2,9 @@
 //! protobuf) messages, with no network and no terminal.
 //!
 //! The phases are separate modules, each depending only on those listed before it: [`wire`]
-//! reads records without a schema, [`input`] turns a file into message bytes, [`schema`] holds
-//! the types and the spec's facts, [`redact`] hides secrets in decoded messages, [`detect`]
+//! reads records without a schema, [`input`] turns a file into message bytes, [`former`] names
+//! what a release reserved as an older release named it, [`schema`] holds the types and the spec's
+//! facts, [`redact`] hides secrets in decoded messages, [`detect`]
 //! guesses types, [`mask`] finds secret byte ranges, [`text`] prints annotated text format,
 //! [`raw`] prints the wire layout, [`textparse`] encodes text back, [`validate`] checks the spec
 //! rules, [`diff`] compares, [`edit`] drives an editor, [`capture`] reads and writes the
@@ -21,6 +22,7 @@ pub mod capture;
 pub mod detect;
 pub mod diff;
 pub mod edit;
+pub mod former;
 pub mod input;
 pub mod mask;
 pub mod method;

@@ -84,6 +84,21 @@ pub struct ObligedRpc {
     pub rpc: String,
     /// Who must implement it, and the capabilities any one of which obliges it (none: always).
     pub obligation: Obligation,
+    /// The older release whose prose states it, when carried into a release read from its
+    /// proto alone (`v1.12.0`).
+    pub carried_from: Option<String>,
+}
+
+impl ObligedRpc {
+    /// Whose word the obligation is: `the spec's prose`, `v1.12.0's spec.md, carried`, or `the
+    /// proto's comment` (the words of `csikit`'s server tables).
+    pub fn stated(&self) -> String {
+        match (&self.carried_from, self.obligation.from_comment) {
+            (Some(from), _) => format!("{from}'s spec.md, carried"),
+            (None, true) => "the proto's comment".to_owned(),
+            (None, false) => "the spec's prose".to_owned(),
+        }
+    }
 }
 
 /// The error tables of one source.
@@ -107,32 +122,34 @@ pub struct RpcTables {
 
 impl RpcTables {
     /// The tables of a Model: its rows and obligations, or none where its source cannot state
-    /// them.
+    /// them. A release read from its proto alone with facts carried from an older release's
+    /// prose (`carried_from`) has the carried general table, and each RPC whose schema is
+    /// unchanged since has its carried table; the others (new or changed RPCs) have the general
+    /// table only, as csikit's generated catalog has.
     pub fn of_model(model: &csikit_spec::Model) -> RpcTables {
         let states = |what| model.source.states(what);
-        let errors = if states(NotAvailable::Errors) || states(NotAvailable::GeneralErrors) {
-            ErrorTables::Model {
-                by_rpc: model
-                    .services
-                    .iter()
-                    .flat_map(|s| &s.methods)
-                    .map(|m| (m.name.clone(), m.errors.clone()))
-                    .collect(),
-                general: model.general_errors.clone(),
-            }
-        } else {
-            ErrorTables::None
-        };
-        let obligations = states(NotAvailable::Obligations).then(|| {
-            model
-                .services
-                .iter()
-                .flat_map(|s| s.methods.iter().map(move |m| (s, m)))
+        let carried = model.source.carried.is_some();
+        let methods = || model.services.iter().flat_map(|s| s.methods.iter().map(move |m| (s, m)));
+        let errors =
+            if states(NotAvailable::Errors) || states(NotAvailable::GeneralErrors) || carried {
+                ErrorTables::Model {
+                    by_rpc: methods()
+                        .filter(|(_, m)| model.states_errors(m))
+                        .map(|(_, m)| (m.name.clone(), m.errors.clone()))
+                        .collect(),
+                    general: model.general_errors.clone(),
+                }
+            } else {
+                ErrorTables::None
+            };
+        let obligations = (states(NotAvailable::Obligations) || carried).then(|| {
+            methods()
                 .filter_map(|(s, m)| {
                     Some(ObligedRpc {
                         service: s.name.clone(),
                         rpc: m.name.clone(),
                         obligation: m.obligation.clone()?,
+                        carried_from: m.carried_from.clone(),
                     })
                 })
                 .collect()
