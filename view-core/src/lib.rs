@@ -12,7 +12,8 @@
 //!
 //! What a call to a plugin needs offline (for `csi-view call`, `replay` and the page): [`method`]
 //! resolves a method name (`CreateVolume`, `Controller/CreateVolume`,
-//! `csi.v1.Controller/CreateVolume`; a "did you mean" for near misses), [`request`] reads
+//! `csi.v1.Controller/CreateVolume`; a "did you mean" for near misses), [`outline`] sets out an
+//! RPC as the schema states it (`describe METHOD`), [`request`] reads
 //! requests from JSON or text format and puts csi-sanity's secrets into the secret fields the
 //! facts name, [`rpcs`] holds each source's error tables and obligations (what to say about a
 //! status code), and [`render`] shows a response annotated or as JSON with secrets hidden and
@@ -26,6 +27,7 @@ pub mod former;
 pub mod input;
 pub mod mask;
 pub mod method;
+pub mod outline;
 pub mod raw;
 pub mod redact;
 pub mod render;

@@ -477,6 +477,19 @@ impl Schema {
             .unwrap_or(&NO_FIELD_FACTS)
     }
 
+    /// The field's note ([`note`]), and where its name comes from when an older release named
+    /// it: `OPTIONAL; named as in v1.12.0, reserved in v1.13.0`.
+    pub fn field_note(&self, field: &FieldDescriptor, redacted: bool) -> String {
+        let mut out = note(self.field_facts(field), redacted);
+        if let Some(former) = self.former_field(field) {
+            if !out.is_empty() {
+                out.push_str("; ");
+            }
+            out.push_str(&former.to_string());
+        }
+        out
+    }
+
     /// True when the field is marked secret.
     pub fn is_secret(&self, field: &FieldDescriptor) -> bool {
         self.field_facts(field).secret
@@ -591,6 +604,18 @@ impl Schema {
             Some(i) => self.rpcs[i].lookup(method.name(), code),
             None => ErrorLookup::NoTables,
         }
+    }
+
+    /// Every row of `method`'s own error table and of the general table, from the source that
+    /// declares the method, each table with the release it is carried from (if it is); `None`
+    /// when that source states no error tables.
+    pub fn error_tables(
+        &self,
+        method: &MethodDescriptor,
+    ) -> Option<[(crate::rpcs::Table, Vec<csikit_spec::ErrorRow>, Option<String>); 2]> {
+        let service = method.parent_service();
+        let declares = |p: &Pool| p.get().get_service_by_name(service.full_name()).is_some();
+        self.rpcs[self.pools.iter().position(declares)?].tables(method.name())
     }
 
     /// What the spec obliges a plugin to implement in `package` (`csi.v1`), or `None` when the

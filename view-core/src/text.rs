@@ -516,7 +516,12 @@ impl<'s, W: Write> TextPrinter<'s, W> {
         }
         match (kind, value) {
             (Kind::Enum(e), WireValue::Varint(v)) => match e.get_value(v as i32) {
-                None => Mark::UnknownValue(e.name().to_owned()),
+                None => {
+                    // Named within its package: `ControllerServiceCapability.RPC.Type`.
+                    let within = e.full_name().strip_prefix(e.package_name());
+                    let name = within.map_or(e.full_name(), |n| n.trim_start_matches('.'));
+                    Mark::UnknownValue(name.to_owned())
+                }
                 Some(known) => self.schema.former_value(&known).map_or(Mark::None, Mark::Former),
             },
             _ => Mark::None,
