@@ -17,9 +17,31 @@ pub(crate) struct SchemaArgs {
     #[arg(long = "descriptor-set", value_name = "FILE")]
     pub(crate) descriptor_sets: Vec<PathBuf>,
     /// A CSI spec directory (spec.md + csi.proto, or a csi-addons README.md + .proto) to use
-    /// instead of the built-in schema (csi.v1 v1.12.0 and the csi-addons, from `csikit`).
+    /// instead of the built-in schema (csi.v1 and the csi-addons, from `csikit`).
     #[arg(long = "spec-dir", value_name = "DIR")]
     pub(crate) spec_dirs: Vec<PathBuf>,
+    /// The CSI release to read csi.v1 as, with the built-in csi-addons.
+    #[arg(
+        long = "release",
+        value_name = "vX.Y.Z",
+        long_help = release_help(),
+        conflicts_with_all = ["protos", "descriptor_sets", "spec_dirs"]
+    )]
+    pub(crate) release: Option<String>,
+}
+
+/// `--release`'s long help, naming the releases built in.
+fn release_help() -> String {
+    let kept: Vec<&str> =
+        csi_view_core::former::builtin_older().iter().map(|o| o.release).collect();
+    format!(
+        "The CSI release to read csi.v1 as, with the built-in csi-addons: {} (the built-in \
+         schema, the default), {} (kept in csikit), or any release folder of the corpus \
+         (CSIKIT_CORPUS). Whatever the release, a field or enum value it reserved that an older \
+         release named is shown by that name, marked as such",
+        csikit::SPEC_RELEASE,
+        kept.join(", ")
+    )
 }
 
 #[derive(Args, Debug, Clone)]
@@ -344,7 +366,10 @@ pub(crate) struct CallArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct DescribeArgs {
-    /// The plugin's endpoint as CSI_ENDPOINT writes it; $CSI_ENDPOINT when left out.
+    /// The plugin's endpoint as CSI_ENDPOINT writes it; $CSI_ENDPOINT when left out. For
+    /// describe, a method name instead (CreateVolume, Controller/CreateVolume) sets out that RPC
+    /// as the schema states it (fields, facts, obligation, error tables; whose word each is),
+    /// calling nothing.
     #[arg(value_name = "ENDPOINT")]
     pub(crate) endpoint: Option<String>,
     /// Output format.

@@ -70,10 +70,15 @@ pub(crate) fn call(a: CallArgs) -> Result<u8> {
     rt.block_on(send(&schema, &method, &endpoint, timeout, &sent, options, a.echo))
 }
 
+/// Whether a positional that may be an endpoint or a method is the endpoint: it has a ':' (a
+/// scheme), or is an absolute path that names no method (`call`, `describe`).
+pub(crate) fn names_endpoint(schema: &Schema, s: &str) -> bool {
+    s.contains(':') || (s.starts_with('/') && method::resolve(schema, s).is_err())
+}
+
 /// ENDPOINT, METHOD and REQUEST from the one to three positionals.
 fn positionals(schema: &Schema, a: &CallArgs) -> Result<(Option<String>, String, Option<String>)> {
-    let is_endpoint =
-        |s: &str| s.contains(':') || (s.starts_with('/') && method::resolve(schema, s).is_err());
+    let is_endpoint = |s: &str| names_endpoint(schema, s);
     Ok(match (&a.first, &a.second, &a.third) {
         (e, Some(m), Some(r)) => (Some(e.clone()), m.clone(), Some(r.clone())),
         (e, Some(m), None) if is_endpoint(e) => (Some(e.clone()), m.clone(), None),
@@ -273,7 +278,7 @@ fn print_answer(
     let explained = if answer.local { Vec::new() } else { lookup.explain(method.name(), &name) };
     if options.json {
         let spec: Vec<serde_json::Value> = match &lookup {
-            ErrorLookup::Rows { table, rows } if !answer.local => rows
+            ErrorLookup::Rows { table, rows, carried_from } if !answer.local => rows
                 .iter()
                 .map(|r| {
                     serde_json::json!({
@@ -284,6 +289,7 @@ fn print_answer(
                         "condition": r.condition,
                         "description": r.description,
                         "recovery": r.recovery,
+                        "carried_from": carried_from,
                     })
                 })
                 .collect(),

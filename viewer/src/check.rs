@@ -51,6 +51,9 @@ pub(crate) fn validate(a: ValidateArgs) -> Result<u8> {
         for v in &violations {
             writeln!(out, "{prefix}{v}")?;
         }
+        for note in csi_view_core::validate::notes(&schema, msg) {
+            writeln!(out, "{prefix}note: {note}")?;
+        }
         failed |= !violations.is_empty();
     }
     out.flush()?;
