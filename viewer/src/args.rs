@@ -54,6 +54,39 @@ pub(crate) struct InputArgs {
     pub(crate) grpc: bool,
 }
 
+/// What the commands that read messages of one type share (`raw`, `diff`, `edit`, `tui`): the
+/// type, whether secret values show, how the input is written, and the schema. A command whose
+/// flag means more than the words here says so with `mut_arg` where it is declared (`main`).
+#[derive(Args, Debug, Clone)]
+pub(crate) struct MessageArgs {
+    /// Message type; detected when absent.
+    #[arg(long = "type", short = 't', value_name = "NAME")]
+    pub(crate) ty: Option<String>,
+    /// Show secret values.
+    #[arg(long)]
+    pub(crate) show_secrets: bool,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+}
+
+/// Where `decode` and `validate` read messages from: a capture (each message typed by its call's
+/// method), or a file or stdin as [`InputArgs`] says, with the schema. `--capture` is worded per
+/// command with `mut_arg` where it is declared (`main`).
+#[derive(Args, Debug)]
+pub(crate) struct SourceArgs {
+    /// Read a capture written by `csi-view proxy --record`: every message, typed by its method.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "ty"])]
+    pub(crate) capture: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+    /// Input file; stdin when absent or '-'.
+    pub(crate) file: Option<PathBuf>,
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub(crate) enum OutFormat {
     /// Protobuf text format.
@@ -80,29 +113,14 @@ pub(crate) struct DecodeArgs {
     /// Show secret values.
     #[arg(long)]
     pub(crate) show_secrets: bool,
-    /// Read a capture written by `csi-view proxy --record`: every message, typed by its method.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "ty"])]
-    pub(crate) capture: Option<PathBuf>,
     #[command(flatten)]
-    pub(crate) input: InputArgs,
-    #[command(flatten)]
-    pub(crate) schema: SchemaArgs,
-    /// Input file; stdin when absent or '-'.
-    pub(crate) file: Option<PathBuf>,
+    pub(crate) source: SourceArgs,
 }
 
 #[derive(Args, Debug)]
 pub(crate) struct RawArgs {
-    /// Message type, to name fields and redact secrets (the layout needs none).
-    #[arg(long = "type", short = 't', value_name = "NAME")]
-    pub(crate) ty: Option<String>,
-    /// Show secret values (only matters with --type).
-    #[arg(long)]
-    pub(crate) show_secrets: bool,
     #[command(flatten)]
-    pub(crate) input: InputArgs,
-    #[command(flatten)]
-    pub(crate) schema: SchemaArgs,
+    pub(crate) message: MessageArgs,
     /// Input file; stdin when absent or '-'.
     pub(crate) file: Option<PathBuf>,
 }
@@ -157,15 +175,8 @@ pub(crate) struct ValidateArgs {
     /// Message type; detected when absent.
     #[arg(long = "type", short = 't', value_name = "NAME")]
     pub(crate) ty: Option<String>,
-    /// Check every message of a capture written by `csi-view proxy --record`.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "ty"])]
-    pub(crate) capture: Option<PathBuf>,
     #[command(flatten)]
-    pub(crate) input: InputArgs,
-    #[command(flatten)]
-    pub(crate) schema: SchemaArgs,
-    /// Input file; stdin when absent or '-'.
-    pub(crate) file: Option<PathBuf>,
+    pub(crate) source: SourceArgs,
 }
 
 #[derive(Args, Debug)]
@@ -219,21 +230,10 @@ pub(crate) struct ProxyArgs {
     pub(crate) schema: SchemaArgs,
 }
 
-// The commands' argument structs repeat a shape (a duplicate the tree's scan lists on purpose):
-// the groups they share are flattened (`InputArgs`, `SchemaArgs`); what is left are one-line
-// flags whose help text differs per command.
 #[derive(Args, Debug)]
 pub(crate) struct DiffArgs {
-    /// Message type of both; detected when absent.
-    #[arg(long = "type", short = 't', value_name = "NAME")]
-    pub(crate) ty: Option<String>,
-    /// Show secret values.
-    #[arg(long)]
-    pub(crate) show_secrets: bool,
     #[command(flatten)]
-    pub(crate) input: InputArgs,
-    #[command(flatten)]
-    pub(crate) schema: SchemaArgs,
+    pub(crate) message: MessageArgs,
     /// The first message.
     pub(crate) a: PathBuf,
     /// The second message.
@@ -242,19 +242,11 @@ pub(crate) struct DiffArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct EditArgs {
-    /// Message type; detected when absent.
-    #[arg(long = "type", short = 't', value_name = "NAME")]
-    pub(crate) ty: Option<String>,
+    #[command(flatten)]
+    pub(crate) message: MessageArgs,
     /// Write even when the result breaks spec rules.
     #[arg(long)]
     pub(crate) force: bool,
-    /// Show secret values in the editor.
-    #[arg(long)]
-    pub(crate) show_secrets: bool,
-    #[command(flatten)]
-    pub(crate) input: InputArgs,
-    #[command(flatten)]
-    pub(crate) schema: SchemaArgs,
     /// The message file, rewritten in place (the original kept as FILE.bak).
     pub(crate) file: PathBuf,
 }
