@@ -146,7 +146,7 @@ fn len_of<'a>(r: &wire::Record<'a>) -> Option<&'a [u8]> {
     }
 }
 
-fn string_of<'a>(bytes: &'a [u8], number: u32) -> Option<&'a str> {
+fn string_of(bytes: &[u8], number: u32) -> Option<&str> {
     records(bytes)
         .filter(|r| r.number == number)
         .find_map(|r| len_of(&r).and_then(|d| std::str::from_utf8(d).ok()))
@@ -499,7 +499,7 @@ enum Kind { reserved 4; KIND_UNKNOWN = 0; KEPT = 5; NEW_KIND = 6; }
         assert_eq!(field.kind().as_message().unwrap().full_name(), "p.Condition");
         // The rest of the range stays reserved.
         let ranges: Vec<_> = status.reserved_ranges().collect();
-        assert_eq!(ranges, [7..10]);
+        assert_eq!((ranges.len(), ranges.first()), (1, Some(&(7..10))));
         let inner = pool.get_message_by_name("p.Status.Inner").unwrap();
         assert_eq!(inner.get_field(3).unwrap().name(), "gone");
         assert!(pool.get_message_by_name("p.Detail").is_some(), "what Condition needs is copied");

@@ -21,6 +21,10 @@ pub enum Table {
     General,
 }
 
+/// One error table's rows, in the spec's order, and the older release whose prose it is carried
+/// from (`v1.12.0`), if it is.
+pub type TableRows = (Table, Vec<ErrorRow>, Option<String>);
+
 /// What the spec's error tables say about a status code returned by an RPC.
 #[derive(Debug, Clone)]
 pub enum ErrorLookup {
@@ -221,7 +225,7 @@ impl RpcTables {
     /// is carried from (if it is); `None` when the source states no error tables. An RPC whose
     /// own table the source does not state (new or changed in a release read from its proto
     /// alone) has none of its own.
-    pub fn tables(&self, rpc: &str) -> Option<[(Table, Vec<ErrorRow>, Option<String>); 2]> {
+    pub fn tables(&self, rpc: &str) -> Option<[TableRows; 2]> {
         match &self.errors {
             ErrorTables::None => None,
             ErrorTables::Model { by_rpc, general } => {

@@ -467,7 +467,7 @@ impl Schema {
     /// from an older release, that release's.
     pub fn field_facts(&self, field: &FieldDescriptor) -> &FieldFacts {
         let message = field.parent_message();
-        self.message_facts(&message)
+        self.message_facts(message)
             .and_then(|m| m.field_by_number(field.number()))
             .or_else(|| {
                 let former = self.former_field(field)?;
@@ -609,10 +609,7 @@ impl Schema {
     /// Every row of `method`'s own error table and of the general table, from the source that
     /// declares the method, each table with the release it is carried from (if it is); `None`
     /// when that source states no error tables.
-    pub fn error_tables(
-        &self,
-        method: &MethodDescriptor,
-    ) -> Option<[(crate::rpcs::Table, Vec<csikit_spec::ErrorRow>, Option<String>); 2]> {
+    pub fn error_tables(&self, method: &MethodDescriptor) -> Option<[crate::rpcs::TableRows; 2]> {
         let service = method.parent_service();
         let declares = |p: &Pool| p.get().get_service_by_name(service.full_name()).is_some();
         self.rpcs[self.pools.iter().position(declares)?].tables(method.name())

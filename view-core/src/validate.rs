@@ -283,7 +283,7 @@ fn note_walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<St
                 _ => {}
             }
         };
-        match &*value {
+        match value {
             Value::List(l) => {
                 for (i, v) in l.iter().enumerate() {
                     each(Some(i.to_string()), v, out);
