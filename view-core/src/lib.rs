@@ -12,12 +12,12 @@
 //!
 //! What a call to a plugin needs offline (for `csi-view call`, `replay` and the page): [`method`]
 //! resolves a method name (`CreateVolume`, `Controller/CreateVolume`,
-//! `csi.v1.Controller/CreateVolume`; a "did you mean" for near misses), [`outline`] sets out an
-//! RPC as the schema states it (`describe METHOD`), [`request`] reads
+//! `csi.v1.Controller/CreateVolume`; a "did you mean" for near misses), [`request`] reads
 //! requests from JSON or text format and puts csi-sanity's secrets into the secret fields the
 //! facts name, [`rpcs`] holds each source's error tables and obligations (what to say about a
-//! status code), and [`render`] shows a response annotated or as JSON with secrets hidden and
-//! the values sent scrubbed.
+//! status code), [`outline`] sets out an RPC as the schema states it (`describe METHOD`), and
+//! [`render`] shows a response annotated or as JSON with secrets hidden and the values sent
+//! scrubbed.
 
 pub mod capture;
 pub mod detect;
