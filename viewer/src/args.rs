@@ -245,7 +245,9 @@ pub(crate) struct EditArgs {
     #[command(flatten)]
     pub(crate) message: MessageArgs,
     /// Write even when the result breaks spec rules.
-    #[arg(long)]
+    // Shown after --type, as before the shared flags were one group (they take the places from
+    // 0 on in the order they are declared; a tie goes by name).
+    #[arg(long, display_order = 1)]
     pub(crate) force: bool,
     /// The message file, rewritten in place (the original kept as FILE.bak).
     pub(crate) file: PathBuf,
