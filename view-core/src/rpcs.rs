@@ -2,7 +2,9 @@
 //! and who must implement it. [`crate::schema::Schema`] holds one [`RpcTables`] per source: for
 //! the built-in schema, `csikit`'s generated error tables; for a loaded source, its Model's rows
 //! and obligations. A source that states none (a `.proto` alone, a descriptor set) says so
-//! ([`ErrorLookup::NoTables`]), and nothing is taken from another release. The name every tool
+//! ([`ErrorLookup::NoTables`]), and nothing is taken from another release but
+//! what a release read from its proto alone carries from an older release's prose (`csikit_spec`'s
+//! carry, or csikit's catalog generated from it), each table saying where from. The name every tool
 //! shows for a status code ([`status_name`]) is here too, beside the rows that name codes.
 
 use std::collections::HashMap;
@@ -30,6 +32,10 @@ pub enum Table {
     General,
 }
 
+/// One error table's rows, in the spec's order, and the older release whose prose it is carried
+/// from (`v1.12.0`), if it is.
+pub type TableRows = (Table, Vec<ErrorRow>, Option<String>);
+
 /// What the spec's error tables say about a status code returned by an RPC.
 #[derive(Debug, Clone)]
 pub enum ErrorLookup {
@@ -40,6 +46,8 @@ pub enum ErrorLookup {
         table: Table,
         /// The rows, in the spec's order.
         rows: Vec<ErrorRow>,
+        /// The older release whose prose the table is carried from (`v1.12.0`), if it is.
+        carried_from: Option<String>,
     },
     /// The tables have no row with this code.
     NoRow,
@@ -63,13 +71,16 @@ impl ErrorLookup {
     /// there is none.
     pub fn explain(&self, rpc: &str, code: &str) -> Vec<String> {
         match self {
-            ErrorLookup::Rows { table, rows } => rows
+            ErrorLookup::Rows { table, rows, carried_from } => rows
                 .iter()
                 .map(|r| {
-                    let from = match table {
+                    let mut from = match table {
                         Table::Rpc => format!("{rpc}'s error table"),
                         Table::General => "the general error table".to_owned(),
                     };
+                    if let Some(release) = carried_from {
+                        from.push_str(&format!(", carried from {release}'s spec.md"));
+                    }
                     let mut line = format!("spec ({from}): {}: {}", r.condition, r.description);
                     if !r.recovery.is_empty() {
                         line.push(' ');
@@ -95,13 +106,32 @@ pub struct ObligedRpc {
     pub rpc: String,
     /// Who must implement it, and the capabilities any one of which obliges it (none: always).
     pub obligation: Obligation,
+    /// The older release whose prose states it, when carried into a release read from its
+    /// proto alone (`v1.12.0`).
+    pub carried_from: Option<String>,
+}
+
+impl ObligedRpc {
+    /// Whose word the obligation is: `the spec's prose`, `v1.12.0's spec.md, carried`, or `the
+    /// proto's comment` (the words of `csikit`'s server tables).
+    pub fn stated(&self) -> String {
+        match (&self.carried_from, self.obligation.from_comment) {
+            (Some(from), _) => format!("{from}'s spec.md, carried"),
+            (None, true) => "the proto's comment".to_owned(),
+            (None, false) => "the spec's prose".to_owned(),
+        }
+    }
 }
 
 /// The error tables of one source.
 #[derive(Debug)]
 enum ErrorTables {
-    /// Rows from a Model, by RPC simple name, and its general table.
-    Model { by_rpc: HashMap<String, Vec<ErrorRow>>, general: Vec<ErrorRow> },
+    /// Rows from a Model, by RPC simple name (with the release a carried table comes from), and
+    /// its general table (likewise).
+    Model {
+        by_rpc: HashMap<String, (Vec<ErrorRow>, Option<String>)>,
+        general: (Vec<ErrorRow>, Option<String>),
+    },
     /// `csikit`'s generated tables of a built-in package.
     Generated { rpc_rows: fn(&str) -> Option<&'static [ErrorInfo]>, general: &'static [ErrorInfo] },
     /// The source states none.
@@ -118,32 +148,40 @@ pub struct RpcTables {
 
 impl RpcTables {
     /// The tables of a Model: its rows and obligations, or none where its source cannot state
-    /// them.
+    /// them. A release read from its proto alone with facts carried from an older release's
+    /// prose (`carried_from`) has the carried general table, and each RPC whose schema is
+    /// unchanged since has its carried table; the others (new or changed RPCs) have the general
+    /// table only, as csikit's generated catalog has.
     pub fn of_model(model: &csikit_spec::Model) -> RpcTables {
         let states = |what| model.source.states(what);
-        let errors = if states(NotAvailable::Errors) || states(NotAvailable::GeneralErrors) {
-            ErrorTables::Model {
-                by_rpc: model
-                    .services
-                    .iter()
-                    .flat_map(|s| &s.methods)
-                    .map(|m| (m.name.clone(), m.errors.clone()))
-                    .collect(),
-                general: model.general_errors.clone(),
-            }
-        } else {
-            ErrorTables::None
-        };
-        let obligations = states(NotAvailable::Obligations).then(|| {
-            model
-                .services
-                .iter()
-                .flat_map(|s| s.methods.iter().map(move |m| (s, m)))
+        let carried = model.source.carried.is_some();
+        let methods = || model.services.iter().flat_map(|s| s.methods.iter().map(move |m| (s, m)));
+        let general_from = model
+            .source
+            .carried
+            .as_ref()
+            .filter(|c| c.parts.contains(&NotAvailable::GeneralErrors))
+            .map(|c| c.from.clone());
+        let errors =
+            if states(NotAvailable::Errors) || states(NotAvailable::GeneralErrors) || carried {
+                ErrorTables::Model {
+                    by_rpc: methods()
+                        .filter(|(_, m)| model.states_errors(m))
+                        .map(|(_, m)| (m.name.clone(), (m.errors.clone(), m.carried_from.clone())))
+                        .collect(),
+                    general: (model.general_errors.clone(), general_from),
+                }
+            } else {
+                ErrorTables::None
+            };
+        let obligations = (states(NotAvailable::Obligations) || carried).then(|| {
+            methods()
                 .filter_map(|(s, m)| {
                     Some(ObligedRpc {
                         service: s.name.clone(),
                         rpc: m.name.clone(),
                         obligation: m.obligation.clone()?,
+                        carried_from: m.carried_from.clone(),
                     })
                 })
                 .collect()
@@ -178,28 +216,44 @@ impl RpcTables {
     /// The rows for `code` returned by `rpc` (its simple name): the RPC's own, else the general
     /// table's.
     pub fn lookup(&self, rpc: &str, code: i32) -> ErrorLookup {
-        let found = |rpc_rows: Vec<ErrorRow>, general: Vec<ErrorRow>| {
-            if !rpc_rows.is_empty() {
-                ErrorLookup::Rows { table: Table::Rpc, rows: rpc_rows }
-            } else if !general.is_empty() {
-                ErrorLookup::Rows { table: Table::General, rows: general }
-            } else {
-                ErrorLookup::NoRow
-            }
+        let Some([(_, own, own_from), (_, general, general_from)]) = self.tables(rpc) else {
+            return ErrorLookup::NoTables;
         };
+        let with = |rows: Vec<ErrorRow>| -> Vec<ErrorRow> {
+            rows.into_iter().filter(|r| code_of(r) == Some(code)).collect()
+        };
+        let (own, general) = (with(own), with(general));
+        if !own.is_empty() {
+            ErrorLookup::Rows { table: Table::Rpc, rows: own, carried_from: own_from }
+        } else if !general.is_empty() {
+            ErrorLookup::Rows { table: Table::General, rows: general, carried_from: general_from }
+        } else {
+            ErrorLookup::NoRow
+        }
+    }
+
+    /// Every row of `rpc`'s own table and of the general table, each table with the release it
+    /// is carried from (if it is); `None` when the source states no error tables. An RPC whose
+    /// own table the source does not state (new or changed in a release read from its proto
+    /// alone) has none of its own.
+    pub fn tables(&self, rpc: &str) -> Option<[TableRows; 2]> {
         match &self.errors {
-            ErrorTables::None => ErrorLookup::NoTables,
+            ErrorTables::None => None,
             ErrorTables::Model { by_rpc, general } => {
-                let with = |rows: &[ErrorRow]| -> Vec<ErrorRow> {
-                    rows.iter().filter(|r| code_of(r) == Some(code)).cloned().collect()
-                };
-                found(with(by_rpc.get(rpc).map_or(&[], Vec::as_slice)), with(general))
+                let (own, from) = by_rpc.get(rpc).cloned().unwrap_or_default();
+                Some([
+                    (Table::Rpc, own, from),
+                    (Table::General, general.0.clone(), general.1.clone()),
+                ])
             }
             ErrorTables::Generated { rpc_rows, general } => {
-                let with = |rows: &[ErrorInfo]| -> Vec<ErrorRow> {
-                    rows.iter().filter(|r| r.code.number() == code).map(row_of_info).collect()
+                let rows = |infos: &[ErrorInfo]| -> (Vec<ErrorRow>, Option<String>) {
+                    let from = infos.first().and_then(|i| i.carried_from).map(str::to_owned);
+                    (infos.iter().map(row_of_info).collect(), from)
                 };
-                found(with(rpc_rows(rpc).unwrap_or(&[])), with(general))
+                let (own, own_from) = rows(rpc_rows(rpc).unwrap_or(&[]));
+                let (general, general_from) = rows(general);
+                Some([(Table::Rpc, own, own_from), (Table::General, general, general_from)])
             }
         }
     }
@@ -214,10 +268,13 @@ fn code_of(row: &ErrorRow) -> Option<i32> {
 /// A generated row as the Model writes one.
 fn row_of_info(info: &ErrorInfo) -> ErrorRow {
     let number = info.code.number();
+    // The number as the table writes it (`13 RESOURCE_EXHAUSTED` in one v1.12.0 table), as the
+    // Model keeps it; the name, which the code follows, is the same either way.
+    let written = info.code_as_written.split_whitespace().next().and_then(|n| n.parse().ok());
     ErrorRow {
         condition: info.condition.to_owned(),
         code: status_name(number),
-        code_number: number,
+        code_number: written.unwrap_or(number),
         description: info.description.to_owned(),
         recovery: info.recovery.to_owned(),
         lang: "en".to_owned(),
@@ -232,23 +289,28 @@ mod tests {
     #[test]
     fn an_rpc_row_comes_before_the_general_table() {
         let t = RpcTables::generated(csikit::v1::errors::rpc_rows, csikit::v1::errors::GENERAL);
-        let ErrorLookup::Rows { table, rows } = t.lookup("ControllerPublishVolume", 5) else {
+        let ErrorLookup::Rows { table, rows, .. } = t.lookup("ControllerPublishVolume", 5) else {
             panic!("no rows")
         };
         assert_eq!(table, Table::Rpc);
         // The volume and the node: both NOT_FOUND rows of the RPC's table.
         assert_eq!(rows.len(), 2, "{rows:?}");
         assert!(rows.iter().all(|r| r.code == "NOT_FOUND" && r.code_number == 5));
-        let ErrorLookup::Rows { table, rows } = t.lookup("CreateVolume", 12) else {
+        let ErrorLookup::Rows { table, rows, .. } = t.lookup("CreateVolume", 12) else {
             panic!("no rows")
         };
         assert_eq!((table, rows[0].condition.as_str()), (Table::General, "Call not implemented"));
         let lines =
             t.lookup("ControllerPublishVolume", 5).explain("ControllerPublishVolume", "NOT_FOUND");
+        // csikit's catalog of a release read from its proto alone carries its tables from an
+        // older release's prose, and says so.
+        let whose = csikit::v1::errors::rpc_rows("ControllerPublishVolume")
+            .and_then(|rows| rows.first()?.carried_from)
+            .map_or_else(String::new, |from| format!(", carried from {from}'s spec.md"));
         assert!(
-            lines[0].starts_with(
-                "spec (ControllerPublishVolume's error table): Volume does not exist: "
-            ),
+            lines[0].starts_with(&format!(
+                "spec (ControllerPublishVolume's error table{whose}): Volume does not exist: "
+            )),
             "{lines:?}"
         );
         assert!(lines[0].contains("Caller MUST"), "{lines:?}");

@@ -14,7 +14,11 @@ use anyhow::{Context, Result, bail};
 use csikit::facts::{FieldFacts, Label, MessageFacts, PackageFacts, Presence, SizeLimit};
 use prost_reflect::{DescriptorPool, FieldDescriptor, Kind, MessageDescriptor, MethodDescriptor};
 
+use crate::former::{self, Former, Restored};
 use crate::rpcs::{ErrorLookup, ObligedRpc, RpcTables};
+
+mod pool;
+use pool::{Pool, former_message_facts};
 
 /// The comments of one message and its fields, as the spec model reads them.
 #[derive(Debug, Clone, Default)]
@@ -63,63 +67,6 @@ fn comments_of(model: &csikit_spec::Model) -> HashMap<String, MessageDocs> {
             (m.full_name.clone(), MessageDocs { comment: m.comment.clone(), fields })
         })
         .collect()
-}
-
-/// A source's descriptor pool, decoded when first used. A built-in package's is decoded from
-/// `csikit`'s embedded set without its source info, which nothing reads from the pool (comments
-/// come through the Model, `Docs`) and which makes decoding several times slower: a command
-/// that needs one package (`call`) decodes only that one.
-#[derive(Debug)]
-struct Pool {
-    cell: OnceLock<DescriptorPool>,
-    embedded: &'static [u8],
-}
-
-impl Pool {
-    fn ready(pool: DescriptorPool) -> Pool {
-        let cell = OnceLock::new();
-        let _ = cell.set(pool);
-        Pool { cell, embedded: &[] }
-    }
-
-    fn embedded(bytes: &'static [u8]) -> Pool {
-        Pool { cell: OnceLock::new(), embedded: bytes }
-    }
-
-    fn get(&self) -> &DescriptorPool {
-        // The bytes were made by csikit's generator and a test decodes every package; should
-        // they not decode, the package is empty rather than the viewer failing.
-        self.cell.get_or_init(|| {
-            DescriptorPool::decode(without_source_info(self.embedded).as_slice())
-                .unwrap_or_default()
-        })
-    }
-}
-
-/// An encoded `FileDescriptorSet` with each file's `source_code_info` (field 9) left out, every
-/// other byte as it was (custom options included).
-fn without_source_info(set: &[u8]) -> Vec<u8> {
-    use crate::wire::{Records, WireValue};
-    let mut out = Vec::with_capacity(set.len() / 3);
-    for r in Records::new(set, 0, 0) {
-        let Ok(r) = r else { return set.to_vec() };
-        match (r.number, &r.value) {
-            (1, WireValue::Len(file)) => {
-                let mut kept = Vec::with_capacity(file.len() / 3);
-                for f in Records::new(file, 0, 1) {
-                    let Ok(f) = f else { return set.to_vec() };
-                    if f.number != 9 {
-                        kept.extend_from_slice(&file[f.offset..f.end]);
-                    }
-                }
-                out.push(0x0a);
-                prost::encoding::encode_varint(kept.len() as u64, &mut out);
-                out.extend_from_slice(&kept);
-            }
-            _ => out.extend_from_slice(&set[r.offset..r.end]),
-        }
-    }
-    out
 }
 
 /// Every message type the viewer can decode, with its facts.
@@ -268,16 +215,89 @@ impl Schema {
         ] {
             let docs = Docs::Embedded { bytes, read: OnceLock::new() };
             let source = format!("csikit ({})", facts.package);
-            schema.add(source, Pool::embedded(bytes), Cow::Borrowed(facts), docs, rpcs);
+            // csi.v1 is named as older releases named it; a csi-addons set holds a copy of
+            // csi.proto for its imports, whose types are read from csi.v1's own pool.
+            let release = (facts.package == "csi.v1")
+                .then(|| former::release_name(&facts.release).to_owned());
+            let pool = Pool::embedded(bytes, release);
+            schema.add(source, pool, Cow::Borrowed(facts), docs, rpcs);
         }
         Ok(schema)
     }
 
-    /// Adds a pool whose facts and comments come from a spec model.
-    pub fn add_model(&mut self, source: String, pool: DescriptorPool, model: &csikit_spec::Model) {
+    /// The schema of CSI release `name` (`v1.12.0`) with the csi-addons packages: the built-in
+    /// schema for `csikit`'s own release; else that release's folder in the corpus (read as
+    /// `--spec-dir` reads one); else, for a release `csikit` keeps (`csikit::v1_12`), its
+    /// descriptors, facts and error tables (no obligations: csikit keeps no server for it).
+    ///
+    /// # Errors
+    ///
+    /// When the release is none of those (the message names those there are), or its folder
+    /// does not load.
+    pub fn release(name: &str) -> Result<Schema> {
+        let mut schema = Schema::builtin()?;
+        if name == csikit::SPEC_RELEASE {
+            return Ok(schema);
+        }
+        // csi.v1 is the first package of the built-in schema; the release takes its place.
+        let corpus = csikit_spec::corpus::Corpus::open().ok();
+        let mut release = Schema::default();
+        if let Some(found) = corpus.as_ref().and_then(|c| c.release(name)) {
+            load_spec_dirs(&mut release, std::slice::from_ref(&found.dir))?;
+        } else if let Some(kept) = former::builtin_older().into_iter().find(|o| o.release == name)
+            && let Some(facts) = kept.facts
+        {
+            let rpcs = RpcTables::generated(
+                csikit::v1_12::errors::rpc_rows,
+                csikit::v1_12::errors::GENERAL,
+            );
+            let docs = Docs::Embedded { bytes: kept.set, read: OnceLock::new() };
+            let source = format!("csikit ({} {name})", facts.package);
+            release.add(source, Pool::embedded(kept.set, None), Cow::Borrowed(facts), docs, rpcs);
+        } else {
+            let mut known = vec![csikit::SPEC_RELEASE.to_owned()];
+            known.extend(former::builtin_older().iter().map(|o| o.release.to_owned()));
+            known.extend(corpus.iter().flat_map(|c| c.releases.iter().map(|r| r.name.clone())));
+            known.sort();
+            known.dedup();
+            bail!("unknown CSI release '{name}' (known here: {})", known.join(", "));
+        }
+        schema.replace_first(release);
+        Ok(schema)
+    }
+
+    /// Puts the sources of `other` in place of this schema's first source (the built-in
+    /// schema's `csi.v1`); the result is no longer the built-in schema.
+    fn replace_first(&mut self, other: Schema) {
+        let rest = std::mem::take(self);
+        let parts = |s: Schema| {
+            s.pools
+                .into_iter()
+                .zip(s.packages)
+                .zip(s.docs)
+                .zip(s.rpcs)
+                .zip(s.sources)
+                .map(|((((pool, facts), docs), rpcs), source)| (source, pool, facts, docs, rpcs))
+                .collect::<Vec<_>>()
+        };
+        let kept = parts(rest).into_iter().skip(1);
+        for (source, pool, facts, docs, rpcs) in parts(other).into_iter().chain(kept) {
+            self.add(source, pool, facts, docs, rpcs);
+        }
+    }
+
+    /// Adds a pool whose facts and comments come from a spec model; `release` names the
+    /// release it is, for what it reserved (see [`former`]).
+    pub fn add_model(
+        &mut self,
+        source: String,
+        pool: DescriptorPool,
+        model: &csikit_spec::Model,
+        release: &str,
+    ) {
         let facts = Cow::Owned(model.facts(&source));
         let (docs, rpcs) = (Docs::of_model(model), RpcTables::of_model(model));
-        self.add(source, Pool::ready(pool), facts, docs, rpcs);
+        self.add(source, Pool::ready(pool, Some(release.to_owned())), facts, docs, rpcs);
     }
 
     fn add(
@@ -304,9 +324,40 @@ impl Schema {
         self.packages.iter().map(|p| &**p)
     }
 
-    /// The facts of a message, when a source states them.
+    /// The facts of a message, when a source states them (for a type put back from an older
+    /// release, that release's).
     pub fn message_facts(&self, desc: &MessageDescriptor) -> Option<&MessageFacts> {
-        self.index.get(desc.full_name()).map(|&(p, m)| &self.packages[p].messages[m])
+        match self.index.get(desc.full_name()) {
+            Some(&(p, m)) => Some(&self.packages[p].messages[m]),
+            None => {
+                let former = self.former_type(desc.full_name())?;
+                former_message_facts(&former.release, desc.full_name())
+            }
+        }
+    }
+
+    /// Where the name of a field comes from when the source reserved its number and an older
+    /// release named it ([`former`]).
+    pub fn former_field(&self, field: &FieldDescriptor) -> Option<&Former> {
+        let message = field.parent_message();
+        self.restored().find_map(|r| r.field(message.full_name(), field.number()))
+    }
+
+    /// Where the name of an enum value comes from when the source reserved its number and an
+    /// older release named it.
+    pub fn former_value(&self, value: &prost_reflect::EnumValueDescriptor) -> Option<&Former> {
+        let parent = value.parent_enum();
+        self.restored().find_map(|r| r.value(parent.full_name(), value.number()))
+    }
+
+    /// Where a type comes from when the source no longer declares it and an older release's
+    /// was put back for a field of that release.
+    pub fn former_type(&self, full_name: &str) -> Option<&Former> {
+        self.restored().find_map(|r| r.types.get(full_name))
+    }
+
+    fn restored(&self) -> impl Iterator<Item = &Restored> {
+        self.pools.iter().filter_map(Pool::restored).filter(|r| !r.is_empty())
     }
 
     /// The facts of the RPC at a gRPC path (`/csi.v1.Node/NodePublishVolume`), when a source
@@ -320,13 +371,31 @@ impl Schema {
         &NO_FIELD_FACTS
     }
 
-    /// The facts of a field ([`Schema::no_facts`] when none are known).
+    /// The facts of a field ([`Schema::no_facts`] when none are known); for a field put back
+    /// from an older release, that release's.
     pub fn field_facts(&self, field: &FieldDescriptor) -> &FieldFacts {
-        self.index
-            .get(field.parent_message().full_name())
-            .map(|&(p, m)| &self.packages[p].messages[m])
+        let message = field.parent_message();
+        self.message_facts(message)
             .and_then(|m| m.field_by_number(field.number()))
+            .or_else(|| {
+                let former = self.former_field(field)?;
+                former_message_facts(&former.release, message.full_name())?
+                    .field_by_number(field.number())
+            })
             .unwrap_or(&NO_FIELD_FACTS)
+    }
+
+    /// The field's note ([`note`]), and where its name comes from when an older release named
+    /// it: `OPTIONAL; named as in v1.12.0, reserved in v1.13.0`.
+    pub fn field_note(&self, field: &FieldDescriptor, redacted: bool) -> String {
+        let mut out = note(self.field_facts(field), redacted);
+        if let Some(former) = self.former_field(field) {
+            if !out.is_empty() {
+                out.push_str("; ");
+            }
+            out.push_str(&former.to_string());
+        }
+        out
     }
 
     /// True when the field is marked secret.
@@ -358,7 +427,10 @@ impl Schema {
         let mut out = Vec::new();
         for pool in self.pools() {
             for m in pool.all_messages() {
-                if m.is_map_entry() || m.full_name().starts_with("google.protobuf.") {
+                if m.is_map_entry()
+                    || m.full_name().starts_with("google.protobuf.")
+                    || self.former_type(m.full_name()).is_some()
+                {
                     continue;
                 }
                 if seen.insert(m.full_name().to_owned()) {
@@ -442,6 +514,15 @@ impl Schema {
         }
     }
 
+    /// Every row of `method`'s own error table and of the general table, from the source that
+    /// declares the method, each table with the release it is carried from (if it is); `None`
+    /// when that source states no error tables.
+    pub fn error_tables(&self, method: &MethodDescriptor) -> Option<[crate::rpcs::TableRows; 2]> {
+        let service = method.parent_service();
+        let declares = |p: &Pool| p.get().get_service_by_name(service.full_name()).is_some();
+        self.rpcs[self.pools.iter().position(declares)?].tables(method.name())
+    }
+
     /// What the spec obliges a plugin to implement in `package` (`csi.v1`), or `None` when the
     /// source of that package does not state it (a `.proto` alone; the built-in schema until
     /// [`Schema::set_obligations`]).
@@ -486,6 +567,19 @@ pub fn default_spec_dirs() -> Vec<PathBuf> {
     let release =
         release.unwrap_or_else(|| corpus.root.join("csi-spec").join(csikit::SPEC_RELEASE));
     std::iter::once(release).chain(corpus.addons.iter().map(|a| a.main.dir.clone())).collect()
+}
+
+/// What a loaded source is called where a member it reserved is named: the release its path
+/// names (`.../csi-spec/v1.13.0/csi.proto`: `v1.13.0`), else the path.
+fn release_label(path: &Path) -> String {
+    let is_release = |s: &str| {
+        s.strip_prefix('v').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    path.components()
+        .rev()
+        .filter_map(|c| c.as_os_str().to_str())
+        .find(|s| is_release(s))
+        .map_or_else(|| format!("'{}'", path.display()), str::to_owned)
 }
 
 /// Reads one spec source through `csikit_spec::load_source` into its model and pool.
@@ -540,7 +634,7 @@ pub fn load_spec_dirs(schema: &mut Schema, dirs: &[PathBuf]) -> Result<()> {
             );
         }
         let (model, pool) = load_model(dir, &csikit_spec::LoadOptions::default())?;
-        schema.add_model(dir.display().to_string(), pool, &model);
+        schema.add_model(dir.display().to_string(), pool, &model, &release_label(dir));
     }
     Ok(())
 }
@@ -567,7 +661,7 @@ pub fn load_proto(schema: &mut Schema, file: &Path, includes: &[PathBuf]) -> Res
         }
     }
     let (model, pool) = load_model(file, &options)?;
-    schema.add_model(file.display().to_string(), pool, &model);
+    schema.add_model(file.display().to_string(), pool, &model, &release_label(file));
     Ok(())
 }
 
@@ -589,7 +683,7 @@ fn imports_of(text: &str) -> impl Iterator<Item = &str> {
 /// When the file cannot be read, is not a descriptor set, or its model has errors.
 pub fn load_descriptor_set(schema: &mut Schema, file: &Path) -> Result<()> {
     let (model, pool) = load_model(file, &csikit_spec::LoadOptions::default())?;
-    schema.add_model(file.display().to_string(), pool, &model);
+    schema.add_model(file.display().to_string(), pool, &model, &release_label(file));
     Ok(())
 }
 
@@ -648,12 +742,12 @@ mod tests {
     fn built_in_pools_lose_only_their_source_info() {
         let schema = Schema::builtin().expect("built in");
         for (pool, table) in schema.pools().zip(schema.facts_tables()) {
-            let full = schema
-                .pools
-                .iter()
-                .find(|p| std::ptr::eq(p.get(), pool))
-                .map(|p| DescriptorPool::decode(p.embedded).expect("the embedded set decodes"))
-                .expect("pool");
+            let ours = schema.pools.iter().find(|p| std::ptr::eq(p.get(), pool)).expect("pool");
+            let full = DescriptorPool::decode(ours.embedded).expect("the embedded set decodes");
+            // Besides what an older release named and this one reserved (csi.v1's
+            // VolumeCondition, put back for `volume_condition`: `former`).
+            let put_back = ours.restored().map_or(0, |r| r.types.len());
+            assert_eq!(put_back, usize::from(table.package == "csi.v1"), "{}", table.package);
             assert!(pool.files().count() > 0, "{}", table.package);
             assert_eq!(
                 pool.file_descriptor_protos()
@@ -663,7 +757,7 @@ mod tests {
                     .map(|f| (f.name().to_owned(), f.options.clone()))
                     .collect::<Vec<_>>()
             );
-            assert_eq!(pool.all_messages().count(), full.all_messages().count());
+            assert_eq!(pool.all_messages().count(), full.all_messages().count() + put_back);
             assert!(pool.file_descriptor_protos().all(|f| f.source_code_info.is_none()));
             assert!(full.file_descriptor_protos().any(|f| f.source_code_info.is_some()));
         }

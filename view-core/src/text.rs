@@ -8,6 +8,7 @@ use std::io::{self, Write};
 
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MessageDescriptor};
 
+use crate::former::Former;
 use crate::mask::SecretMask;
 use crate::redact::REDACTED;
 use crate::schema::{Note, Schema, field_wire_type, is_packable, wire_type_of};
@@ -199,6 +200,35 @@ pub fn kind_name(kind: &Kind) -> String {
     }
 }
 
+/// What a line's note says besides the field's facts.
+#[derive(Debug, Clone)]
+enum Mark<'s> {
+    None,
+    /// A field or value named as an older release named it, its number reserved here.
+    Former(&'s Former),
+    /// An enum number the type does not name; the enum's short name.
+    UnknownValue(String),
+}
+
+impl<'s> Mark<'s> {
+    fn or(self, other: impl FnOnce() -> Mark<'s>) -> Mark<'s> {
+        match self {
+            Mark::None => other(),
+            m => m,
+        }
+    }
+}
+
+impl std::fmt::Display for Mark<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Mark::None => Ok(()),
+            Mark::Former(former) => former.fmt(f),
+            Mark::UnknownValue(e) => write!(f, "unknown {e} value"),
+        }
+    }
+}
+
 /// Prints messages as annotated text.
 pub struct TextPrinter<'s, W> {
     schema: &'s Schema,
@@ -320,9 +350,13 @@ impl<'s, W: Write> TextPrinter<'s, W> {
                 self.unknown(&r, depth)?;
                 continue;
             };
-            let facts = message_facts
-                .and_then(|m| m.field_by_number(r.number))
-                .unwrap_or_else(|| Schema::no_facts());
+            // A field the source's facts do not state may be one an older release named
+            // (its number reserved here): its facts and a mark saying so.
+            let (facts, former) = match message_facts.and_then(|m| m.field_by_number(r.number)) {
+                Some(f) => (f, None),
+                None => (self.schema.field_facts(&field), self.schema.former_field(&field)),
+            };
+            let field_mark = former.map_or(Mark::None, Mark::Former);
             let comment = if self.options.explain { self.schema.field_comment(&field) } else { "" };
             if !seen.contains(&r.number) && !comment.is_empty() {
                 for line in comment.lines() {
@@ -356,7 +390,7 @@ impl<'s, W: Write> TextPrinter<'s, W> {
                     self.indent(depth)?;
                     self.out.write_all(name.as_bytes())?;
                     self.out.write_all(b" {")?;
-                    self.annotation(facts, secret_here)?;
+                    self.annotation(facts, secret_here, field_mark)?;
                     self.out.write_all(b"\n")?;
                     self.message(m, data, at + r.value_offset, depth + 1, secret_here)?;
                     self.indent(depth)?;
@@ -369,12 +403,14 @@ impl<'s, W: Write> TextPrinter<'s, W> {
                     self.indent(depth)?;
                     self.out.write_all(name.as_bytes())?;
                     self.out.write_all(b": ")?;
-                    if redact {
+                    let mark = if redact {
                         self.redacted(&r)?;
+                        field_mark
                     } else {
                         self.scalar(&kind, value)?;
-                    }
-                    self.annotation(facts, secret_here)?;
+                        field_mark.or(|| self.value_mark(&kind, value))
+                    };
+                    self.annotation(facts, secret_here, mark)?;
                     self.out.write_all(b"\n")?;
                 }
             }
@@ -445,7 +481,7 @@ impl<'s, W: Write> TextPrinter<'s, W> {
             self.indent(depth)?;
             self.out.write_all(name.as_bytes())?;
             self.out.write_all(b": ")?;
-            if redact {
+            let mark = if redact {
                 let r = Record {
                     offset: base + pos,
                     value_offset: base + pos,
@@ -455,10 +491,12 @@ impl<'s, W: Write> TextPrinter<'s, W> {
                     value,
                 };
                 self.redacted(&r)?;
+                Mark::None
             } else {
                 self.scalar(kind, value)?;
-            }
-            self.annotation(facts, redact)?;
+                self.value_mark(kind, value)
+            };
+            self.annotation(facts, redact, mark)?;
             self.out.write_all(b"\n")?;
             pos = next;
         }
@@ -485,13 +523,38 @@ impl<'s, W: Write> TextPrinter<'s, W> {
         }
     }
 
-    fn annotation(&mut self, facts: &FieldFacts, secret: bool) -> io::Result<()> {
+    /// What a value itself says beyond its field's facts: an enum number the type does not
+    /// name (shown as the number: a reader MUST ignore values it does not know, as CSI says of
+    /// `VolumeHealthErrorType`, so it is never an error), or a value named as an older release
+    /// named it.
+    fn value_mark(&self, kind: &Kind, value: WireValue<'_>) -> Mark<'s> {
+        if !self.options.annotate {
+            return Mark::None;
+        }
+        match (kind, value) {
+            (Kind::Enum(e), WireValue::Varint(v)) => match e.get_value(v as i32) {
+                None => {
+                    // Named within its package: `ControllerServiceCapability.RPC.Type`.
+                    let within = e.full_name().strip_prefix(e.package_name());
+                    let name = within.map_or(e.full_name(), |n| n.trim_start_matches('.'));
+                    Mark::UnknownValue(name.to_owned())
+                }
+                Some(known) => self.schema.former_value(&known).map_or(Mark::None, Mark::Former),
+            },
+            _ => Mark::None,
+        }
+    }
+
+    fn annotation(&mut self, facts: &FieldFacts, secret: bool, mark: Mark<'_>) -> io::Result<()> {
         if !self.options.annotate {
             return Ok(());
         }
         let note = Note { facts, redacted: secret };
-        if !note.is_empty() {
-            write!(self.out, "  # {note}")?;
+        match (note.is_empty(), &mark) {
+            (true, Mark::None) => {}
+            (false, Mark::None) => write!(self.out, "  # {note}")?,
+            (true, mark) => write!(self.out, "  # {mark}")?,
+            (false, mark) => write!(self.out, "  # {note}; {mark}")?,
         }
         Ok(())
     }

@@ -248,6 +248,57 @@ fn descend(
     }
 }
 
+/// What a message holds that is worth saying but breaks no rule: each enum value the schema
+/// does not name, by field path (`entries[0].health_statuses[1].status: 7 is no
+/// csi.v1.VolumeHealthErrorType value this schema names ...`), and each field or value named as
+/// an older release named it. A reader MUST ignore enum values it does not know (CSI says so of
+/// `VolumeHealthErrorType`; a newer release may add values), so neither is a violation.
+pub fn notes(schema: &Schema, msg: &DynamicMessage) -> Vec<String> {
+    let mut out = Vec::new();
+    note_walk(schema, msg, "", &mut out);
+    out
+}
+
+fn note_walk(schema: &Schema, msg: &DynamicMessage, path: &str, out: &mut Vec<String>) {
+    for (field, value) in msg.fields() {
+        let fpath = join(path, field.name());
+        if let Some(former) = schema.former_field(&field) {
+            out.push(format!("{fpath}: {former}"));
+        }
+        let each = |i: Option<String>, v: &Value, out: &mut Vec<String>| {
+            let at = i.map_or_else(|| fpath.clone(), |i| format!("{fpath}[{i}]"));
+            match (field.kind(), v) {
+                (Kind::Enum(e), Value::EnumNumber(n)) => match e.get_value(*n) {
+                    None => out.push(format!(
+                        "{at}: {n} is no {} value this schema names (a newer release's?); shown as the number, and a reader MUST ignore it",
+                        e.full_name()
+                    )),
+                    Some(known) => {
+                        if let Some(former) = schema.former_value(&known) {
+                            out.push(format!("{at}: {} {former}", known.name()));
+                        }
+                    }
+                },
+                (Kind::Message(_), Value::Message(m)) => note_walk(schema, m, &at, out),
+                _ => {}
+            }
+        };
+        match value {
+            Value::List(l) => {
+                for (i, v) in l.iter().enumerate() {
+                    each(Some(i.to_string()), v, out);
+                }
+            }
+            Value::Map(m) => {
+                for (k, v) in m {
+                    each(Some(show_key(k)), v, out);
+                }
+            }
+            v => each(None, v, out),
+        }
+    }
+}
+
 /// A map key as paths show it: strings quoted, numbers and bools bare.
 pub fn show_key(k: &MapKey) -> String {
     match k {

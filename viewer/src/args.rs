@@ -29,9 +29,31 @@ pub(crate) struct SchemaArgs {
     #[arg(long = "descriptor-set", value_name = "FILE")]
     pub(crate) descriptor_sets: Vec<PathBuf>,
     /// A CSI spec directory (spec.md + csi.proto, or a csi-addons README.md + .proto) to use
-    /// instead of the built-in schema (csi.v1 v1.12.0 and the csi-addons, from `csikit`).
+    /// instead of the built-in schema (csi.v1 and the csi-addons, from `csikit`).
     #[arg(long = "spec-dir", value_name = "DIR")]
     pub(crate) spec_dirs: Vec<PathBuf>,
+    /// The CSI release to read csi.v1 as, with the built-in csi-addons.
+    #[arg(
+        long = "release",
+        value_name = "vX.Y.Z",
+        long_help = release_help(),
+        conflicts_with_all = ["protos", "descriptor_sets", "spec_dirs"]
+    )]
+    pub(crate) release: Option<String>,
+}
+
+/// `--release`'s long help, naming the releases built in.
+fn release_help() -> String {
+    let kept: Vec<&str> =
+        csi_view_core::former::builtin_older().iter().map(|o| o.release).collect();
+    format!(
+        "The CSI release to read csi.v1 as, with the built-in csi-addons: {} (the built-in \
+         schema, the default), {} (kept in csikit), or any release folder of the corpus \
+         (CSIKIT_CORPUS). Whatever the release, a field or enum value it reserved that an older \
+         release named is shown by that name, marked as such",
+        csikit::SPEC_RELEASE,
+        kept.join(", ")
+    )
 }
 
 #[derive(Args, Debug, Clone)]
@@ -42,6 +64,39 @@ pub(crate) struct InputArgs {
     /// The input is gRPC length-prefixed frames (one or many).
     #[arg(long)]
     pub(crate) grpc: bool,
+}
+
+/// What the commands that read messages of one type share (`raw`, `diff`, `edit`, `tui`): the
+/// type, whether secret values show, how the input is written, and the schema. A command whose
+/// flag means more than the words here says so with `mut_arg` where it is declared (`main`).
+#[derive(Args, Debug, Clone)]
+pub(crate) struct MessageArgs {
+    /// Message type; detected when absent.
+    #[arg(long = "type", short = 't', value_name = "NAME")]
+    pub(crate) ty: Option<String>,
+    /// Show secret values.
+    #[arg(long)]
+    pub(crate) show_secrets: bool,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+}
+
+/// Where `decode` and `validate` read messages from: a capture (each message typed by its call's
+/// method), or a file or stdin as [`InputArgs`] says, with the schema. `--capture` is worded per
+/// command with `mut_arg` where it is declared (`main`).
+#[derive(Args, Debug)]
+pub(crate) struct SourceArgs {
+    /// Read a capture written by `csi-view proxy --record`: every message, typed by its method.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "ty"])]
+    pub(crate) capture: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    #[command(flatten)]
+    pub(crate) schema: SchemaArgs,
+    /// Input file; stdin when absent or '-'.
+    pub(crate) file: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -70,29 +125,14 @@ pub(crate) struct DecodeArgs {
     /// Show secret values.
     #[arg(long)]
     pub(crate) show_secrets: bool,
-    /// Read a capture written by `csi-view proxy --record`: every message, typed by its method.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "ty"])]
-    pub(crate) capture: Option<PathBuf>,
     #[command(flatten)]
-    pub(crate) input: InputArgs,
-    #[command(flatten)]
-    pub(crate) schema: SchemaArgs,
-    /// Input file; stdin when absent or '-'.
-    pub(crate) file: Option<PathBuf>,
+    pub(crate) source: SourceArgs,
 }
 
 #[derive(Args, Debug)]
 pub(crate) struct RawArgs {
-    /// Message type, to name fields and redact secrets (the layout needs none).
-    #[arg(long = "type", short = 't', value_name = "NAME")]
-    pub(crate) ty: Option<String>,
-    /// Show secret values (only matters with --type).
-    #[arg(long)]
-    pub(crate) show_secrets: bool,
     #[command(flatten)]
-    pub(crate) input: InputArgs,
-    #[command(flatten)]
-    pub(crate) schema: SchemaArgs,
+    pub(crate) message: MessageArgs,
     /// Input file; stdin when absent or '-'.
     pub(crate) file: Option<PathBuf>,
 }
@@ -147,15 +187,8 @@ pub(crate) struct ValidateArgs {
     /// Message type; detected when absent.
     #[arg(long = "type", short = 't', value_name = "NAME")]
     pub(crate) ty: Option<String>,
-    /// Check every message of a capture written by `csi-view proxy --record`.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "ty"])]
-    pub(crate) capture: Option<PathBuf>,
     #[command(flatten)]
-    pub(crate) input: InputArgs,
-    #[command(flatten)]
-    pub(crate) schema: SchemaArgs,
-    /// Input file; stdin when absent or '-'.
-    pub(crate) file: Option<PathBuf>,
+    pub(crate) source: SourceArgs,
 }
 
 #[derive(Args, Debug)]
@@ -209,21 +242,10 @@ pub(crate) struct ProxyArgs {
     pub(crate) schema: SchemaArgs,
 }
 
-// The commands' argument structs repeat a shape (a duplicate the tree's scan lists on purpose):
-// the groups they share are flattened (`InputArgs`, `SchemaArgs`); what is left are one-line
-// flags whose help text differs per command.
 #[derive(Args, Debug)]
 pub(crate) struct DiffArgs {
-    /// Message type of both; detected when absent.
-    #[arg(long = "type", short = 't', value_name = "NAME")]
-    pub(crate) ty: Option<String>,
-    /// Show secret values.
-    #[arg(long)]
-    pub(crate) show_secrets: bool,
     #[command(flatten)]
-    pub(crate) input: InputArgs,
-    #[command(flatten)]
-    pub(crate) schema: SchemaArgs,
+    pub(crate) message: MessageArgs,
     /// The first message.
     pub(crate) a: PathBuf,
     /// The second message.
@@ -232,19 +254,13 @@ pub(crate) struct DiffArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct EditArgs {
-    /// Message type; detected when absent.
-    #[arg(long = "type", short = 't', value_name = "NAME")]
-    pub(crate) ty: Option<String>,
+    #[command(flatten)]
+    pub(crate) message: MessageArgs,
     /// Write even when the result breaks spec rules.
-    #[arg(long)]
+    // Shown after --type, as before the shared flags were one group (they take the places from
+    // 0 on in the order they are declared; a tie goes by name).
+    #[arg(long, display_order = 1)]
     pub(crate) force: bool,
-    /// Show secret values in the editor.
-    #[arg(long)]
-    pub(crate) show_secrets: bool,
-    #[command(flatten)]
-    pub(crate) input: InputArgs,
-    #[command(flatten)]
-    pub(crate) schema: SchemaArgs,
     /// The message file, rewritten in place (the original kept as FILE.bak).
     pub(crate) file: PathBuf,
 }
@@ -356,7 +372,10 @@ pub(crate) struct CallArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct DescribeArgs {
-    /// The plugin's endpoint as CSI_ENDPOINT writes it; $CSI_ENDPOINT when left out.
+    /// The plugin's endpoint as CSI_ENDPOINT writes it; $CSI_ENDPOINT when left out. For
+    /// describe, a method name instead (CreateVolume, Controller/CreateVolume) sets out that RPC
+    /// as the schema states it (fields, facts, obligation, error tables; whose word each is),
+    /// calling nothing.
     #[arg(value_name = "ENDPOINT")]
     pub(crate) endpoint: Option<String>,
     /// Output format.

@@ -69,10 +69,15 @@ pub(crate) fn call(a: CallArgs) -> Result<u8> {
     rt.block_on(send(&schema, &method, &plugin, sent, options, a.echo))
 }
 
+/// Whether a positional that may be an endpoint or a method is the endpoint: it has a ':' (a
+/// scheme), or is an absolute path that names no method (`call`, `describe`).
+pub(crate) fn names_endpoint(schema: &Schema, s: &str) -> bool {
+    s.contains(':') || (s.starts_with('/') && method::resolve(schema, s).is_err())
+}
+
 /// ENDPOINT, METHOD and REQUEST from the one to three positionals.
 fn positionals(schema: &Schema, a: &CallArgs) -> Result<(Option<String>, String, Option<String>)> {
-    let is_endpoint =
-        |s: &str| s.contains(':') || (s.starts_with('/') && method::resolve(schema, s).is_err());
+    let is_endpoint = |s: &str| names_endpoint(schema, s);
     Ok(match (&a.first, &a.second, &a.third) {
         (e, Some(m), Some(r)) => (Some(e.clone()), m.clone(), Some(r.clone())),
         (e, Some(m), None) if is_endpoint(e) => (Some(e.clone()), m.clone(), None),
@@ -242,7 +247,7 @@ fn print_reply(
     let explained = reply.explain(schema);
     if options.json {
         let spec: Vec<serde_json::Value> = match reply.error_rows(schema) {
-            Some(ErrorLookup::Rows { table, rows }) => rows
+            Some(ErrorLookup::Rows { table, rows, carried_from }) => rows
                 .iter()
                 .map(|r| {
                     serde_json::json!({
@@ -253,6 +258,7 @@ fn print_reply(
                         "condition": r.condition,
                         "description": r.description,
                         "recovery": r.recovery,
+                        "carried_from": carried_from,
                     })
                 })
                 .collect(),

@@ -48,8 +48,8 @@ pub(crate) fn encode(a: EncodeArgs) -> Result<u8> {
 }
 
 pub(crate) fn edit(a: EditArgs) -> Result<u8> {
-    let schema = load_schema(&a.schema)?;
-    let desc = a.ty.as_deref().map(|t| schema.find_message(t)).transpose()?;
+    let schema = load_schema(&a.message.schema)?;
+    let desc = a.message.ty.as_deref().map(|t| schema.find_message(t)).transpose()?;
     let editor = std::env::var("VISUAL")
         .ok()
         .filter(|s| !s.is_empty())
@@ -57,10 +57,10 @@ pub(crate) fn edit(a: EditArgs) -> Result<u8> {
         .unwrap_or_else(|| "vi".to_owned());
     let opts = EditOptions {
         force: a.force,
-        show_secrets: a.show_secrets,
+        show_secrets: a.message.show_secrets,
         editor,
-        input_format: a.input.input_format,
-        grpc: a.input.grpc,
+        input_format: a.message.input.input_format,
+        grpc: a.message.input.grpc,
     };
     match edit_file(&schema, desc, &a.file, &opts)? {
         EditOutcome::Untouched(why) => {
@@ -103,28 +103,28 @@ pub(crate) fn edit(a: EditArgs) -> Result<u8> {
 }
 
 pub(crate) fn tui(a: EditArgs) -> Result<u8> {
-    let schema = load_schema(&a.schema)?;
+    let schema = load_schema(&a.message.schema)?;
     let data =
         std::fs::read(&a.file).with_context(|| format!("cannot read '{}'", a.file.display()))?;
     let trailing_newline = data.last() == Some(&b'\n');
-    let (bytes, format) = input::decode_text(data, a.input.input_format)
+    let (bytes, format) = input::decode_text(data, a.message.input.input_format)
         .map_err(|e| anyhow!("{}: {e}", a.file.display()))?;
-    let mut msgs = input::split_messages(bytes, a.input.grpc)?;
+    let mut msgs = input::split_messages(bytes, a.message.input.grpc)?;
     if msgs.len() != 1 {
         bail!("'{}' holds {} gRPC frames; tui works on one message", a.file.display(), msgs.len());
     }
     let m = msgs.remove(0);
-    let desc = resolve_type(&schema, a.ty.as_deref(), &m, true)?;
-    let mask = uncertain_mask(&schema, a.ty.as_deref(), a.show_secrets, &m)?;
+    let desc = resolve_type(&schema, a.message.ty.as_deref(), &m, true)?;
+    let mask = uncertain_mask(&schema, a.message.ty.as_deref(), a.message.show_secrets, &m)?;
     let mut app = csi_view::tui::App::new(
         &schema,
         desc,
         &m.bytes,
         &a.file,
         format,
-        a.input.grpc,
+        a.message.input.grpc,
         trailing_newline,
-        a.show_secrets,
+        a.message.show_secrets,
         mask.as_ref(),
     )?;
     csi_view::tui::run(&mut app)?;

@@ -13,8 +13,8 @@ use crate::load::{
 };
 
 pub(crate) fn validate(a: ValidateArgs) -> Result<u8> {
-    let schema = load_schema(&a.schema)?;
-    let typed: Vec<(String, DynamicMessage)> = match &a.capture {
+    let schema = load_schema(&a.source.schema)?;
+    let typed: Vec<(String, DynamicMessage)> = match &a.source.capture {
         Some(path) => capture_messages(&schema, path)?
             .into_iter()
             .map(|t| {
@@ -25,7 +25,7 @@ pub(crate) fn validate(a: ValidateArgs) -> Result<u8> {
             })
             .collect::<Result<_>>()?,
         None => {
-            let msgs = read_messages(a.file.as_deref(), &a.input)?;
+            let msgs = read_messages(a.source.file.as_deref(), &a.source.input)?;
             let many = msgs.len() > 1;
             msgs.iter()
                 .enumerate()
@@ -50,6 +50,9 @@ pub(crate) fn validate(a: ValidateArgs) -> Result<u8> {
         for v in &violations {
             writeln!(out, "{prefix}{v}")?;
         }
+        for note in csi_view_core::validate::notes(&schema, msg) {
+            writeln!(out, "{prefix}note: {note}")?;
+        }
         failed |= !violations.is_empty();
     }
     out.flush()?;
@@ -57,9 +60,9 @@ pub(crate) fn validate(a: ValidateArgs) -> Result<u8> {
 }
 
 pub(crate) fn diff(a: DiffArgs) -> Result<u8> {
-    let schema = load_schema(&a.schema)?;
-    let ma = read_messages(Some(&a.a), &a.input)?;
-    let mb = read_messages(Some(&a.b), &a.input)?;
+    let schema = load_schema(&a.message.schema)?;
+    let ma = read_messages(Some(&a.a), &a.message.input)?;
+    let mb = read_messages(Some(&a.b), &a.message.input)?;
     if ma.len() != mb.len() {
         println!("~ frames: {} -> {}", ma.len(), mb.len());
         return Ok(1);
@@ -68,18 +71,18 @@ pub(crate) fn diff(a: DiffArgs) -> Result<u8> {
     let mut differ = false;
     for (x, y) in ma.iter().zip(&mb) {
         let (mx, my) = (x, y);
-        let x = decode_dynamic(&schema, a.ty.as_deref(), mx)?;
+        let x = decode_dynamic(&schema, a.message.ty.as_deref(), mx)?;
         let desc = prost_reflect::ReflectMessage::descriptor(&x);
         let y = decode_dynamic(&schema, Some(desc.full_name()), my)?;
         let changes = match (
-            uncertain_mask(&schema, a.ty.as_deref(), a.show_secrets, mx)?,
-            uncertain_mask(&schema, a.ty.as_deref(), a.show_secrets, my)?,
+            uncertain_mask(&schema, a.message.ty.as_deref(), a.message.show_secrets, mx)?,
+            uncertain_mask(&schema, a.message.ty.as_deref(), a.message.show_secrets, my)?,
         ) {
             (Some(ka), Some(kb)) => {
                 csi_view_core::diff::diff_masked(&schema, &desc, (&mx.bytes, &ka), (&my.bytes, &kb))
                     .context("cannot decode")?
             }
-            _ => csi_view_core::diff::diff(&schema, &x, &y, a.show_secrets),
+            _ => csi_view_core::diff::diff(&schema, &x, &y, a.message.show_secrets),
         };
         for c in changes {
             differ = true;

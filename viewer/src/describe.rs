@@ -12,6 +12,9 @@
 //! with `Get`, `List`, `Probe` or `Validate`) are called to find out, each with an empty request,
 //! which changes nothing on any plugin; the others are "not probed". Streaming RPCs are not called.
 //!
+//! `describe METHOD` (a method name where the endpoint goes: no ':' and not an absolute path)
+//! calls nothing: it sets out the RPC as the schema states it (`csi_view_core::outline`).
+//!
 //! Everything is read by reflection through the schema, so `--spec-dir`, `--proto` and
 //! `--descriptor-set` work as for every command. Exit code: 0; 1 from `describe` when an RPC the
 //! spec obliges the plugin to implement answers UNIMPLEMENTED; the gRPC code when an Identity call
@@ -20,7 +23,7 @@
 use std::collections::BTreeSet;
 use std::io::Write;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use bytes::Bytes;
 use csi_view_core::rpcs::{CapabilityRef, ObligedRpc, status_name};
 use csi_view_core::schema::Schema;
@@ -73,6 +76,20 @@ fn run(a: DescribeArgs, probe_all: bool) -> Result<u8> {
     if schema.builtin {
         schema.set_obligations("csi.v1", builtin_obligations());
     }
+    if probe_all
+        && let Some(given) = a.endpoint.as_deref()
+        && !crate::call::names_endpoint(&schema, given)
+    {
+        // `describe METHOD`: the RPC as the schema states it, with no plugin.
+        let method = csi_view_core::method::resolve(&schema, given).map_err(|e| anyhow!("{e}"))?;
+        if a.format == OutFormat::Json {
+            bail!("describe METHOD prints text; --format json is for a plugin's description");
+        }
+        let mut out = stdout();
+        out.write_all(csi_view_core::outline::outline(&schema, &method).as_bytes())?;
+        out.flush()?;
+        return Ok(0);
+    }
     let flag = Flag { name: "ENDPOINT", value: a.endpoint.as_deref() };
     let endpoint = csikit_runtime::endpoint::required(Some(flag))?.written;
     let timeout = crate::args::timeout(a.timeout)?;
@@ -96,7 +113,7 @@ fn run(a: DescribeArgs, probe_all: bool) -> Result<u8> {
 
 /// `csikit`'s generated obligations of `csi.v1` (the built-in schema's), as the Model states them.
 fn builtin_obligations() -> Vec<ObligedRpc> {
-    use csikit::runtime::server::PluginSpec;
+    use csikit::runtime::server::{PluginSpec, Stated};
     csikit::v1::server::Spec::OBLIGATIONS
         .iter()
         .map(|o| ObligedRpc {
@@ -113,8 +130,13 @@ fn builtin_obligations() -> Vec<ObligedRpc> {
                     })
                     .collect(),
                 service_wide: o.service_wide,
-                // The generated tables come from the release's spec.md: the prose's word.
-                from_comment: false,
+                // Whose word: the release's prose, an older release's carried, or a
+                // capability's comment in the proto.
+                from_comment: o.stated == Stated::Comment,
+            },
+            carried_from: match o.stated {
+                Stated::Carried(from) => Some(from.to_owned()),
+                _ => None,
             },
         })
         .collect()
@@ -209,7 +231,8 @@ impl Plugin<'_> {
         };
         let package = self.identity.parent_file().package_name().to_owned();
         let obligations = self.schema.obligations(&package).map(<[ObligedRpc]>::to_vec);
-        let plugin_caps = capabilities(&caps, "capabilities", &obligations, "Identity");
+        let plugin_caps =
+            capabilities(self.schema, &caps, "capabilities", &obligations, "Identity");
         let mut served = Vec::new();
         let services: Vec<ServiceDescriptor> = self
             .identity
@@ -229,7 +252,9 @@ impl Plugin<'_> {
             // Node is served by node plugins, which no plugin capability names: ask it.
             let capabilities = match (&get_caps, named) {
                 (Some(m), _) => match self.empty_call(m).await {
-                    Ok(resp) => capabilities(&resp, "capabilities", &obligations, &name),
+                    Ok(resp) => {
+                        capabilities(self.schema, &resp, "capabilities", &obligations, &name)
+                    }
                     Err(s) if s.code() == tonic::Code::Unimplemented && !named => continue,
                     Err(s) => {
                         eprintln!(
@@ -378,6 +403,7 @@ fn obliged_always(obligations: &Option<Vec<ObligedRpc>>, service: &str) -> Vec<S
 /// obligation names it (`service` is the capability's service: `Controller`, `Node`, or
 /// `Identity` for plugin capabilities).
 fn capabilities(
+    schema: &Schema,
     resp: &DynamicMessage,
     field: &str,
     obligations: &Option<Vec<ObligedRpc>>,
@@ -394,7 +420,7 @@ fn capabilities(
         .filter_map(Value::as_message)
         .map(|cap| {
             // The oneof member set (`service`, `rpc`, `volume_expansion`) and its `type`.
-            let (member, name) = cap
+            let (shown, name) = cap
                 .fields()
                 .find_map(|(f, v)| {
                     let inner = v.as_message()?;
@@ -402,13 +428,19 @@ fn capabilities(
                     let number = ty.as_enum_number()?;
                     let field = inner.descriptor().get_field_by_name("type")?;
                     let kind = field.kind();
-                    let name = kind
-                        .as_enum()
-                        .and_then(|e| e.get_value(number))
-                        .map_or_else(|| number.to_string(), |v| v.name().to_owned());
-                    Some((f.name().to_owned(), name))
+                    let value = kind.as_enum().and_then(|e| e.get_value(number));
+                    let name =
+                        value.as_ref().map_or_else(|| number.to_string(), |v| v.name().to_owned());
+                    // A value this release reserved, named as an older release named it.
+                    let former = value.as_ref().and_then(|v| schema.former_value(v));
+                    let shown = match (former, &value) {
+                        (Some(former), _) => format!("{} {name} ({former})", f.name()),
+                        (None, None) => format!("{} {name} (unknown value)", f.name()),
+                        (None, Some(_)) => format!("{} {name}", f.name()),
+                    };
+                    Some((shown, name))
                 })
-                .unwrap_or_else(|| ("?".to_owned(), "UNKNOWN".to_owned()));
+                .unwrap_or_else(|| ("? UNKNOWN".to_owned(), "UNKNOWN".to_owned()));
             let obliges = obligations
                 .iter()
                 .flatten()
@@ -420,7 +452,7 @@ fn capabilities(
                 })
                 .map(|o| o.rpc.clone())
                 .collect();
-            Capability { shown: format!("{member} {name}"), name, obliges }
+            Capability { shown, name, obliges }
         })
         .collect()
 }
@@ -467,6 +499,42 @@ fn field_text(m: &DynamicMessage, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_capability_a_release_reserved_is_named_and_marked_and_an_unknown_one_is_a_number() {
+        use csikit::v1_12::controller_service_capability::{Rpc, Type, rpc};
+        use prost::Message as _;
+        let schema = Schema::builtin().expect("built in");
+        let cap = |t: i32| csikit::v1_12::ControllerServiceCapability {
+            r#type: Some(Type::Rpc(Rpc { r#type: t })),
+        };
+        // What a v1.12.0 plugin advertises, and a number no release names.
+        let answer = csikit::v1_12::ControllerGetCapabilitiesResponse {
+            capabilities: vec![
+                cap(rpc::Type::GetVolume as i32),
+                cap(rpc::Type::VolumeCondition as i32),
+                cap(99),
+            ],
+        };
+        let desc = schema.find_message("csi.v1.ControllerGetCapabilitiesResponse").expect("type");
+        let resp =
+            DynamicMessage::decode(desc, answer.encode_to_vec().as_slice()).expect("decodes");
+        let shown: Vec<String> = capabilities(&schema, &resp, "capabilities", &None, "Controller")
+            .into_iter()
+            .map(|c| c.shown)
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "rpc GET_VOLUME".to_owned(),
+                format!(
+                    "rpc VOLUME_CONDITION (named as in v1.12.0, reserved in {})",
+                    csikit::SPEC_RELEASE
+                ),
+                "rpc 99 (unknown value)".to_owned(),
+            ]
+        );
+    }
 
     #[test]
     fn capability_names_name_their_services() {

@@ -15,6 +15,9 @@ use prost_reflect::{DynamicMessage, MessageDescriptor};
 use crate::args::{InputArgs, SchemaArgs};
 
 pub(crate) fn load_schema(args: &SchemaArgs) -> Result<Schema> {
+    if let Some(release) = &args.release {
+        return Schema::release(release);
+    }
     let mut schema = Schema::default();
     for p in &args.protos {
         schema::load_proto(&mut schema, p, &args.includes)?;

@@ -54,18 +54,28 @@ enum Cmd {
     /// Print a message as protobuf text format annotated with the spec, or as JSON.
     Decode(DecodeArgs),
     /// Print the wire layout (offsets, tags, wire types, lengths), no schema needed.
+    #[command(
+        mut_arg("ty", |a| a.help("Message type, to name fields and redact secrets (the layout needs none)")),
+        mut_arg("show_secrets", |a| a.help("Show secret values (only matters with --type)"))
+    )]
     Raw(RawArgs),
     /// Rank every known message type by how well the bytes fit.
     Detect(DetectArgs),
     /// Encode text format or JSON to raw bytes, hex, base64 or a gRPC frame.
     Encode(EncodeArgs),
     /// Check the spec rules; exit 1 when any is broken.
+    #[command(mut_arg("capture", |a| {
+        a.help("Check every message of a capture written by `csi-view proxy --record`")
+    }))]
     Validate(ValidateArgs),
     /// Field-level differences between two messages; exit 1 when they differ.
+    #[command(mut_arg("ty", |a| a.help("Message type of both; detected when absent")))]
     Diff(DiffArgs),
     /// Edit a message in $EDITOR; re-encoded, validated and written atomically.
+    #[command(mut_arg("show_secrets", |a| a.help("Show secret values in the editor")))]
     Edit(EditArgs),
     /// Browse a message as a tree with the spec docs beside it; edit scalars; save atomically.
+    #[command(mut_arg("show_secrets", |a| a.help("Show secret values in the editor")))]
     Tui(EditArgs),
     /// A gRPC proxy between a CO and a plugin over unix sockets, printing every call decoded,
     /// checked and with secrets hidden; optionally recorded.

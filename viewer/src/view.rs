@@ -16,11 +16,11 @@ use crate::load::{
 };
 
 pub(crate) fn decode(a: DecodeArgs) -> Result<u8> {
-    let schema = load_schema(&a.schema)?;
-    let typed: Vec<Typed> = match &a.capture {
+    let schema = load_schema(&a.source.schema)?;
+    let typed: Vec<Typed> = match &a.source.capture {
         Some(path) => capture_messages(&schema, path)?,
         None => {
-            let msgs = read_messages(a.file.as_deref(), &a.input)?;
+            let msgs = read_messages(a.source.file.as_deref(), &a.source.input)?;
             let many = msgs.len() > 1;
             let mut typed = Vec::with_capacity(msgs.len());
             for (i, m) in msgs.into_iter().enumerate() {
@@ -86,13 +86,16 @@ pub(crate) fn decode(a: DecodeArgs) -> Result<u8> {
 }
 
 pub(crate) fn raw(a: RawArgs) -> Result<u8> {
-    let msgs = read_messages(a.file.as_deref(), &a.input)?;
+    let msgs = read_messages(a.file.as_deref(), &a.message.input)?;
     // The layout needs no schema, but secrets can only be found with one. With `--type` the
     // type is certain; without it, detection names fields, and a value is hidden wherever any
     // type that could have produced the bytes puts a secret.
-    let schema =
-        if a.show_secrets && a.ty.is_none() { None } else { Some(load_schema(&a.schema)?) };
-    let named = match (&schema, &a.ty) {
+    let schema = if a.message.show_secrets && a.message.ty.is_none() {
+        None
+    } else {
+        Some(load_schema(&a.message.schema)?)
+    };
+    let named = match (&schema, &a.message.ty) {
         (Some(s), Some(t)) => Some(s.find_message(t)?),
         _ => None,
     };
@@ -111,7 +114,7 @@ pub(crate) fn raw(a: RawArgs) -> Result<u8> {
         let (desc, mask) = match (&named, &schema) {
             (Some(d), _) => (Some(d.clone()), None),
             (None, Some(s)) => {
-                let mask = uncertain_mask(s, None, a.show_secrets, m)?;
+                let mask = uncertain_mask(s, None, a.message.show_secrets, m)?;
                 let ranking = detect::rank(s, &m.bytes).ok();
                 let best = ranking.as_ref().and_then(detect::Ranking::best).map(|c| c.desc.clone());
                 let tied = ranking.as_ref().map(|r| r.tied_names(3)).unwrap_or_default();
@@ -129,7 +132,7 @@ pub(crate) fn raw(a: RawArgs) -> Result<u8> {
             }
             (None, None) => (None, None),
         };
-        let mut p = RawPrinter::new(&mut out, schema.as_ref(), a.show_secrets);
+        let mut p = RawPrinter::new(&mut out, schema.as_ref(), a.message.show_secrets);
         if let Some(mask) = &mask {
             p = p.with_mask(mask);
         }

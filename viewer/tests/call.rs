@@ -529,10 +529,16 @@ fn not_found_comes_with_its_error_table_row() {
     let mut lines = err.lines();
     assert!(lines.next().is_some_and(|l| l.starts_with("NOT_FOUND: ")), "{err}");
     let row = lines.next().unwrap_or_default();
-    assert!(row.contains("spec (GetSnapshot's error table): Snapshot does not exist"), "{err}");
-    // The row is the generated table's, word for word.
+    // The row is the generated table's, word for word, and says where it is carried from when
+    // the release is read from its proto alone.
     let info =
         csikit::v1::errors::classify("GetSnapshot", csikit::errors::Code::NotFound).expect("row");
+    let whose =
+        info.carried_from.map_or_else(String::new, |f| format!(", carried from {f}'s spec.md"));
+    assert!(
+        row.contains(&format!("spec (GetSnapshot's error table{whose}): Snapshot does not exist")),
+        "{err}"
+    );
     assert!(row.contains(info.description) && row.contains(info.recovery), "{err}");
     // JSON: the same on stdout.
     let out = run(
@@ -551,6 +557,7 @@ fn not_found_comes_with_its_error_table_row() {
     assert_eq!(v["error"]["status"], "NOT_FOUND");
     assert_eq!(v["error"]["spec"][0]["condition"], info.condition);
     assert_eq!(v["error"]["spec"][0]["recovery"], info.recovery);
+    assert_eq!(v["error"]["spec"][0]["carried_from"], json!(info.carried_from));
     // A proto alone has no error tables, and says so.
     if let Some(corpus) = csikit_spec::corpus_or_skip() {
         let proto = corpus.join("csi-spec/v1.12.0/csi.proto");
@@ -723,13 +730,36 @@ fn list_and_describe_say_what_the_plugin_is_beside_the_spec() {
     assert_eq!(row("Controller", "ListVolumes")["answer"], "answers (OK)");
     assert_eq!(row("Controller", "ListVolumes")["obliged"], "LIST_VOLUMES");
     assert_eq!(row("Node", "NodeGetInfo")["obliged"], "PUBLISH_UNPUBLISH_VOLUME");
+    // v1.13.0's health RPCs are described: each is obliged by its capability's comment when
+    // the plugin advertises it, and asked with an empty request (they read).
+    let advertised = |service: &str, name: &str| {
+        described["services"].as_array().is_some_and(|all| {
+            all.iter().filter(|s| s["service"] == service).any(|s| {
+                s["capabilities"]
+                    .as_array()
+                    .is_some_and(|c| c.iter().any(|c| c["capability"] == format!("rpc {name}")))
+            })
+        })
+    };
+    for (service, rpc, capability) in [
+        ("Controller", "ControllerGetVolumeHealth", "GET_VOLUME_HEALTH"),
+        ("Controller", "ControllerListVolumeHealth", "LIST_VOLUME_HEALTH"),
+        ("Node", "NodeGetVolumeHealth", "GET_VOLUME_HEALTH"),
+        ("Node", "NodeGetStorageHealth", "GET_STORAGE_HEALTH"),
+    ] {
+        let r = row(service, rpc);
+        let obliged = if advertised(service, capability) { json!(capability) } else { Value::Null };
+        assert_eq!(r["obliged"], obliged, "{rpc}");
+        let answer = r["answer"].as_str().unwrap_or_default();
+        assert!(answer == "UNIMPLEMENTED" || answer.starts_with("answers ("), "{rpc}: {answer}");
+    }
     // describe created nothing: ListVolumes is empty, and only reads were sent.
     let out = run(&["call", &plugin.endpoint, "ListVolumes", "--format", "json"], None, &[]);
     assert_eq!(stdout(&out).trim(), "{}");
 
     // The spec folder's Model states the same obligations as csikit's generated tables.
     if let Some(corpus) = csikit_spec::corpus_or_skip() {
-        let dir = corpus.join("csi-spec/v1.12.0").display().to_string();
+        let dir = corpus.join("csi-spec").join(csikit::SPEC_RELEASE).display().to_string();
         let out =
             run(&["describe", &plugin.endpoint, "--format", "json", "--spec-dir", &dir], None, &[]);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -766,4 +796,35 @@ fn the_bash_completion_names_the_commands_and_the_methods() {
     // It is a script bash reads.
     let check = Command::new("bash").args(["-n", "-c", &script]).output().expect("bash");
     assert!(check.status.success(), "{}", stderr(&check));
+}
+
+/// v1.13.0's health RPCs are called like any other: a request that breaks the spec's rules is
+/// refused before anything is sent, and the plugin's answer is printed with the spec beside it
+/// (today's memdriver does not serve them: UNIMPLEMENTED, with the general table's row).
+#[test]
+fn a_health_rpc_is_checked_sent_and_answered_with_the_spec() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let plugin = Plugin::start(tmp.path(), false, memdriver::Config::default());
+    let out = run(&["call", &plugin.endpoint, "ControllerGetVolumeHealth", "{}"], None, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("volume_id: is REQUIRED"), "{}", stderr(&out));
+    assert_eq!(plugin.calls(), 0, "memdriver saw a call");
+    let out = run(
+        &["call", &plugin.endpoint, "ControllerGetVolumeHealth", "volume_id: \"vol-1\""],
+        None,
+        &[],
+    );
+    assert_eq!(plugin.calls(), 1);
+    match out.status.code() {
+        // Served: the answer, annotated, or the volume not found.
+        Some(0) => assert!(stdout(&out).starts_with("# csi.v1.ControllerGetVolumeHealthResponse")),
+        Some(5) => assert!(stderr(&out).starts_with("NOT_FOUND: "), "{}", stderr(&out)),
+        Some(12) => {
+            let err = stderr(&out);
+            assert!(err.starts_with("UNIMPLEMENTED: "), "{err}");
+            assert!(err.contains("spec (the general error table"), "{err}");
+            assert!(err.contains("Call not implemented"), "{err}");
+        }
+        code => panic!("exit {code:?}: {}", stderr(&out)),
+    }
 }

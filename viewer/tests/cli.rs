@@ -637,7 +637,7 @@ fn assert_detection_sound(v: &serde_json::Value) {
 #[test]
 fn oracle_python_protobuf_and_protoc() {
     let corpus = csikit_spec::corpus_dir();
-    let proto = corpus.join("csi-spec/v1.12.0/csi.proto");
+    let proto = corpus.join("csi-spec").join(csikit::SPEC_RELEASE).join("csi.proto");
     if !need(&format!("the corpus at '{}'", corpus.display()), proto.is_file()) {
         return;
     }

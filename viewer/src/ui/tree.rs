@@ -148,7 +148,7 @@ impl Shape<'_> {
             "type": type_name(field),
             "label": if field.is_map() { "map" } else if field.is_list() { "repeated" } else { "singular" },
             "kind": kind_word(&value_kind),
-            "note": csi_view_core::schema::note(facts, facts.secret),
+            "note": self.schema.field_note(field, facts.secret),
             "doc": self.schema.field_comment(field),
             "link": self.link(&desc, Some(field.name())),
             "secret": facts.secret,
