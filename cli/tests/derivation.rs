@@ -444,10 +444,48 @@ fn expected() -> Vec<((Service, &'static str), Vec<String>)> {
         (Service::VolumeExpansion, "ONLINE"),
         (Service::VolumeExpansion, "OFFLINE"),
         (Service::Plugin, "SNAPSHOT_METADATA_SERVICE"),
+        (Service::Plugin, "SNAPSHOT_ACCESSIBILITY_CONSTRAINTS"),
+        // CSI v1.13.0's health capabilities: a note on the manifests, no object (see
+        // `health_capabilities_get_a_note_and_no_object`).
+        (Service::Controller, "GET_VOLUME_HEALTH"),
+        (Service::Controller, "LIST_VOLUME_HEALTH"),
+        (Service::Node, "GET_VOLUME_HEALTH"),
+        (Service::Node, "GET_STORAGE_HEALTH"),
     ] {
         e.push(((service, name), Vec::new()));
     }
     e
+}
+
+#[test]
+fn health_capabilities_get_a_note_and_no_object() {
+    let base = plan(&facts(BASE), Mode::Split);
+    for (service, name, says) in [
+        (Service::Controller, "GET_VOLUME_HEALTH", "no health monitor is deployed"),
+        (Service::Controller, "LIST_VOLUME_HEALTH", "no health monitor is deployed"),
+        (Service::Node, "GET_VOLUME_HEALTH", "CSIVolumeHealth feature gate"),
+        (Service::Node, "GET_STORAGE_HEALTH", "CSIVolumeHealth feature gate"),
+    ] {
+        let mut caps = BASE.to_vec();
+        caps.push((service, name));
+        let with = plan(&facts(&caps), Mode::Split);
+        let notes: Vec<&String> = with.warnings.iter().filter(|w| w.contains(name)).collect();
+        assert_eq!(notes.len(), 1, "{service} {name}: {:?}", with.warnings);
+        assert!(notes[0].contains(says), "{service} {name}: {}", notes[0]);
+        assert_eq!(summary(&base), summary(&with), "{service} {name} changed an object");
+    }
+    // A plugin still on v1.12.0 reports VOLUME_CONDITION (a number v1.13.0 reserved): it is read
+    // by that name, and the v1.12.0 health monitor is deployed for it, with no note.
+    assert_eq!(Service::Controller.name_of(11), Some("VOLUME_CONDITION"));
+    assert!(Service::Controller.named_before("VOLUME_CONDITION"));
+    let mut caps = BASE.to_vec();
+    caps.extend([(Service::Controller, "VOLUME_CONDITION"), (Service::Controller, "GET_VOLUME")]);
+    let with = plan(&facts(&caps), Mode::Split);
+    assert!(
+        summary(&with).iter().any(|l| l.contains("csi-external-health-monitor-controller")),
+        "no health monitor for a v1.12.0 plugin"
+    );
+    assert!(with.warnings.iter().all(|w| !w.contains("VOLUME_CONDITION")), "{:?}", with.warnings);
 }
 
 /// Every value of csikit's capability enums, by list.

@@ -54,9 +54,46 @@ struct Replayed {
 }
 
 /// Replays `capture` against a fresh memdriver (node id `node-replayed`, `fault` if any).
+/// The memdriver release the captures were recorded from (`data/replay/README.md`).
+const RECORDED_VERSION: &str = "0.1.0";
+
+/// The capture as this build of memdriver would have been recorded: GetPluginInfo answers its
+/// crate version as `vendor_version`, so the recorded `RECORDED_VERSION` becomes this build's
+/// (the one answer a version bump changes; every other byte is kept). Written into `dir`.
+fn at_this_version(capture: &Path, dir: &Path) -> PathBuf {
+    use csikit::prost::Message as _;
+    let text = std::fs::read_to_string(capture).expect("the capture reads");
+    let mut out = String::with_capacity(text.len());
+    let mut rewritten = 0;
+    for line in text.lines() {
+        let mut value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        if value["method"] == "/csi.v1.Identity/GetPluginInfo"
+            && let Some(responses) = value["responses"].as_array_mut()
+        {
+            for response in responses {
+                let bytes = data_encoding::BASE64
+                    .decode(response.as_str().expect("base64").as_bytes())
+                    .expect("base64");
+                let mut info = csikit::v1::GetPluginInfoResponse::decode(bytes.as_slice())
+                    .expect("a GetPluginInfoResponse");
+                assert_eq!(info.vendor_version, RECORDED_VERSION, "the recorded version");
+                info.vendor_version = env!("CARGO_PKG_VERSION").to_owned();
+                *response = csi_view_core::capture::encode(&info.encode_to_vec()).into();
+                rewritten += 1;
+            }
+        }
+        out.push_str(&value.to_string());
+        out.push('\n');
+    }
+    assert!(rewritten > 0, "no GetPluginInfo answer in {}", capture.display());
+    let path = dir.join(capture.file_name().expect("a file name"));
+    std::fs::write(&path, out).expect("write the capture");
+    path
+}
+
 fn replay(capture: &str, fault: Option<&str>, serial: bool, secrets: bool) -> Replayed {
     let dir = tempfile::tempdir().expect("temp dir");
-    let capture = data(capture);
+    let capture = at_this_version(&data(capture), dir.path());
     make_target_parents(&capture, dir.path());
     let mut env = vec![("MEMDRIVER_NODE_ID", "node-replayed")];
     if let Some(f) = fault {
