@@ -61,11 +61,32 @@ pub enum Fault {
     /// ControllerPublishVolume again to the same node with another `readonly` flag answers OK
     /// (the first publication stands) instead of ALREADY_EXISTS.
     RepublishIncompatibleOk,
+    /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
+    /// `volume_health` (which a CO may take for a healthy volume).
+    HealthNoVolumeHealth,
+    /// A volume's health names another `volume_id` than the volume asked for.
+    HealthOtherVolumeId,
+    /// A volume's health entries come without their REQUIRED `reason`.
+    HealthNoReason,
+    /// A volume's health entries carry the status UNKNOWN_VOLUME_HEALTH_TYPE (0: not set).
+    HealthUnknownStatus,
+    /// A volume's health entries are each reported twice: the same (status, reason).
+    HealthDuplicateEntry,
+    /// NodeGetStorageHealth reports each backend entry twice: the same (status, reason,
+    /// volume_capability).
+    StorageDuplicateBackend,
+    /// ControllerListVolumeHealth ignores `max_entries` (every page holds everything).
+    HealthIgnoreMaxEntries,
+    /// ControllerListVolumeHealth's last page still sets `next_token` (back to where it
+    /// started), so paging never ends.
+    HealthTokenNeverEnds,
+    /// The health answers' `message` holds the request's secret values.
+    HealthSecretInMessage,
 }
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 25] = [
+    pub const ALL: [Fault; 34] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -91,6 +112,15 @@ impl Fault {
         Fault::ListSnapshotsUnknownIdAll,
         Fault::UnpublishUnknownOk,
         Fault::RepublishIncompatibleOk,
+        Fault::HealthNoVolumeHealth,
+        Fault::HealthOtherVolumeId,
+        Fault::HealthNoReason,
+        Fault::HealthUnknownStatus,
+        Fault::HealthDuplicateEntry,
+        Fault::StorageDuplicateBackend,
+        Fault::HealthIgnoreMaxEntries,
+        Fault::HealthTokenNeverEnds,
+        Fault::HealthSecretInMessage,
     ];
 
     /// The switch's name, as `MEMDRIVER_FAULT` takes it.
@@ -121,6 +151,15 @@ impl Fault {
             Fault::ListSnapshotsUnknownIdAll => "list-snapshots-unknown-id-all",
             Fault::UnpublishUnknownOk => "unpublish-unknown-ok",
             Fault::RepublishIncompatibleOk => "republish-incompatible-ok",
+            Fault::HealthNoVolumeHealth => "health-no-volume-health",
+            Fault::HealthOtherVolumeId => "health-other-volume-id",
+            Fault::HealthNoReason => "health-no-reason",
+            Fault::HealthUnknownStatus => "health-unknown-status",
+            Fault::HealthDuplicateEntry => "health-duplicate-entry",
+            Fault::StorageDuplicateBackend => "storage-duplicate-backend",
+            Fault::HealthIgnoreMaxEntries => "health-ignore-max-entries",
+            Fault::HealthTokenNeverEnds => "health-token-never-ends",
+            Fault::HealthSecretInMessage => "health-secret-in-message",
         }
     }
 

@@ -1,4 +1,4 @@
-//! memdriver: an in-memory CSI v1.12.0 plugin, the reference driver for csikit's server skeleton.
+//! memdriver: an in-memory CSI v1.13.0 plugin, the reference driver for csikit's server skeleton.
 //!
 //! It provisions nothing real: volumes, snapshots, publications, staging and target paths are
 //! records in memory, gone when the process exits. What it does keep is the spec's behaviour for
@@ -21,7 +21,8 @@
 //! | `CSI_ENDPOINT` | `unix:///path/csi.sock` or `tcp://host:port` (required) |
 //! | `MEMDRIVER_NODE_ID` | the node id `NodeGetInfo` reports and `ControllerPublishVolume` accepts (default: the host name, else `memdriver-node`) |
 //! | `MEMDRIVER_REQUIRE_SECRET` | `key=value`: every request with a `secrets` field must carry this secret, else `UNAUTHENTICATED` |
-//! | `MEMDRIVER_FAULT` | one bug on purpose, for testing conformance suites (see [`fault::Fault`]): `no-validation`, `create-not-idempotent`, `internal-for-unknown`, `delete-not-found`, `log-secrets`, `ignore-token`, `accept-bad-token`, `no-target-path`, `ignore-capacity`, `unpublish-not-idempotent`, `no-already-exists`, `stats-any-path`, `snapshot-not-idempotent`, `leak-on-delete`, `accept-any-mutable`, `get-snapshot-other`, `single-writer-twice`, `list-shifts-under-creation`, `publish-any-node`, `missing-source-empty`, `validate-unknown-volume`, `stats-unknown-volume`, `list-snapshots-unknown-id-all`, `unpublish-unknown-ok`, `republish-incompatible-ok` |
+//! | `MEMDRIVER_FAULT` | one bug on purpose, for testing conformance suites (see [`fault::Fault`]): `no-validation`, `create-not-idempotent`, `internal-for-unknown`, `delete-not-found`, `log-secrets`, `ignore-token`, `accept-bad-token`, `no-target-path`, `ignore-capacity`, `unpublish-not-idempotent`, `no-already-exists`, `stats-any-path`, `snapshot-not-idempotent`, `leak-on-delete`, `accept-any-mutable`, `get-snapshot-other`, `single-writer-twice`, `list-shifts-under-creation`, `publish-any-node`, `missing-source-empty`, `validate-unknown-volume`, `stats-unknown-volume`, `list-snapshots-unknown-id-all`, `unpublish-unknown-ok`, `republish-incompatible-ok`, `health-no-volume-health`, `health-other-volume-id`, `health-no-reason`, `health-unknown-status`, `health-duplicate-entry`, `storage-duplicate-backend`, `health-ignore-max-entries`, `health-token-never-ends`, `health-secret-in-message` |
+//! | `MEMDRIVER_STORAGE_HEALTH` | `<StorageHealthErrorType name>:<CamelCaseReason>` (e.g. `STORAGE_DEGRADED:PathDown`): the one backend entry `NodeGetStorageHealth` answers; unset: healthy, no entries; a bad value: memdriver refuses to start |
 //! | `MEMDRIVER_MUTABLE_PARAMETERS` | the mutable parameter names `CreateVolume` and `ControllerModifyVolume` accept, comma-separated (as csi-driver-host-path's `--accepted-mutable-parameter-names`); others are refused with `INVALID_ARGUMENT` and nothing is applied. Unset: [`DEFAULT_MUTABLE_PARAMETERS`] (`iops`, `throughput`); set but empty: none |
 //! | `MEMDRIVER_GROUP_CONTROLLER` | `1` (or `true`): serve the GroupController service (group snapshots). Off by default: csi-sanity v5.4.0 sends GetVolumeGroupSnapshot and DeleteVolumeGroupSnapshot without their REQUIRED `snapshot_ids` and expects NOT_FOUND and OK, where the skeleton answers the general table's INVALID_ARGUMENT, so a driver's CI running csi-sanity would fail two cases it should not |
 //! | `MEMDRIVER_MAX_VOLUMES_PER_NODE` | how many volumes may be controller-published to the node at once (`NodeGetInfo`'s `max_volumes_per_node`; one more is `RESOURCE_EXHAUSTED`); unset or 0: no limit |
@@ -35,6 +36,16 @@
 //! `NodePublishVolume`; they sleep too. Tests use it to hold a call in flight while a second call
 //! for the same volume arrives (which the skeleton answers `ABORTED`). Delays are capped at 60 s.
 //!
+//! # Health (CSI v1.13.0, alpha)
+//!
+//! The four health RPCs are served, so their capabilities are derived: controller
+//! GET_VOLUME_HEALTH and LIST_VOLUME_HEALTH, node GET_VOLUME_HEALTH and GET_STORAGE_HEALTH. A
+//! volume created with the parameter [`HEALTH_KEY`] (`memdriver.csikit.dev/health=<VolumeHealthErrorType
+//! name>`, and optionally [`HEALTH_REASON_KEY`], `memdriver.csikit.dev/health-reason=<CamelCase>`)
+//! reports that condition from all three volume-health RPCs; `ControllerListVolumeHealth` lists
+//! only such volumes, paged as `ListVolumes` is. A bad value of either parameter is
+//! `INVALID_ARGUMENT` on `CreateVolume`.
+//!
 //! Modules: `driver` (the plugin's state and each RPC's semantics, by service), `service` (the
 //! thin `#[csi_service]` trait impls handing requests to it) and `fault` (the planted bugs).
 
@@ -42,7 +53,10 @@ pub mod driver;
 pub mod fault;
 pub mod service;
 
-pub use driver::{Config, DEFAULT_MUTABLE_PARAMETERS, DELAY_KEY, Driver, TOPOLOGY_KEY};
+pub use driver::{
+    Config, DEFAULT_MUTABLE_PARAMETERS, DELAY_KEY, Driver, HEALTH_KEY, HEALTH_REASON_KEY,
+    TOPOLOGY_KEY,
+};
 
 use std::sync::Arc;
 
@@ -57,12 +71,14 @@ pub const PLUGIN_NAME: &str = "memdriver.csikit.dev";
 
 impl Config {
     /// Reads `MEMDRIVER_NODE_ID`, `MEMDRIVER_REQUIRE_SECRET`, `MEMDRIVER_FAULT`,
-    /// `MEMDRIVER_MUTABLE_PARAMETERS`, `MEMDRIVER_GROUP_CONTROLLER` and
-    /// `MEMDRIVER_MAX_VOLUMES_PER_NODE`.
+    /// `MEMDRIVER_MUTABLE_PARAMETERS`, `MEMDRIVER_GROUP_CONTROLLER`,
+    /// `MEMDRIVER_MAX_VOLUMES_PER_NODE` and `MEMDRIVER_STORAGE_HEALTH`.
     ///
     /// # Errors
     ///
-    /// When `MEMDRIVER_REQUIRE_SECRET` is set but not `key=value`.
+    /// When one of them is set to a value it cannot read (`MEMDRIVER_REQUIRE_SECRET` not
+    /// `key=value`, `MEMDRIVER_STORAGE_HEALTH` not `<status>:<Reason>`, ...): the message names
+    /// the variable and what it allows.
     pub fn from_env() -> Result<Config, String> {
         let node_id = std::env::var("MEMDRIVER_NODE_ID")
             .ok()
@@ -103,6 +119,10 @@ impl Config {
             },
             Err(_) => false,
         };
+        let storage_health = match std::env::var("MEMDRIVER_STORAGE_HEALTH") {
+            Ok(v) if !v.is_empty() => Some(driver::StorageCondition::parse(&v)?),
+            _ => None,
+        };
         let max_volumes_per_node = match std::env::var("MEMDRIVER_MAX_VOLUMES_PER_NODE") {
             Ok(v) => v.trim().parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
                 "MEMDRIVER_MAX_VOLUMES_PER_NODE must be a number of volumes, 0 or more".to_owned()
@@ -116,6 +136,7 @@ impl Config {
             mutable_parameters,
             group_controller,
             max_volumes_per_node,
+            storage_health,
             ..Config::default()
         })
     }

@@ -55,6 +55,10 @@ impl Driver {
             return Err(CreateVolumeError::InvalidOrUnsupportedFieldInRequest
                 .status(self.mutable_refusal(&refused)));
         }
+        // The health the volume will report is read from its parameters whenever it is asked
+        // for; a value it cannot read is refused here, once.
+        super::requested_condition(&request.parameters)
+            .map_err(|why| CreateVolumeError::InvalidOrUnsupportedFieldInRequest.status(why))?;
         let mut state = self.state();
         // A retry is answered from what the name holds, even if its source has gone since.
         if let Some(existing) = state

@@ -22,6 +22,10 @@ use tonic::Status;
 
 use crate::fault::Fault;
 
+pub use health::{
+    HEALTH_KEY, HEALTH_REASON_KEY, StorageCondition, VolumeCondition, requested_condition,
+};
+
 /// The `parameters` key (copied into `volume_context`) that makes `CreateVolume`,
 /// `NodeStageVolume` and `NodePublishVolume` sleep this many milliseconds first: a test hook that
 /// keeps a call in flight long enough for a second, overlapping one to arrive.
@@ -64,6 +68,8 @@ pub struct Config {
     pub group_controller: bool,
     /// How many volumes may be controller-published to the node (`NodeGetInfo`); 0: no limit.
     pub max_volumes_per_node: i64,
+    /// What `NodeGetStorageHealth` answers (`MEMDRIVER_STORAGE_HEALTH`); `None`: healthy.
+    pub storage_health: Option<StorageCondition>,
 }
 
 // Hand-written so the required secret's value never reaches a log line through `{:?}`.
@@ -82,6 +88,7 @@ impl std::fmt::Debug for Config {
             .field("mutable_parameters", &self.mutable_parameters)
             .field("group_controller", &self.group_controller)
             .field("max_volumes_per_node", &self.max_volumes_per_node)
+            .field("storage_health", &self.storage_health)
             .finish()
     }
 }
@@ -101,6 +108,7 @@ impl Default for Config {
                 .collect(),
             group_controller: false,
             max_volumes_per_node: 0,
+            storage_health: None,
         }
     }
 }
@@ -519,6 +527,7 @@ fn page<'a, T>(
 
 mod controller;
 mod group;
+mod health;
 mod node;
 mod snapshot;
 

@@ -4,7 +4,6 @@ use csikit::v1::errors::{
     NodeExpandVolumeError, NodePublishVolumeError, NodeStageVolumeError, NodeUnpublishVolumeError,
     NodeUnstageVolumeError,
 };
-use csikit::v1_12::errors::NodeGetVolumeStatsError;
 use csikit::v1::volume_capability::AccessType;
 use csikit::v1::volume_capability::access_mode::Mode;
 use csikit::v1::{
@@ -14,6 +13,7 @@ use csikit::v1::{
     NodeUnpublishVolumeRequest, NodeUnpublishVolumeResponse, NodeUnstageVolumeRequest,
     NodeUnstageVolumeResponse, VolumeUsage, volume_usage,
 };
+use csikit::v1_12::errors::NodeGetVolumeStatsError;
 use tonic::Status;
 
 use super::{

@@ -3,12 +3,12 @@
 use std::time::SystemTime;
 
 use csikit::v1::errors::{DeleteSnapshotError, GetSnapshotError, ListSnapshotsError};
-use csikit::v1_12::errors::CreateSnapshotError;
 use csikit::v1::{
     CreateSnapshotRequest, CreateSnapshotResponse, DeleteSnapshotRequest, DeleteSnapshotResponse,
     GetSnapshotRequest, GetSnapshotResponse, ListSnapshotsRequest, ListSnapshotsResponse,
     list_snapshots_response,
 };
+use csikit::v1_12::errors::CreateSnapshotError;
 use tonic::Status;
 
 use super::{Driver, Snapshot, page};
