@@ -163,6 +163,16 @@ impl Fault {
         }
     }
 
+    /// Whether the bug is an answer that breaks a REQUIRED field: the skeleton's response
+    /// validation (on in debug builds) would turn it into INTERNAL, so it is off with these, as
+    /// in a release build, and the bug reaches the CO.
+    pub fn breaks_required_answer_fields(self) -> bool {
+        matches!(
+            self,
+            Fault::HealthNoVolumeHealth | Fault::HealthNoReason | Fault::HealthUnknownStatus
+        )
+    }
+
     /// The fault named `name`.
     ///
     /// # Errors

@@ -145,13 +145,18 @@ impl Config {
 /// The plugin as the binary serves it: the skeleton's builder with memdriver's services and the
 /// capabilities that cannot be derived, for `serve_from_env` (the binary) or `build` and
 /// `into_routes` (tests that serve it in process). Request validation is off only with the
-/// `no-validation` fault.
+/// `no-validation` fault; response validation (debug builds) only with a fault whose answers
+/// break a REQUIRED field.
 pub fn builder(driver: Arc<Driver>) -> csikit::server::Builder {
-    let no_validation = driver.config().fault == Some(fault::Fault::NoValidation);
+    let fault = driver.config().fault;
+    let no_validation = fault == Some(fault::Fault::NoValidation);
+    let bad_answers = fault.is_some_and(fault::Fault::breaks_required_answer_fields);
     let group_controller = driver.config().group_controller;
     let mut builder = csikit::server::Builder::new(PLUGIN_NAME, env!("CARGO_PKG_VERSION"))
         .layers(csikit::server::Layers {
             validate_requests: !no_validation,
+            validate_responses: csikit::server::Layers::default().validate_responses
+                && !bad_answers,
             ..csikit::server::Layers::default()
         })
         .controller(service::ControllerService(driver.clone()));

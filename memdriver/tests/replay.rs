@@ -176,7 +176,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 25] = [
+const FAULTS: [FaultCase; 34] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -215,7 +215,19 @@ const FAULTS: [FaultCase; 25] = [
     ),
     both("unpublish-unknown-ok"),
     both("republish-incompatible-ok"),
+    neither("health-no-volume-health", NO_HEALTH_CALLS),
+    neither("health-other-volume-id", NO_HEALTH_CALLS),
+    neither("health-no-reason", NO_HEALTH_CALLS),
+    neither("health-unknown-status", NO_HEALTH_CALLS),
+    neither("health-duplicate-entry", NO_HEALTH_CALLS),
+    neither("storage-duplicate-backend", NO_HEALTH_CALLS),
+    neither("health-ignore-max-entries", NO_HEALTH_CALLS),
+    neither("health-token-never-ends", NO_HEALTH_CALLS),
+    neither("health-secret-in-message", NO_HEALTH_CALLS),
 ];
+
+/// Why the health faults show in neither capture.
+const NO_HEALTH_CALLS: &str = "the captures (csi-sanity v5.4.0's run, csi-conformance's before CSI v1.13.0) hold no health call";
 
 #[test]
 fn each_fault_shows_as_a_difference_where_the_capture_holds_calls_it_changes() {
