@@ -19,9 +19,10 @@ fn run(dir: &std::path::Path, fault: Option<Fault>, strict: bool) -> (Report, Du
     // Every service the suite has cases for, and an attach limit to reach.
     env.push(("MEMDRIVER_GROUP_CONTROLLER", "1"));
     env.push(("MEMDRIVER_MAX_VOLUMES_PER_NODE", "8"));
-    // Adverse health everywhere, so the health answers have entries to hold to their rules:
+    // The health RPCs served, and adverse health everywhere, so the health answers have entries to hold to their rules:
     // the node's storage, and every volume the suite makes (through its volume parameters, as
     // csi-sanity's `--csi.testvolumeparameters` gives a driver's own).
+    env.push(("MEMDRIVER_HEALTH", "1"));
     env.push(("MEMDRIVER_STORAGE_HEALTH", "STORAGE_DEGRADED:PathDown"));
     let mut server = Server::start(dir, &env);
     let config = Config {

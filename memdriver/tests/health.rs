@@ -3,7 +3,7 @@
 //! kubelet's NodeGetVolumeHealth with the volume's publish path, and the external health
 //! monitor's ControllerListVolumeHealth paging and ControllerGetVolumeHealth; plus the
 //! capabilities, NodeGetStorageHealth from `MEMDRIVER_STORAGE_HEALTH`, and the refusals of bad
-//! health parameters (`tests/health.py`). Then a bad `MEMDRIVER_STORAGE_HEALTH` keeps memdriver
+//! health parameters (`tests/health.py`), with `MEMDRIVER_HEALTH=1`. Then a bad `MEMDRIVER_STORAGE_HEALTH` keeps memdriver
 //! from starting, with a message naming it.
 
 mod support;
@@ -22,7 +22,11 @@ fn the_kubelet_and_the_health_monitor_get_the_conditions_asked_for() {
     };
     let mut server = Server::start(
         tmp.path(),
-        &[("RUST_LOG", "info"), ("MEMDRIVER_STORAGE_HEALTH", "STORAGE_UNREACHABLE:FabricDown")],
+        &[
+            ("RUST_LOG", "info"),
+            ("MEMDRIVER_HEALTH", "1"),
+            ("MEMDRIVER_STORAGE_HEALTH", "STORAGE_UNREACHABLE:FabricDown"),
+        ],
     );
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/health.py");
     let out = python()

@@ -227,7 +227,7 @@ const FAULTS: [FaultCase; 34] = [
 ];
 
 /// Why the health faults show in neither capture.
-const NO_HEALTH_CALLS: &str = "the captures (csi-sanity v5.4.0's run, csi-conformance's before CSI v1.13.0) hold no health call";
+const NO_HEALTH_CALLS: &str = "the captures (csi-sanity v5.4.0's run, csi-conformance's before CSI v1.13.0) hold no health call, and the replayed memdriver serves none (no MEMDRIVER_HEALTH)";
 
 #[test]
 fn each_fault_shows_as_a_difference_where_the_capture_holds_calls_it_changes() {

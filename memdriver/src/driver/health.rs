@@ -27,6 +27,15 @@ pub const HEALTH_KEY: &str = "memdriver.csikit.dev/health";
 /// status in CamelCase (`DATA_LOSS`: `DataLoss`).
 pub const HEALTH_REASON_KEY: &str = "memdriver.csikit.dev/health-reason";
 
+/// The health RPCs' methods, served only with [`Config::health`](super::Config): the builder
+/// leaves them out of what it derives the capabilities from otherwise.
+pub const HEALTH_RPCS: [&str; 4] = [
+    "controller_get_volume_health",
+    "controller_list_volume_health",
+    "node_get_volume_health",
+    "node_get_storage_health",
+];
+
 /// What an entry's `message` says of where its condition comes from.
 const VOLUME_MESSAGE: &str = "set by the CreateVolume parameter memdriver.csikit.dev/health";
 const STORAGE_MESSAGE: &str = "set by MEMDRIVER_STORAGE_HEALTH";
@@ -152,6 +161,17 @@ impl Volume {
 }
 
 impl Driver {
+    /// `UNIMPLEMENTED` unless the health RPCs are served (`MEMDRIVER_HEALTH`).
+    fn health_served(&self) -> Result<(), Status> {
+        if self.config.health {
+            Ok(())
+        } else {
+            Err(Status::unimplemented(
+                "memdriver serves the health RPCs with MEMDRIVER_HEALTH=1 only",
+            ))
+        }
+    }
+
     /// A volume's health as this plugin answers it, with the planted health bugs applied.
     /// `secrets` are the request's (a planted bug echoes them).
     fn volume_health(&self, volume: &Volume, secrets: &HashMap<String, String>) -> VolumeHealth {
@@ -190,12 +210,14 @@ impl Driver {
     ///
     /// # Errors
     ///
+    /// `UNIMPLEMENTED` without `MEMDRIVER_HEALTH` (as every health RPC);
     /// `UNAUTHENTICATED` without the required secret; `NOT_FOUND` for an unknown volume (the
     /// RPC has no error table in v1.13.0; NOT_FOUND is what ControllerGetVolume answers).
     pub fn controller_get_volume_health(
         &self,
         request: ControllerGetVolumeHealthRequest,
     ) -> Result<ControllerGetVolumeHealthResponse, Status> {
+        self.health_served()?;
         self.authenticate(&request.secrets)?;
         let state = self.state();
         let volume = state
@@ -219,6 +241,7 @@ impl Driver {
         &self,
         request: ControllerListVolumeHealthRequest,
     ) -> Result<ControllerListVolumeHealthResponse, Status> {
+        self.health_served()?;
         self.authenticate(&request.secrets)?;
         let state = self.state();
         let max_entries =
@@ -263,6 +286,7 @@ impl Driver {
         &self,
         request: NodeGetVolumeHealthRequest,
     ) -> Result<NodeGetVolumeHealthResponse, Status> {
+        self.health_served()?;
         let state = self.state();
         let volume = state
             .volumes
@@ -297,6 +321,7 @@ impl Driver {
         &self,
         request: NodeGetStorageHealthRequest,
     ) -> Result<NodeGetStorageHealthResponse, Status> {
+        self.health_served()?;
         self.authenticate(&request.secrets)?;
         let mut backend_health: Vec<StorageBackendHealth> = self
             .config

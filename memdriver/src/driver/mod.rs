@@ -23,7 +23,8 @@ use tonic::Status;
 use crate::fault::Fault;
 
 pub use health::{
-    HEALTH_KEY, HEALTH_REASON_KEY, StorageCondition, VolumeCondition, requested_condition,
+    HEALTH_KEY, HEALTH_REASON_KEY, HEALTH_RPCS, StorageCondition, VolumeCondition,
+    requested_condition,
 };
 
 /// The `parameters` key (copied into `volume_context`) that makes `CreateVolume`,
@@ -68,6 +69,8 @@ pub struct Config {
     pub group_controller: bool,
     /// How many volumes may be controller-published to the node (`NodeGetInfo`); 0: no limit.
     pub max_volumes_per_node: i64,
+    /// Serve the health RPCs and advertise their capabilities (`MEMDRIVER_HEALTH`).
+    pub health: bool,
     /// What `NodeGetStorageHealth` answers (`MEMDRIVER_STORAGE_HEALTH`); `None`: healthy.
     pub storage_health: Option<StorageCondition>,
 }
@@ -88,6 +91,7 @@ impl std::fmt::Debug for Config {
             .field("mutable_parameters", &self.mutable_parameters)
             .field("group_controller", &self.group_controller)
             .field("max_volumes_per_node", &self.max_volumes_per_node)
+            .field("health", &self.health)
             .field("storage_health", &self.storage_health)
             .finish()
     }
@@ -108,6 +112,7 @@ impl Default for Config {
                 .collect(),
             group_controller: false,
             max_volumes_per_node: 0,
+            health: false,
             storage_health: None,
         }
     }
