@@ -11,14 +11,14 @@ use csikit::v1::group_controller_service_capability::rpc::Type as GroupCap;
 use csikit::v1::node_service_capability::rpc::Type as Nd;
 use csikit::v1::plugin_capability::service::Type as Svc;
 use csikit::v1::plugin_capability::volume_expansion::Type as Expansion;
-use csikit::v1_12::controller_service_capability::rpc::Type as CtlV1_12;
-use csikit::v1_12::node_service_capability::rpc::Type as NdV1_12;
 use csikit::v1::{
     ControllerGetCapabilitiesResponse, GetPluginCapabilitiesResponse,
     GroupControllerGetCapabilitiesResponse, NodeGetCapabilitiesResponse,
     controller_service_capability, group_controller_service_capability, node_service_capability,
     plugin_capability,
 };
+use csikit::v1_12::controller_service_capability::rpc::Type as CtlV1_12;
+use csikit::v1_12::node_service_capability::rpc::Type as NdV1_12;
 
 /// What the plugin advertises (nothing until its capability answers are read).
 #[derive(Debug, Clone, Default)]

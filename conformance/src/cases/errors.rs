@@ -338,11 +338,8 @@ pub(crate) fn list() -> impl Iterator<Item = (String, Sentence)> {
     let unchecked = audit.into_iter().filter(|r| r.verdict != crate::audit::Verdict::Checked);
     let unchecked = unchecked.filter_map(|r| {
         let (rpc, condition) = r.error_row()?;
-        let rows = if rpc == "Error Scheme" {
-            csikit::v1::errors::GENERAL
-        } else {
-            spec_rows(rpc)?
-        };
+        let rows =
+            if rpc == "Error Scheme" { csikit::v1::errors::GENERAL } else { spec_rows(rpc)? };
         let info = rows.iter().find(|i| i.condition == condition)?;
         let section = info.rpc.unwrap_or("Error Scheme");
         Some((format!("(not checked) {rpc}: {condition}: {}", r.by), Sentence::row(section, info)))

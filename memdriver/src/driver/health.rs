@@ -206,6 +206,16 @@ impl Driver {
         VolumeHealth { volume_id, health_statuses: entries }
     }
 
+    /// The REQUIRED `volume_health` of a Get answer: the volume's, or none under the planted bug
+    /// [`Fault::HealthNoVolumeHealth`].
+    fn answered_health(
+        &self,
+        volume: &Volume,
+        secrets: &HashMap<String, String>,
+    ) -> Option<VolumeHealth> {
+        (!self.fault(Fault::HealthNoVolumeHealth)).then(|| self.volume_health(volume, secrets))
+    }
+
     /// `ControllerGetVolumeHealth`: the volume's condition, none when it is healthy.
     ///
     /// # Errors
@@ -224,9 +234,8 @@ impl Driver {
             .volumes
             .get(&request.volume_id)
             .ok_or_else(|| Status::not_found(no_volume(&request.volume_id)))?;
-        let health = self.volume_health(volume, &request.secrets);
         Ok(ControllerGetVolumeHealthResponse {
-            volume_health: (!self.fault(Fault::HealthNoVolumeHealth)).then_some(health),
+            volume_health: self.answered_health(volume, &request.secrets),
         })
     }
 
@@ -306,9 +315,8 @@ impl Driver {
                 volume.id
             )));
         }
-        let health = self.volume_health(volume, &HashMap::new());
         Ok(NodeGetVolumeHealthResponse {
-            volume_health: (!self.fault(Fault::HealthNoVolumeHealth)).then_some(health),
+            volume_health: self.answered_health(volume, &HashMap::new()),
         })
     }
 
@@ -382,23 +390,24 @@ mod tests {
                 reason: "PathDown2".into()
             }))
         );
-        let bad = requested_condition(&params(&[(HEALTH_KEY, "SICK")])).unwrap_err();
+        let bad = requested_condition(&params(&[(HEALTH_KEY, "SICK")])).expect_err("refused");
         assert!(
             bad.contains(HEALTH_KEY) && bad.contains("DEGRADED, INACCESSIBLE, DATA_LOSS"),
             "{bad}"
         );
         let unknown = requested_condition(&params(&[(HEALTH_KEY, "UNKNOWN_VOLUME_HEALTH_TYPE")]))
-            .unwrap_err();
+            .expect_err("refused");
         assert!(unknown.contains("allowed"), "{unknown}");
         for reason in ["pathDown", "Path Down", "", "Path-Down"] {
             let e = requested_condition(&params(&[
                 (HEALTH_KEY, "DEGRADED"),
                 (HEALTH_REASON_KEY, reason),
             ]))
-            .unwrap_err();
+            .expect_err("refused");
             assert!(e.contains(HEALTH_REASON_KEY) && e.contains("CamelCase"), "{reason}: {e}");
         }
-        let alone = requested_condition(&params(&[(HEALTH_REASON_KEY, "PathDown")])).unwrap_err();
+        let alone =
+            requested_condition(&params(&[(HEALTH_REASON_KEY, "PathDown")])).expect_err("refused");
         assert!(alone.contains(HEALTH_KEY), "{alone}");
     }
 
@@ -417,12 +426,12 @@ mod tests {
             "UNKNOWN_STORAGE_HEALTH_ERROR_TYPE:X",
             "STORAGE_DEGRADED:slow",
         ] {
-            let e = StorageCondition::parse(bad).unwrap_err();
+            let e = StorageCondition::parse(bad).expect_err("refused");
             assert!(e.starts_with("MEMDRIVER_STORAGE_HEALTH"), "{bad}: {e}");
         }
         assert!(
             StorageCondition::parse("x")
-                .unwrap_err()
+                .expect_err("refused")
                 .contains("STORAGE_DEGRADED, STORAGE_UNREACHABLE")
         );
     }
