@@ -6,8 +6,9 @@
 //! removed it; VOLUME_ACCESSIBILITY_CONSTRAINTS when topology is returned), and the ones across
 //! answers (a volume always reports the same `volume_context`, a topology key prefix is the same
 //! in every answer), and the health answers' (the health of the volume asked for, no condition
-//! reported twice, ControllerListVolumeHealth within `max_entries`). Every answer of every call is checked ([`crate::exchange`]); a broken rule
-//! is a problem of the case that got the answer, reported once per rule.
+//! reported twice, ControllerListVolumeHealth within `max_entries`). Every answer of every call
+//! is checked ([`crate::exchange`]); a broken rule is a problem of the case that got the answer,
+//! reported once per rule.
 //!
 //! The checks are typed: the table of RPCs ([`Rpc`]) names, for each request type, its answer's
 //! type and the check its answers get, so a new RPC cannot be added without saying what its

@@ -41,9 +41,9 @@
 //!
 //! With `MEMDRIVER_HEALTH=1` the four health RPCs are served and their capabilities derived:
 //! controller GET_VOLUME_HEALTH and LIST_VOLUME_HEALTH, node GET_VOLUME_HEALTH and
-//! GET_STORAGE_HEALTH (without it they are left out of the derivation). A
-//! volume created with the parameter [`HEALTH_KEY`] (`memdriver.csikit.dev/health=<VolumeHealthErrorType
-//! name>`, and optionally [`HEALTH_REASON_KEY`], `memdriver.csikit.dev/health-reason=<CamelCase>`)
+//! GET_STORAGE_HEALTH (without it they are left out of the derivation). A volume created with
+//! the parameter [`HEALTH_KEY`] (`memdriver.csikit.dev/health=<VolumeHealthErrorType name>`,
+//! and optionally [`HEALTH_REASON_KEY`], `memdriver.csikit.dev/health-reason=<CamelCase>`)
 //! reports that condition from all three volume-health RPCs; `ControllerListVolumeHealth` lists
 //! only such volumes, paged as `ListVolumes` is. A bad value of either parameter is
 //! `INVALID_ARGUMENT` on `CreateVolume`.
