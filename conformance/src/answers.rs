@@ -5,8 +5,10 @@
 //! advertises VOLUME_CONDITION, read from the answer's bytes as `csikit::v1_12` since v1.13.0
 //! removed it; VOLUME_ACCESSIBILITY_CONSTRAINTS when topology is returned), and the ones across
 //! answers (a volume always reports the same `volume_context`, a topology key prefix is the same
-//! in every answer). Every answer of every call is checked ([`crate::exchange`]); a broken rule
-//! is a problem of the case that got the answer, reported once per rule.
+//! in every answer), and the health answers' (the health of the volume asked for, no condition
+//! reported twice, ControllerListVolumeHealth within `max_entries`). Every answer of every call
+//! is checked ([`crate::exchange`]); a broken rule is a problem of the case that got the answer,
+//! reported once per rule.
 //!
 //! The checks are typed: the table of RPCs ([`Rpc`]) names, for each request type, its answer's
 //! type and the check its answers get, so a new RPC cannot be added without saying what its
@@ -66,7 +68,10 @@ pub(crate) struct Answers {
     snapshot_sizes: HashMap<String, i64>,
 }
 
+mod health;
 pub(crate) mod rule;
+
+use health::{get_health, list_health, node_health, storage_health};
 
 /// A request type the suite sends, with its answer's type, its RPC's name and the check its
 /// answers get.
@@ -153,10 +158,10 @@ rpcs! {
     NodeGetCapabilities: NodeGetCapabilitiesRequest => NodeGetCapabilitiesResponse, facts_only;
     NodeGetInfo: NodeGetInfoRequest => NodeGetInfoResponse, node_info;
     NodeExpandVolume: NodeExpandVolumeRequest => NodeExpandVolumeResponse, node_expand;
-    ControllerListVolumeHealth: ControllerListVolumeHealthRequest => ControllerListVolumeHealthResponse, facts_only;
-    ControllerGetVolumeHealth: ControllerGetVolumeHealthRequest => ControllerGetVolumeHealthResponse, facts_only;
-    NodeGetVolumeHealth: NodeGetVolumeHealthRequest => NodeGetVolumeHealthResponse, facts_only;
-    NodeGetStorageHealth: NodeGetStorageHealthRequest => NodeGetStorageHealthResponse, facts_only;
+    ControllerListVolumeHealth: ControllerListVolumeHealthRequest => ControllerListVolumeHealthResponse, list_health;
+    ControllerGetVolumeHealth: ControllerGetVolumeHealthRequest => ControllerGetVolumeHealthResponse, get_health;
+    NodeGetVolumeHealth: NodeGetVolumeHealthRequest => NodeGetVolumeHealthResponse, node_health;
+    NodeGetStorageHealth: NodeGetStorageHealthRequest => NodeGetStorageHealthResponse, storage_health;
 }
 
 /// Why [`Answers::check_encoded`] checked nothing.

@@ -2,7 +2,8 @@
 //! in at build time): every MUST-level sentence, every error-table row and every other sentence
 //! a case cites, with whom it binds and the cases that check it, or why none does. `--list`
 //! prints the error-table rows no case checks from it, `--audit` its coverage; its tests hold it
-//! to the spec (the corpus's `spec.md`, read by `csikit_spec::normative`), to the Model's error
+//! to the spec (the corpus's `spec.md`, and the new comments of a release read from its proto
+//! alone, both read by `csikit_spec::normative`), to the Model's error
 //! rows and to the suite's own list of cases and sentences, so that neither side can drift.
 
 use std::fmt::Write as _;
@@ -170,7 +171,7 @@ pub fn summary() -> String {
         Err(why) => return format!("the audit does not read: {why}\n"),
     };
     let mut out = String::from(
-        "What CSI v1.12.0 asks of a plugin (its MUST sentences, error-table rows and the other sentences cases cite), and where csi-conformance stands:\n\n",
+        "What CSI v1.13.0 asks of a plugin (the MUST sentences, error-table rows and other sentences cases cite of v1.12.0's spec.md, whose prose v1.13.0 keeps, and those v1.13.0's proto adds), and where csi-conformance stands:\n\n",
     );
     let _ = writeln!(
         out,

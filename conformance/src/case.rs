@@ -55,6 +55,19 @@ impl Need {
         }
     }
 
+    /// The capability numbered `number` of `service` (`Controller`, `Node`, `GroupController`),
+    /// as the generated obligation and implication tables name one; `None` for another service.
+    pub(crate) fn numbered(service: &str, number: i32) -> Option<Need> {
+        match service {
+            "Controller" => Some(Need::Ctl(Ctl::try_from(number).unwrap_or(Ctl::Unknown))),
+            "Node" => Some(Need::Nd(Nd::try_from(number).unwrap_or(Nd::Unknown))),
+            "GroupController" => {
+                Some(Need::Group(GroupCap::try_from(number).unwrap_or(GroupCap::Unknown)))
+            }
+            _ => None,
+        }
+    }
+
     /// Why a case that needs it is skipped: `no CREATE_DELETE_VOLUME`.
     pub(crate) fn missing(self) -> String {
         match self {

@@ -6,11 +6,14 @@
 //!   whether the spec obliges it (then UNIMPLEMENTED fails); for every RPC it serves, one case
 //!   per REQUIRED field and required oneof (cleared: INVALID_ARGUMENT expected); size limits at
 //!   the limit and one byte over; a secret key outside the allowed charset; banned control
-//!   characters in names.
+//!   characters in names; one case per capability implication of the Model
+//!   (LIST_VOLUME_HEALTH ⇒ GET_VOLUME_HEALTH, LIST_VOLUMES_PUBLISHED_NODES ⇒
+//!   PUBLISH_UNPUBLISH_VOLUME).
 //! * From the error tables: one case per row the suite can bring about, expecting its code.
 //! * Written: a table of cases per group (identity, capabilities, volume, expand, modify, list,
-//!   publish, node, access, snapshot, group), each row with what the plugin must advertise for
-//!   it to apply (the skip reason comes from there), the spec sentence it checks, and its body.
+//!   publish, node, access, snapshot, group, health), each row with what the plugin must
+//!   advertise for it to apply (the skip reason comes from there), the spec sentence it checks,
+//!   and its body.
 //!
 //! Verdicts a driver's author can trust: a case fails only for a sentence that binds the plugin
 //! with MUST (an error table's row is one). A sentence that binds the sender of a message (the

@@ -76,6 +76,7 @@ async fn run_all(s: &mut Suite, rec: &mut Recorder<'_>) -> cases::facts::Coverag
     rec.record(s, SETUP.into(), SETUP_SENTENCE, started, outcome);
 
     let coverage = cases::facts::run(s, rec).await;
+    cases::capabilities::implications(s, rec).await;
     cases::errors::run(s, rec).await;
 
     for case in cases::table() {
@@ -171,6 +172,7 @@ async fn make_fixture(s: &mut Suite) -> Outcome {
 pub fn list() -> Vec<(String, Sentence)> {
     let mut out: Vec<(String, Sentence)> = vec![(SETUP.to_owned(), SETUP_SENTENCE)];
     out.extend(cases::facts::FAMILIES.iter().map(|(name, s)| ((*name).to_owned(), *s)));
+    out.push((cases::capabilities::IMPLIED_FAMILY.to_owned(), cases::capabilities::IMPLIED));
     out.extend(cases::errors::list());
     out.extend(cases::table().map(|c| (c.name.to_owned(), c.sentence)));
     out.push((

@@ -88,11 +88,32 @@ pub enum Fault {
     /// keeps the publication (a counter that wraps, a cache that fills). Needs a longer
     /// history: three publish cycles, then a DeleteVolume (eight calls).
     ThirdUnpublishKeepsNode,
+    /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
+    /// `volume_health` (which a CO may take for a healthy volume).
+    HealthNoVolumeHealth,
+    /// A volume's health names another `volume_id` than the volume asked for.
+    HealthOtherVolumeId,
+    /// A volume's health entries come without their REQUIRED `reason`.
+    HealthNoReason,
+    /// A volume's health entries carry the status UNKNOWN_VOLUME_HEALTH_TYPE (0: not set).
+    HealthUnknownStatus,
+    /// A volume's health entries are each reported twice: the same (status, reason).
+    HealthDuplicateEntry,
+    /// NodeGetStorageHealth reports each backend entry twice: the same (status, reason,
+    /// volume_capability).
+    StorageDuplicateBackend,
+    /// ControllerListVolumeHealth ignores `max_entries` (every page holds everything).
+    HealthIgnoreMaxEntries,
+    /// ControllerListVolumeHealth's last page still sets `next_token` (back to where it
+    /// started), so paging never ends.
+    HealthTokenNeverEnds,
+    /// The health answers' `message` holds the request's secret values.
+    HealthSecretInMessage,
 }
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 33] = [
+    pub const ALL: [Fault; 42] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -126,6 +147,15 @@ impl Fault {
         Fault::UnstageKeepsPath,
         Fault::NodeUnpublishKeepsRecord,
         Fault::ThirdUnpublishKeepsNode,
+        Fault::HealthNoVolumeHealth,
+        Fault::HealthOtherVolumeId,
+        Fault::HealthNoReason,
+        Fault::HealthUnknownStatus,
+        Fault::HealthDuplicateEntry,
+        Fault::StorageDuplicateBackend,
+        Fault::HealthIgnoreMaxEntries,
+        Fault::HealthTokenNeverEnds,
+        Fault::HealthSecretInMessage,
     ];
 
     /// The switch's name, as `MEMDRIVER_FAULT` takes it.
@@ -164,7 +194,26 @@ impl Fault {
             Fault::UnstageKeepsPath => "unstage-keeps-path",
             Fault::NodeUnpublishKeepsRecord => "node-unpublish-keeps-record",
             Fault::ThirdUnpublishKeepsNode => "third-unpublish-keeps-node",
+            Fault::HealthNoVolumeHealth => "health-no-volume-health",
+            Fault::HealthOtherVolumeId => "health-other-volume-id",
+            Fault::HealthNoReason => "health-no-reason",
+            Fault::HealthUnknownStatus => "health-unknown-status",
+            Fault::HealthDuplicateEntry => "health-duplicate-entry",
+            Fault::StorageDuplicateBackend => "storage-duplicate-backend",
+            Fault::HealthIgnoreMaxEntries => "health-ignore-max-entries",
+            Fault::HealthTokenNeverEnds => "health-token-never-ends",
+            Fault::HealthSecretInMessage => "health-secret-in-message",
         }
+    }
+
+    /// Whether the bug is an answer that breaks a REQUIRED field: the skeleton's response
+    /// validation (on in debug builds) would turn it into INTERNAL, so it is off with these, as
+    /// in a release build, and the bug reaches the CO.
+    pub fn breaks_required_answer_fields(self) -> bool {
+        matches!(
+            self,
+            Fault::HealthNoVolumeHealth | Fault::HealthNoReason | Fault::HealthUnknownStatus
+        )
     }
 
     /// The fault named `name`.

@@ -5,21 +5,25 @@
 use std::sync::Arc;
 
 use csikit::v1::{
-    ControllerExpandVolumeRequest, ControllerExpandVolumeResponse, ControllerGetVolumeRequest,
-    ControllerGetVolumeResponse, ControllerModifyVolumeRequest, ControllerModifyVolumeResponse,
-    ControllerPublishVolumeRequest, ControllerPublishVolumeResponse,
-    ControllerUnpublishVolumeRequest, ControllerUnpublishVolumeResponse, CreateSnapshotRequest,
-    CreateSnapshotResponse, CreateVolumeGroupSnapshotRequest, CreateVolumeGroupSnapshotResponse,
-    CreateVolumeRequest, CreateVolumeResponse, DeleteSnapshotRequest, DeleteSnapshotResponse,
+    ControllerExpandVolumeRequest, ControllerExpandVolumeResponse,
+    ControllerGetVolumeHealthRequest, ControllerGetVolumeHealthResponse,
+    ControllerGetVolumeRequest, ControllerGetVolumeResponse, ControllerListVolumeHealthRequest,
+    ControllerListVolumeHealthResponse, ControllerModifyVolumeRequest,
+    ControllerModifyVolumeResponse, ControllerPublishVolumeRequest,
+    ControllerPublishVolumeResponse, ControllerUnpublishVolumeRequest,
+    ControllerUnpublishVolumeResponse, CreateSnapshotRequest, CreateSnapshotResponse,
+    CreateVolumeGroupSnapshotRequest, CreateVolumeGroupSnapshotResponse, CreateVolumeRequest,
+    CreateVolumeResponse, DeleteSnapshotRequest, DeleteSnapshotResponse,
     DeleteVolumeGroupSnapshotRequest, DeleteVolumeGroupSnapshotResponse, DeleteVolumeRequest,
     DeleteVolumeResponse, GetCapacityRequest, GetCapacityResponse, GetSnapshotRequest,
     GetSnapshotResponse, GetVolumeGroupSnapshotRequest, GetVolumeGroupSnapshotResponse,
     ListSnapshotsRequest, ListSnapshotsResponse, ListVolumesRequest, ListVolumesResponse,
     NodeExpandVolumeRequest, NodeExpandVolumeResponse, NodeGetInfoRequest, NodeGetInfoResponse,
-    NodeGetVolumeStatsRequest, NodeGetVolumeStatsResponse, NodePublishVolumeRequest,
-    NodePublishVolumeResponse, NodeStageVolumeRequest, NodeStageVolumeResponse,
-    NodeUnpublishVolumeRequest, NodeUnpublishVolumeResponse, NodeUnstageVolumeRequest,
-    NodeUnstageVolumeResponse, ValidateVolumeCapabilitiesRequest,
+    NodeGetStorageHealthRequest, NodeGetStorageHealthResponse, NodeGetVolumeHealthRequest,
+    NodeGetVolumeHealthResponse, NodeGetVolumeStatsRequest, NodeGetVolumeStatsResponse,
+    NodePublishVolumeRequest, NodePublishVolumeResponse, NodeStageVolumeRequest,
+    NodeStageVolumeResponse, NodeUnpublishVolumeRequest, NodeUnpublishVolumeResponse,
+    NodeUnstageVolumeRequest, NodeUnstageVolumeResponse, ValidateVolumeCapabilitiesRequest,
     ValidateVolumeCapabilitiesResponse,
 };
 use tonic::{Request, Response, Status};
@@ -204,6 +208,26 @@ impl csikit::v1::server::Controller for ControllerService {
             .map_err(|e| crate::fault::status(self.0.config().fault, e))
     }
 
+    async fn controller_list_volume_health(
+        &self,
+        request: Request<ControllerListVolumeHealthRequest>,
+    ) -> Result<Response<ControllerListVolumeHealthResponse>, Status> {
+        self.0
+            .controller_list_volume_health(request.into_inner())
+            .map(Response::new)
+            .map_err(|e| crate::fault::status(self.0.config().fault, e))
+    }
+
+    async fn controller_get_volume_health(
+        &self,
+        request: Request<ControllerGetVolumeHealthRequest>,
+    ) -> Result<Response<ControllerGetVolumeHealthResponse>, Status> {
+        self.0
+            .controller_get_volume_health(request.into_inner())
+            .map(Response::new)
+            .map_err(|e| crate::fault::status(self.0.config().fault, e))
+    }
+
     async fn controller_modify_volume(
         &self,
         request: Request<ControllerModifyVolumeRequest>,
@@ -265,6 +289,26 @@ impl csikit::v1::server::Node for NodeService {
     ) -> Result<Response<NodeGetVolumeStatsResponse>, Status> {
         self.0
             .node_get_volume_stats(request.into_inner())
+            .map(Response::new)
+            .map_err(|e| crate::fault::status(self.0.config().fault, e))
+    }
+
+    async fn node_get_volume_health(
+        &self,
+        request: Request<NodeGetVolumeHealthRequest>,
+    ) -> Result<Response<NodeGetVolumeHealthResponse>, Status> {
+        self.0
+            .node_get_volume_health(request.into_inner())
+            .map(Response::new)
+            .map_err(|e| crate::fault::status(self.0.config().fault, e))
+    }
+
+    async fn node_get_storage_health(
+        &self,
+        request: Request<NodeGetStorageHealthRequest>,
+    ) -> Result<Response<NodeGetStorageHealthResponse>, Status> {
+        self.0
+            .node_get_storage_health(request.into_inner())
             .map(Response::new)
             .map_err(|e| crate::fault::status(self.0.config().fault, e))
     }

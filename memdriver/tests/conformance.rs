@@ -13,7 +13,7 @@ use csikit_conformance::{Config, Endpoint, Outcome, Report, Secrets};
 use memdriver::fault::Fault;
 use support::Server;
 
-const SECRETS: &str = "# as csi-sanity reads them\nCreateVolumeSecret:\n  secretKey: create-s3cr3t-value\nDeleteVolumeSecret:\n  secretKey: \"delete-s3cr3t-value\"\nNodePublishVolumeSecret:\n  secretKey: node-publish-s3cr3t\n";
+const SECRETS: &str = "# as csi-sanity reads them\nCreateVolumeSecret:\n  secretKey: create-s3cr3t-value\nDeleteVolumeSecret:\n  secretKey: \"delete-s3cr3t-value\"\nNodePublishVolumeSecret:\n  secretKey: node-publish-s3cr3t\nControllerGetVolumeHealthSecret:\n  secretKey: get-health-s3cr3t\nControllerListVolumeHealthSecret:\n  secretKey: list-health-s3cr3t\nNodeGetStorageHealthSecret:\n  secretKey: storage-health-s3cr3t\n";
 
 fn run(dir: &std::path::Path, fault: Option<Fault>, strict: bool) -> (Report, Duration) {
     let mut env: Vec<(&str, &str)> =
@@ -21,12 +21,22 @@ fn run(dir: &std::path::Path, fault: Option<Fault>, strict: bool) -> (Report, Du
     // Every service the suite has cases for, and an attach limit to reach.
     env.push(("MEMDRIVER_GROUP_CONTROLLER", "1"));
     env.push(("MEMDRIVER_MAX_VOLUMES_PER_NODE", "8"));
+    // The health RPCs served, and adverse health everywhere, so the health answers have entries to hold to their rules:
+    // the node's storage, and every volume the suite makes (through its volume parameters, as
+    // csi-sanity's `--csi.testvolumeparameters` gives a driver's own).
+    env.push(("MEMDRIVER_HEALTH", "1"));
+    env.push(("MEMDRIVER_STORAGE_HEALTH", "STORAGE_DEGRADED:PathDown"));
     let mut server = Server::start(dir, &env);
     let config = Config {
         secrets: Secrets::parse(SECRETS).expect("secrets parse"),
         driver_log: Some(server.log.clone()),
         // A name memdriver accepts by default (MEMDRIVER_MUTABLE_PARAMETERS unset).
         mutable_parameters: [("iops".to_owned(), "100".to_owned())].into(),
+        volume_parameters: [
+            (memdriver::HEALTH_KEY.to_owned(), "DEGRADED".to_owned()),
+            (memdriver::HEALTH_REASON_KEY.to_owned(), "ConformanceRun".to_owned()),
+        ]
+        .into(),
         strict,
         ..Config::default()
     };
@@ -117,7 +127,7 @@ const HISTORY_ONLY: [Fault; 2] = [Fault::ReuseNameAfterDelete, Fault::ExpandNotL
 
 /// Faults planted for one error-table row or listing rule each: the case written for it must be
 /// among the failures, not just any case.
-const AIMED: [(Fault, &str); 7] = [
+const AIMED: [(Fault, &str); 16] = [
     (
         Fault::PublishAnyNode,
         "errors: ControllerPublishVolume of the suite's volume to a node never named is 5 NOT_FOUND",
@@ -142,6 +152,42 @@ const AIMED: [(Fault, &str); 7] = [
     (
         Fault::RepublishIncompatibleOk,
         "errors: ControllerPublishVolume again to the same node with the other readonly flag is 6 ALREADY_EXISTS",
+    ),
+    (
+        Fault::HealthNoVolumeHealth,
+        "health: ControllerGetVolumeHealth answers the health of the volume asked for",
+    ),
+    (
+        Fault::HealthOtherVolumeId,
+        "answers: ControllerGetVolumeHealthResponse.volume_health.volume_id: another volume",
+    ),
+    (
+        Fault::HealthNoReason,
+        "answers: ControllerGetVolumeHealthResponse.volume_health.health_statuses.reason: required",
+    ),
+    (
+        Fault::HealthUnknownStatus,
+        "answers: ControllerGetVolumeHealthResponse.volume_health.health_statuses.status: required",
+    ),
+    (
+        Fault::HealthDuplicateEntry,
+        "answers: ControllerGetVolumeHealthResponse.volume_health.health_statuses: the same (status, reason) twice",
+    ),
+    (
+        Fault::StorageDuplicateBackend,
+        "answers: NodeGetStorageHealthResponse.backend_health: the same (status, reason, volume_capability) twice",
+    ),
+    (
+        Fault::HealthIgnoreMaxEntries,
+        "health: ControllerListVolumeHealth pages with max_entries and tokens, and the paging ends",
+    ),
+    (
+        Fault::HealthTokenNeverEnds,
+        "health: ControllerListVolumeHealth pages with max_entries and tokens, and the paging ends",
+    ),
+    (
+        Fault::HealthSecretInMessage,
+        "answers: ControllerGetVolumeHealthResponse holds a secret value the suite sent",
     ),
 ];
 

@@ -95,7 +95,9 @@ fn replay(capture: &str, fault: Option<&str>, serial: bool, secrets: bool) -> Re
     let dir = tempfile::tempdir().expect("temp dir");
     let capture = at_this_version(&data(capture), dir.path());
     make_target_parents(&capture, dir.path());
-    let mut env = vec![("MEMDRIVER_NODE_ID", "node-replayed")];
+    // The captures were recorded from memdriver on CSI v1.12.0, whose capabilities had no
+    // health: the replayed memdriver serves none, so its capabilities answer as recorded.
+    let mut env = vec![("MEMDRIVER_NODE_ID", "node-replayed"), ("MEMDRIVER_HEALTH", "0")];
     if let Some(f) = fault {
         env.push(("MEMDRIVER_FAULT", f));
     }
@@ -217,7 +219,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 33] = [
+const FAULTS: [FaultCase; 42] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -279,7 +281,19 @@ const FAULTS: [FaultCase; 33] = [
         "third-unpublish-keeps-node",
         "no volume of csi-sanity's capture is controller-published a third time",
     ),
+    neither("health-no-volume-health", NO_HEALTH_CALLS),
+    neither("health-other-volume-id", NO_HEALTH_CALLS),
+    neither("health-no-reason", NO_HEALTH_CALLS),
+    neither("health-unknown-status", NO_HEALTH_CALLS),
+    neither("health-duplicate-entry", NO_HEALTH_CALLS),
+    neither("storage-duplicate-backend", NO_HEALTH_CALLS),
+    neither("health-ignore-max-entries", NO_HEALTH_CALLS),
+    neither("health-token-never-ends", NO_HEALTH_CALLS),
+    neither("health-secret-in-message", NO_HEALTH_CALLS),
 ];
+
+/// Why the health faults show in neither capture.
+const NO_HEALTH_CALLS: &str = "the captures (csi-sanity v5.4.0's run, csi-conformance's before CSI v1.13.0) hold no health call, and the replayed memdriver serves none (MEMDRIVER_HEALTH=0)";
 
 #[test]
 fn each_fault_shows_as_a_difference_where_the_capture_holds_calls_it_changes() {

@@ -101,6 +101,22 @@ pub(crate) const GET_GROUP_ID: Sentence = Sentence::must(
     "GetVolumeGroupSnapshot",
     "A Controller Plugin MUST implement this `GetVolumeGroupSnapshot` RPC call if it has `CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT` capability.",
 );
+pub(crate) const HEALTH_VOLUME_ID: Sentence = Sentence::must(
+    "ControllerGetVolumeHealthResponse.volume_health / NodeGetVolumeHealthResponse.volume_health",
+    "The health information for the requested volume. / This field is REQUIRED.",
+);
+pub(crate) const HEALTH_ENTRY_ONCE: Sentence = Sentence::must(
+    "VolumeHealth.VolumeHealthEntry.reason",
+    "The Plugin MUST NOT return multiple VolumeHealthEntry messages for the same volume with the same (status, reason) combination.",
+);
+pub(crate) const STORAGE_ENTRY_ONCE: Sentence = Sentence::must(
+    "NodeGetStorageHealthResponse.StorageBackendHealth.reason",
+    "The Plugin MUST NOT return multiple StorageBackendHealth messages with the same (status, reason, volume_capability) combination.",
+);
+pub(crate) const LIST_HEALTH_MAX: Sentence = Sentence::must(
+    "ControllerListVolumeHealthRequest.max_entries",
+    "If specified (non-zero value), the Plugin MUST NOT return more entries than this number in the response.",
+);
 pub(crate) const STATUS_MESSAGE: Sentence = Sentence::must(
     "Error Scheme",
     "The status `message` MUST contain a human readable description of error, if the status `code` is not `OK`.",
@@ -136,6 +152,13 @@ pub(crate) const ALL: &[(&str, Sentence)] = &[
     ("a group is not ready while a member is not", GROUP_READY),
     ("a group snapshot holds a snapshot of each source volume", GROUP_OF_SOURCES),
     ("GetVolumeGroupSnapshot answers the group asked for", GET_GROUP_ID),
+    ("a volume's health is the health of the volume asked for", HEALTH_VOLUME_ID),
+    ("no two health entries of a volume with the same (status, reason)", HEALTH_ENTRY_ONCE),
+    (
+        "no two storage backend entries with the same (status, reason, volume_capability)",
+        STORAGE_ENTRY_ONCE,
+    ),
+    ("ControllerListVolumeHealth within max_entries", LIST_HEALTH_MAX),
     ("an error's status has a message", STATUS_MESSAGE),
     ("an error's status has no details", STATUS_DETAILS),
 ];

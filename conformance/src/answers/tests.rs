@@ -180,3 +180,123 @@ fn topology_segments_and_prefixes() {
     assert!(!prefix_ok("a..b"));
     assert!(!prefix_ok("a_b.c"));
 }
+
+fn entry(status: VolumeHealthErrorType, reason: &str) -> volume_health::VolumeHealthEntry {
+    volume_health::VolumeHealthEntry {
+        status: status as i32,
+        reason: reason.into(),
+        message: String::new(),
+    }
+}
+
+/// The problems one health answer gets from the answer checks.
+fn checked<Q: Rpc>(q: &Q, a: &Q::Response) -> Vec<String> {
+    let plugin = Advertised::default();
+    let against = Against { plugin: &plugin, published: &[] };
+    let mut out = Vec::new();
+    Answers::default().check(against, q, a, &a.encode_to_vec(), &mut out);
+    keys(&out).into_iter().map(str::to_owned).collect()
+}
+
+/// A volume's health is the asked volume's, each (status, reason) once; a listing is within
+/// `max_entries`.
+#[test]
+fn health_answers_are_the_volume_asked_for_each_condition_once() {
+    use VolumeHealthErrorType::{Degraded, Inaccessible};
+    let q = ControllerGetVolumeHealthRequest { volume_id: "v1".into(), ..Default::default() };
+    let health = |id: &str, entries| ControllerGetVolumeHealthResponse {
+        volume_health: Some(VolumeHealth { volume_id: id.into(), health_statuses: entries }),
+    };
+    let fine =
+        vec![entry(Degraded, "PathDown"), entry(Inaccessible, "PathDown"), entry(Degraded, "Slow")];
+    assert!(checked(&q, &health("v1", fine)).is_empty());
+    assert_eq!(
+        checked(&q, &health("v2", vec![])),
+        ["ControllerGetVolumeHealthResponse.volume_health.volume_id: another volume"]
+    );
+    assert_eq!(
+        checked(&q, &health("v1", vec![entry(Degraded, "PathDown"), entry(Degraded, "PathDown")])),
+        [
+            "ControllerGetVolumeHealthResponse.volume_health.health_statuses: the same (status, reason) twice"
+        ]
+    );
+    let nq = NodeGetVolumeHealthRequest { volume_id: "v1".into(), ..Default::default() };
+    let node = NodeGetVolumeHealthResponse {
+        volume_health: Some(VolumeHealth { volume_id: "v9".into(), health_statuses: vec![] }),
+    };
+    assert_eq!(
+        checked(&nq, &node),
+        ["NodeGetVolumeHealthResponse.volume_health.volume_id: another volume"]
+    );
+    let lq = ControllerListVolumeHealthRequest { max_entries: 1, ..Default::default() };
+    let listed = |n: usize| ControllerListVolumeHealthResponse {
+        entries: (0..n)
+            .map(|i| VolumeHealth {
+                volume_id: format!("v{i}"),
+                health_statuses: vec![entry(Degraded, "PathDown")],
+            })
+            .collect(),
+        next_token: String::new(),
+    };
+    assert!(checked(&lq, &listed(1)).is_empty());
+    assert_eq!(
+        checked(&lq, &listed(2)),
+        ["ControllerListVolumeHealthResponse.entries: more than max_entries"]
+    );
+}
+
+/// A storage backend's (status, reason, volume_capability) once: the same status and reason for
+/// two capabilities is two conditions.
+#[test]
+fn storage_backends_are_each_reported_once() {
+    use node_get_storage_health_response::StorageBackendHealth;
+    let backend = |cap: Option<VolumeCapability>| StorageBackendHealth {
+        status: StorageHealthErrorType::StorageDegraded as i32,
+        reason: "PathDown".into(),
+        message: String::new(),
+        volume_capability: cap,
+    };
+    let block = VolumeCapability {
+        access_type: Some(volume_capability::AccessType::Block(Default::default())),
+        access_mode: None,
+    };
+    let q = NodeGetStorageHealthRequest::default();
+    let two =
+        NodeGetStorageHealthResponse { backend_health: vec![backend(None), backend(Some(block))] };
+    assert!(checked(&q, &two).is_empty());
+    let twice = NodeGetStorageHealthResponse { backend_health: vec![backend(None), backend(None)] };
+    assert_eq!(
+        checked(&q, &twice),
+        [
+            "NodeGetStorageHealthResponse.backend_health: the same (status, reason, volume_capability) twice"
+        ]
+    );
+}
+
+/// What the answer checks leave to the facts: a health answer without `volume_health`, and an
+/// entry with status UNKNOWN_VOLUME_HEALTH_TYPE (0, "not set" for a REQUIRED enum) or without a
+/// reason, each break a REQUIRED field.
+#[test]
+fn the_facts_hold_the_required_health_fields() {
+    let paths = |a: &dyn Fn() -> Result<(), csikit::Violations>| -> Vec<String> {
+        a().err()
+            .map(|v| v.iter().map(|one| crate::generated::plain(&one.path)).collect())
+            .unwrap_or_default()
+    };
+    let none = ControllerGetVolumeHealthResponse { volume_health: None };
+    assert_eq!(paths(&|| none.validate()), ["volume_health"]);
+    let node = NodeGetVolumeHealthResponse { volume_health: None };
+    assert_eq!(paths(&|| node.validate()), ["volume_health"]);
+    let unset = ControllerGetVolumeHealthResponse {
+        volume_health: Some(VolumeHealth {
+            volume_id: "v1".into(),
+            health_statuses: vec![entry(VolumeHealthErrorType::UnknownVolumeHealthType, "")],
+        }),
+    };
+    let mut found = paths(&|| unset.validate());
+    found.sort();
+    assert_eq!(
+        found,
+        ["volume_health.health_statuses.reason", "volume_health.health_statuses.status"]
+    );
+}

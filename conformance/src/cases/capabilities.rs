@@ -1,13 +1,20 @@
 //! What one advertised capability obliges of the others: a VolumeExpansion type comes with the
-//! EXPAND_VOLUME capability it needs, LIST_VOLUMES_PUBLISHED_NODES with PUBLISH_UNPUBLISH_VOLUME.
-//! (A capability that obliges an RPC is the generated obligation cases'; one that obliges what
-//! answers hold is [`crate::answers`]'.)
+//! EXPAND_VOLUME capability it needs (written cases), and each capability the proto's comments
+//! say implies another (LIST_VOLUMES_PUBLISHED_NODES ⇒ PUBLISH_UNPUBLISH_VOLUME,
+//! LIST_VOLUME_HEALTH ⇒ GET_VOLUME_HEALTH) comes with it: one generated case per implication of
+//! the Model (`csikit::v1::server::Spec::IMPLICATIONS`), so a release that adds one adds its
+//! case. (A capability that obliges an RPC is the generated obligation cases'; one that obliges
+//! what answers hold is [`crate::answers`]'.)
 
+use std::time::Instant;
+
+use csikit::server::PluginSpec as _;
 use csikit::v1::controller_service_capability::rpc::Type as Ctl;
 use csikit::v1::node_service_capability::rpc::Type as Nd;
 use csikit::v1::plugin_capability::volume_expansion::Type as Expansion;
 
 use crate::case::{Case, Need, body};
+use crate::record::Recorder;
 use crate::report::Outcome;
 use crate::sentence::Sentence;
 use crate::suite::Suite;
@@ -30,15 +37,6 @@ pub(crate) const CASES: &[Case] = &[
             "When a plugin supports OFFLINE volume expansion it MUST implement either the EXPAND_VOLUME controller capability or both the EXPAND_VOLUME controller capability and the EXPAND_VOLUME node capability.",
         ),
         body: body!(offline),
-    },
-    Case {
-        name: "capabilities: LIST_VOLUMES_PUBLISHED_NODES comes with PUBLISH_UNPUBLISH_VOLUME",
-        needs: &[Need::Ctl(Ctl::ListVolumesPublishedNodes)],
-        sentence: Sentence::must(
-            "ControllerServiceCapability.RPC.Type.LIST_VOLUMES_PUBLISHED_NODES",
-            "The SP MUST also support PUBLISH_UNPUBLISH_VOLUME.",
-        ),
-        body: body!(published_nodes),
     },
 ];
 
@@ -63,12 +61,56 @@ async fn offline(s: &mut Suite) -> Outcome {
     }
 }
 
-async fn published_nodes(s: &mut Suite) -> Outcome {
-    if s.plugin.has(Ctl::PublishUnpublishVolume) {
-        Outcome::Passed
-    } else {
-        Outcome::Failed(
-            "LIST_VOLUMES_PUBLISHED_NODES is advertised without PUBLISH_UNPUBLISH_VOLUME".into(),
-        )
+/// The generated implication cases' name, for `--list` and the audit.
+pub(crate) const IMPLIED_FAMILY: &str =
+    "capabilities: <capability> comes with <capability it implies>";
+
+/// The sentences that state the implications, as the proto's comments word them (` / ` between
+/// them); each case cites the one that names the capability it requires.
+pub(crate) const IMPLIED: Sentence = Sentence::must(
+    "ControllerServiceCapability.RPC.Type",
+    "The SP MUST also support PUBLISH_UNPUBLISH_VOLUME. / A plugin which supports the LIST_VOLUME_HEALTH capability MUST also support the GET_VOLUME_HEALTH capability.",
+);
+
+/// The sentence of [`IMPLIED`] that names `requires`, or all of it.
+fn implied_sentence(requires: &str) -> Sentence {
+    let text = IMPLIED
+        .text
+        .split(" / ")
+        .find(|part| {
+            part.contains(&format!("support {requires}"))
+                || part.contains(&format!("the {requires} capability"))
+        })
+        .unwrap_or(IMPLIED.text);
+    Sentence { text, ..IMPLIED }
+}
+
+/// One case per implication of the Model: passed when the plugin advertises both capabilities,
+/// failed when it advertises the first without the second, skipped (naming it) when it does not
+/// advertise the first.
+pub(crate) async fn implications(s: &mut Suite, rec: &mut Recorder<'_>) {
+    for i in csikit::v1::server::Spec::IMPLICATIONS {
+        let ((service, name, number), (r_service, r_name, r_number)) = (i.capability, i.requires);
+        let case = format!("capabilities: {name} comes with {r_name}");
+        if !rec.wants(&case) {
+            continue;
+        }
+        let started = Instant::now();
+        let (Some(has), Some(needs)) =
+            (Need::numbered(service, number), Need::numbered(r_service, r_number))
+        else {
+            continue;
+        };
+        let outcome = if !has.met(s) {
+            Outcome::Skipped(has.missing())
+        } else if needs.met(s) {
+            Outcome::Passed
+        } else {
+            Outcome::Failed(format!(
+                "{name} is advertised without {r_name} (stated in {})",
+                i.stated.words()
+            ))
+        };
+        rec.record(s, case, implied_sentence(r_name), started, outcome);
     }
 }

@@ -8,14 +8,13 @@ use std::time::Instant;
 
 use csikit::facts::MethodFacts;
 use csikit::server::PluginSpec as _;
-use csikit::v1::controller_service_capability::rpc::Type as Ctl;
-use csikit::v1::group_controller_service_capability::rpc::Type as GroupCap;
 use csikit::v1::node_service_capability::rpc::Type as Nd;
 use csikit::v1::*;
 use prost::Message as _;
 use prost_reflect::DynamicMessage;
 use tonic::{Code, Status};
 
+use crate::case::Need;
 use crate::generated::{self, Expect, Mutation};
 use crate::record::Recorder;
 use crate::report::Outcome;
@@ -177,6 +176,25 @@ fn baseline(s: &mut Suite, rpc: &str) -> Option<Vec<u8>> {
             secrets: s.secrets("GetVolumeGroupSnapshot"),
         }
         .encode_to_vec(),
+        "ControllerGetVolumeHealth" => ControllerGetVolumeHealthRequest {
+            volume_id: fixture,
+            secrets: s.secrets("ControllerGetVolumeHealth"),
+        }
+        .encode_to_vec(),
+        "ControllerListVolumeHealth" => ControllerListVolumeHealthRequest {
+            secrets: s.secrets("ControllerListVolumeHealth"),
+            ..ControllerListVolumeHealthRequest::default()
+        }
+        .encode_to_vec(),
+        "NodeGetVolumeHealth" => NodeGetVolumeHealthRequest {
+            volume_id: fixture,
+            ..NodeGetVolumeHealthRequest::default()
+        }
+        .encode_to_vec(),
+        "NodeGetStorageHealth" => {
+            NodeGetStorageHealthRequest { secrets: s.secrets("NodeGetStorageHealth") }
+                .encode_to_vec()
+        }
         "GetPluginInfo"
         | "GetPluginCapabilities"
         | "GroupControllerGetCapabilities"
@@ -195,14 +213,9 @@ fn obliged(s: &Suite, service: &str, rpc: &str) -> Option<String> {
         .iter()
         .find(|o| o.service == service && o.rpc == rpc)?;
     let applies = o.if_any.is_empty()
-        || o.if_any.iter().any(|(service, _, number)| match *service {
-            "Controller" => s.plugin.has(Ctl::try_from(*number).unwrap_or(Ctl::Unknown)),
-            "Node" => s.plugin.node_has(Nd::try_from(*number).unwrap_or(Nd::Unknown)),
-            "GroupController" => {
-                s.plugin.group_has(GroupCap::try_from(*number).unwrap_or(GroupCap::Unknown))
-            }
-            _ => false,
-        });
+        || o.if_any
+            .iter()
+            .any(|(service, _, number)| Need::numbered(service, *number).is_some_and(|n| n.met(s)));
     applies.then(|| {
         if o.if_any.is_empty() {
             "always".to_owned()

@@ -1,13 +1,15 @@
 //! The written cases, one file per group, each a table of [`Case`] rows (identity, capabilities,
-//! volume, expand, modify, list, publish, node, access, snapshot, group); the cases built from
-//! the spec's facts ([`facts`]); and those built from its error tables ([`errors`]).
+//! volume, expand, modify, list, publish, node, access, snapshot, group, health); the cases
+//! built from the spec's facts ([`facts`]) and its capability implications
+//! ([`capabilities::implications`]); and those built from its error tables ([`errors`]).
 
 mod access;
-mod capabilities;
+pub(crate) mod capabilities;
 pub(crate) mod errors;
 pub(crate) mod expand;
 pub(crate) mod facts;
 pub(crate) mod group;
+mod health;
 mod identity;
 mod list;
 mod modify;
@@ -32,6 +34,7 @@ pub(crate) fn table() -> impl Iterator<Item = &'static Case> {
         access::CASES,
         snapshot::CASES,
         group::CASES,
+        health::CASES,
     ]
     .into_iter()
     .flatten()

@@ -56,6 +56,10 @@ impl Driver {
             return Err(CreateVolumeError::InvalidOrUnsupportedFieldInRequest
                 .status(self.mutable_refusal(&refused)));
         }
+        // The health the volume will report is read from its parameters whenever it is asked
+        // for; a value it cannot read is refused here, once.
+        super::requested_condition(&request.parameters)
+            .map_err(|why| CreateVolumeError::InvalidOrUnsupportedFieldInRequest.status(why))?;
         let mut state = self.state();
         if self.fault(Fault::ReuseNameAfterDelete)
             && let Some(stale) =

@@ -22,6 +22,11 @@ use tonic::Status;
 
 use crate::fault::Fault;
 
+pub use health::{
+    HEALTH_KEY, HEALTH_REASON_KEY, HEALTH_RPCS, StorageCondition, VolumeCondition,
+    requested_condition,
+};
+
 /// The `parameters` key (copied into `volume_context`) that makes `CreateVolume`,
 /// `NodeStageVolume` and `NodePublishVolume` sleep this many milliseconds first: a test hook that
 /// keeps a call in flight long enough for a second, overlapping one to arrive.
@@ -64,6 +69,10 @@ pub struct Config {
     pub group_controller: bool,
     /// How many volumes may be controller-published to the node (`NodeGetInfo`); 0: no limit.
     pub max_volumes_per_node: i64,
+    /// Serve the health RPCs and advertise their capabilities (`MEMDRIVER_HEALTH`).
+    pub health: bool,
+    /// What `NodeGetStorageHealth` answers (`MEMDRIVER_STORAGE_HEALTH`); `None`: healthy.
+    pub storage_health: Option<StorageCondition>,
 }
 
 // Hand-written so the required secret's value never reaches a log line through `{:?}`.
@@ -82,6 +91,8 @@ impl std::fmt::Debug for Config {
             .field("mutable_parameters", &self.mutable_parameters)
             .field("group_controller", &self.group_controller)
             .field("max_volumes_per_node", &self.max_volumes_per_node)
+            .field("health", &self.health)
+            .field("storage_health", &self.storage_health)
             .finish()
     }
 }
@@ -101,6 +112,8 @@ impl Default for Config {
                 .collect(),
             group_controller: false,
             max_volumes_per_node: 0,
+            health: true,
+            storage_health: None,
         }
     }
 }
@@ -536,6 +549,7 @@ fn page<'a, T>(
 
 mod controller;
 mod group;
+mod health;
 mod node;
 mod snapshot;
 

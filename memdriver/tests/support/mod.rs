@@ -170,6 +170,11 @@ pub fn required_fields_json() -> String {
 /// Python stubs built by grpcio-tools from the corpus proto in `dir/stubs`; `None` (after a loud
 /// skip) when the corpus or the Python packages are missing.
 pub fn grpcio_stubs(dir: &Path) -> Option<PathBuf> {
+    grpcio_stubs_of(dir, "v1.12.0")
+}
+
+/// [`grpcio_stubs`] from the corpus proto of `release` (`v1.13.0` for the health RPCs).
+pub fn grpcio_stubs_of(dir: &Path, release: &str) -> Option<PathBuf> {
     let corpus = csikit_spec::corpus_or_skip()?;
     let probe = python().args(["-c", "import grpc, grpc_tools.protoc, google.protobuf"]).output();
     if !probe.is_ok_and(|o| o.status.success()) {
@@ -178,7 +183,7 @@ pub fn grpcio_stubs(dir: &Path) -> Option<PathBuf> {
         );
         return None;
     }
-    let proto_dir = corpus.join("csi-spec/v1.12.0");
+    let proto_dir = corpus.join("csi-spec").join(release);
     let stubs = dir.join("stubs");
     std::fs::create_dir_all(&stubs).expect("stubs dir");
     // Stubs straight from the corpus proto; grpc_tools adds its bundled well-known types.
