@@ -167,10 +167,11 @@ pub fn required_fields_json() -> String {
     serde_json::Value::Object(out).to_string()
 }
 
-/// Python stubs built by grpcio-tools from the corpus proto in `dir/stubs`; `None` (after a loud
-/// skip) when the corpus or the Python packages are missing.
+/// Python stubs built by grpcio-tools from the corpus proto of the release csikit speaks
+/// (`csikit::SPEC_RELEASE`) in `dir/stubs`; `None` (after a loud skip) when the corpus or the
+/// Python packages are missing.
 pub fn grpcio_stubs(dir: &Path) -> Option<PathBuf> {
-    grpcio_stubs_of(dir, "v1.12.0")
+    grpcio_stubs_of(dir, csikit::SPEC_RELEASE)
 }
 
 /// [`grpcio_stubs`] from the corpus proto of `release` (`v1.13.0` for the health RPCs).
