@@ -177,7 +177,7 @@ pub fn upgrading_md(
     out
 }
 
-/// "Replaced by" and "How" of one removed element.
+/// "Replaced by", "How", the proto words it stands on and who reads it, of one removed element.
 fn replacement(out: &mut String, current: &Package<'_>, r: &Replacement) {
     let names: Vec<String> = r
         .replaced_by
@@ -190,6 +190,19 @@ fn replacement(out: &mut String, current: &Package<'_>, r: &Replacement) {
         .collect();
     let _ = writeln!(out, "- Replaced by: {}.", names.join("; "));
     let _ = writeln!(out, "- How: {} (sources: {})", r.how, r.sources.join(", "));
+    for quote in &r.quotes {
+        let says = quote.says.split_whitespace().collect::<Vec<_>>().join(" ");
+        let _ = writeln!(out, "- The comment of `{}` says: \"{says}\"", quote.element);
+    }
+    for reader in &r.readers {
+        let _ = writeln!(
+            out,
+            "- Read by `{}`: {} (sources: {})",
+            reader.who,
+            reader.does,
+            reader.sources.join(", ")
+        );
+    }
 }
 
 /// What kind of element `name` (relative to the package) is in `model`.

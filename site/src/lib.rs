@@ -15,8 +15,8 @@
 //! through csikit-spec's corpus listing), `edition` (one edition's pages), `pages` (the
 //! askama templates and the data they show), `prose` (markdown to HTML), `translation` (pairing a translation's
 //! sections with the English), `history` and `changes` (badges and changes pages from the diff
-//! engine), `guides` (pages written from the Model and data tables, such as "Upgrading to"),
-//! `replacements` (the table of what replaces what across a release), `directory` (every
+//! engine), `guides` (pages written from the Model and data tables, such as "Upgrading to",
+//! from `csikit_spec::upgrade`'s table of what replaces what), `directory` (every
 //! edition's pages, for the switchers) and `i18n` (the interface catalogs).
 //!
 //! A release read from its `.proto` alone whose loader carried an older release's prose
@@ -34,7 +34,6 @@ mod input;
 mod load;
 mod pages;
 mod prose;
-pub mod replacements;
 mod translation;
 
 use std::collections::{BTreeMap, HashMap};

@@ -445,8 +445,8 @@ fn every_error_table_row_is_a_search_result_linking_to_its_row() {
 /// naming it (and the contents page does), an RPC new in it shows its proto comment under a
 /// notice saying so, with its "since" badge and its alpha badge when alpha; the changes page
 /// links every element it adds; the release before marks every element it removes
-/// "removed in"; and the upgrade guide of a release pair in the replacements table is linked
-/// from every page of the edition and names every row's elements.
+/// "removed in"; and the upgrade guide of a release with an upgrade table is linked from every
+/// page of the edition, names every row's elements and says what UPGRADING.md says of each row.
 #[test]
 fn the_newest_edition_marks_carried_text_new_elements_and_removals() {
     let Some(site) = site() else { return };
@@ -522,25 +522,53 @@ fn the_newest_edition_marks_carried_text_new_elements_and_removals() {
         }
     }
     eprintln!("{dir}: {new_rpcs} new RPCs");
-    // The upgrade guide of each pair the replacements table has, in that pair's edition.
-    for upgrade in csikit_site::replacements::UPGRADES {
-        let Some(release) = site.releases.iter().find(|r| r.name == upgrade.to) else { continue };
-        let model = &release.model;
-        let Some(guide) =
-            site.files.get(Path::new(&format!("en/{}/guide/upgrading.html", upgrade.to)))
+    // The upgrade guide of each release with an upgrade table, in that release's edition: it
+    // names every row's elements and says what the `csikit` crate's UPGRADING.md says of each row
+    // (both are made from the one table, `csikit_spec::upgrade`).
+    let upgrading = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/UPGRADING.md"),
+    )
+    .expect("generated/UPGRADING.md");
+    for (release, _) in csikit_spec::upgrade::DATA {
+        let Some(edition) = site.releases.iter().find(|r| &r.name == release) else { continue };
+        let model = &edition.model;
+        let data = csikit_spec::upgrade::data_for(release).expect("listed").expect("reads");
+        let Some(guide) = site.files.get(Path::new(&format!("en/{release}/guide/upgrading.html")))
         else {
-            panic!("en/{}: no upgrade guide", upgrade.to)
+            panic!("en/{release}: no upgrade guide")
         };
-        for row in upgrade.rows {
-            for full in std::iter::once(&row.old).chain(row.new) {
-                // Named as the changes page names it: relative to the package.
-                let short_name = model.relative(full);
-                assert!(guide.contains(&format!("<code>{short_name}</code>")), "guide: {full}");
+        let guide_text = text_of(guide);
+        // UPGRADING.md is the note of the release the crate carries: the newest table's.
+        let in_note = upgrading
+            .lines()
+            .any(|l| l.starts_with("# Upgrading to") && l.ends_with(&format!("CSI {release}")));
+        let newest_table = csikit_spec::upgrade::DATA.last().map(|(r, _)| *r);
+        assert!(in_note || newest_table != Some(*release), "UPGRADING.md is not {release}'s");
+        for row in &data.replacements {
+            for name in std::iter::once(&row.removed).chain(&row.replaced_by) {
+                // Named as the changes page names it: relative to the package, an RPC by its
+                // service.
+                let shown = csikit_spec::upgrade::element(model, name)
+                    .map_or_else(|| name.clone(), |(full, _)| model.relative(&full).to_owned());
+                assert!(guide.contains(&format!("<code>{shown}</code>")), "guide: {name}");
+            }
+            let mut said: Vec<&str> = vec![&row.how];
+            said.extend(row.readers.iter().map(|r| r.does.as_str()));
+            said.extend(row.quotes.iter().map(|q| q.says.as_str()));
+            for text in said {
+                let words = text.replace('`', "").split_whitespace().collect::<Vec<_>>().join(" ");
+                assert!(guide_text.contains(&words), "en/{release} guide does not say: {words}");
+                if in_note {
+                    let note = upgrading.replace('`', "");
+                    assert!(
+                        note.split_whitespace().collect::<Vec<_>>().join(" ").contains(&words),
+                        "generated/UPGRADING.md does not say: {words}"
+                    );
+                }
             }
         }
         for (path, text) in site.files.iter().filter(|(p, _)| {
-            p.starts_with(format!("en/{}", upgrade.to))
-                && p.extension().is_some_and(|e| e == "html")
+            p.starts_with(format!("en/{release}")) && p.extension().is_some_and(|e| e == "html")
         }) {
             assert!(
                 text.contains("guide/upgrading.html\""),
@@ -549,6 +577,21 @@ fn the_newest_edition_marks_carried_text_new_elements_and_removals() {
             );
         }
     }
+}
+
+/// The text of an HTML page: tags dropped, entities read, whitespace collapsed.
+fn text_of(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    unescape(&out).split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn unescape(s: &str) -> String {

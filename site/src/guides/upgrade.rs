@@ -1,8 +1,9 @@
-//! "Upgrading to vX.Y.Z", for driver authors: in the English edition of a release that
-//! [`crate::replacements::UPGRADES`] has a table for, made from that table (what replaces what,
-//! who reads it, with the sources), the diff engine's findings from the release before (what was
-//! removed and added) and the release's proto comments (what the new capabilities oblige, what
-//! its comments ask of the new elements).
+//! "Upgrading to vX.Y.Z", for driver authors: in the English edition of a release that has an
+//! upgrade table (`csikit_spec::upgrade`, the one table of what replaces what, which the `csikit`
+//! crate's `UPGRADING.md` is made from too), made from that table (what replaces what, who reads
+//! it, the proto words it stands on, with the sources), the diff engine's findings from the
+//! release before (what was removed and added) and the release's proto comments (what the new
+//! capabilities oblige, what its comments ask of the new elements).
 
 use std::fmt::Write as _;
 
@@ -12,7 +13,7 @@ use csikit_spec::{CapabilityRef, Model};
 use super::{Guide, Render, Scope};
 use crate::changes::{fill_html, name_html};
 use crate::prose::{escape, href};
-use crate::replacements::{KEP_1432, Replacement, Source, UPGRADES, Upgrade};
+use csikit_spec::upgrade::{ProtoQuote, Replacement, UpgradeData};
 
 /// The guide.
 pub(super) const GUIDE: Guide = Guide { path: "guide/upgrading.html", applies, title, body };
@@ -20,11 +21,13 @@ pub(super) const GUIDE: Guide = Guide { path: "guide/upgrading.html", applies, t
 /// The findings that name an element (not a fact of one).
 const ELEMENTS: [&str; 6] = ["service", "rpc", "message", "field", "enum", "enum_value"];
 
-/// The table of the edition's release, when the site's release before it is the table's.
-fn upgrade_of<'a>(scope: &Scope<'a>) -> Option<(&'static Upgrade, &'a Report)> {
+/// The upgrade table of the edition's release, with the diff engine's report from the release
+/// before. A table that does not read has no guide: `csikit_spec::upgrade`'s tests and `cargo
+/// xtask generate` refuse it with its errors.
+fn upgrade_of<'a>(scope: &Scope<'a>) -> Option<(UpgradeData, &'a Report)> {
     let report = scope.report?;
-    let upgrade = UPGRADES.iter().find(|u| u.to == scope.version && u.from == report.old)?;
-    Some((upgrade, report))
+    let data = csikit_spec::upgrade::data_for(scope.version)?.ok()?;
+    Some((data, report))
 }
 
 fn applies(scope: &Scope<'_>) -> bool {
@@ -37,8 +40,8 @@ fn title(scope: &Scope<'_>) -> String {
 }
 
 fn body(scope: &Scope<'_>, render: &Render<'_>) -> String {
-    let Some((upgrade, report)) = upgrade_of(scope) else { return String::new() };
-    let page = Page { scope, render, upgrade, report };
+    let Some((data, report)) = upgrade_of(scope) else { return String::new() };
+    let page = Page { scope, render, data: &data, report };
     let mut out = page.intro();
     out.push_str(&page.removed());
     out.push_str(&page.capabilities());
@@ -53,7 +56,7 @@ fn body(scope: &Scope<'_>, render: &Render<'_>) -> String {
 struct Page<'p> {
     scope: &'p Scope<'p>,
     render: &'p Render<'p>,
-    upgrade: &'static Upgrade,
+    data: &'p UpgradeData,
     report: &'p Report,
 }
 
@@ -63,7 +66,7 @@ impl Page<'_> {
     }
 
     fn versions(&self) -> [(&'static str, &str); 2] {
-        [("old", self.upgrade.from), ("new", self.upgrade.to)]
+        [("old", &self.report.old), ("new", &self.data.release)]
     }
 
     /// A section's heading and its first paragraph.
@@ -79,13 +82,38 @@ impl Page<'_> {
         name_html(self.render.links, full, false)
     }
 
+    /// An element of the new release named as the table names it (relative to the package, an
+    /// RPC by its simple name), linked to its entry.
+    fn table_name(&self, name: &str) -> String {
+        let full = csikit_spec::upgrade::element(self.scope.model, name)
+            .map_or_else(|| self.full(name), |(full, _)| full);
+        self.new_name(&full)
+    }
+
+    /// A name of the table made full (the package's), for an element the new release lacks.
+    fn full(&self, name: &str) -> String {
+        format!("{}.{name}", self.scope.model.package)
+    }
+
+    /// The rows of the table for the removed element `path` (a full name): its own and its
+    /// members'.
+    fn rows_of(&self, path: &str) -> Vec<&Replacement> {
+        let relative = self.scope.model.relative(path);
+        let under = format!("{relative}.");
+        self.data
+            .replacements
+            .iter()
+            .filter(|r| r.removed == relative || r.removed.starts_with(&under))
+            .collect()
+    }
+
     fn intro(&self) -> String {
         let mut out = format!("<p>{}</p>\n", self.fill("guide_upgrade_intro", &self.versions()));
         if let Some(from) = self.scope.carried_from {
             let _ = writeln!(
                 out,
                 "<p>{}</p>",
-                self.fill("guide_upgrade_no_spec", &[("new", self.upgrade.to), ("from", from)])
+                self.fill("guide_upgrade_no_spec", &[("new", &self.data.release), ("from", from)])
             );
         }
         out
@@ -111,13 +139,7 @@ impl Page<'_> {
             escape(cat.get("th_sources"))
         );
         for f in removals {
-            let under = format!("{}.", f.path);
-            let rows: Vec<&Replacement> = self
-                .upgrade
-                .rows
-                .iter()
-                .filter(|r| r.old == f.path || r.old.starts_with(&under))
-                .collect();
+            let rows = self.rows_of(&f.path);
             if rows.is_empty() {
                 let _ = writeln!(
                     out,
@@ -127,15 +149,15 @@ impl Page<'_> {
                 );
             }
             for r in rows {
-                let new: Vec<String> = r.new.iter().map(|n| self.new_name(n)).collect();
+                let new: Vec<String> = r.replaced_by.iter().map(|n| self.table_name(n)).collect();
                 let _ = writeln!(
                     out,
                     "<tr id=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    escape(&format!("removed.{}", self.scope.model.relative(r.old))),
-                    name_html(self.render.links, r.old, true),
+                    escape(&format!("removed.{}", r.removed)),
+                    name_html(self.render.links, &self.full(&r.removed), true),
                     new.join("<br>"),
-                    self.render.prose.inline(r.how),
-                    self.sources_html(r.sources)
+                    self.render.prose.inline(&r.how),
+                    self.sources_html(&r.quotes, &r.sources)
                 );
             }
         }
@@ -143,30 +165,30 @@ impl Page<'_> {
         out
     }
 
-    fn sources_html(&self, sources: &[Source]) -> String {
+    /// The proto words a row stands on, then the keys of its other sources, each linked to
+    /// its entry under "Sources".
+    fn sources_html(&self, quotes: &[ProtoQuote], keys: &[String]) -> String {
         let cat = self.scope.cat;
-        let parts: Vec<String> = sources
+        let quoted = quotes.iter().map(|q| {
+            fill_html(
+                cat,
+                "guide_source_proto",
+                &[
+                    ("says", &escape(&one_line(&q.says))),
+                    ("element", &self.table_name(&q.element)),
+                    ("new", &escape(&self.data.release)),
+                ],
+            )
+        });
+        let cited = keys
             .iter()
-            .map(|s| match s {
-                Source::Proto { element, says } => fill_html(
-                    cat,
-                    "guide_source_proto",
-                    &[
-                        ("says", &escape(&one_line(says))),
-                        ("element", &self.new_name(element)),
-                        ("new", &escape(self.upgrade.to)),
-                    ],
-                ),
-                Source::Kep1432 { section } => fill_html(
-                    cat,
-                    "guide_source_kep",
-                    &[
-                        ("kep", &format!("<a href=\"{}\">KEP-1432</a>", escape(KEP_1432))),
-                        ("section", &escape(section)),
-                    ],
-                ),
-            })
-            .collect();
+            .map(|k| format!("<a href=\"#source-{0}\">{0}</a>", escape(k)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut parts: Vec<String> = quoted.collect();
+        if !cited.is_empty() {
+            parts.push(cited);
+        }
         parts.join("<br>")
     }
 
@@ -174,18 +196,27 @@ impl Page<'_> {
     /// predecessor, with the RPC its proto comment obliges and what it requires besides.
     fn capabilities(&self) -> String {
         let model = self.scope.model;
-        let rows: Vec<(Option<&str>, Vec<&str>)> = self
-            .upgrade
-            .rows
+        let full = |name: &String| self.full(name);
+        let rows: Vec<(Option<String>, Vec<String>)> = self
+            .data
+            .replacements
             .iter()
-            .filter(|r| !r.new.is_empty() && r.new.iter().all(|n| capability(model, n).is_some()))
-            .map(|r| (Some(r.old), r.new.to_vec()))
+            .filter(|r| {
+                !r.replaced_by.is_empty()
+                    && r.replaced_by.iter().all(|n| capability(model, &full(n)).is_some())
+            })
+            .map(|r| (Some(full(&r.removed)), r.replaced_by.iter().map(full).collect()))
             .chain(self.report.findings.iter().filter_map(|f| {
+                let relative = model.relative(&f.path);
                 let fresh = f.change == Change::Added
                     && f.element == "enum_value"
                     && capability_value(model, &f.path)
-                    && !self.upgrade.rows.iter().any(|r| r.new.contains(&f.path.as_str()));
-                fresh.then_some((None, vec![f.path.as_str()]))
+                    && !self
+                        .data
+                        .replacements
+                        .iter()
+                        .any(|r| r.replaced_by.iter().any(|n| n == relative));
+                fresh.then(|| (None, vec![f.path.clone()]))
             }))
             .collect();
         if rows.is_empty() {
@@ -207,7 +238,7 @@ impl Page<'_> {
         );
         for (old, new) in rows {
             let old = match old {
-                Some(o) => name_html(self.render.links, o, true),
+                Some(o) => name_html(self.render.links, &o, true),
                 None => escape(cat.get("guide_upgrade_no_predecessor")),
             };
             for (i, n) in new.iter().enumerate() {
@@ -325,7 +356,7 @@ impl Page<'_> {
     /// Who in Kubernetes reads what the removed elements carried, and what stands for it now.
     fn readers(&self) -> String {
         let rows: Vec<&Replacement> =
-            self.upgrade.rows.iter().filter(|r| r.reader.is_some()).collect();
+            self.data.replacements.iter().filter(|r| !r.readers.is_empty()).collect();
         if rows.is_empty() {
             return String::new();
         }
@@ -340,16 +371,15 @@ impl Page<'_> {
             self.fill("th_reads_old", &self.versions()),
             self.fill("th_reads_new", &self.versions())
         );
-        for r in rows {
-            let Some(reader) = r.reader else { continue };
-            let new: Vec<String> = r.new.iter().map(|n| self.new_name(n)).collect();
+        for (r, reader) in rows.iter().flat_map(|r| r.readers.iter().map(move |d| (r, d))) {
+            let new: Vec<String> = r.replaced_by.iter().map(|n| self.table_name(n)).collect();
             let _ = writeln!(
                 out,
                 "<tr><td><code>{}</code></td><td>{}<br><small>{}</small></td><td>{}</td><td>{}</td></tr>",
-                escape(reader.who),
-                self.render.prose.inline(reader.does),
-                self.sources_html(&[reader.source]),
-                name_html(self.render.links, r.old, true),
+                escape(&reader.who),
+                self.render.prose.inline(&reader.does),
+                self.sources_html(&[], &reader.sources),
+                name_html(self.render.links, &self.full(&r.removed), true),
                 new.join("<br>")
             );
         }
@@ -402,17 +432,21 @@ impl Page<'_> {
                             escape(cat.get("nav_changes_label"))
                         ),
                     ),
-                    ("old", &escape(self.upgrade.from)),
-                    ("new", &escape(self.upgrade.to)),
+                    ("old", &escape(&self.report.old)),
+                    ("new", &escape(&self.data.release)),
                 ],
             )
         );
         let _ = writeln!(out, "<li>{}</li>", self.fill("guide_sources_proto", &self.versions()));
-        let _ = writeln!(
-            out,
-            "<li><a href=\"{}\">KEP-1432: Volume Health Monitor</a></li>\n</ul>",
-            escape(KEP_1432)
-        );
+        for source in &self.data.sources {
+            let _ = writeln!(
+                out,
+                "<li id=\"source-{0}\"><code>{0}</code>: {1}</li>",
+                escape(&source.key),
+                self.render.prose.inline(&source.text)
+            );
+        }
+        out.push_str("</ul>\n");
         out
     }
 }
