@@ -45,6 +45,12 @@ mod signal;
 #[cfg(feature = "listen")]
 mod socket;
 
+/// Held by a test while it starts a process, and by a test while a listener it dropped must be
+/// gone: a process forked in between holds the listener's descriptor until it execs, so a
+/// probe connecting then would find the socket live.
+#[cfg(test)]
+static FORK_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 pub use given::{CSI_ENDPOINT, Flag, Given, GivenError, Origin, optional, required};
 #[cfg(feature = "listen")]
 pub use signal::{Signal, shutdown_signal};

@@ -57,6 +57,8 @@ mod tests {
 
     /// Sends `name` to this process with kill(1) (the crate has no unsafe code to call kill(2)).
     fn send(name: &str) {
+        let _forking =
+            super::super::FORK_LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let status = std::process::Command::new("kill")
             .args([&format!("-{name}"), &std::process::id().to_string()])
             .status()
