@@ -220,6 +220,46 @@ impl HeaderBlock {
     }
 }
 
+/// The first frame of a header block (HEADERS or PUSH_PROMISE), read in place: its fields and
+/// its fragment, padding stripped. A HEADERS frame with END_HEADERS is a whole block, which a
+/// reader can take from here without [`Assembler`]'s copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FirstFrame<'a> {
+    /// The priority fields of a HEADERS frame with PRIORITY (exclusive bit, dependency, weight).
+    pub priority: Option<[u8; 5]>,
+    /// The promised stream of a PUSH_PROMISE.
+    pub promised: Option<u32>,
+    /// The frame's part of the HPACK-encoded block.
+    pub fragment: &'a [u8],
+}
+
+impl<'a> FirstFrame<'a> {
+    /// Reads a HEADERS or PUSH_PROMISE frame's payload.
+    ///
+    /// # Errors
+    ///
+    /// Bad padding, a payload too short for its fields, a fragment over [`MAX_HEADER_BLOCK`].
+    pub fn read(head: &Head, payload: &'a [u8]) -> Result<FirstFrame<'a>, FrameError> {
+        let mut rest = strip_padding(head, payload)?;
+        let mut priority = None;
+        let mut promised = None;
+        if head.kind == HEADERS && head.has(PRIORITY) {
+            let (p, tail) = rest.split_first_chunk::<5>().ok_or(FrameError::ShortHeaders)?;
+            priority = Some(*p);
+            rest = tail;
+        }
+        if head.kind == PUSH_PROMISE {
+            let (p, tail) = rest.split_first_chunk::<4>().ok_or(FrameError::ShortHeaders)?;
+            promised = Some(u32::from_be_bytes(*p) & 0x7fff_ffff);
+            rest = tail;
+        }
+        if rest.len() > MAX_HEADER_BLOCK {
+            return Err(FrameError::BlockTooLarge);
+        }
+        Ok(FirstFrame { priority, promised, fragment: rest })
+    }
+}
+
 /// What [`Assembler::push`] made of a frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
@@ -264,31 +304,14 @@ impl Assembler {
         }
         match head.kind {
             HEADERS | PUSH_PROMISE => {
-                let mut rest = strip_padding(head, payload)?;
-                let mut priority = None;
-                let mut promised = None;
-                if head.kind == HEADERS && head.has(PRIORITY) {
-                    let (p, tail) =
-                        rest.split_first_chunk::<5>().ok_or(FrameError::ShortHeaders)?;
-                    priority = Some(*p);
-                    rest = tail;
-                }
-                if head.kind == PUSH_PROMISE {
-                    let (p, tail) =
-                        rest.split_first_chunk::<4>().ok_or(FrameError::ShortHeaders)?;
-                    promised = Some(u32::from_be_bytes(*p) & 0x7fff_ffff);
-                    rest = tail;
-                }
-                if rest.len() > MAX_HEADER_BLOCK {
-                    return Err(FrameError::BlockTooLarge);
-                }
+                let first = FirstFrame::read(head, payload)?;
                 let block = HeaderBlock {
                     kind: head.kind,
                     stream: head.stream,
                     flags: head.flags,
-                    priority,
-                    promised,
-                    fragment: rest.to_vec(),
+                    priority: first.priority,
+                    promised: first.promised,
+                    fragment: first.fragment.to_vec(),
                 };
                 Ok(self.hold_or_finish(head, block))
             }

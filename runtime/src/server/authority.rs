@@ -51,15 +51,18 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::h2frame::{
-    self, Assembler, HEADER_LEN, HeaderBlock, MAX_HEADER_BLOCK, MAX_WRITTEN_FRAME, PREFACE,
-    PUSH_PROMISE, Step,
+    self, Assembler, CONTINUATION, END_HEADERS, HEADER_LEN, HEADERS, HeaderBlock, MAX_HEADER_BLOCK,
+    MAX_WRITTEN_FRAME, PREFACE, PUSH_PROMISE, Step,
 };
 use crate::hpack::{
     DEFAULT_TABLE_SIZE, ENTRY_OVERHEAD, RawString, STATIC_TABLE, huffman_decode, read_int,
     read_string,
 };
-/// How much is read from the socket at once.
+/// How much is read from the socket at once into the rewriter's own buffer.
 const READ_CHUNK: usize = 16 * 1024;
+/// The room a reader's buffer needs for the socket to be read straight into it: a frame
+/// header's worth at least (hyper's buffers hold kilobytes).
+const MIN_DIRECT: usize = 64;
 /// The most raw frame bytes held for one header block (fragments and frame headers): bounds a
 /// flood of empty CONTINUATION frames, which [`MAX_HEADER_BLOCK`] alone does not.
 const MAX_HELD: usize = 2 * MAX_HEADER_BLOCK;
@@ -128,6 +131,32 @@ impl<S: AsyncRead + Unpin> AsyncRead for AuthorityFix<S> {
             }
             if this.eof {
                 return Poll::Ready(Ok(()));
+            }
+            if this.input.is_empty() && this.rewriter.idle() && buf.remaining() >= MIN_DIRECT {
+                // Nothing held: the socket is read straight into the reader's buffer and what
+                // needs no change stays there, without a copy (the usual case, per request).
+                let before = buf.filled().len();
+                match Pin::new(&mut this.inner).poll_read(cx, buf) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Ready(Ok(())) => {}
+                }
+                let read = &buf.filled()[before..];
+                if read.is_empty() {
+                    // The peer is gone, and nothing was held.
+                    this.eof = true;
+                    return Poll::Ready(Ok(()));
+                }
+                let scanned = this.rewriter.scan(read, &mut this.output);
+                if scanned.consumed < read.len() {
+                    this.input.extend_from_slice(&read[scanned.consumed..]);
+                    this.rewriter.process(&mut this.input, &mut this.output);
+                }
+                buf.set_filled(before + scanned.unchanged);
+                if scanned.unchanged > 0 {
+                    return Poll::Ready(Ok(()));
+                }
+                continue;
             }
             // One scratch buffer per connection, zeroed once, not one per poll.
             if this.scratch.is_empty() {
@@ -216,6 +245,20 @@ pub struct Rewriter {
     pending: Vec<u8>,
     /// Header blocks rewritten so far.
     rewritten: u64,
+    /// Bytes of a frame that is not part of a header block, still to come and passed as they
+    /// come ([`Rewriter::scan`] passes such a frame in parts; [`Rewriter::process`] holds it
+    /// whole).
+    skip: usize,
+}
+
+/// What [`Rewriter::scan`] made of bytes just read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scanned {
+    /// The first `unchanged` bytes go on as they came, where they are.
+    pub unchanged: usize,
+    /// The bytes from `unchanged` to `consumed` were one header block, now rewritten at the end
+    /// of the output; the bytes from `consumed` on go through [`Rewriter::process`].
+    pub consumed: usize,
 }
 
 impl Rewriter {
@@ -309,23 +352,100 @@ impl Rewriter {
             self.stage = Stage::PassThrough;
             return;
         }
-        match rewrite_block(&mut self.table, &block.fragment) {
+        let rewritten = self.rewrite(
+            block.stream,
+            block.flags,
+            block.priority.as_ref(),
+            &block.fragment,
+            output,
+        );
+        if rewritten != Ok(true) {
+            output.extend_from_slice(frames);
+        }
+    }
+
+    /// Reads a request's header block, following the table: `Ok(true)` when it was written to
+    /// `output` with a refused `:authority` replaced, `Ok(false)` when it goes on as it came,
+    /// `Err` when it is not valid HPACK (it goes on as it came, and so does everything after it).
+    fn rewrite(
+        &mut self,
+        stream: u32,
+        flags: u8,
+        priority: Option<&[u8; 5]>,
+        fragment: &[u8],
+        output: &mut Vec<u8>,
+    ) -> Result<bool, ()> {
+        match rewrite_block(&mut self.table, fragment) {
             Err(()) => {
-                output.extend_from_slice(frames);
                 self.stage = Stage::PassThrough;
+                Err(())
             }
-            Ok(None) => output.extend_from_slice(frames),
+            Ok(None) => Ok(false),
             Ok(Some(new_block)) => {
                 self.rewritten += 1;
-                h2frame::write_header_block(
-                    block.stream,
-                    block.flags,
-                    block.priority.as_ref(),
-                    &new_block,
-                    output,
-                );
+                h2frame::write_header_block(stream, flags, priority, &new_block, output);
+                Ok(true)
             }
         }
+    }
+
+    /// Whether nothing is held: no unfinished header block, no preface still to come. Bytes
+    /// read then may go through [`Rewriter::scan`] in place.
+    pub fn idle(&self) -> bool {
+        self.stage != Stage::Preface && self.pending.is_empty() && !self.assembler.in_block()
+    }
+
+    /// Reads bytes just read while [`idle`](Self::idle), where they are: the usual traffic (frames
+    /// that are not part of a header block, in whole or in part, and requests whose header
+    /// block is one HEADERS frame needing no change) goes on without being copied. It stops at
+    /// what needs [`process`](Self::process): a header block to rewrite (written to `output`
+    /// here, as its table update is already made), one spread over frames, a frame cut short
+    /// inside a header block, anything malformed. Bytes it passes come out exactly as
+    /// [`process`](Self::process) would give them.
+    pub fn scan(&mut self, bytes: &[u8], output: &mut Vec<u8>) -> Scanned {
+        let all = Scanned { unchanged: bytes.len(), consumed: bytes.len() };
+        if self.stage == Stage::PassThrough {
+            return all;
+        }
+        let mut at = self.skip.min(bytes.len());
+        self.skip -= at;
+        while at < bytes.len() {
+            let rest = &bytes[at..];
+            let Some(head) = h2frame::Head::parse(rest) else { break };
+            if matches!(head.kind, HEADERS | PUSH_PROMISE | CONTINUATION) {
+                let Some((head, payload)) = h2frame::split_frame(rest) else { break };
+                if head.kind != HEADERS || !head.has(END_HEADERS) {
+                    break;
+                }
+                let Ok(first) = h2frame::FirstFrame::read(&head, payload) else { break };
+                let frame = HEADER_LEN + head.len;
+                match self.rewrite(
+                    head.stream,
+                    head.flags,
+                    first.priority.as_ref(),
+                    first.fragment,
+                    output,
+                ) {
+                    Ok(false) => at += frame,
+                    Ok(true) => return Scanned { unchanged: at, consumed: at + frame },
+                    Err(()) => return all,
+                }
+            } else {
+                let end = HEADER_LEN + head.len;
+                if end <= rest.len() {
+                    at += end;
+                    continue;
+                }
+                if head.len > MAX_HEADER_BLOCK + MAX_WRITTEN_FRAME {
+                    // As `process` does with a frame too large to hold.
+                    self.stage = Stage::PassThrough;
+                    return all;
+                }
+                self.skip = end - rest.len();
+                return all;
+            }
+        }
+        Scanned { unchanged: at, consumed: at }
     }
 }
 
@@ -544,7 +664,54 @@ mod tests {
             at = end;
         }
         rewriter.finish(&mut pending, &mut out);
+        // The socket's reader gives the same bytes, whether it reads in place (`scan`) or
+        // through its own buffer (a reader's buffer too small to read into).
+        for reader_buffer in [MIN_DIRECT - 1, MIN_DIRECT, 1000, 16_384] {
+            let (read, rewritten) = read_through_fix(input, chunks, reader_buffer);
+            assert!(read == out, "chunks {chunks:?}, reader buffer {reader_buffer}: bytes differ");
+            assert_eq!(rewritten, rewriter.rewritten, "reader buffer {reader_buffer}");
+        }
         (out, rewriter.rewritten)
+    }
+
+    /// A socket that gives `input` in chunks of the given sizes (cycled), then its end.
+    struct Chunks<'a> {
+        input: &'a [u8],
+        sizes: std::iter::Cycle<std::slice::Iter<'a, usize>>,
+    }
+
+    impl AsyncRead for Chunks<'_> {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            let size = self.sizes.next().copied().unwrap_or(1).max(1);
+            let n = size.min(self.input.len()).min(buf.remaining());
+            let (now, later) = self.input.split_at(n);
+            buf.put_slice(now);
+            self.input = later;
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// What a reader with a buffer of `reader_buffer` bytes gets from [`AuthorityFix`] over a
+    /// socket giving `input` in `chunks`.
+    fn read_through_fix(input: &[u8], chunks: &[usize], reader_buffer: usize) -> (Vec<u8>, u64) {
+        let mut fix = AuthorityFix::new(Chunks { input, sizes: chunks.iter().cycle() });
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let (mut out, mut buffer) = (Vec::new(), vec![0; reader_buffer]);
+        loop {
+            let mut read = ReadBuf::new(&mut buffer);
+            let Poll::Ready(result) = Pin::new(&mut fix).poll_read(&mut cx, &mut read) else {
+                panic!("a socket that never waits made the reader wait");
+            };
+            result.unwrap();
+            if read.filled().is_empty() {
+                return (out, fix.rewritten());
+            }
+            out.extend_from_slice(read.filled());
+        }
     }
 
     /// The header blocks of a client's frame stream, each decoded by its own decoder in order.
@@ -599,6 +766,17 @@ mod tests {
     /// A stream of `n` requests; every `refused_every`-th has a refused authority; header values
     /// vary so the dynamic table fills and evicts.
     fn stream_of(n: usize, authority: &[u8], refused_every: usize) -> Vec<u8> {
+        stream_with_messages(n, authority, refused_every, 2)
+    }
+
+    /// [`stream_of`] with each request's message `message_len` bytes long (its DATA frame
+    /// 5 more).
+    fn stream_with_messages(
+        n: usize,
+        authority: &[u8],
+        refused_every: usize,
+        message_len: u8,
+    ) -> Vec<u8> {
         let mut encoder = IndexingEncoder::default();
         let mut out = PREFACE.to_vec();
         out.extend(frame(0x4, 0, 0, &[0, 4, 0, 0, 0x10, 0])); // SETTINGS
@@ -617,7 +795,9 @@ mod tests {
             let block = encoder.encode(headers.iter().map(|(n, v)| (n.as_slice(), v.as_slice())));
             let id = u32::try_from(2 * i + 1).unwrap();
             out.extend(frame(HEADERS, END_HEADERS, id, &block));
-            out.extend(frame(0x0, 0x1, id, &[0, 0, 0, 0, 2, 0x0a, 0]));
+            let mut message = vec![0, 0, 0, 0, message_len];
+            message.extend((0..message_len).map(|b| b.wrapping_mul(31)));
+            out.extend(frame(0x0, 0x1, id, &message));
         }
         out
     }
@@ -719,6 +899,27 @@ mod tests {
         // loona's encoder writes `:authority` by its static name without indexing: any length.
         assert_eq!(seen[0][3], (b":authority".to_vec(), b"localhost".to_vec()));
         assert_eq!(seen[0][6].1.len(), 40_000);
+    }
+
+    #[test]
+    fn reading_in_place_gives_what_the_buffered_reader_gives() {
+        // Requests with messages as large as a NodePublishVolume's, cut at random places: the
+        // reader in place passes DATA frames in parts and stops at blocks to rewrite. `run`
+        // holds every reader to the buffered one.
+        let mut rng = fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15);
+        for authority in [&b"localhost"[..], b"%2Ftmp%2Fcsi.sock", b"/var/lib/kubelet/csi.sock"] {
+            let input = stream_with_messages(120, authority, 4, 250);
+            for _ in 0..20 {
+                let chunks: Vec<usize> = (0..7).map(|_| rng.usize(1..900)).collect();
+                let (out, rewritten) = run(&input, &chunks);
+                if authority == b"localhost" {
+                    assert!(out == input && rewritten == 0, "chunks {chunks:?}");
+                } else {
+                    assert!(rewritten > 0, "chunks {chunks:?}");
+                    assert_eq!(decoded_blocks(&out).len(), 120, "chunks {chunks:?}");
+                }
+            }
+        }
     }
 
     #[test]
