@@ -245,6 +245,8 @@ pub struct Rewriter {
     pending: Vec<u8>,
     /// Header blocks rewritten so far.
     rewritten: u64,
+    /// Where Huffman-coded strings are decoded.
+    scratch: Vec<u8>,
     /// Bytes of a frame that is not part of a header block, still to come and passed as they
     /// come ([`Rewriter::scan`] passes such a frame in parts; [`Rewriter::process`] holds it
     /// whole).
@@ -375,7 +377,7 @@ impl Rewriter {
         fragment: &[u8],
         output: &mut Vec<u8>,
     ) -> Result<bool, ()> {
-        match rewrite_block(&mut self.table, fragment) {
+        match rewrite_block(&mut self.table, fragment, &mut self.scratch) {
             Err(()) => {
                 self.stage = Stage::PassThrough;
                 Err(())
@@ -517,14 +519,15 @@ impl Table {
     }
 }
 
-/// An HPACK string's bytes, Huffman-decoded when they are coded.
-fn decode_string(raw: RawString<'_>) -> Result<Vec<u8>, ()> {
+/// An HPACK string's bytes: where they are, or Huffman-decoded into `scratch` (one buffer per
+/// connection, so a request's headers cost no allocation).
+fn decode_string<'a>(raw: RawString<'a>, scratch: &'a mut Vec<u8>) -> Result<&'a [u8], ()> {
     if !raw.huffman {
-        return Ok(raw.bytes.to_vec());
+        return Ok(raw.bytes);
     }
-    let mut decoded = Vec::new();
-    huffman_decode(raw.bytes, &mut decoded).map_err(drop)?;
-    Ok(decoded)
+    scratch.clear();
+    huffman_decode(raw.bytes, scratch).map_err(drop)?;
+    Ok(scratch)
 }
 
 /// An HPACK integer with an `n`-bit prefix whose other bits are `high`.
@@ -559,7 +562,11 @@ fn filler(len: usize) -> Vec<u8> {
 /// Reads one header block, following the dynamic table; returns the block with every refused
 /// `:authority` value replaced, or `None` when nothing needs to change. `Err` when the block is
 /// not valid HPACK (the caller then stops rewriting).
-fn rewrite_block(table: &mut Table, block: &[u8]) -> Result<Option<Vec<u8>>, ()> {
+fn rewrite_block(
+    table: &mut Table,
+    block: &[u8],
+    scratch: &mut Vec<u8>,
+) -> Result<Option<Vec<u8>>, ()> {
     let mut out: Option<Vec<u8>> = None;
     // Bytes of `block` up to `copied` are already in `out` (when it exists).
     let mut copied = 0;
@@ -581,7 +588,7 @@ fn rewrite_block(table: &mut Table, block: &[u8]) -> Result<Option<Vec<u8>>, ()>
         let (prefix, indexing) = if b & 0xc0 == 0x40 { (6, true) } else { (4, false) };
         let name_index = read_int(block, &mut at, prefix).map_err(drop)?;
         let (authority, name_len) = if name_index == 0 {
-            let name = decode_string(read_string(block, &mut at).map_err(drop)?)?;
+            let name = decode_string(read_string(block, &mut at).map_err(drop)?, scratch)?;
             (name == b":authority", name.len())
         } else {
             (table.name_is_authority(name_index)?, table.name_len(name_index)?)
@@ -597,7 +604,7 @@ fn rewrite_block(table: &mut Table, block: &[u8]) -> Result<Option<Vec<u8>>, ()>
                 table.insert(Entry { authority, name_len, size });
                 continue;
             }
-            (_, _, value) => decode_string(value)?,
+            (_, _, value) => decode_string(value, scratch)?,
         };
         if indexing {
             table.insert(Entry {
@@ -606,7 +613,7 @@ fn rewrite_block(table: &mut Table, block: &[u8]) -> Result<Option<Vec<u8>>, ()>
                 size: name_len + value.len() + ENTRY_OVERHEAD,
             });
         }
-        if authority && !acceptable(&value) && !(indexing && value.is_empty()) {
+        if authority && !acceptable(value) && !(indexing && value.is_empty()) {
             let new = out.get_or_insert_with(|| Vec::with_capacity(block.len() + 64));
             new.extend_from_slice(&block[copied..value_start]);
             let replacement = if indexing { filler(value.len()) } else { b"localhost".to_vec() };
