@@ -4,30 +4,36 @@
 //!
 //! Each is measured with no tracing subscriber and at INFO with the log written to a file, as a
 //! deployed driver's log goes to a file or a pipe: through the skeleton's non-blocking
-//! `server::log::LogLayer` (both servers), and, for the skeleton, through `tracing-subscriber`'s
-//! `fmt` layer, which formats and writes each line on the call's thread (what `cargo xtask
-//! new-driver`'s scaffold sets up), for comparison. A last column calls the tonic service
-//! directly, without the transport: the layers' own cost, free of socket noise; beside it the
-//! heap allocations of one such call, which no load on the machine changes.
+//! `server::log::LogLayer`, and through `tracing-subscriber`'s `fmt` layer, which formats and
+//! writes each line on the call's thread, for comparison. Bare tonic writes no line per call (it
+//! has none to write). A column calls the tonic service directly, without the transport: the
+//! layers' own cost, free of socket noise; beside it the heap allocations of one such call, which
+//! no load on the machine changes.
 //!
 //! Run: `cargo bench -p csikit-runtime --bench server_latency`. The last lines compare the
 //! skeleton with bare tonic at p50 in microseconds, against the issue's bounds (1 µs added with
 //! no subscriber, 2 µs at INFO), and say whether every call was logged, none with a secret.
 //!
-//! Each measurement runs in a child process of this binary (`--child VARIANT`): "no subscriber"
-//! then means no tracing dispatcher ever existed in the process, which one process switching
-//! subscribers could not give (tracing caches each callsite's interest for every dispatcher
-//! created). The parent runs [`ROUNDS`] rounds, each variant once per round in rotating order
-//! so machine noise hits all alike, and pools the samples. In a child the server runs on a
-//! multi-thread tokio runtime and the client (one tonic channel over the socket, connected once
-//! the server listens) on a current-thread runtime of its own: a warm-up, then [`SEQUENTIAL`]
-//! calls one after the other (latency), then [`IN_FLIGHT`] tasks calling at once on distinct
-//! volumes (throughput). A child with a log reads the file back after the calls over the socket
-//! (once the writer has written what was logged): one `ok` line per call the skeleton served,
-//! none dropped. The calls without transport come a microsecond apart, far faster than any CO
-//! calls a plugin, and may fill the non-blocking log's queue: at the end, every call has its
-//! line or is counted dropped, and the log's own notices say as many as were dropped. No line
-//! may hold the secret value.
+//! Each log setting runs in a child process of this binary (`--child MODE ROUND`): "no
+//! subscriber" then means no tracing dispatcher ever existed in the process, which one process
+//! switching subscribers could not give (tracing caches each callsite's interest for every
+//! dispatcher created). A child serves the skeleton and bare tonic (and, without a subscriber,
+//! the skeleton without its `:authority` rewriter) at once, each on a socket of its own, on one
+//! multi-thread tokio runtime; the client (one tonic channel per socket, connected once the
+//! server listens) runs on a current-thread runtime of its own and calls the servers in turn,
+//! one call each, the first of each turn rotating: the compared calls are made side by side in
+//! one process, so neither the process nor the moment favours one server (separate processes
+//! differed by up to 30 µs at p50 from one run to the next on this machine). A warm-up, then
+//! [`SEQUENTIAL`] calls per server (latency), then per server [`IN_FLIGHT`] tasks calling at once
+//! on distinct volumes (throughput). The parent runs [`ROUNDS`] rounds, the children in rotating
+//! order, and pools the samples. A child with a log reads the file back after the calls over the
+//! socket (once the writer has written what was logged): one `ok` line per call the skeleton
+//! served, none dropped. The calls without transport come a microsecond apart, far faster than
+//! any CO calls a plugin, and may fill the non-blocking log's queue: at the end, every call has
+//! its line or is counted dropped, and the log's own notices say as many as were dropped. No line
+//! may hold the secret value. At INFO the log's writer thread runs while either server answers:
+//! its share of the 2 cores lands on both, so the throughput columns (the servers one after the
+//! other) are where the writer's whole cost shows.
 
 #![allow(
     unsafe_code,
@@ -45,7 +51,7 @@ use std::time::{Duration, Instant};
 use csikit::server::log::LogLayer;
 use csikit::server::{Endpoint, Layers};
 use csikit::v1::node_client::NodeClient;
-use csikit::v1::volume_capability::{AccessMode, AccessType, MountVolume, access_mode::Mode};
+use csikit::v1::volume_capability::{AccessMode, AccessType, MountVolume, access_mode};
 use csikit::v1::*;
 use prost::Message as _;
 use tonic::{Request, Response, Status};
@@ -112,7 +118,7 @@ fn request(volume: usize) -> NodePublishVolumeRequest {
                 mount_flags: vec!["noatime".into()],
                 ..Default::default()
             })),
-            access_mode: Some(AccessMode { mode: Mode::SingleNodeWriter as i32 }),
+            access_mode: Some(AccessMode { mode: access_mode::Mode::SingleNodeWriter as i32 }),
         }),
         readonly: false,
         secrets: HashMap::from([("token".to_owned(), SECRET.to_owned())]),
@@ -225,57 +231,68 @@ enum Log {
     Fmt,
 }
 
-/// One configuration measured.
-#[derive(Clone, Copy)]
-struct Variant {
-    name: &'static str,
-    skeleton: bool,
-    log: Log,
-    /// Served as `serve_routes` serves a unix socket, through the `:authority` rewriter.
-    rewriter: bool,
+/// One server a child runs, each on a socket of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Server {
+    /// The skeleton as `serve` serves a unix socket, through the `:authority` rewriter.
+    Skeleton,
+    /// Bare tonic with the same handler body.
+    Bare,
+    /// The skeleton's routes on a plain listener: everything but the rewriter.
+    SkeletonPlain,
 }
 
-const VARIANTS: [Variant; 6] = [
-    Variant { name: "skeleton, no subscriber", skeleton: true, log: Log::None, rewriter: true },
-    Variant { name: "bare tonic, no subscriber", skeleton: false, log: Log::None, rewriter: false },
-    Variant {
-        name: "skeleton, INFO, non-blocking log to a file",
-        skeleton: true,
-        log: Log::NonBlocking,
-        rewriter: true,
-    },
-    Variant {
-        name: "bare tonic, INFO, non-blocking log to a file",
-        skeleton: false,
-        log: Log::NonBlocking,
-        rewriter: false,
-    },
-    Variant {
-        name: "skeleton, INFO, fmt to a file on the call's thread",
-        skeleton: true,
-        log: Log::Fmt,
-        rewriter: true,
-    },
-    Variant {
-        name: "skeleton, no subscriber, no :authority rewriter",
-        skeleton: true,
+impl Server {
+    fn name(self) -> &'static str {
+        match self {
+            Server::Skeleton => "skeleton",
+            Server::Bare => "bare tonic",
+            Server::SkeletonPlain => "skeleton without the :authority rewriter",
+        }
+    }
+
+    fn skeleton(self) -> bool {
+        self != Server::Bare
+    }
+}
+
+/// One child process: a log, and the servers it calls in turn.
+struct Mode {
+    name: &'static str,
+    log: Log,
+    servers: &'static [Server],
+}
+
+const MODES: [Mode; 3] = [
+    Mode {
+        name: "no subscriber",
         log: Log::None,
-        rewriter: false,
+        servers: &[Server::Skeleton, Server::Bare, Server::SkeletonPlain],
+    },
+    Mode {
+        name: "INFO, non-blocking log to a file",
+        log: Log::NonBlocking,
+        servers: &[Server::Skeleton, Server::Bare],
+    },
+    Mode {
+        name: "INFO, fmt to a file on the call's thread",
+        log: Log::Fmt,
+        servers: &[Server::Skeleton, Server::Bare],
     },
 ];
 
-/// The comparisons printed at the end: (skeleton variant, baseline variant, what, bound in µs).
-const COMPARISONS: [(usize, usize, &str, Option<f64>); 4] = [
-    (0, 1, "no subscriber", Some(1.0)),
-    (2, 3, "INFO, non-blocking log to a file", Some(2.0)),
-    (4, 3, "INFO, fmt on the call's thread (skeleton) against the non-blocking log (bare)", None),
-    (0, 5, "the :authority rewriter (skeleton with it against without it)", None),
+/// The comparisons printed at the end: (mode, server, baseline server, what, bound in µs).
+const COMPARISONS: [(usize, usize, usize, &str, Option<f64>); 4] = [
+    (0, 0, 1, "no subscriber", Some(1.0)),
+    (1, 0, 1, "INFO, non-blocking log to a file", Some(2.0)),
+    (2, 0, 1, "INFO, fmt on the call's thread (skeleton) against bare tonic", None),
+    (0, 0, 2, "the :authority rewriter (skeleton with it against without it)", None),
 ];
 
-/// What one child measured.
+/// What one child measured of one server.
 #[derive(Default)]
 struct Measured {
-    /// Sequential call latencies, nanoseconds.
+    /// Sequential call latencies, nanoseconds, in the order the calls were made.
     latencies: Vec<u64>,
     /// The throughput run: calls and wall time.
     concurrent_calls: usize,
@@ -285,6 +302,12 @@ struct Measured {
     direct_time: Duration,
     /// Heap allocations of [`COUNTED`] calls straight into the service.
     allocations: usize,
+}
+
+/// What one child measured: each server's figures, and the skeleton's log read back.
+#[derive(Default)]
+struct Child {
+    servers: Vec<Measured>,
     /// The log read back after the calls over the socket: `ok` lines, calls the skeleton
     /// served, lines the queue dropped.
     logged_socket: Option<[usize; 3]>,
@@ -296,9 +319,10 @@ struct Measured {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|a| a == "--child") {
-        let index: usize =
-            args.get(at + 1).and_then(|i| i.parse().ok()).expect("--child VARIANT_INDEX");
-        child(VARIANTS[index]);
+        let number = |k: usize| -> usize {
+            args.get(at + k).and_then(|i| i.parse().ok()).expect("--child MODE ROUND")
+        };
+        child(&MODES[number(1)], number(2));
         return;
     }
     parent();
@@ -317,27 +341,40 @@ fn parent() {
     let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
     println!("NodePublishVolume over a unix socket, request {size} bytes, {cores} cores");
     println!(
-        "{ROUNDS} rounds x {} variants, each a child process: {WARM_UP} warm-up calls, {SEQUENTIAL} sequential calls, {} calls with {IN_FLIGHT} in flight, {DIRECT} calls without transport",
-        VARIANTS.len(),
+        "{ROUNDS} rounds x {} children (one per log setting), each calling its servers in turn, one call each in rotating order: {WARM_UP} warm-up and {SEQUENTIAL} timed sequential calls per server, then per server {} calls with {IN_FLIGHT} in flight and {DIRECT} without transport",
+        MODES.len(),
         IN_FLIGHT * PER_TASK
     );
     let load_before = load_average();
     let exe = std::env::current_exe().expect("own path");
-    let mut pooled: Vec<Measured> = VARIANTS.iter().map(|_| Measured::default()).collect();
-    // Per round, each variant's p50, for the spread of the overhead between rounds.
-    let mut round_p50 = vec![[0u64; VARIANTS.len()]; ROUNDS];
-    for (round, p50s) in round_p50.iter_mut().enumerate() {
-        for k in 0..VARIANTS.len() {
-            let index = (round + k) % VARIANTS.len();
-            let measured = run_child(&exe, index);
-            p50s[index] = percentile(&mut measured.latencies.clone(), 50.0);
+    let mut pooled: Vec<Child> = MODES
+        .iter()
+        .map(|mode| Child {
+            servers: mode.servers.iter().map(|_| Measured::default()).collect(),
+            ..Child::default()
+        })
+        .collect();
+    // Per round, each comparison's difference of p50s, for its spread between rounds.
+    let mut round_added: Vec<Vec<f64>> = vec![Vec::new(); COMPARISONS.len()];
+    for round in 0..ROUNDS {
+        for k in 0..MODES.len() {
+            let index = (round + k) % MODES.len();
+            let measured = run_child(&exe, index, round);
+            for (c, (mode, server, base, ..)) in COMPARISONS.iter().enumerate() {
+                if *mode == index {
+                    let p = |s: usize| percentile(&mut measured.servers[s].latencies.clone(), 50.0);
+                    round_added[c].push(micros_f(p(*server)) - micros_f(p(*base)));
+                }
+            }
             let pool = &mut pooled[index];
-            pool.latencies.extend(measured.latencies);
-            pool.concurrent_calls += measured.concurrent_calls;
-            pool.concurrent_time += measured.concurrent_time;
-            pool.direct_calls += measured.direct_calls;
-            pool.direct_time += measured.direct_time;
-            pool.allocations = measured.allocations;
+            for (total, m) in pool.servers.iter_mut().zip(measured.servers) {
+                total.latencies.extend(m.latencies);
+                total.concurrent_calls += m.concurrent_calls;
+                total.concurrent_time += m.concurrent_time;
+                total.direct_calls += m.direct_calls;
+                total.direct_time += m.direct_time;
+                total.allocations = m.allocations;
+            }
             if let Some(logged) = measured.logged {
                 let sum = pool.logged.get_or_insert([0; 5]);
                 for (total, n) in sum.iter_mut().zip(logged) {
@@ -356,39 +393,53 @@ fn parent() {
 
     println!();
     println!(
-        "| server | p50 | p99 | sequential calls/s | {IN_FLIGHT} in flight calls/s | no transport: time per call | allocations per call |"
+        "| log | server | p50 | p99 | sequential calls/s | {IN_FLIGHT} in flight calls/s | no transport: time per call | allocations per call |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|");
-    let mut p50 = [0u64; VARIANTS.len()];
-    for (i, (variant, m)) in VARIANTS.iter().zip(&mut pooled).enumerate() {
-        let total: u64 = m.latencies.iter().sum();
-        let sequential = m.latencies.len() as f64 / (total as f64 / 1e9);
-        let concurrent = m.concurrent_calls as f64 / m.concurrent_time.as_secs_f64();
-        p50[i] = percentile(&mut m.latencies, 50.0);
-        let p99 = percentile(&mut m.latencies, 99.0);
-        let direct = m.direct_time.as_nanos() as f64 / m.direct_calls as f64;
-        let allocations = m.allocations as f64 / COUNTED as f64;
-        println!(
-            "| {} | {} | {} | {sequential:.0} | {concurrent:.0} | {direct:.0} ns | {allocations:.1} |",
-            variant.name,
-            micros(p50[i]),
-            micros(p99)
-        );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
+    for (mode, child) in MODES.iter().zip(&pooled) {
+        for (server, m) in mode.servers.iter().zip(&child.servers) {
+            let mut sorted = m.latencies.clone();
+            let total: u64 = sorted.iter().sum();
+            let sequential = sorted.len() as f64 / (total as f64 / 1e9);
+            let concurrent = m.concurrent_calls as f64 / m.concurrent_time.as_secs_f64();
+            let p50 = percentile(&mut sorted, 50.0);
+            let p99 = percentile(&mut sorted, 99.0);
+            let direct = m.direct_time.as_nanos() as f64 / m.direct_calls as f64;
+            let allocations = m.allocations as f64 / COUNTED as f64;
+            println!(
+                "| {} | {} | {} | {} | {sequential:.0} | {concurrent:.0} | {direct:.0} ns | {allocations:.1} |",
+                mode.name,
+                server.name(),
+                micros(p50),
+                micros(p99)
+            );
+        }
     }
     println!();
-    println!("Skeleton against its baseline at p50, same run (pooled; per round: median, range):");
-    for (skeleton, base, what, bound) in COMPARISONS {
-        let added = micros_f(p50[skeleton]) - micros_f(p50[base]);
-        let percent = (p50[skeleton] as f64 / p50[base] as f64 - 1.0) * 100.0;
-        let mut per_round: Vec<f64> =
-            round_p50.iter().map(|r| micros_f(r[skeleton]) - micros_f(r[base])).collect();
+    println!(
+        "Skeleton against its baseline, same run: the difference of the pooled p50s (per round: median, range), and the median of the differences of calls made side by side:"
+    );
+    for (c, (mode, server, base, what, bound)) in COMPARISONS.iter().enumerate() {
+        let child = &pooled[*mode];
+        let (ours, theirs) = (&child.servers[*server].latencies, &child.servers[*base].latencies);
+        let p = |samples: &Vec<u64>| percentile(&mut samples.clone(), 50.0);
+        let added = micros_f(p(ours)) - micros_f(p(theirs));
+        let percent = (p(ours) as f64 / p(theirs) as f64 - 1.0) * 100.0;
+        let mut paired: Vec<i64> = ours
+            .iter()
+            .zip(theirs)
+            .map(|(a, b)| i64::try_from(*a).expect("fits") - i64::try_from(*b).expect("fits"))
+            .collect();
+        paired.sort_unstable();
+        let paired_median = paired[paired.len() / 2] as f64 / 1000.0;
+        let per_round = &mut round_added[c];
         per_round.sort_by(f64::total_cmp);
         let verdict = bound.map_or(String::new(), |b| {
             let within = if added <= b { "within" } else { "OVER" };
             format!(" [bound {b:.0} µs: {within}]")
         });
         println!(
-            "  {what}: {added:+.2} µs ({percent:+.1}%) (per round: median {:+.2} µs, {:+.2} to {:+.2} µs){verdict}",
+            "  {what}: {added:+.2} µs ({percent:+.1}%) (per round: median {:+.2} µs, {:+.2} to {:+.2} µs; side by side: median {paired_median:+.2} µs){verdict}",
             per_round[per_round.len() / 2],
             per_round[0],
             per_round[per_round.len() - 1]
@@ -396,13 +447,13 @@ fn parent() {
     }
     println!();
     println!("The logs, over all rounds:");
-    for (variant, m) in VARIANTS.iter().zip(&pooled) {
+    for (mode, child) in MODES.iter().zip(&pooled) {
         if let (Some([lines, calls, dropped]), Some([all, served, all_dropped, said, secret])) =
-            (m.logged_socket, m.logged)
+            (child.logged_socket, child.logged)
         {
             println!(
                 "  '{}': over the socket {lines} ok lines for {calls} calls, {dropped} dropped; with the calls without transport {all} for {served}, {all_dropped} dropped ({said} said in the log); {secret} lines with the secret value",
-                variant.name
+                mode.name
             );
         }
     }
@@ -424,50 +475,66 @@ fn percentile(samples: &mut [u64], p: f64) -> u64 {
     samples[rank.clamp(1, samples.len()) - 1]
 }
 
-/// Runs one child and reads what it printed: `seq` and the latencies, `conc` and `direct` with
-/// the calls and the nanoseconds they took, `allocs`, and `logged` with the log's figures.
-fn run_child(exe: &Path, index: usize) -> Measured {
-    let out = Command::new(exe).arg("--child").arg(index.to_string()).output().expect("run child");
+/// Runs one child and reads what it printed: per server `seq K` and the latencies, `conc K` and
+/// `direct K` with the calls and the nanoseconds they took, `allocs K`; and `logged` with the
+/// log's figures.
+fn run_child(exe: &Path, index: usize, round: usize) -> Child {
+    let out = Command::new(exe)
+        .arg("--child")
+        .arg(index.to_string())
+        .arg(round.to_string())
+        .output()
+        .expect("run child");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
         "child {index} failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut measured = Measured::default();
+    let mode = &MODES[index];
+    let mut measured = Child {
+        servers: mode.servers.iter().map(|_| Measured::default()).collect(),
+        ..Child::default()
+    };
     for line in stdout.lines() {
         let mut words = line.split_whitespace();
         let numbers = |words: std::str::SplitWhitespace<'_>| {
             words.map(|w| w.parse::<u64>().expect("number")).collect::<Vec<_>>()
         };
         let size = |n: u64| usize::try_from(n).expect("fits");
-        match words.next() {
-            Some("seq") => measured.latencies = numbers(words),
-            Some("conc") => {
-                let n = numbers(words);
-                measured.concurrent_calls = size(n[0]);
-                measured.concurrent_time = Duration::from_nanos(n[1]);
+        let Some(what) = words.next() else { continue };
+        let n = numbers(words);
+        match what {
+            "seq" => measured.servers[size(n[0])].latencies = n[1..].to_vec(),
+            "conc" => {
+                let m = &mut measured.servers[size(n[0])];
+                m.concurrent_calls = size(n[1]);
+                m.concurrent_time = Duration::from_nanos(n[2]);
             }
-            Some("direct") => {
-                let n = numbers(words);
-                measured.direct_calls = size(n[0]);
-                measured.direct_time = Duration::from_nanos(n[1]);
+            "direct" => {
+                let m = &mut measured.servers[size(n[0])];
+                m.direct_calls = size(n[1]);
+                m.direct_time = Duration::from_nanos(n[2]);
             }
-            Some("allocs") => measured.allocations = size(numbers(words)[0]),
-            Some("logged_socket") => {
-                let n = numbers(words);
-                measured.logged_socket = Some([size(n[0]), size(n[1]), size(n[2])]);
-            }
-            Some("logged") => {
-                let n = numbers(words);
+            "allocs" => measured.servers[size(n[0])].allocations = size(n[1]),
+            "logged_socket" => measured.logged_socket = Some([size(n[0]), size(n[1]), size(n[2])]),
+            "logged" => {
                 measured.logged =
                     Some([size(n[0]), size(n[1]), size(n[2]), size(n[3]), size(n[4])]);
             }
             _ => {}
         }
     }
-    assert_eq!(measured.latencies.len(), SEQUENTIAL, "child {index} printed its samples");
-    let name = VARIANTS[index].name;
+    for (server, m) in mode.servers.iter().zip(&measured.servers) {
+        assert_eq!(
+            m.latencies.len(),
+            SEQUENTIAL,
+            "child '{}' printed the samples of '{}'",
+            mode.name,
+            server.name()
+        );
+    }
+    let name = mode.name;
     if let Some([lines, calls, dropped]) = measured.logged_socket {
         assert_eq!((lines, dropped), (calls, 0), "{name}: every call over the socket has its line");
     }
@@ -483,15 +550,14 @@ fn run_child(exe: &Path, index: usize) -> Measured {
     measured
 }
 
-fn child(variant: Variant) {
+fn child(mode: &Mode, round: usize) {
     let dir = std::env::temp_dir().join(format!("csikit-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("child dir");
-    let socket = dir.join("csi.sock");
     let log_path = dir.join("plugin.log");
     // INFO, as `cargo xtask new-driver`'s scaffold filters; no colour (a file, not a terminal).
     let filter = || tracing_subscriber::EnvFilter::new("info");
-    let guard = match variant.log {
+    let guard = match mode.log {
         Log::None => None,
         Log::NonBlocking => {
             let file = std::fs::File::create(&log_path).expect("log file");
@@ -512,88 +578,112 @@ fn child(variant: Variant) {
 
     let server_runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("server runtime");
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let shutdown = async {
-        let _ = stopped.await;
-    };
-    let layers = Layers { validate_responses: true, ..Layers::default() };
-    let serving = if variant.skeleton && !variant.rewriter {
-        // The skeleton's routes on a plain listener: everything but the rewriter.
-        let listener = bind(&server_runtime, &socket);
-        server_runtime.spawn(async move {
-            let server = csikit::server::Builder::new("bench.csikit.dev", "1")
-                .layers(layers)
-                .node(SkeletonNode)
-                .build()
-                .await
-                .expect("builds");
-            tonic::transport::Server::builder()
-                .add_routes(server.into_routes())
-                .serve_with_incoming_shutdown(listener, shutdown)
-                .await
-                .expect("serves");
-        })
-    } else if variant.skeleton {
-        let endpoint = Endpoint::Unix(socket.clone());
-        server_runtime.spawn(async move {
-            let server = csikit::server::Builder::new("bench.csikit.dev", "1")
-                .layers(layers)
-                .node(SkeletonNode)
-                .build()
-                .await
-                .expect("builds");
-            server.serve(&endpoint, shutdown).await.expect("serves");
-        })
-    } else {
-        let listener = bind(&server_runtime, &socket);
-        server_runtime.spawn(async move {
-            tonic::transport::Server::builder()
-                .add_service(csikit::v1::node_server::NodeServer::new(BareNode))
-                .serve_with_incoming_shutdown(listener, shutdown)
-                .await
-                .expect("serves");
-        })
-    };
+    let mut stops = Vec::new();
+    let mut serving = Vec::new();
+    let mut sockets = Vec::new();
+    for (k, server) in mode.servers.iter().enumerate() {
+        let socket = dir.join(format!("csi-{k}.sock"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        stops.push(stop);
+        serving.push(serve(&server_runtime, *server, &socket, async {
+            let _ = stopped.await;
+        }));
+        sockets.push(socket);
+    }
 
     let client_runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().expect("client runtime");
-    let (latencies, calls, took) = client_runtime.block_on(measure(&socket));
-    let over_socket = WARM_UP + SEQUENTIAL + calls;
-    if variant.log != Log::None {
+    let measured = client_runtime.block_on(measure(&sockets, round));
+    let skeleton_calls = WARM_UP + SEQUENTIAL + IN_FLIGHT * PER_TASK;
+    if mode.log != Log::None {
         // What the writer has written of the calls so far (fmt wrote each line as it came).
         let dropped = guard.as_ref().map_or(0, |guard| {
             assert!(guard.flush(Duration::from_secs(60)), "the log writer wrote what was logged");
             guard.dropped()
         });
         let lines = read_log(&log_path).0;
-        let served = if variant.skeleton { over_socket } else { 0 };
+        let served: usize =
+            mode.servers.iter().filter(|s| s.skeleton()).map(|_| skeleton_calls).sum();
         println!("logged_socket {lines} {served} {dropped}");
     }
-    let direct = client_runtime.block_on(direct_calls(variant.skeleton, DIRECT));
-    let allocations = client_runtime.block_on(count_allocations(variant.skeleton));
-    // Closes the client's connection, which the server's drain waits for.
-    drop(client_runtime);
-    drop(stop);
-    server_runtime.block_on(serving).expect("server stops");
-
-    let mut out = String::from("seq");
-    for ns in latencies {
-        out.push(' ');
-        out.push_str(&ns.to_string());
+    for (k, server) in mode.servers.iter().enumerate() {
+        let direct = client_runtime.block_on(direct_calls(server.skeleton(), DIRECT));
+        let allocations = client_runtime.block_on(count_allocations(server.skeleton()));
+        println!("direct {k} {DIRECT} {}", direct.as_nanos());
+        println!("allocs {k} {allocations}");
     }
-    println!("{out}");
-    println!("conc {calls} {}", took.as_nanos());
-    println!("direct {DIRECT} {}", direct.as_nanos());
-    println!("allocs {allocations}");
-    if variant.log != Log::None {
+    // Closes the client's connections, which the servers' drain waits for.
+    drop(client_runtime);
+    drop(stops);
+    for served in serving {
+        server_runtime.block_on(served).expect("server stops");
+    }
+
+    for (k, (latencies, calls, took)) in measured.into_iter().enumerate() {
+        let mut out = format!("seq {k}");
+        for ns in latencies {
+            out.push(' ');
+            out.push_str(&ns.to_string());
+        }
+        println!("{out}");
+        println!("conc {k} {calls} {}", took.as_nanos());
+    }
+    if mode.log != Log::None {
         // Closing the log writes out what its queue holds.
         let dropped = guard.as_ref().map_or(0, csikit::server::log::LogGuard::dropped);
         drop(guard);
         let (lines, said, secret) = read_log(&log_path);
-        let served = if variant.skeleton { over_socket + DIRECT + COUNTED } else { 0 };
+        let skeletons = mode.servers.iter().filter(|s| s.skeleton()).count();
+        let served = skeletons * (skeleton_calls + DIRECT + COUNTED);
         println!("logged {lines} {served} {dropped} {said} {secret}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Starts `server` on `socket` until `shutdown`.
+fn serve(
+    runtime: &tokio::runtime::Runtime,
+    server: Server,
+    socket: &Path,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    let layers = Layers { validate_responses: true, ..Layers::default() };
+    let skeleton = move || async move {
+        csikit::server::Builder::new("bench.csikit.dev", "1")
+            .layers(layers)
+            .node(SkeletonNode)
+            .build()
+            .await
+            .expect("builds")
+    };
+    match server {
+        Server::Skeleton => {
+            let endpoint = Endpoint::Unix(socket.to_owned());
+            runtime.spawn(async move {
+                skeleton().await.serve(&endpoint, shutdown).await.expect("serves");
+            })
+        }
+        Server::SkeletonPlain => {
+            let listener = bind(runtime, socket);
+            runtime.spawn(async move {
+                tonic::transport::Server::builder()
+                    .add_routes(skeleton().await.into_routes())
+                    .serve_with_incoming_shutdown(listener, shutdown)
+                    .await
+                    .expect("serves");
+            })
+        }
+        Server::Bare => {
+            let listener = bind(runtime, socket);
+            runtime.spawn(async move {
+                tonic::transport::Server::builder()
+                    .add_service(csikit::v1::node_server::NodeServer::new(BareNode))
+                    .serve_with_incoming_shutdown(listener, shutdown)
+                    .await
+                    .expect("serves");
+            })
+        }
+    }
 }
 
 /// The log read back: the calls' `ok` lines, the lines dropped as the log's notices say (the
@@ -673,36 +763,54 @@ async fn count_allocations(skeleton: bool) -> usize {
     total
 }
 
-async fn measure(socket: &Path) -> (Vec<u64>, usize, Duration) {
-    let mut client = NodeClient::new(channel(socket.to_owned()).await);
+/// Per server: the sequential latencies, and the calls and time of the throughput run. The
+/// sequential calls go to the servers in turn, one call each, the first of each turn rotating,
+/// so what the machine does at a moment lands on every server alike; the throughput runs go one
+/// server after the other, in an order rotating with the round.
+async fn measure(sockets: &[PathBuf], round: usize) -> Vec<(Vec<u64>, usize, Duration)> {
+    let mut clients = Vec::new();
+    for socket in sockets {
+        clients.push(NodeClient::new(channel(socket.clone()).await));
+    }
+    let n = clients.len();
     let one = request(0);
-    for _ in 0..WARM_UP {
-        client.node_publish_volume(one.clone()).await.expect("call");
+    for i in 0..WARM_UP {
+        for k in 0..n {
+            clients[(i + k) % n].node_publish_volume(one.clone()).await.expect("call");
+        }
     }
-    let mut latencies = Vec::with_capacity(SEQUENTIAL);
-    for _ in 0..SEQUENTIAL {
-        let r = one.clone();
+    let mut latencies: Vec<Vec<u64>> = (0..n).map(|_| Vec::with_capacity(SEQUENTIAL)).collect();
+    for i in 0..SEQUENTIAL {
+        for k in 0..n {
+            let server = (i + k) % n;
+            let r = one.clone();
+            let started = Instant::now();
+            clients[server].node_publish_volume(r).await.expect("call");
+            latencies[server].push(u64::try_from(started.elapsed().as_nanos()).expect("fits"));
+        }
+    }
+    let mut throughput = vec![(0, Duration::ZERO); n];
+    for k in 0..n {
+        let server = (round + k) % n;
+        // Distinct volumes: calls on one volume overlapping would be ABORTED by the skeleton.
         let started = Instant::now();
-        client.node_publish_volume(r).await.expect("call");
-        latencies.push(u64::try_from(started.elapsed().as_nanos()).expect("fits"));
-    }
-    // Distinct volumes: calls on one volume overlapping would be ABORTED by the skeleton.
-    let started = Instant::now();
-    let tasks: Vec<_> = (0..IN_FLIGHT)
-        .map(|task| {
-            let mut client = client.clone();
-            let r = request(task + 1);
-            tokio::spawn(async move {
-                for _ in 0..PER_TASK {
-                    client.node_publish_volume(r.clone()).await.expect("call");
-                }
+        let tasks: Vec<_> = (0..IN_FLIGHT)
+            .map(|task| {
+                let mut client = clients[server].clone();
+                let r = request(task + 1);
+                tokio::spawn(async move {
+                    for _ in 0..PER_TASK {
+                        client.node_publish_volume(r.clone()).await.expect("call");
+                    }
+                })
             })
-        })
-        .collect();
-    for task in tasks {
-        task.await.expect("task");
+            .collect();
+        for task in tasks {
+            task.await.expect("task");
+        }
+        throughput[server] = (IN_FLIGHT * PER_TASK, started.elapsed());
     }
-    (latencies, IN_FLIGHT * PER_TASK, started.elapsed())
+    latencies.into_iter().zip(throughput).map(|(l, (calls, took))| (l, calls, took)).collect()
 }
 
 /// A channel over `path`, once the server listens there: the skeleton's `serve` binds the
