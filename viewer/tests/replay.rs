@@ -75,7 +75,7 @@ const HEADER: &str = r#"{"csi_view_capture":1,"secrets":"blanked","upstream":"un
 
 /// One recorded call, as the proxy writes it.
 fn line(call: u64, method: &str, request: &[u8], status: i32, response: Option<&[u8]>) -> String {
-    let b64 = |b: &[u8]| data_encoding::BASE64.encode(b);
+    let b64 = csi_view_core::capture::encode;
     serde_json::json!({
         "call": call,
         "method": method,
