@@ -31,6 +31,7 @@ use tonic::Status;
 
 use crate::advertised::Advertised;
 use crate::sentence::Sentence;
+use crate::v1_12::Conditions;
 
 /// One rule an answer broke.
 #[derive(Debug, Clone)]
@@ -110,10 +111,11 @@ macro_rules! rpcs {
                 name: &str,
                 request: &[u8],
                 answer: &[u8],
+                old: &Conditions,
                 out: &mut Vec<Problem>,
             ) -> Result<(), Unchecked> {
                 match name {
-                    $(stringify!($name) => self.decode_and_check::<$req>(against, request, answer, out),)*
+                    $(stringify!($name) => self.decode_and_check::<$req>(against, request, answer, old, out),)*
                     _ => Err(Unchecked::UnknownRpc(name.to_owned())),
                 }
             }
@@ -176,17 +178,18 @@ pub(crate) enum Unchecked {
 }
 
 impl Answers {
-    /// Checks `answer` (received as `encoded`) against `request`, `against` and what earlier
-    /// answers said (which it remembers in turn); each rule broken goes to `out`.
+    /// Checks `answer` (with `old`, the v1.12.0 conditions its bytes held) against `request`,
+    /// `against` and what earlier answers said (which it remembers in turn); each rule broken
+    /// goes to `out`.
     pub(crate) fn check<Q: Rpc>(
         &mut self,
         against: Against<'_>,
         request: &Q,
         answer: &Q::Response,
-        encoded: &[u8],
+        old: &Conditions,
         out: &mut Vec<Problem>,
     ) {
-        request.check(answer, &mut Found { against, memory: self, out, encoded });
+        request.check(answer, &mut Found { against, memory: self, out, old });
     }
 
     fn decode_and_check<Q: Rpc>(
@@ -194,11 +197,12 @@ impl Answers {
         against: Against<'_>,
         request: &[u8],
         answer: &[u8],
+        old: &Conditions,
         out: &mut Vec<Problem>,
     ) -> Result<(), Unchecked> {
         let request = Q::decode(request).map_err(Unchecked::Request)?;
         let typed = Q::Response::decode(answer).map_err(Unchecked::Answer)?;
-        self.check(against, &request, &typed, answer, out);
+        self.check(against, &request, &typed, old, out);
         Ok(())
     }
 }
@@ -231,9 +235,8 @@ pub(crate) struct Found<'c> {
     against: Against<'c>,
     memory: &'c mut Answers,
     out: &'c mut Vec<Problem>,
-    /// The answer's bytes as received: what the current release removed arrives there, and an
-    /// older release's types read it.
-    encoded: &'c [u8],
+    /// The `volume_condition`s a plugin still on v1.12.0 sent, which v1.13.0 removed.
+    old: &'c Conditions,
 }
 
 impl Found<'_> {
@@ -497,26 +500,12 @@ fn list_volumes(f: &mut Found<'_>, q: &ListVolumesRequest, a: &ListVolumesRespon
             ),
         );
     }
-    // Which entries hold a v1.12 `volume_condition`, in order (none when the bytes do not read).
-    let old = csikit::v1_12::ListVolumesResponse::decode(f.encoded).unwrap_or_default();
-    let mut conditions = old
-        .entries
-        .iter()
-        .map(|e| e.status.as_ref().is_some_and(|st| st.volume_condition.is_some()))
-        .chain(std::iter::repeat(false));
-    for e in &a.entries {
-        let Some(v) = &e.volume else {
-            conditions.next();
-            continue;
-        };
+    for (i, e) in a.entries.iter().enumerate() {
+        let Some(v) = &e.volume else { continue };
         f.volume("ListVolumesResponse.entries.volume", v);
         let nodes = e.status.as_ref().map(|st| st.published_node_ids.as_slice());
-        f.status(
-            "ListVolumesResponse.entries.status",
-            &v.volume_id,
-            nodes,
-            conditions.next().unwrap_or(false),
-        );
+        let condition = f.old.held(i);
+        f.status("ListVolumesResponse.entries.status", &v.volume_id, nodes, condition);
     }
 }
 
@@ -531,8 +520,7 @@ fn get_volume(f: &mut Found<'_>, q: &ControllerGetVolumeRequest, a: &ControllerG
     }
     f.volume("ControllerGetVolumeResponse.volume", v);
     let nodes = a.status.as_ref().map(|st| st.published_node_ids.as_slice());
-    let old = csikit::v1_12::ControllerGetVolumeResponse::decode(f.encoded).unwrap_or_default();
-    let condition = old.status.as_ref().is_some_and(|st| st.volume_condition.is_some());
+    let condition = f.old.held(0);
     f.status("ControllerGetVolumeResponse.status", &v.volume_id, nodes.or(Some(&[])), condition);
 }
 
@@ -713,8 +701,7 @@ fn node_volume_stats(
     if !f.against.plugin.node_has_v1_12(NdV1_12::VolumeCondition) {
         return;
     }
-    let old = csikit::v1_12::NodeGetVolumeStatsResponse::decode(f.encoded).unwrap_or_default();
-    if old.volume_condition.is_none() {
+    if !f.old.held(0) {
         f.broke(
             rule::CONDITION_NODE,
             "NodeGetVolumeStatsResponse.volume_condition: unset",

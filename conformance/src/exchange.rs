@@ -15,6 +15,7 @@ use crate::answers::{Rpc, check_status};
 use crate::client::raw_call;
 use crate::sentence::general;
 use crate::suite::Suite;
+use crate::v1_12::Conditions;
 
 /// The facts of the RPC named `name`.
 pub(crate) fn method(name: &str) -> Option<&'static MethodFacts> {
@@ -48,10 +49,10 @@ impl Suite {
         if let Err(v) = answer.validate() {
             self.violations(name, &v);
         }
-        self.v1_12_conditions(method, &bytes);
+        let old = self.v1_12_conditions(method, &bytes);
         self.answered(method, &bytes);
         self.check_answer(|answers, against, out| {
-            answers.check(against, &request, &answer, &bytes, out);
+            answers.check(against, &request, &answer, &old, out);
         });
         Ok(answer)
     }
@@ -71,12 +72,12 @@ impl Suite {
             Err(csikit::ValidateEncodedError::Invalid(v)) => self.violations(name, &v),
             Err(e) => self.undecodable(name, &e),
         }
-        self.v1_12_conditions(method, &answer);
+        let old = self.v1_12_conditions(method, &answer);
         self.answered(method, &answer);
         // An RPC the table does not hold (a test holds it to the facts) or bytes that do not
         // decode (a problem already, when it is the answer) leave nothing more to check.
         self.check_answer(|answers, against, out| {
-            let _ = answers.check_encoded(against, &method.name, &request, &answer, out);
+            let _ = answers.check_encoded(against, &method.name, &request, &answer, &old, out);
         });
         Ok(answer)
     }
@@ -92,48 +93,14 @@ impl Suite {
         answer
     }
 
-    /// A plugin still on CSI v1.12.0 answers `volume_condition` (field 2 of three responses,
-    /// reserved in v1.13.0, so `csikit::v1` reads past it): each one present is held to v1.12.0's
-    /// rules (`csikit::v1_12`: `abnormal` and `message` REQUIRED, `message` within 128 bytes), as
-    /// the suite held it before csikit moved to v1.13.0. A v1.13.0 plugin never sends it.
-    fn v1_12_conditions(&self, method: &MethodFacts, bytes: &[u8]) {
-        use csikit::FieldPath;
-        let root = FieldPath::ROOT;
-        let mut out = csikit::Violations::new();
-        match &*method.output {
-            "csi.v1.ListVolumesResponse" => {
-                let Ok(r) = csikit::v1_12::ListVolumesResponse::decode(bytes) else { return };
-                let entries = root.field("entries");
-                for (i, e) in r.entries.iter().enumerate() {
-                    if let Some(c) = e.status.as_ref().and_then(|s| s.volume_condition.as_ref()) {
-                        let entry = entries.index(i);
-                        let status = entry.field("status");
-                        c.validate_at(&status.field("volume_condition"), &mut out);
-                    }
-                }
-            }
-            "csi.v1.ControllerGetVolumeResponse" => {
-                let Ok(r) = csikit::v1_12::ControllerGetVolumeResponse::decode(bytes) else {
-                    return;
-                };
-                if let Some(c) = r.status.as_ref().and_then(|s| s.volume_condition.as_ref()) {
-                    let status = root.field("status");
-                    c.validate_at(&status.field("volume_condition"), &mut out);
-                }
-            }
-            "csi.v1.NodeGetVolumeStatsResponse" => {
-                let Ok(r) = csikit::v1_12::NodeGetVolumeStatsResponse::decode(bytes) else {
-                    return;
-                };
-                if let Some(c) = &r.volume_condition {
-                    c.validate_at(&root.field("volume_condition"), &mut out);
-                }
-            }
-            _ => return,
+    /// A v1.12.0 plugin's `volume_condition`s in the answer, read once: held to v1.12.0's
+    /// rules here, and handed to the answer checks.
+    fn v1_12_conditions(&self, method: &MethodFacts, bytes: &[u8]) -> Conditions {
+        let old = Conditions::read(&method.output, bytes);
+        if !old.violations.is_empty() {
+            self.violations(short(&method.output), &old.violations);
         }
-        if !out.is_empty() {
-            self.violations(short(&method.output), &out);
-        }
+        old
     }
 
     /// The checks of an answer's bytes: declared enum values and the secrets sent.

@@ -63,6 +63,7 @@ mod report;
 mod run;
 mod sentence;
 mod suite;
+mod v1_12;
 mod workload;
 
 pub use audit::summary as audit_summary;

@@ -65,13 +65,14 @@ fn typed_and_encoded_checks_agree() {
         volume: Some(Volume { volume_id: "v1".into(), capacity_bytes: 5, ..Default::default() }),
     };
     let (mut typed, mut encoded) = (Vec::new(), Vec::new());
-    Answers::default().check(against, &q, &small, &small.encode_to_vec(), &mut typed);
+    Answers::default().check(against, &q, &small, &Conditions::default(), &mut typed);
     Answers::default()
         .check_encoded(
             against,
             "CreateVolume",
             &q.encode_to_vec(),
             &small.encode_to_vec(),
+            &Conditions::default(),
             &mut encoded,
         )
         .expect("a row of the table");
@@ -88,17 +89,31 @@ fn encoded_checks_refuse_what_they_cannot_read() {
     let mut out = Vec::new();
     let mut answers = Answers::default();
     assert_eq!(
-        answers.check_encoded(against, "NoSuchRpc", &[], &[], &mut out),
+        answers.check_encoded(against, "NoSuchRpc", &[], &[], &Conditions::default(), &mut out),
         Err(Unchecked::UnknownRpc("NoSuchRpc".into()))
     );
     // A field 1 of wire type 2 whose length runs past the end.
     let torn = [0x0a, 0x05, b'a'];
     assert!(matches!(
-        answers.check_encoded(against, "CreateVolume", &torn, &[], &mut out),
+        answers.check_encoded(
+            against,
+            "CreateVolume",
+            &torn,
+            &[],
+            &Conditions::default(),
+            &mut out
+        ),
         Err(Unchecked::Request(_))
     ));
     assert!(matches!(
-        answers.check_encoded(against, "CreateVolume", &[], &torn, &mut out),
+        answers.check_encoded(
+            against,
+            "CreateVolume",
+            &[],
+            &torn,
+            &Conditions::default(),
+            &mut out
+        ),
         Err(Unchecked::Answer(_))
     ));
     assert!(out.is_empty());
@@ -131,7 +146,8 @@ fn node_volume_condition_only_with_its_capability() {
         let against = Against { plugin: &plugin, published: &[] };
         let bytes = answer.encode_to_vec();
         let typed = NodeGetVolumeStatsResponse::decode(bytes.as_slice()).expect("decodes");
-        Answers::default().check(against, &q, &typed, &bytes, &mut out);
+        let old = Conditions::read("csi.v1.NodeGetVolumeStatsResponse", &bytes);
+        Answers::default().check(against, &q, &typed, &old, &mut out);
         assert_eq!(keys(&out), expected, "{caps:?} {answer:?}");
     }
 }
@@ -152,10 +168,10 @@ fn publish_context_is_remembered_until_unpublished() {
     };
     let mut answers = Answers::default();
     let mut out = Vec::new();
-    answers.check(against, &q, &answer("a"), &answer("a").encode_to_vec(), &mut out);
-    answers.check(against, &q, &answer("a"), &answer("a").encode_to_vec(), &mut out);
+    answers.check(against, &q, &answer("a"), &Conditions::default(), &mut out);
+    answers.check(against, &q, &answer("a"), &Conditions::default(), &mut out);
     assert!(out.is_empty());
-    answers.check(against, &q, &answer("b"), &answer("b").encode_to_vec(), &mut out);
+    answers.check(against, &q, &answer("b"), &Conditions::default(), &mut out);
     assert_eq!(keys(&out), ["ControllerPublishVolumeResponse.publish_context: changed"]);
     out.clear();
     let undo = ControllerUnpublishVolumeRequest {
@@ -163,8 +179,14 @@ fn publish_context_is_remembered_until_unpublished() {
         node_id: "n".into(),
         ..Default::default()
     };
-    answers.check(against, &undo, &ControllerUnpublishVolumeResponse {}, &[], &mut out);
-    answers.check(against, &q, &answer("b"), &answer("b").encode_to_vec(), &mut out);
+    answers.check(
+        against,
+        &undo,
+        &ControllerUnpublishVolumeResponse {},
+        &Conditions::default(),
+        &mut out,
+    );
+    answers.check(against, &q, &answer("b"), &Conditions::default(), &mut out);
     assert!(out.is_empty());
 }
 
@@ -194,7 +216,7 @@ fn checked<Q: Rpc>(q: &Q, a: &Q::Response) -> Vec<String> {
     let plugin = Advertised::default();
     let against = Against { plugin: &plugin, published: &[] };
     let mut out = Vec::new();
-    Answers::default().check(against, q, a, &a.encode_to_vec(), &mut out);
+    Answers::default().check(against, q, a, &Conditions::default(), &mut out);
     keys(&out).into_iter().map(str::to_owned).collect()
 }
 
