@@ -213,8 +213,11 @@ fn obligation_sentence(model: &Model, m: &Method) -> String {
                     format!("`{}` {} capability", c.name, capability_service_words(&c.service))
                 })
                 .collect();
-            let whose =
-                if o.from_comment { "the proto's comment on that capability" } else { "its section" };
+            let whose = if o.from_comment {
+                "the proto's comment on that capability"
+            } else {
+                "its section"
+            };
             format!(
                 "A {} MUST implement it if it has the {}, as {whose} says.",
                 plugin_words(&o.plugin),
