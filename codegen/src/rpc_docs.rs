@@ -205,21 +205,6 @@ fn obligation_sentence(model: &Model, m: &Method) -> String {
         Some(o) if o.if_any.is_empty() => {
             format!("Every {} MUST implement it, as its section says.", plugin_words(&o.plugin))
         }
-        Some(o) if o.from_comment => {
-            let caps: Vec<String> = o
-                .if_any
-                .iter()
-                .map(|c| {
-                    format!("`{}` {} capability", c.name, capability_service_words(&c.service))
-                })
-                .collect();
-            format!(
-                "A {} MUST implement it if it has the {}, as the proto's comment on that \
-                 capability says.",
-                plugin_words(&o.plugin),
-                caps.join(" or the ")
-            )
-        }
         Some(o) => {
             let caps: Vec<String> = o
                 .if_any
@@ -228,8 +213,13 @@ fn obligation_sentence(model: &Model, m: &Method) -> String {
                     format!("`{}` {} capability", c.name, capability_service_words(&c.service))
                 })
                 .collect();
+            let whose = if o.from_comment {
+                "the proto's comment on that capability"
+            } else {
+                "its section"
+            };
             format!(
-                "A {} MUST implement it if it has the {}, as its section says.",
+                "A {} MUST implement it if it has the {}, as {whose} says.",
                 plugin_words(&o.plugin),
                 caps.join(" or the ")
             )

@@ -85,39 +85,34 @@ pub fn upgrading_md(
 
     let added: Vec<&UpgradeItem> = note.items(Change::Added).collect();
     let _ = writeln!(out, "## What may stop compiling\n");
-    let fields: Vec<&&UpgradeItem> = added.iter().filter(|i| i.element == "field").collect();
-    let values: Vec<&&UpgradeItem> = added.iter().filter(|i| i.element == "enum_value").collect();
-    if fields.is_empty() && values.is_empty() {
+    // Each kind of addition that can break a user's code, with what it breaks.
+    let breaking = [
+        (
+            "field",
+            "New fields: a struct literal without `..Default::default()` and a pattern naming \
+             every field stop compiling.",
+        ),
+        (
+            "enum_value",
+            "New enum values: an exhaustive `match` on the enum stops compiling (prost's enums \
+             are not `#[non_exhaustive]`).",
+        ),
+    ];
+    if !added.iter().any(|i| breaking.iter().any(|(element, _)| i.element == *element)) {
         let _ = writeln!(out, "Nothing: {} adds no field and no enum value.\n", note.to);
     }
-    if !fields.is_empty() {
-        let _ = writeln!(
-            out,
-            "New fields: a struct literal without `..Default::default()` and a pattern naming \
-             every field stop compiling.\n"
-        );
-        for f in fields {
-            let _ = writeln!(
-                out,
-                "- {}{}",
-                rust_names(current.model, module, "field", &f.path).join(", "),
-                if f.alpha { " (alpha)" } else { "" }
-            );
+    for (element, breaks) in breaking {
+        let items: Vec<&&UpgradeItem> = added.iter().filter(|i| i.element == element).collect();
+        if items.is_empty() {
+            continue;
         }
-        out.push('\n');
-    }
-    if !values.is_empty() {
-        let _ = writeln!(
-            out,
-            "New enum values: an exhaustive `match` on the enum stops compiling (prost's \
-             enums are not `#[non_exhaustive]`).\n"
-        );
-        for v in values {
+        let _ = writeln!(out, "{breaks}\n");
+        for i in items {
             let _ = writeln!(
                 out,
                 "- {}{}",
-                rust_names(current.model, module, "enum_value", &v.path).join(", "),
-                if v.alpha { " (alpha)" } else { "" }
+                rust_names(current.model, module, element, &i.path).join(", "),
+                if i.alpha { " (alpha)" } else { "" }
             );
         }
         out.push('\n');

@@ -81,44 +81,23 @@ struct Names<'m> {
 
 impl<'m> Names<'m> {
     fn new(model: &'m Model) -> Names<'m> {
-        let mut kinds = HashMap::new();
-        for s in &model.services {
-            kinds.insert(s.full_name.clone(), ElementKind::Service);
-            for m in &s.methods {
-                kinds.insert(format!("{}.{}", s.full_name, m.name), ElementKind::Rpc);
-            }
-        }
-        for m in &model.messages {
-            kinds.insert(m.full_name.clone(), ElementKind::Message);
-            for f in &m.fields {
-                kinds.insert(format!("{}.{}", m.full_name, f.name), ElementKind::Field);
-            }
-        }
-        for e in &model.enums {
-            kinds.insert(e.full_name.clone(), ElementKind::Enum);
-            for v in &e.values {
-                kinds.insert(format!("{}.{}", e.full_name, v.name), ElementKind::Value);
-            }
-        }
+        let kinds = elements(model).into_iter().map(|(kind, full, _, _)| (full, kind)).collect();
         Names { model, kinds }
     }
 
     fn relative<'p>(&self, full: &'p str) -> &'p str {
-        relative(&self.model.package, full)
+        self.model.relative(full)
     }
-}
-
-/// A full name relative to its package.
-pub fn relative<'n>(package: &str, full: &'n str) -> &'n str {
-    full.strip_prefix(package).and_then(|r| r.strip_prefix('.')).unwrap_or(full)
 }
 
 /// Every element of a model with its alpha and deprecated marks: (kind, full name, alpha,
 /// deprecated).
 fn elements(model: &Model) -> Vec<(ElementKind, String, bool, bool)> {
-    // Three loops of one shape (a duplicate the tree's scan lists on purpose): services, messages
-    // and enums are three types with three kinds of children, and a trait over them would be
-    // longer than the walk.
+    // The one walk over a model's elements: `Names` and a new container's members are read from
+    // it too. Its three loops are of one shape (a duplicate the tree's scan lists on purpose,
+    // both places being this walk): services, messages and enums are three types with three
+    // kinds of children (methods, fields, values), and joining the loops would need a trait over
+    // the three with an impl each, longer than the walk and as alike.
     let mut out = Vec::new();
     for s in &model.services {
         out.push((ElementKind::Service, s.full_name.clone(), s.alpha, s.deprecated));
@@ -247,12 +226,13 @@ impl History {
                 }
                 (_, Change::Added) => {
                     // The diff lists a new container once; its members are new with it.
-                    let mut added = vec![(kind, f.path.clone())];
-                    added.extend(
-                        members(new.model, kind, &f.path).into_iter().map(|(k, n, _, _)| (k, n)),
-                    );
-                    for (k, full) in added {
-                        let (alpha, deprecated) = flags(new.model, k, &full);
+                    let own = elements(new.model)
+                        .into_iter()
+                        .find(|(k, name, _, _)| *k == kind && *name == f.path)
+                        .unwrap_or((kind, f.path.clone(), false, false));
+                    for (k, full, alpha, deprecated) in
+                        std::iter::once(own).chain(members(new.model, kind, &f.path))
+                    {
                         self.introduce(k, new.relative(&full), alpha, deprecated, at);
                     }
                 }
@@ -353,39 +333,6 @@ impl History {
             (None, Some((i, _))) => Presence::RemovedIn(self.versions[*i].clone()),
             (None, None) => Presence::Unknown,
         }
-    }
-}
-
-/// The alpha and deprecated marks of an element of `model`.
-fn flags(model: &Model, kind: ElementKind, full: &str) -> (bool, bool) {
-    let (owner, last) = full.rsplit_once('.').unwrap_or(("", full));
-    match kind {
-        ElementKind::Service => model
-            .services
-            .iter()
-            .find(|s| s.full_name == full)
-            .map_or((false, false), |s| (s.alpha, s.deprecated)),
-        ElementKind::Rpc => model
-            .services
-            .iter()
-            .filter(|s| s.full_name == owner)
-            .flat_map(|s| &s.methods)
-            .find(|m| m.name == last)
-            .map_or((false, false), |m| (m.alpha, m.deprecated)),
-        ElementKind::Message => {
-            model.message(full).map_or((false, false), |m| (m.alpha, m.deprecated))
-        }
-        ElementKind::Field => model
-            .message(owner)
-            .and_then(|m| m.fields.iter().find(|f| f.name == last))
-            .map_or((false, false), |f| (f.alpha, f.deprecated)),
-        ElementKind::Enum => {
-            model.enum_type(full).map_or((false, false), |e| (e.alpha, e.deprecated))
-        }
-        ElementKind::Value => model
-            .enum_type(owner)
-            .and_then(|e| e.values.iter().find(|v| v.name == last))
-            .map_or((false, false), |v| (v.alpha, v.deprecated)),
     }
 }
 

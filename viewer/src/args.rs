@@ -83,20 +83,28 @@ pub(crate) struct MessageArgs {
     pub(crate) schema: SchemaArgs,
 }
 
-/// Where `decode` and `validate` read messages from: a capture (each message typed by its call's
-/// method), or a file or stdin as [`InputArgs`] says, with the schema. `--capture` is worded per
-/// command with `mut_arg` where it is declared (`main`).
+/// A file or stdin holding messages, read as [`InputArgs`] says, with the schema: what `detect`
+/// reads, and `decode` and `validate` when not given a capture.
 #[derive(Args, Debug)]
-pub(crate) struct SourceArgs {
-    /// Read a capture written by `csi-view proxy --record`: every message, typed by its method.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "ty"])]
-    pub(crate) capture: Option<PathBuf>,
+pub(crate) struct FileArgs {
     #[command(flatten)]
     pub(crate) input: InputArgs,
     #[command(flatten)]
     pub(crate) schema: SchemaArgs,
     /// Input file; stdin when absent or '-'.
     pub(crate) file: Option<PathBuf>,
+}
+
+/// Where `decode` and `validate` read messages from: a capture (each message typed by its call's
+/// method), or [`FileArgs`]. `--capture` is worded per command with `mut_arg` where it is
+/// declared (`main`).
+#[derive(Args, Debug)]
+pub(crate) struct SourceArgs {
+    /// Read a capture written by `csi-view proxy --record`: every message, typed by its method.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "ty"])]
+    pub(crate) capture: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) read: FileArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -143,11 +151,7 @@ pub(crate) struct DetectArgs {
     #[arg(long, default_value_t = 5)]
     pub(crate) top: usize,
     #[command(flatten)]
-    pub(crate) input: InputArgs,
-    #[command(flatten)]
-    pub(crate) schema: SchemaArgs,
-    /// Input file; stdin when absent or '-'.
-    pub(crate) file: Option<PathBuf>,
+    pub(crate) read: FileArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use crate::load::{
 };
 
 pub(crate) fn validate(a: ValidateArgs) -> Result<u8> {
-    let schema = load_schema(&a.source.schema)?;
+    let schema = load_schema(&a.source.read.schema)?;
     let typed: Vec<(String, DynamicMessage)> = match &a.source.capture {
         Some(path) => capture_messages(&schema, path)?
             .into_iter()
@@ -25,7 +25,7 @@ pub(crate) fn validate(a: ValidateArgs) -> Result<u8> {
             })
             .collect::<Result<_>>()?,
         None => {
-            let msgs = read_messages(a.source.file.as_deref(), &a.source.input)?;
+            let msgs = read_messages(a.source.read.file.as_deref(), &a.source.read.input)?;
             let many = msgs.len() > 1;
             msgs.iter()
                 .enumerate()

@@ -16,11 +16,11 @@ use crate::load::{
 };
 
 pub(crate) fn decode(a: DecodeArgs) -> Result<u8> {
-    let schema = load_schema(&a.source.schema)?;
+    let schema = load_schema(&a.source.read.schema)?;
     let typed: Vec<Typed> = match &a.source.capture {
         Some(path) => capture_messages(&schema, path)?,
         None => {
-            let msgs = read_messages(a.source.file.as_deref(), &a.source.input)?;
+            let msgs = read_messages(a.source.read.file.as_deref(), &a.source.read.input)?;
             let many = msgs.len() > 1;
             let mut typed = Vec::with_capacity(msgs.len());
             for (i, m) in msgs.into_iter().enumerate() {
@@ -146,8 +146,8 @@ pub(crate) fn raw(a: RawArgs) -> Result<u8> {
 }
 
 pub(crate) fn detect(a: DetectArgs) -> Result<u8> {
-    let schema = load_schema(&a.schema)?;
-    let msgs = read_messages(a.file.as_deref(), &a.input)?;
+    let schema = load_schema(&a.read.schema)?;
+    let msgs = read_messages(a.read.file.as_deref(), &a.read.input)?;
     let mut out = stdout();
     for m in &msgs {
         if m.bytes.is_empty() {

@@ -363,10 +363,11 @@ pub fn derive(facts: &PluginFacts, options: &Options, table: &Table) -> Result<P
     }
 
     let with_controller = options.mode == Mode::Split && controller_service;
+    let inputs = PodInputs { facts, options, table, prefix: &prefix };
     if with_controller {
-        plan.pods.push(controller_pod(facts, options, table, &prefix, &controller_sidecars));
+        plan.pods.push(controller_pod(inputs, &controller_sidecars));
     }
-    plan.pods.push(node_pod(facts, options, table, &prefix, &node_sidecars));
+    plan.pods.push(node_pod(inputs, &node_sidecars));
 
     let deployed = |name: &str| {
         plan.pods.iter().any(|p| p.containers.iter().any(|c| c.sidecar.as_deref() == Some(name)))
@@ -661,13 +662,18 @@ fn with_sidecars(
     (containers, roles)
 }
 
-fn controller_pod(
-    facts: &PluginFacts,
-    options: &Options,
-    table: &Table,
-    prefix: &str,
-    sidecars: &[&Sidecar],
-) -> PodPlan {
+/// What each pod is built from, besides its sidecars: the plugin's facts, the options, the
+/// sidecar table and the prefix of the objects' names.
+#[derive(Clone, Copy)]
+struct PodInputs<'a> {
+    facts: &'a PluginFacts,
+    options: &'a Options,
+    table: &'a Table,
+    prefix: &'a str,
+}
+
+fn controller_pod(inputs: PodInputs<'_>, sidecars: &[&Sidecar]) -> PodPlan {
+    let PodInputs { facts, options, table, prefix } = inputs;
     let cx = Context { facts, pod: Some(PodKind::Controller), block: options.block };
     let driver = driver_container(options, table, PodKind::Controller);
     let (containers, roles) = with_sidecars(driver, sidecars, &cx, prefix, "");
@@ -689,13 +695,8 @@ fn controller_pod(
     }
 }
 
-fn node_pod(
-    facts: &PluginFacts,
-    options: &Options,
-    table: &Table,
-    prefix: &str,
-    sidecars: &[&Sidecar],
-) -> PodPlan {
+fn node_pod(inputs: PodInputs<'_>, sidecars: &[&Sidecar]) -> PodPlan {
+    let PodInputs { facts, options, table, prefix } = inputs;
     let kubelet = options.kubelet_dir.trim_end_matches('/');
     let socket_host = format!("{kubelet}/plugins/{}", facts.name);
     let registration_path = format!("{socket_host}/{SOCKET_FILE}");

@@ -70,30 +70,24 @@ pub fn markdown(table: &Table) -> String {
     out.push_str("\nFlags and environment, beyond `--csi-address` and `--leader-election`:\n\n");
     out.push_str("| sidecar | flag | when | why | source |\n|---|---|---|---|---|\n");
     for s in &table.sidecar {
-        for f in &s.flag {
-            if f.arg.starts_with("--csi-address") || f.arg == "--leader-election" {
-                continue;
-            }
+        // A flag and an environment variable are rows of one table: what, when, why, source.
+        let flags = s
+            .flag
+            .iter()
+            .filter(|f| !f.arg.starts_with("--csi-address") && f.arg != "--leader-election")
+            .map(|f| (format!("`{}`", cell(&f.arg)), &f.when, &f.why, &f.source));
+        let env = s
+            .env
+            .iter()
+            .map(|e| (format!("env `{}` from `{}`", e.name, e.field), &e.when, &e.why, &e.source));
+        for (what, when, why, source) in flags.chain(env) {
             let _ = writeln!(
                 out,
-                "| {} | `{}` | {} | {} | {} |",
+                "| {} | {what} | {} | {} | {} |",
                 s.name,
-                cell(&f.arg),
-                conditions(&f.when, &[]),
-                cell(&f.why),
-                cell(&f.source)
-            );
-        }
-        for e in &s.env {
-            let _ = writeln!(
-                out,
-                "| {} | env `{}` from `{}` | {} | {} | {} |",
-                s.name,
-                e.name,
-                e.field,
-                conditions(&e.when, &[]),
-                cell(&e.why),
-                cell(&e.source)
+                conditions(when, &[]),
+                cell(why),
+                cell(source)
             );
         }
     }

@@ -94,8 +94,7 @@ pub(crate) async fn create(
 pub(crate) fn adopt(s: &mut Suite, g: &VolumeGroupSnapshot) {
     if !g.group_snapshot_id.is_empty() && !s.groups.iter().any(|(id, _)| *id == g.group_snapshot_id)
     {
-        let members = g.snapshots.iter().map(|x| x.snapshot_id.clone()).collect();
-        s.groups.push((g.group_snapshot_id.clone(), members));
+        s.groups.push((g.group_snapshot_id.clone(), members(g)));
     }
 }
 
@@ -135,17 +134,36 @@ fn members(g: &VolumeGroupSnapshot) -> Vec<String> {
     g.snapshots.iter().map(|x| x.snapshot_id.clone()).collect()
 }
 
-async fn lifecycle(s: &mut Suite) -> Outcome {
-    let sources = match two_volumes(s, "group-source").await {
-        Ok(v) => v,
-        Err(why) => return Outcome::Failed(why),
-    };
+/// The group snapshot a case starts from: its name, the two fresh volumes made for it, and the
+/// group made of the first `of` of them.
+struct Made {
+    name: String,
+    sources: Vec<String>,
+    group: VolumeGroupSnapshot,
+}
+
+/// Two fresh volumes and a group snapshot of the first `of` of them; a failure is the case's
+/// outcome.
+async fn made(s: &mut Suite, what: &str, of: usize) -> Result<Made, Outcome> {
+    let sources = two_volumes(s, what).await.map_err(Outcome::Failed)?;
     let name = s.name("group");
-    let first = match create(s, &name, &sources).await {
-        Ok(g) => g,
-        Err(e) => {
-            return Outcome::Failed(format!("CreateVolumeGroupSnapshot: {}", show_status(&e)));
-        }
+    match create(s, &name, &sources[..of]).await {
+        Ok(group) => Ok(Made { name, sources, group }),
+        Err(e) => Err(Outcome::Failed(format!("CreateVolumeGroupSnapshot: {}", show_status(&e)))),
+    }
+}
+
+/// The volumes a case made deleted, once their group is gone (or could not be).
+async fn delete_sources(s: &mut Suite, sources: Vec<String>) {
+    for v in sources {
+        let _ = s.delete(&v).await;
+    }
+}
+
+async fn lifecycle(s: &mut Suite) -> Outcome {
+    let Made { name, sources, group: first } = match made(s, "group-source", 2).await {
+        Ok(m) => m,
+        Err(outcome) => return outcome,
     };
     ensure!(
         first.snapshots.len() == sources.len(),
@@ -181,30 +199,19 @@ async fn lifecycle(s: &mut Suite) -> Outcome {
     for id in &ids {
         check!(member_gone(s, id).await);
     }
-    for v in sources {
-        let _ = s.delete(&v).await;
-    }
+    delete_sources(s, sources).await;
     Outcome::Passed
 }
 
 async fn already_exists(s: &mut Suite) -> Outcome {
-    let sources = match two_volumes(s, "group-exists").await {
-        Ok(v) => v,
-        Err(why) => return Outcome::Failed(why),
-    };
-    let name = s.name("group");
-    let first = match create(s, &name, &sources[..1]).await {
-        Ok(g) => g,
-        Err(e) => {
-            return Outcome::Failed(format!("CreateVolumeGroupSnapshot: {}", show_status(&e)));
-        }
+    let Made { name, sources, group: first } = match made(s, "group-exists", 1).await {
+        Ok(m) => m,
+        Err(outcome) => return outcome,
     };
     let other = create(s, &name, &sources[1..]).await;
     let outcome = expect(&other, Code::AlreadyExists, "the same group name over another volume");
     let _ = delete(s, &first.group_snapshot_id, &members(&first)).await;
-    for v in sources {
-        let _ = s.delete(&v).await;
-    }
+    delete_sources(s, sources).await;
     outcome
 }
 
@@ -216,16 +223,9 @@ async fn delete_unknown(s: &mut Suite) -> Outcome {
 /// "The SP MAY refuse to delete such snapshots with this RPC call and return an error instead":
 /// OK is allowed; a refusal is the table's row, INVALID_ARGUMENT.
 async fn member_alone(s: &mut Suite) -> Outcome {
-    let sources = match two_volumes(s, "group-member").await {
-        Ok(v) => v,
-        Err(why) => return Outcome::Failed(why),
-    };
-    let name = s.name("group");
-    let g = match create(s, &name, &sources).await {
-        Ok(g) => g,
-        Err(e) => {
-            return Outcome::Failed(format!("CreateVolumeGroupSnapshot: {}", show_status(&e)));
-        }
+    let Made { sources, group: g, .. } = match made(s, "group-member", 2).await {
+        Ok(m) => m,
+        Err(outcome) => return outcome,
     };
     let Some(member) = g.snapshots.first().map(|x| x.snapshot_id.clone()) else {
         return Outcome::Failed("the group snapshot holds no snapshot".into());
@@ -267,9 +267,7 @@ async fn member_alone(s: &mut Suite) -> Outcome {
     if delete(s, &g.group_snapshot_id, &remaining).await.is_err() {
         let _ = delete(s, &g.group_snapshot_id, &members(&g)).await;
     }
-    for v in sources {
-        let _ = s.delete(&v).await;
-    }
+    delete_sources(s, sources).await;
     match (outcome, note) {
         (Outcome::Passed, Some(note)) => Outcome::Note(note),
         (outcome, _) => outcome,
@@ -277,16 +275,9 @@ async fn member_alone(s: &mut Suite) -> Outcome {
 }
 
 async fn list_mismatch(s: &mut Suite) -> Outcome {
-    let sources = match two_volumes(s, "group-mismatch").await {
-        Ok(v) => v,
-        Err(why) => return Outcome::Failed(why),
-    };
-    let name = s.name("group");
-    let g = match create(s, &name, &sources).await {
-        Ok(g) => g,
-        Err(e) => {
-            return Outcome::Failed(format!("CreateVolumeGroupSnapshot: {}", show_status(&e)));
-        }
+    let Made { sources, group: g, .. } = match made(s, "group-mismatch", 2).await {
+        Ok(m) => m,
+        Err(outcome) => return outcome,
     };
     let wrong = vec![UNKNOWN_SNAPSHOT.to_owned()];
     let r = get(s, &g.group_snapshot_id, &wrong).await;
@@ -299,9 +290,7 @@ async fn list_mismatch(s: &mut Suite) -> Outcome {
         )),
     };
     let _ = delete(s, &g.group_snapshot_id, &members(&g)).await;
-    for v in sources {
-        let _ = s.delete(&v).await;
-    }
+    delete_sources(s, sources).await;
     outcome
 }
 

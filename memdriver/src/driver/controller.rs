@@ -355,15 +355,7 @@ impl Driver {
         let state = self.state();
         let Some(volume) = state.volumes.get(&request.volume_id) else {
             if self.fault(Fault::ValidateUnknownVolume) {
-                return Ok(ValidateVolumeCapabilitiesResponse {
-                    confirmed: Some(validate_volume_capabilities_response::Confirmed {
-                        volume_context: request.volume_context,
-                        volume_capabilities: request.volume_capabilities,
-                        parameters: request.parameters,
-                        mutable_parameters: request.mutable_parameters,
-                    }),
-                    message: String::new(),
-                });
+                return Ok(confirmed(request));
             }
             return Err(ValidateVolumeCapabilitiesError::VolumeDoesNotExist
                 .status(no_volume(&request.volume_id)));
@@ -385,15 +377,7 @@ impl Driver {
         };
         Ok(match refusal {
             Some(message) => ValidateVolumeCapabilitiesResponse { confirmed: None, message },
-            None => ValidateVolumeCapabilitiesResponse {
-                confirmed: Some(validate_volume_capabilities_response::Confirmed {
-                    volume_context: request.volume_context,
-                    volume_capabilities: request.volume_capabilities,
-                    parameters: request.parameters,
-                    mutable_parameters: request.mutable_parameters,
-                }),
-                message: String::new(),
-            },
+            None => confirmed(request),
         })
     }
 
@@ -540,6 +524,19 @@ impl Driver {
         };
         state.used += grow;
         Ok(response)
+    }
+}
+
+/// A `ValidateVolumeCapabilities` answer confirming all that `request` asks.
+fn confirmed(request: ValidateVolumeCapabilitiesRequest) -> ValidateVolumeCapabilitiesResponse {
+    ValidateVolumeCapabilitiesResponse {
+        confirmed: Some(validate_volume_capabilities_response::Confirmed {
+            volume_context: request.volume_context,
+            volume_capabilities: request.volume_capabilities,
+            parameters: request.parameters,
+            mutable_parameters: request.mutable_parameters,
+        }),
+        message: String::new(),
     }
 }
 
