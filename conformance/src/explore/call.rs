@@ -53,11 +53,12 @@ pub(crate) enum At {
 /// larger size, another source).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Call {
-    /// `exact`: `limit_bytes` too, equal to `required_bytes`.
+    /// `required_bytes` of `mib` MiB and `limit_bytes` of `limit` MiB (0: not set; no
+    /// `capacity_range` when neither is).
     CreateVolume {
         name: u16,
         mib: u32,
-        exact: bool,
+        limit: u32,
         source: Option<Source>,
     },
     DeleteVolume(Vol),
@@ -112,6 +113,8 @@ pub(crate) enum Call {
         vol: Vol,
         mib: u32,
     },
+    /// ControllerModifyVolume with the suite's mutable parameters (`--mutable-parameters`).
+    Modify(Vol),
 }
 
 impl Call {
@@ -136,6 +139,7 @@ impl Call {
             Call::Unpublish { .. } => "NodeUnpublishVolume",
             Call::Stats { .. } => "NodeGetVolumeStats",
             Call::NodeExpand { .. } => "NodeExpandVolume",
+            Call::Modify(_) => "ControllerModifyVolume",
         }
     }
 
@@ -158,13 +162,13 @@ impl Call {
             Call::ListSnapshots { filter, max_entries } if max_entries != 0 => {
                 vec![Call::ListSnapshots { filter, max_entries: 0 }]
             }
-            Call::CreateVolume { name, mib, exact, source } => {
+            Call::CreateVolume { name, mib, limit, source } => {
                 let mut out = Vec::new();
-                if exact {
-                    out.push(Call::CreateVolume { name, mib, exact: false, source });
+                if limit != 0 && mib != 0 {
+                    out.push(Call::CreateVolume { name, mib, limit: 0, source });
                 }
-                if mib != 0 && source.is_none() {
-                    out.push(Call::CreateVolume { name, mib: 0, exact: false, source });
+                if (mib != 0 || limit != 0) && source.is_none() {
+                    out.push(Call::CreateVolume { name, mib: 0, limit: 0, source });
                 }
                 out
             }
@@ -257,7 +261,8 @@ impl Call {
             | Call::Publish { vol: v, .. }
             | Call::Unpublish { vol: v, .. }
             | Call::Stats { vol: v, .. }
-            | Call::NodeExpand { vol: v, .. } => Some(v),
+            | Call::NodeExpand { vol: v, .. }
+            | Call::Modify(v) => Some(v),
             _ => None,
         }
     }
@@ -280,17 +285,25 @@ fn size(mib: u32) -> String {
     if mib == 0 { "no capacity_range".to_owned() } else { format!("{mib} MiB") }
 }
 
+/// A CreateVolume's `capacity_range` in words.
+fn range(mib: u32, limit: u32) -> String {
+    match (mib, limit) {
+        (0, 0) => size(0),
+        (m, 0) => size(m),
+        (0, l) => format!("at most {l} MiB"),
+        (m, l) if m == l => format!("{m} MiB exactly"),
+        (m, l) => format!("{m} to {l} MiB"),
+    }
+}
+
 impl fmt::Display for Call {
     /// `CreateVolume name v1, 2 MiB, from s0.0`: the RPC and its arguments in the history's own
     /// terms.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rpc = self.rpc();
         match *self {
-            Call::CreateVolume { name, mib, exact, source } => {
-                write!(f, "{rpc} name v{name}, {}", size(mib))?;
-                if exact && mib > 0 {
-                    write!(f, " exactly")?;
-                }
+            Call::CreateVolume { name, mib, limit, source } => {
+                write!(f, "{rpc} name v{name}, {}", range(mib, limit))?;
                 match source {
                     Some(Source::Snapshot(s)) => write!(f, ", from snapshot {s}"),
                     Some(Source::Volume(v)) => write!(f, ", cloned from {v}"),
@@ -335,7 +348,8 @@ impl fmt::Display for Call {
             | Call::Validate(v)
             | Call::GetVolume(v)
             | Call::Stage(v)
-            | Call::Unstage(v) => write!(f, "{rpc} {v}"),
+            | Call::Unstage(v)
+            | Call::Modify(v) => write!(f, "{rpc} {v}"),
             Call::DeleteSnapshot(s) | Call::GetSnapshot(s) => write!(f, "{rpc} {s}"),
         }
     }

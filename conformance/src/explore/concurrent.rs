@@ -13,7 +13,7 @@ use super::call::Call;
 use super::generate::Generator;
 use super::judge::Reply;
 use super::session::{Attempt, Made, Session};
-use super::{Broken, EPOCH, Options, Report, report};
+use super::{Broken, Options, Report, report};
 
 /// One history in flight.
 struct Lane {
@@ -29,16 +29,16 @@ fn lane_seed(seed: u64, i: usize) -> u64 {
     seed.wrapping_add((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
-/// Walks `options.concurrency` histories at once until the budget is spent.
+/// Walks `options.concurrency` histories at once (one, the walk of a run without
+/// `--concurrency`) until the budget is spent.
 pub(crate) async fn walk(
     s: &mut Session,
     options: &Options,
     report: &mut Report,
     line: &mut dyn FnMut(&str),
 ) -> Result<(), String> {
-    let (max_steps, time) = options.budget();
-    let deadline = time.map(|t| std::time::Instant::now() + t);
-    let mut lanes: Vec<Lane> = (0..options.concurrency)
+    let budget = options.budget();
+    let mut lanes: Vec<Lane> = (0..options.concurrency.max(1))
         .map(|i| Lane {
             generator: Generator::new(lane_seed(options.seed, i)),
             attempt: s.attempt(None),
@@ -46,20 +46,18 @@ pub(crate) async fn walk(
             done: false,
         })
         .collect();
-    'rounds: while report.steps < max_steps
-        && deadline.is_none_or(|d| std::time::Instant::now() < d)
-        && lanes.iter().any(|l| !l.done)
-    {
+    'rounds: while budget.left(report.steps) && lanes.iter().any(|l| !l.done) {
         // Each lane's next call; fewer at the end of the budget.
         let mut round: Vec<(usize, Call)> = Vec::new();
         for (i, lane) in lanes.iter_mut().enumerate() {
-            if lane.done || report.steps + round.len() as u64 >= max_steps {
+            if lane.done || report.steps + round.len() as u64 >= budget.steps {
                 continue;
             }
-            if lane.history.len() >= EPOCH {
+            if lane.generator.epoch_over(lane.history.len()) {
                 report.left_over.extend(s.clean_up(&lane.attempt).await);
                 lane.attempt = s.attempt(None);
                 lane.history.clear();
+                lane.generator.start_epoch();
             }
             match lane.generator.next(&lane.attempt.model) {
                 Some(call) => round.push((i, call)),
@@ -84,6 +82,7 @@ pub(crate) async fn walk(
             report::found(s, options, report, &lane.history, &m.broken, line).await?;
             lane.attempt = s.attempt(None);
             lane.history.clear();
+            lane.generator.start_epoch();
             if options.stop_after.is_some_and(|n| report.findings.len() >= n) {
                 break 'rounds;
             }

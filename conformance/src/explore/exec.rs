@@ -75,6 +75,7 @@ pub(crate) enum Prepared {
     NodeUnpublish(NodeUnpublishVolumeRequest, bool),
     Stats(NodeGetVolumeStatsRequest),
     NodeExpand(NodeExpandVolumeRequest),
+    Modify(ControllerModifyVolumeRequest),
 }
 
 impl Exec {
@@ -123,14 +124,14 @@ impl Exec {
     ) -> Result<Prepared, String> {
         let vid = |v: Vol| m.vol(v).map(|x| x.id.clone()).ok_or_else(|| format!("no id for {v}"));
         let sid = |x: Snap| m.snap(x).map(|y| y.id.clone()).ok_or_else(|| format!("no id for {x}"));
-        let range = |mib: u32, exact: bool| {
-            (mib > 0).then(|| {
-                let bytes = i64::from(mib) * MIB;
-                CapacityRange { required_bytes: bytes, limit_bytes: if exact { bytes } else { 0 } }
+        let range = |mib: u32, limit: u32| {
+            (mib > 0 || limit > 0).then(|| CapacityRange {
+                required_bytes: i64::from(mib) * MIB,
+                limit_bytes: i64::from(limit) * MIB,
             })
         };
         Ok(match *call {
-            Call::CreateVolume { name, mib, exact, source } => {
+            Call::CreateVolume { name, mib, limit, source } => {
                 let source = match source {
                     None => None,
                     Some(Source::Snapshot(x)) => {
@@ -141,7 +142,7 @@ impl Exec {
                     }
                 };
                 let mut r = s.create_request(&self.volume_name(name), 0);
-                r.capacity_range = range(mib, exact);
+                r.capacity_range = range(mib, limit);
                 r.volume_content_source = source.map(|t| VolumeContentSource { r#type: Some(t) });
                 Prepared::Create(r)
             }
@@ -181,7 +182,7 @@ impl Exec {
             Call::GetVolume(v) => Prepared::Get(ControllerGetVolumeRequest { volume_id: vid(v)? }),
             Call::Expand { vol, mib } => Prepared::Expand(ControllerExpandVolumeRequest {
                 volume_id: vid(vol)?,
-                capacity_range: range(mib, false),
+                capacity_range: range(mib, 0),
                 secrets: s.secrets("ControllerExpandVolume"),
                 volume_capability: Some(Self::capability(s)),
             }),
@@ -264,6 +265,11 @@ impl Exec {
                     staging_target_path: staging,
                 })
             }
+            Call::Modify(v) => Prepared::Modify(ControllerModifyVolumeRequest {
+                volume_id: vid(v)?,
+                secrets: s.secrets("ControllerModifyVolume"),
+                mutable_parameters: s.cfg.mutable_parameters.clone(),
+            }),
             Call::NodeExpand { vol, mib } => {
                 let staged = m.caps.stage;
                 let path = if staged {
@@ -278,7 +284,7 @@ impl Exec {
                 Prepared::NodeExpand(NodeExpandVolumeRequest {
                     volume_id: vid(vol)?,
                     volume_path: path,
-                    capacity_range: range(mib, false),
+                    capacity_range: range(mib, 0),
                     staging_target_path: if staged {
                         self.staging_dir(vol)?
                     } else {
@@ -412,6 +418,7 @@ impl Exec {
                 }
             }
             Prepared::Stats(r) => empty(self.ask(s, r).await),
+            Prepared::Modify(r) => empty(self.ask(s, r).await),
             Prepared::NodeExpand(r) => match self.ask(s, r).await {
                 Ok(a) => Reply::Ok(Body::Capacity(a.capacity_bytes)),
                 Err(e) => error(&e),

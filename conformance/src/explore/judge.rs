@@ -153,8 +153,8 @@ impl Model {
     pub(crate) fn judge(&mut self, call: &Call, reply: &Reply) -> Verdicts {
         let mut v = Verdicts::default();
         match *call {
-            Call::CreateVolume { name, mib, exact, source } => {
-                self.create_volume(&mut v, name, mib, exact, source, reply);
+            Call::CreateVolume { name, mib, limit, source } => {
+                self.create_volume(&mut v, name, (mib, limit), source, reply);
             }
             Call::DeleteVolume(vol) => self.delete_volume(&mut v, vol, reply),
             Call::ControllerPublish { vol, readonly, own } => {
@@ -198,6 +198,7 @@ impl Model {
                 self.node_unpublish(&mut v, vol, usize::from(target), reply);
             }
             Call::Stats { vol, at } => self.stats(&mut v, vol, at, reply),
+            Call::Modify(vol) => self.modify(&mut v, vol, reply),
             Call::NodeExpand { vol, .. } => {
                 if self.is_dead(vol) {
                     v.row("NodeExpandVolume", NOT_EXIST, reply, &format!("of deleted {vol}"));
@@ -309,13 +310,12 @@ impl Model {
         &mut self,
         v: &mut Verdicts,
         name: u16,
-        mib: u32,
-        exact: bool,
+        (mib, asked_limit): (u32, u32),
         source: Option<Source>,
         reply: &Reply,
     ) {
         let required = i64::from(mib) * MIB;
-        let limit = if exact { required } else { 0 };
+        let limit = i64::from(asked_limit) * MIB;
         let held =
             self.current(name).filter(|c| self.vols.get(c).is_some_and(|s| s.life == Life::Alive));
         if let Some(cur) = held {
@@ -330,7 +330,7 @@ impl Model {
                 Some(true)
             } else if s.capacity > 0 {
                 Some(fits(s.capacity))
-            } else if mib == s.mib && exact == s.exact && !s.expanded {
+            } else if mib == s.mib && asked_limit == s.asked_limit && !s.expanded {
                 // Made for this very request, and never grown since.
                 Some(true)
             } else {
@@ -432,6 +432,23 @@ impl Model {
                 format!("{what} answered id {id}, the id of live volume {other}"),
             );
         }
+        // A volume restored from a snapshot is no smaller than the snapshot (both sizes known).
+        if let Some(Source::Snapshot(x)) = source
+            && let Some(snap) = self.snaps.get(&x)
+            && *capacity > 0
+            && snap.size > 0
+        {
+            v.check(Rule::RestoreAtLeastSnapshot);
+            if *capacity < snap.size {
+                v.broke(
+                    Rule::RestoreAtLeastSnapshot,
+                    format!(
+                        "{what} from snapshot {x} (id {}, {} bytes) answered {capacity} bytes",
+                        snap.id, snap.size
+                    ),
+                );
+            }
+        }
         let life = if matches!(src, Src::Dead(_)) { Life::Lost } else { Life::Alive };
         self.vols.insert(
             vol,
@@ -439,12 +456,14 @@ impl Model {
                 id: id.clone(),
                 life,
                 mib,
-                exact,
+                asked_limit,
                 source,
                 capacity: *capacity,
                 floor: required,
                 limit,
                 expanded: false,
+                expanded_ok: None,
+                modified: false,
                 undone: Vec::new(),
                 published: None,
                 staged: false,
@@ -608,6 +627,7 @@ impl Model {
         }
         let required = i64::from(mib) * MIB;
         let smaller = s.capacity > 0 && required <= s.capacity;
+        let again = s.expanded_ok == Some((mib, s.usage()));
         match reply {
             Reply::Ok(body) => {
                 let capacity = if let Body::Capacity(c) = body { *c } else { 0 };
@@ -616,10 +636,24 @@ impl Model {
                     s.limit = 0;
                     s.capacity = capacity.max(0);
                     s.expanded = true;
+                    s.expanded_ok = Some((mib, s.usage()));
                 }
             }
             Reply::Err { code: Code::NotFound, .. } => {
                 self.not_found(v, vol, "ControllerExpandVolume", reply);
+            }
+            Reply::Err { .. } if again => {
+                v.ok(
+                    Rule::ExpandIdempotent,
+                    reply,
+                    &format!(
+                        "ControllerExpandVolume of {vol} (id {}) to {required} bytes again, in the same use, after OK",
+                        s.id
+                    ),
+                );
+                if let Some(s) = self.state_mut(vol) {
+                    s.expanded_ok = None;
+                }
             }
             Reply::Err { .. } => {
                 if smaller {
@@ -639,6 +673,31 @@ impl Model {
                     s.expanded = true;
                 }
             }
+        }
+    }
+
+    /// ControllerModifyVolume: the row's NOT_FOUND for a deleted volume; for a live one, the
+    /// same parameters again after an OK answer are answered OK (the RPC is idempotent).
+    fn modify(&mut self, v: &mut Verdicts, vol: Vol, reply: &Reply) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        let rpc = "ControllerModifyVolume";
+        if s.life == Life::Dead {
+            v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol} (id {})", s.id));
+            return;
+        }
+        match reply {
+            Reply::Ok(_) => {
+                if let Some(s) = self.state_mut(vol) {
+                    s.modified = true;
+                }
+            }
+            Reply::Err { code: Code::NotFound, .. } => self.not_found(v, vol, rpc, reply),
+            Reply::Err { .. } if s.modified => {
+                let what = format!("{rpc} of {vol} (id {}) again, the same parameters", s.id);
+                v.ok(Rule::ModifyIdempotent, reply, &what);
+            }
+            // Parameters the volume cannot take: the row's INVALID_ARGUMENT, nothing applied.
+            Reply::Err { .. } => {}
         }
     }
 

@@ -39,6 +39,8 @@ pub(crate) struct Caps {
     pub(crate) stats: bool,
     /// Node EXPAND_VOLUME.
     pub(crate) node_expand: bool,
+    /// MODIFY_VOLUME, and mutable parameters to send (the suite's `--mutable-parameters`).
+    pub(crate) modify: bool,
     /// The plugin's paths are this machine's (a unix socket): target paths can be looked at.
     pub(crate) local: bool,
 }
@@ -68,9 +70,9 @@ pub(crate) struct VolState {
     /// The id the plugin issued.
     pub(crate) id: String,
     pub(crate) life: Life,
-    /// The size asked at creation, in MiB (0: no capacity_range), and whether exactly.
+    /// The range asked at creation, in MiB (0: not set).
     pub(crate) mib: u32,
-    pub(crate) exact: bool,
+    pub(crate) asked_limit: u32,
     pub(crate) source: Option<Source>,
     /// The capacity last answered (0: unknown).
     pub(crate) capacity: i64,
@@ -80,6 +82,11 @@ pub(crate) struct VolState {
     pub(crate) limit: i64,
     /// ControllerExpandVolume was asked of it (answered or not).
     pub(crate) expanded: bool,
+    /// The last ControllerExpandVolume answered OK: its size in MiB, in the use it was made in
+    /// ([`VolState::usage`]); a repeat in the same use is the same request again.
+    pub(crate) expanded_ok: Option<(u32, u8)>,
+    /// ControllerModifyVolume answered OK (always with the same parameters).
+    pub(crate) modified: bool,
     /// Controller-published to the plugin's node: with `readonly`.
     pub(crate) published: Option<bool>,
     pub(crate) staged: bool,
@@ -100,6 +107,13 @@ impl VolState {
     /// Nothing uses it: the lifecycle's CREATED.
     pub(crate) fn unused(&self) -> bool {
         self.published.is_none() && !self.staged && self.targets.iter().all(Option::is_none)
+    }
+
+    /// How it is used, as a number: controller-published, staged, node-published.
+    pub(crate) fn usage(&self) -> u8 {
+        u8::from(self.published.is_some())
+            | u8::from(self.staged) << 1
+            | u8::from(self.targets.iter().any(Option::is_some)) << 2
     }
 
     /// Its lifecycle state, for the coverage table.
@@ -326,6 +340,7 @@ impl Model {
                         (None, At::Target(t)) => dead && t < 2,
                     }
             }
+            Call::Modify(v) => c.modify && (self.alive(v).is_some() || self.dead(v)),
             Call::NodeExpand { vol, mib } => {
                 c.node_expand
                     && match self.alive(vol) {

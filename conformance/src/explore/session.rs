@@ -258,6 +258,7 @@ fn caps(s: &Suite, endpoint: &Endpoint) -> (Caps, Vec<String>) {
         stage: p.node_has(Nd::StageUnstageVolume),
         stats: p.node_has(Nd::GetVolumeStats),
         node_expand: p.node_has(Nd::ExpandVolume),
+        modify: p.has(Ctl::ModifyVolume) && !s.cfg.mutable_parameters.is_empty(),
         local: matches!(endpoint, Endpoint::Unix(_)),
     };
     let mut skipped = Vec::new();
@@ -290,6 +291,11 @@ fn caps(s: &Suite, endpoint: &Endpoint) -> (Caps, Vec<String>) {
     skip(c.node && !c.stage, "NodeStageVolume: no STAGE_UNSTAGE_VOLUME");
     skip(c.node && !c.stats, "NodeGetVolumeStats: no GET_VOLUME_STATS");
     skip(c.node && !c.node_expand, "NodeExpandVolume: no node EXPAND_VOLUME");
+    skip(!p.has(Ctl::ModifyVolume), "ControllerModifyVolume: no MODIFY_VOLUME");
+    skip(
+        p.has(Ctl::ModifyVolume) && !c.modify,
+        "ControllerModifyVolume: no mutable parameters to send (--mutable-parameters FILE)",
+    );
     skip(
         !c.local,
         "target paths: the plugin is not on a unix socket here, so what is at a target path is not looked at",
