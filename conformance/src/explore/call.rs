@@ -19,6 +19,13 @@ pub(crate) struct Snap {
     pub(crate) nth: u16,
 }
 
+/// A group snapshot of the history: group number `nth` cut under group name #`name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Grp {
+    pub(crate) name: u16,
+    pub(crate) nth: u16,
+}
+
 /// What a new volume is made from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Source {
@@ -115,6 +122,15 @@ pub(crate) enum Call {
     },
     /// ControllerModifyVolume with the suite's mutable parameters (`--mutable-parameters`).
     Modify(Vol),
+    /// CreateVolumeGroupSnapshot of two volumes.
+    CreateGroup {
+        name: u16,
+        vols: [Vol; 2],
+    },
+    /// DeleteVolumeGroupSnapshot, with the group's snapshot ids.
+    DeleteGroup(Grp),
+    /// GetVolumeGroupSnapshot, with the group's snapshot ids.
+    GetGroup(Grp),
 }
 
 impl Call {
@@ -140,6 +156,9 @@ impl Call {
             Call::Stats { .. } => "NodeGetVolumeStats",
             Call::NodeExpand { .. } => "NodeExpandVolume",
             Call::Modify(_) => "ControllerModifyVolume",
+            Call::CreateGroup { .. } => "CreateVolumeGroupSnapshot",
+            Call::DeleteGroup(_) => "DeleteVolumeGroupSnapshot",
+            Call::GetGroup(_) => "GetVolumeGroupSnapshot",
         }
     }
 
@@ -147,7 +166,8 @@ impl Call {
     pub(crate) fn volume(&self) -> Option<Vol> {
         match *self {
             Call::CreateSnapshot { source: v, .. }
-            | Call::ListSnapshots { filter: Filter::Source(v), .. } => Some(v),
+            | Call::ListSnapshots { filter: Filter::Source(v), .. }
+            | Call::CreateGroup { vols: [v, _], .. } => Some(v),
             mut c => c.volume_mut().copied(),
         }
     }
@@ -236,7 +256,12 @@ impl Call {
                 Filter::Source(v) if kind == Names::Volumes => vol(v, f),
                 _ => {}
             },
-            Call::ListVolumes { .. } => {}
+            Call::CreateGroup { vols, .. } => {
+                if kind == Names::Volumes {
+                    vols.iter_mut().for_each(|v| vol(v, f));
+                }
+            }
+            Call::ListVolumes { .. } | Call::DeleteGroup(_) | Call::GetGroup(_) => {}
             other => {
                 if kind == Names::Volumes
                     && let Some(v) = other.volume_mut()
@@ -272,6 +297,12 @@ impl fmt::Display for Vol {
     /// `v1.0`: name #1's first volume.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "v{}.{}", self.name, self.nth)
+    }
+}
+
+impl fmt::Display for Grp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "g{}.{}", self.name, self.nth)
     }
 }
 
@@ -351,6 +382,8 @@ impl fmt::Display for Call {
             | Call::Unstage(v)
             | Call::Modify(v) => write!(f, "{rpc} {v}"),
             Call::DeleteSnapshot(s) | Call::GetSnapshot(s) => write!(f, "{rpc} {s}"),
+            Call::CreateGroup { name, vols: [a, b] } => write!(f, "{rpc} name g{name} of {a}, {b}"),
+            Call::DeleteGroup(g) | Call::GetGroup(g) => write!(f, "{rpc} {g}"),
         }
     }
 }

@@ -14,7 +14,7 @@ use csikit::v1::*;
 use prost::Message;
 use tonic::Status;
 
-use super::call::{At, Call, Filter, Snap, Source, Vol};
+use super::call::{At, Call, Filter, Grp, Snap, Source, Vol};
 use super::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
 use super::model::{MIB, Model};
 use crate::answers::Rpc;
@@ -76,6 +76,9 @@ pub(crate) enum Prepared {
     Stats(NodeGetVolumeStatsRequest),
     NodeExpand(NodeExpandVolumeRequest),
     Modify(ControllerModifyVolumeRequest),
+    CreateGroup(CreateVolumeGroupSnapshotRequest),
+    DeleteGroup(DeleteVolumeGroupSnapshotRequest),
+    GetGroup(GetVolumeGroupSnapshotRequest),
 }
 
 impl Exec {
@@ -98,6 +101,10 @@ impl Exec {
 
     fn snapshot_name(&self, name: u16) -> String {
         format!("{}-s{name}", self.prefix)
+    }
+
+    fn group_name(&self, name: u16) -> String {
+        format!("{}-g{name}", self.prefix)
     }
 
     /// The staging path of `v`: a folder the CO makes.
@@ -124,6 +131,13 @@ impl Exec {
     ) -> Result<Prepared, String> {
         let vid = |v: Vol| m.vol(v).map(|x| x.id.clone()).ok_or_else(|| format!("no id for {v}"));
         let sid = |x: Snap| m.snap(x).map(|y| y.id.clone()).ok_or_else(|| format!("no id for {x}"));
+        // A group's id and its snapshots' ids, as the CO hands them back.
+        let gid = |g: Grp| {
+            m.groups
+                .get(&g)
+                .map(|x| (x.id.clone(), x.members.iter().map(|(s, _)| s.clone()).collect()))
+                .ok_or_else(|| format!("no id for {g}"))
+        };
         let range = |mib: u32, limit: u32| {
             (mib > 0 || limit > 0).then(|| CapacityRange {
                 required_bytes: i64::from(mib) * MIB,
@@ -263,6 +277,30 @@ impl Exec {
                     volume_id: vid(vol)?,
                     volume_path: path,
                     staging_target_path: staging,
+                })
+            }
+            Call::CreateGroup { name, vols } => {
+                Prepared::CreateGroup(CreateVolumeGroupSnapshotRequest {
+                    name: self.group_name(name),
+                    source_volume_ids: vec![vid(vols[0])?, vid(vols[1])?],
+                    secrets: s.secrets("CreateVolumeGroupSnapshot"),
+                    ..CreateVolumeGroupSnapshotRequest::default()
+                })
+            }
+            Call::DeleteGroup(g) => {
+                let (group_snapshot_id, snapshot_ids) = gid(g)?;
+                Prepared::DeleteGroup(DeleteVolumeGroupSnapshotRequest {
+                    group_snapshot_id,
+                    snapshot_ids,
+                    secrets: s.secrets("DeleteVolumeGroupSnapshot"),
+                })
+            }
+            Call::GetGroup(g) => {
+                let (group_snapshot_id, snapshot_ids) = gid(g)?;
+                Prepared::GetGroup(GetVolumeGroupSnapshotRequest {
+                    group_snapshot_id,
+                    snapshot_ids,
+                    secrets: s.secrets("GetVolumeGroupSnapshot"),
                 })
             }
             Call::Modify(v) => Prepared::Modify(ControllerModifyVolumeRequest {
@@ -419,6 +457,9 @@ impl Exec {
             }
             Prepared::Stats(r) => empty(self.ask(s, r).await),
             Prepared::Modify(r) => empty(self.ask(s, r).await),
+            Prepared::CreateGroup(r) => group(self.ask(s, r).await.map(|a| a.group_snapshot)),
+            Prepared::DeleteGroup(r) => empty(self.ask(s, r).await),
+            Prepared::GetGroup(r) => group(self.ask(s, r).await.map(|a| a.group_snapshot)),
             Prepared::NodeExpand(r) => match self.ask(s, r).await {
                 Ok(a) => Reply::Ok(Body::Capacity(a.capacity_bytes)),
                 Err(e) => error(&e),
@@ -570,6 +611,17 @@ fn one_full_page(max_entries: i32, entries: usize, last: usize) -> bool {
 
 fn error(e: &Status) -> Reply {
     Reply::Err { code: e.code(), message: e.message().to_owned() }
+}
+
+/// A group snapshot answered, as the model reads it.
+fn group(answer: Result<Option<VolumeGroupSnapshot>, Status>) -> Reply {
+    match answer {
+        Ok(Some(g)) => Reply::Ok(Body::Group {
+            id: g.group_snapshot_id,
+            members: g.snapshots.into_iter().map(|x| (x.snapshot_id, x.source_volume_id)).collect(),
+        }),
+        other => empty(other),
+    }
 }
 
 /// An answer whose body the model does not read.

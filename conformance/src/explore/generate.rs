@@ -6,7 +6,7 @@
 //! random number of calls, so that an interleaving the common kinds would drown is reached in
 //! some epoch. Deterministic for a seed and the plugin's answers.
 
-use super::call::{At, Call, Filter, Snap, Source, Vol};
+use super::call::{At, Call, Filter, Grp, Snap, Source, Vol};
 use super::model::{Life, MIB, Model, VolState};
 
 /// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.
@@ -18,6 +18,7 @@ pub(crate) struct Generator {
     rng: fastrand::Rng,
     next_name: u16,
     next_snap_name: u16,
+    next_group_name: u16,
     /// Each kind's factor this epoch, by its place in [`Generator::next`]'s list (0: left out).
     swarm: Vec<u32>,
     /// Calls this epoch lasts.
@@ -25,7 +26,7 @@ pub(crate) struct Generator {
 }
 
 /// Kinds of step a swarm draws factors for: at least as many as [`Generator::next`] lists.
-const KINDS: usize = 48;
+const KINDS: usize = 64;
 /// The shortest and longest epoch, in calls: long enough for a few lifecycles of several
 /// volumes, short enough to shrink quickly.
 const EPOCH: std::ops::RangeInclusive<usize> = 150..=400;
@@ -41,6 +42,7 @@ impl Generator {
             rng: fastrand::Rng::with_seed(seed),
             next_name: 0,
             next_snap_name: 0,
+            next_group_name: 0,
             swarm: Vec::new(),
             epoch: *EPOCH.end(),
         };
@@ -319,6 +321,36 @@ impl Generator {
         kinds.push((2, snaps.iter().map(|s| Call::GetSnapshot(*s)).collect()));
         kinds.push((1, dead_snaps.iter().map(|s| Call::GetSnapshot(*s)).collect()));
 
+        // Group snapshots: of two live volumes, the same again, of two others; deleted, read.
+        let pairs: Vec<[Vol; 2]> =
+            alive.iter().zip(alive.iter().skip(1)).map(|((a, _), (b, _))| [*a, *b]).collect();
+        let group_name = self.next_group_name;
+        kinds.push((
+            2,
+            pairs.iter().map(|p| Call::CreateGroup { name: group_name, vols: *p }).collect(),
+        ));
+        let groups: Vec<(Grp, bool)> =
+            m.groups.iter().map(|(g, x)| (*g, x.life == Life::Alive)).collect();
+        let standing: Vec<Grp> = groups.iter().filter(|(_, a)| *a).map(|(g, _)| *g).collect();
+        let gone: Vec<Grp> =
+            groups.iter().rev().filter(|(_, a)| !*a).take(4).map(|(g, _)| *g).collect();
+        let current: Vec<(Grp, [Vol; 2])> = standing
+            .iter()
+            .filter(|g| m.current_group(g.name) == Some(**g))
+            .map(|g| (*g, m.groups[g].sources))
+            .collect();
+        // The same volumes again (a retry), or a pair that is not the group's.
+        let retry = current.iter().map(|(g, p)| Call::CreateGroup { name: g.name, vols: *p });
+        kinds.push((2, retry.collect()));
+        let other = current.iter().filter_map(|(g, own)| {
+            let p = pairs.iter().find(|p| *p != own)?;
+            Some(Call::CreateGroup { name: g.name, vols: *p })
+        });
+        kinds.push((1, other.collect()));
+        kinds.push((2, standing.iter().map(|g| Call::DeleteGroup(*g)).collect()));
+        kinds.push((1, gone.iter().map(|g| Call::DeleteGroup(*g)).collect()));
+        kinds.push((1, standing.iter().chain(gone.iter()).map(|g| Call::GetGroup(*g)).collect()));
+
         // The node.
         let target = self.rng.u8(..2);
         let ro = self.one_in(3);
@@ -479,6 +511,9 @@ impl Generator {
             Call::CreateVolume { name, .. } if name == self.next_name => self.next_name += 1,
             Call::CreateSnapshot { name, .. } if name == self.next_snap_name => {
                 self.next_snap_name += 1
+            }
+            Call::CreateGroup { name, .. } if name == self.next_group_name => {
+                self.next_group_name += 1
             }
             _ => {}
         }

@@ -13,6 +13,8 @@ use super::rules::{
 };
 use crate::suite::code_name;
 
+mod change;
+mod group;
 mod node;
 
 /// What the plugin answered, as the model reads it.
@@ -40,6 +42,9 @@ pub(crate) enum Body {
     Got(Listed),
     /// ControllerExpandVolume, NodeExpandVolume.
     Capacity(i64),
+    /// CreateVolumeGroupSnapshot, GetVolumeGroupSnapshot: the group's id and its snapshots
+    /// (snapshot id, source volume id).
+    Group { id: String, members: Vec<(String, String)> },
     /// NodePublishVolume, NodeUnpublishVolume: whether something is at the target path after
     /// the call (`None`: the path is not this machine's to look at).
     Target { exists: Option<bool> },
@@ -199,6 +204,9 @@ impl Model {
             }
             Call::Stats { vol, at } => self.stats(&mut v, vol, at, reply),
             Call::Modify(vol) => self.modify(&mut v, vol, reply),
+            Call::CreateGroup { name, vols } => self.create_group(&mut v, name, vols, reply),
+            Call::DeleteGroup(g) => self.delete_group(&mut v, g, reply),
+            Call::GetGroup(g) => self.get_group(&mut v, g, reply),
             Call::NodeExpand { vol, .. } => {
                 if self.is_dead(vol) {
                     v.row("NodeExpandVolume", NOT_EXIST, reply, &format!("of deleted {vol}"));
@@ -326,6 +334,10 @@ impl Model {
             let fits = |cap: i64| cap >= required && (limit == 0 || cap <= limit);
             let compatible = if self.source_id(s.source) != self.source_id(source) {
                 Some(false)
+            } else if s.modified {
+                // Its mutable parameters changed since: whether a request without them is
+                // compatible is the plugin's to say.
+                None
             } else if required == 0 && limit == 0 {
                 Some(true)
             } else if s.capacity > 0 {
@@ -492,7 +504,11 @@ impl Model {
             }
             Reply::Err { code: Code::FailedPrecondition, .. } => {
                 let snapshots =
-                    self.snaps.values().any(|x| x.source == vol && x.life != Life::Dead);
+                    self.snaps.values().any(|x| x.source == vol && x.life != Life::Dead)
+                        || self
+                            .groups
+                            .values()
+                            .any(|g| g.life != Life::Dead && g.source_ids.contains(&s.id));
                 let clones = self
                     .vols
                     .values()
@@ -611,93 +627,6 @@ impl Model {
             v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol} (id {})", s.id));
         } else if code(reply) == Code::NotFound {
             self.not_found(v, vol, rpc, reply);
-        }
-    }
-
-    fn expand(&mut self, v: &mut Verdicts, vol: Vol, mib: u32, reply: &Reply) {
-        let Some(s) = self.vols.get(&vol) else { return };
-        if s.life == Life::Dead {
-            v.row(
-                "ControllerExpandVolume",
-                NOT_EXIST,
-                reply,
-                &format!("of deleted {vol} (id {})", s.id),
-            );
-            return;
-        }
-        let required = i64::from(mib) * MIB;
-        let smaller = s.capacity > 0 && required <= s.capacity;
-        let again = s.expanded_ok == Some((mib, s.usage()));
-        match reply {
-            Reply::Ok(body) => {
-                let capacity = if let Body::Capacity(c) = body { *c } else { 0 };
-                if let Some(s) = self.state_mut(vol) {
-                    s.floor = s.floor.max(required);
-                    s.limit = 0;
-                    s.capacity = capacity.max(0);
-                    s.expanded = true;
-                    s.expanded_ok = Some((mib, s.usage()));
-                }
-            }
-            Reply::Err { code: Code::NotFound, .. } => {
-                self.not_found(v, vol, "ControllerExpandVolume", reply);
-            }
-            Reply::Err { .. } if again => {
-                v.ok(
-                    Rule::ExpandIdempotent,
-                    reply,
-                    &format!(
-                        "ControllerExpandVolume of {vol} (id {}) to {required} bytes again, in the same use, after OK",
-                        s.id
-                    ),
-                );
-                if let Some(s) = self.state_mut(vol) {
-                    s.expanded_ok = None;
-                }
-            }
-            Reply::Err { .. } => {
-                if smaller {
-                    v.broke(
-                        Rule::ExpandSmaller,
-                        format!(
-                            "ControllerExpandVolume of {vol} (id {}, {} bytes) to {required} bytes answered {}",
-                            s.id,
-                            s.capacity,
-                            show(reply)
-                        ),
-                    );
-                }
-                // Grown or not: its size is not known until it is read back.
-                if let Some(s) = self.state_mut(vol) {
-                    s.capacity = 0;
-                    s.expanded = true;
-                }
-            }
-        }
-    }
-
-    /// ControllerModifyVolume: the row's NOT_FOUND for a deleted volume; for a live one, the
-    /// same parameters again after an OK answer are answered OK (the RPC is idempotent).
-    fn modify(&mut self, v: &mut Verdicts, vol: Vol, reply: &Reply) {
-        let Some(s) = self.vols.get(&vol) else { return };
-        let rpc = "ControllerModifyVolume";
-        if s.life == Life::Dead {
-            v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol} (id {})", s.id));
-            return;
-        }
-        match reply {
-            Reply::Ok(_) => {
-                if let Some(s) = self.state_mut(vol) {
-                    s.modified = true;
-                }
-            }
-            Reply::Err { code: Code::NotFound, .. } => self.not_found(v, vol, rpc, reply),
-            Reply::Err { .. } if s.modified => {
-                let what = format!("{rpc} of {vol} (id {}) again, the same parameters", s.id);
-                v.ok(Rule::ModifyIdempotent, reply, &what);
-            }
-            // Parameters the volume cannot take: the row's INVALID_ARGUMENT, nothing applied.
-            Reply::Err { .. } => {}
         }
     }
 

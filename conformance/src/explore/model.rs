@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::call::{At, Call, Filter, Snap, Source, Vol};
+use super::call::{At, Call, Filter, Grp, Snap, Source, Vol};
 use super::rules::Rule;
 
 /// What the plugin serves, as far as the explorer uses it.
@@ -41,6 +41,8 @@ pub(crate) struct Caps {
     pub(crate) node_expand: bool,
     /// MODIFY_VOLUME, and mutable parameters to send (the suite's `--mutable-parameters`).
     pub(crate) modify: bool,
+    /// The GroupController's CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT.
+    pub(crate) groups: bool,
     /// The plugin's paths are this machine's (a unix socket): target paths can be looked at.
     pub(crate) local: bool,
 }
@@ -141,6 +143,18 @@ pub(crate) struct SnapState {
     pub(crate) ready: bool,
 }
 
+/// A group snapshot of the history.
+#[derive(Debug, Clone)]
+pub(crate) struct GroupState {
+    pub(crate) id: String,
+    pub(crate) life: Life,
+    /// Its source volumes, and their ids, in the order asked.
+    pub(crate) sources: [Vol; 2],
+    pub(crate) source_ids: [String; 2],
+    /// Its snapshots: (snapshot id, source volume id), as the plugin answered.
+    pub(crate) members: Vec<(String, String)>,
+}
+
 /// A name of the history: its objects so far (the last is the current one), and whether a
 /// CreateVolume of it failed (then it is never used again: the plugin may or may not hold it).
 #[derive(Debug, Clone, Default)]
@@ -164,6 +178,8 @@ pub(crate) struct Model {
     pub(crate) names: BTreeMap<u16, NameState>,
     pub(crate) snaps: BTreeMap<Snap, SnapState>,
     pub(crate) snap_names: BTreeMap<u16, NameState>,
+    pub(crate) groups: BTreeMap<Grp, GroupState>,
+    pub(crate) group_names: BTreeMap<u16, NameState>,
 }
 
 pub(crate) const MIB: i64 = 1 << 20;
@@ -184,6 +200,12 @@ impl Model {
     pub(crate) fn current_snap(&self, name: u16) -> Option<Snap> {
         let gens = self.snap_names.get(&name)?.gens;
         (gens > 0).then(|| Snap { name, nth: gens - 1 })
+    }
+
+    /// The group snapshot group name #n currently holds, if it ever held one.
+    pub(crate) fn current_group(&self, name: u16) -> Option<Grp> {
+        let gens = self.group_names.get(&name)?.gens;
+        (gens > 0).then(|| Grp { name, nth: gens - 1 })
     }
 
     pub(crate) fn vol(&self, v: Vol) -> Option<&VolState> {
@@ -341,6 +363,18 @@ impl Model {
                     }
             }
             Call::Modify(v) => c.modify && (self.alive(v).is_some() || self.dead(v)),
+            Call::CreateGroup { name, vols: [a, b] } => {
+                let current = self.current_group(name).and_then(|g| self.groups.get(&g));
+                c.groups
+                    && a != b
+                    && self.alive(a).is_some()
+                    && self.alive(b).is_some()
+                    && self.group_names.get(&name).is_none_or(|n| !n.burnt)
+                    && current.is_none_or(|g| g.life != Life::Lost)
+            }
+            Call::DeleteGroup(g) | Call::GetGroup(g) => {
+                c.groups && self.groups.get(&g).is_some_and(|x| x.life != Life::Lost)
+            }
             Call::NodeExpand { vol, mib } => {
                 c.node_expand
                     && match self.alive(vol) {

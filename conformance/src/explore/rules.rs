@@ -46,6 +46,10 @@ pub(crate) enum Rule {
     RestoreAtLeastSnapshot,
     ExpandIdempotent,
     ModifyIdempotent,
+    GroupRetrySame,
+    GroupIdUnique,
+    GroupIdFound,
+    DeleteGroupIdempotent,
     /// A row of an RPC's error table: the RPC and the row's condition, as the Model words it.
     Row(&'static str, &'static str),
 }
@@ -58,6 +62,8 @@ pub(crate) const VOLUME_INCOMPATIBLE: &str = "Volume already exists but is incom
 pub(crate) const SNAPSHOT_INCOMPATIBLE: &str = "Snapshot already exists but is incompatible";
 pub(crate) const PUBLISHED_INCOMPATIBLE: &str = "Volume published but is incompatible";
 pub(crate) const NODE_NOT_EXIST: &str = "Node does not exist";
+pub(crate) const GROUP_INCOMPATIBLE: &str = "Group snapshot already exists but is incompatible";
+pub(crate) const GROUP_NOT_EXIST: &str = "Volume group snapshot does not exist";
 
 /// Each invariant (the rows apart): its stable id and the sentence it rests on, quoted as
 /// `normative` reads it. One line a rule: a table, not code.
@@ -101,6 +107,10 @@ const INVARIANTS: &[(Rule, &str, Sentence)] = &[
     (Rule::RestoreAtLeastSnapshot, "restore-at-least-snapshot", Sentence::must("Snapshot.size_bytes", "The size of the volume MUST NOT be less than the size of the source snapshot.")),
     (Rule::ExpandIdempotent, "expand-idempotent", Sentence::must("ControllerExpandVolume", "This operation MUST be idempotent.")),
     (Rule::ModifyIdempotent, "modify-idempotent", Sentence::must("ControllerModifyVolume", "This operation MUST be idempotent.")),
+    (Rule::GroupRetrySame, "group-retry-same", Sentence::must("CreateVolumeGroupSnapshot", "If a group snapshot corresponding to the specified group snapshot `name`, `source_volume_ids`, and `parameters` is successfully created (meaning all snapshots associated with the group are successfully cut), the Plugin MUST reply `0 OK` with the corresponding `CreateVolumeGroupSnapshotResponse`.")),
+    (Rule::GroupIdUnique, "group-id-unique", Sentence::must("VolumeGroupSnapshot.group_snapshot_id", "This field MUST contain enough information to uniquely identify this specific snapshot vs all other group snapshots supported by this plugin.")),
+    (Rule::GroupIdFound, "group-id-found", Sentence::must("VolumeGroupSnapshot.group_snapshot_id", "This field MUST contain enough information to uniquely identify this specific snapshot vs all other group snapshots supported by this plugin.")),
+    (Rule::DeleteGroupIdempotent, "delete-group-idempotent", Sentence::must("DeleteVolumeGroupSnapshot", "If a group snapshot corresponding to the specified `group_snapshot_id` does not exist or the artifacts associated with the group snapshot do not exist anymore, the Plugin MUST reply `0 OK`.")),
 ];
 
 impl Rule {
@@ -110,7 +120,7 @@ impl Rule {
     }
 
     /// The rows the explorer brings about after a history, for `--list` and the audit.
-    pub(crate) const ROWS: [Rule; 17] = [
+    pub(crate) const ROWS: [Rule; 19] = [
         Rule::Row("CreateVolume", SOURCE_NOT_EXIST),
         Rule::Row("CreateVolume", VOLUME_INCOMPATIBLE),
         Rule::Row("ControllerPublishVolume", NOT_EXIST),
@@ -120,6 +130,8 @@ impl Rule {
         Rule::Row("ControllerGetVolume", NOT_EXIST),
         Rule::Row("ControllerExpandVolume", NOT_EXIST),
         Rule::Row("ControllerModifyVolume", NOT_EXIST),
+        Rule::Row("CreateVolumeGroupSnapshot", GROUP_INCOMPATIBLE),
+        Rule::Row("GetVolumeGroupSnapshot", GROUP_NOT_EXIST),
         Rule::Row("CreateSnapshot", SNAPSHOT_INCOMPATIBLE),
         Rule::Row("GetSnapshot", SNAP_NOT_EXIST),
         Rule::Row("NodeStageVolume", NOT_EXIST),

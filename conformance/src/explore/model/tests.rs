@@ -31,6 +31,7 @@ fn caps() -> Caps {
         stats: true,
         node_expand: true,
         modify: true,
+        groups: true,
         local: true,
     }
 }
@@ -146,15 +147,19 @@ impl Ideal {
                 }
             }
             Call::ListSnapshots { filter, .. } => {
-                let entries = m
+                let of_source = |id: &str| match filter {
+                    Filter::Source(v) => m.vol(v).is_some_and(|y| y.id == id),
+                    _ => true,
+                };
+                let mut entries: Vec<ListedSnapshot> = m
                     .snaps
                     .iter()
                     .filter(|(s, x)| {
                         x.life == Life::Alive
+                            && of_source(&x.source_id)
                             && match filter {
-                                Filter::All => true,
                                 Filter::Id(f) => f == **s,
-                                Filter::Source(v) => m.vol(v).is_some_and(|y| y.id == x.source_id),
+                                _ => true,
                             }
                     })
                     .map(|(_, x)| ListedSnapshot {
@@ -163,6 +168,14 @@ impl Ideal {
                         ready: true,
                     })
                     .collect();
+                // The snapshots of group snapshots standing.
+                if !matches!(filter, Filter::Id(_)) {
+                    entries.extend(
+                        m.group_members(true).into_iter().filter(|(_, v)| of_source(v)).map(
+                            |(s, v)| ListedSnapshot { id: s.into(), source: v.into(), ready: true },
+                        ),
+                    );
+                }
                 Reply::Ok(Body::Snapshots(Listing {
                     entries,
                     end: End::Complete,
@@ -170,6 +183,26 @@ impl Ideal {
                     unpaged: None,
                 }))
             }
+            Call::CreateGroup { name, vols } => {
+                let ids = vols.map(|v| m.vol(v).map(|s| s.id.clone()).unwrap_or_default());
+                let held = m.current_group(name).and_then(|g| m.groups.get(&g));
+                match held.filter(|g| g.life == Life::Alive) {
+                    Some(g) if g.source_ids == ids => {
+                        Reply::Ok(Body::Group { id: g.id.clone(), members: g.members.clone() })
+                    }
+                    Some(_) => err(Code::AlreadyExists),
+                    None => {
+                        let members = ids.iter().map(|v| (self.id("member"), v.clone())).collect();
+                        Reply::Ok(Body::Group { id: self.id("group"), members })
+                    }
+                }
+            }
+            Call::GetGroup(g) => match m.groups.get(&g) {
+                Some(x) if x.life == Life::Alive => {
+                    Reply::Ok(Body::Group { id: x.id.clone(), members: x.members.clone() })
+                }
+                _ => err(Code::NotFound),
+            },
             Call::GetSnapshot(s) if m.snap(s).is_some_and(|x| x.life == Life::Alive) => ok(),
             Call::GetSnapshot(_) => err(Code::NotFound),
             Call::Stage(v) | Call::Stats { vol: v, .. } | Call::NodeExpand { vol: v, .. }
@@ -229,7 +262,7 @@ fn a_plugin_answering_as_the_spec_asks_breaks_nothing_over_many_walks() {
         reached.extend(calls.iter().map(Call::rpc));
     }
     // Every RPC the model knows is reached.
-    assert_eq!(reached.len(), 19, "{reached:?}");
+    assert_eq!(reached.len(), 22, "{reached:?}");
 }
 
 #[test]
@@ -547,4 +580,56 @@ fn each_epoch_of_a_swarm_leaves_out_kinds_and_its_length_varies() {
     }
     assert!(lengths.len() > 1, "{lengths:?}");
     assert!(reached.windows(2).any(|w| w[0] != w[1]), "{reached:?}");
+}
+
+#[test]
+fn group_snapshots_are_held_to_their_sentences() {
+    let mut m = Model::new(caps());
+    let (a, b) = (v(0, 0), v(1, 0));
+    assert!(rules_of(&mut m, create(0, 1), ok_volume("a", MIB)).is_empty());
+    assert!(rules_of(&mut m, create(1, 1), ok_volume("b", MIB)).is_empty());
+    let group = |id: &str| {
+        let members =
+            vec![(format!("{id}-a"), "a".to_owned()), (format!("{id}-b"), "b".to_owned())];
+        Reply::Ok(Body::Group { id: id.into(), members })
+    };
+    let cut = Call::CreateGroup { name: 0, vols: [a, b] };
+    assert!(rules_of(&mut m, cut, group("g")).is_empty());
+    // The same name and volumes again: the same group; another group breaks the retry.
+    assert!(rules_of(&mut m, cut, group("g")).is_empty());
+    assert_eq!(rules_of(&mut m, cut, group("h")), [Rule::GroupRetrySame]);
+    // The same name over the volumes the other way round: the row's ALREADY_EXISTS.
+    let swapped = Call::CreateGroup { name: 0, vols: [b, a] };
+    assert_eq!(
+        rules_of(&mut m, swapped, group("g")),
+        [Rule::Row("CreateVolumeGroupSnapshot", rules::GROUP_INCOMPATIBLE)]
+    );
+    // Its snapshots listed while it stands; gone once it is deleted.
+    let all = Call::ListSnapshots { filter: Filter::All, max_entries: 0 };
+    let listed = |ids: &[&str]| {
+        let entries = ids
+            .iter()
+            .map(|id| ListedSnapshot { id: (*id).into(), source: "a".into(), ready: true })
+            .collect();
+        Reply::Ok(Body::Snapshots(Listing {
+            entries,
+            end: End::Complete,
+            last_page: ids.len(),
+            unpaged: None,
+        }))
+    };
+    assert!(rules_of(&mut m, all, listed(&["g-a", "g-b"])).is_empty());
+    assert_eq!(rules_of(&mut m, all, listed(&["g-a"])), [Rule::SnapshotsListed]);
+    let g = crate::explore::call::Grp { name: 0, nth: 0 };
+    assert_eq!(rules_of(&mut m, Call::GetGroup(g), error(Code::NotFound)), [Rule::GroupIdFound]);
+    assert!(rules_of(&mut m, Call::DeleteGroup(g), Reply::Ok(Body::Empty)).is_empty());
+    assert_eq!(rules_of(&mut m, all, listed(&["g-b"])), [Rule::SnapshotDeletedGone]);
+    assert_eq!(
+        rules_of(&mut m, Call::GetGroup(g), group("g")),
+        [Rule::Row("GetVolumeGroupSnapshot", rules::GROUP_NOT_EXIST)]
+    );
+    assert_eq!(
+        rules_of(&mut m, Call::DeleteGroup(g), error(Code::NotFound)),
+        [Rule::DeleteGroupIdempotent]
+    );
 }
