@@ -45,6 +45,10 @@ pub(crate) struct Args {
     /// A YAML mapping of `parameters` for every CreateVolume (csi-sanity's format).
     #[arg(long, alias = "csi.testvolumeparameters", value_name = "FILE")]
     volume_parameters: Option<PathBuf>,
+    /// A YAML mapping of mutable parameters the plugin accepts (csi-sanity's format), sent in
+    /// CreateVolume and ControllerModifyVolume; without it ControllerModifyVolume is not walked.
+    #[arg(long, alias = "csi.testvolumemutableparameters", value_name = "FILE")]
+    mutable_parameters: Option<PathBuf>,
     /// Where target paths are made (default: a temporary folder).
     #[arg(long, alias = "csi.mountdir", value_name = "D")]
     mount_dir: Option<PathBuf>,
@@ -144,6 +148,10 @@ fn options(args: &Args) -> anyhow::Result<Options> {
         volume_parameters: crate::read_parameters(
             args.volume_parameters.as_ref(),
             "--volume-parameters",
+        )?,
+        mutable_parameters: crate::read_parameters(
+            args.mutable_parameters.as_ref(),
+            "--mutable-parameters",
         )?,
         staging_dir: args.staging_dir.clone(),
         mount_dir: args.mount_dir.clone(),
