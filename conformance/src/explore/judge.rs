@@ -207,13 +207,7 @@ impl Model {
             Call::CreateGroup { name, vols } => self.create_group(&mut v, name, vols, reply),
             Call::DeleteGroup(g) => self.delete_group(&mut v, g, reply),
             Call::GetGroup(g) => self.get_group(&mut v, g, reply),
-            Call::NodeExpand { vol, .. } => {
-                if self.is_dead(vol) {
-                    v.row("NodeExpandVolume", NOT_EXIST, reply, &format!("of deleted {vol}"));
-                } else if code(reply) == Code::NotFound {
-                    self.not_found(&mut v, vol, "NodeExpandVolume", reply);
-                }
-            }
+            Call::NodeExpand { vol, mib } => self.node_expand(&mut v, vol, mib, reply),
         }
         v
     }
@@ -475,6 +469,7 @@ impl Model {
                 limit,
                 expanded: false,
                 expanded_ok: None,
+                node_expanded_ok: None,
                 modified: false,
                 undone: Vec::new(),
                 published: None,

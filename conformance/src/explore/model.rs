@@ -87,6 +87,8 @@ pub(crate) struct VolState {
     /// The last ControllerExpandVolume answered OK: its size in MiB, in the use it was made in
     /// ([`VolState::usage`]); a repeat in the same use is the same request again.
     pub(crate) expanded_ok: Option<(u32, u8)>,
+    /// The last NodeExpandVolume answered OK, as [`VolState::expanded_ok`].
+    pub(crate) node_expanded_ok: Option<(u32, u8)>,
     /// ControllerModifyVolume answered OK (always with the same parameters).
     pub(crate) modified: bool,
     /// Controller-published to the plugin's node: with `readonly`.

@@ -10,6 +10,32 @@ use super::super::rules::{NOT_EXIST, Rule};
 use super::{Body, Reply, Verdicts, show};
 
 impl Model {
+    /// NodeExpandVolume: the row's NOT_FOUND once deleted; the same expansion again, in the
+    /// same use, after OK, OK again (the RPC is idempotent).
+    pub(super) fn node_expand(&mut self, v: &mut Verdicts, vol: Vol, mib: u32, reply: &Reply) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        let rpc = "NodeExpandVolume";
+        if s.life == Life::Dead {
+            v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol}"));
+            return;
+        }
+        let again = s.node_expanded_ok == Some((mib, s.usage()));
+        let what =
+            format!("{rpc} of {vol} (id {}) to {mib} MiB again, in the same use, after OK", s.id);
+        match reply {
+            Reply::Ok(_) => {
+                if let Some(s) = self.state_mut(vol) {
+                    s.node_expanded_ok = Some((mib, s.usage()));
+                }
+            }
+            Reply::Err { code: Code::NotFound, .. } => self.not_found(v, vol, rpc, reply),
+            Reply::Err { .. } if again => {
+                v.ok(Rule::NodeExpandIdempotent, reply, &what);
+            }
+            Reply::Err { .. } => {}
+        }
+    }
+
     pub(super) fn expand(&mut self, v: &mut Verdicts, vol: Vol, mib: u32, reply: &Reply) {
         let Some(s) = self.vols.get(&vol) else { return };
         if s.life == Life::Dead {

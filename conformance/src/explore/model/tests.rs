@@ -541,6 +541,11 @@ fn restores_expansions_modifications_and_limits_are_held_to_their_sentences() {
     assert!(rules_of(&mut m, publish, Reply::Ok(Body::Empty)).is_empty());
     // Published since: no longer the same request; only the SHOULD (a note) holds.
     assert_eq!(rules_of(&mut m, grow, error(Code::FailedPrecondition)), [Rule::ExpandSmaller]);
+    // NodeExpandVolume likewise, once staged.
+    assert!(rules_of(&mut m, Call::Stage(vol), Reply::Ok(Body::Empty)).is_empty());
+    let node_grow = Call::NodeExpand { vol, mib: 6 };
+    assert!(rules_of(&mut m, node_grow, Reply::Ok(Body::Capacity(6 * MIB))).is_empty());
+    assert_eq!(rules_of(&mut m, node_grow, error(Code::Internal)), [Rule::NodeExpandIdempotent]);
     // ControllerModifyVolume: refused parameters are the row's; once taken, taken again; a
     // deleted volume's is NOT_FOUND.
     let modify = Call::Modify(v(1, 0));
