@@ -152,6 +152,10 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     // publication with the other readonly flag it refuses, or a read that still names the node;
     // shortest in eight calls each way.
     (Fault::ThirdUnpublishKeepsNode, None),
+    (
+        Fault::RestoreSizeOfOrigin,
+        Some(&["CreateVolume", "ControllerExpandVolume", "CreateSnapshot", "CreateVolume"]),
+    ),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).
@@ -164,7 +168,11 @@ const SHORTEST_LENGTH: &[(Fault, usize)] = &[
 /// The walk each fault is looked for with: seed 5, 4,000 steps, but for the faults that need a
 /// longer history (seed 5 shrinks this one to ten calls, a local minimum).
 fn walk_for(fault: Fault) -> (u64, u64) {
-    if fault == Fault::ThirdUnpublishKeepsNode { (1, 8000) } else { (5, 4000) }
+    match fault {
+        Fault::ThirdUnpublishKeepsNode => (1, 8000),
+        Fault::RestoreSizeOfOrigin => (5, 20000),
+        _ => (5, 4000),
+    }
 }
 
 /// The faults the explorer does not look for, each with why.
