@@ -1,5 +1,5 @@
-//! `--concurrency C`: C histories in flight at once, each a lane with its own generator, model
-//! and names (so on volumes of its own). A round takes the next call of every lane and sends
+//! The walk: C histories in flight at once (`--concurrency C`; one without it), each a lane with
+//! its own generator, model and names (so on volumes of its own). A round takes the next call of every lane and sends
 //! them together; listings go alone after the round's other calls, as a listing checks every
 //! lane's objects and a creation or deletion between its pages would move them. Each lane is
 //! judged by its own model; a broken rule is shrunk on that lane's history alone (replayed one

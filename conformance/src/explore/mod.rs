@@ -8,8 +8,8 @@
 //! `rules` with its sentence). A broken rule is shrunk to the shortest history that still breaks
 //! it (`shrink`), printed with its sentence, and written as a capture `csi-view replay` sends
 //! again (`capture`); the walk goes on from a clean state. `coverage` counts each RPC in each
-//! lifecycle state and each invariant held; `concurrent` keeps several histories in flight at
-//! once (`--concurrency`), each on objects of its own; `report` prints and writes the result. The same seed gives the same walk against the
+//! lifecycle state and each invariant held; `concurrent` walks, one history or several in
+//! flight at once (`--concurrency`), each on objects of its own; `report` prints and writes the result. The same seed gives the same walk against the
 //! same plugin.
 
 mod call;
