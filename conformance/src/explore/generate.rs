@@ -67,6 +67,11 @@ impl Generator {
         self.epoch = self.rng.usize(EPOCH);
     }
 
+    /// Send the next call twice at once (one call in eight): see `concurrent`.
+    pub(crate) fn twice(&mut self) -> bool {
+        self.one_in(8)
+    }
+
     /// This epoch is over after `calls` calls.
     pub(crate) fn epoch_over(&self, calls: usize) -> bool {
         calls >= self.epoch
