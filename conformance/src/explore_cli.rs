@@ -39,12 +39,8 @@ pub(crate) struct Args {
     /// Where each finding's capture goes: a folder, or a file name (then NAME-2.jsonl ...).
     #[arg(long, value_name = "FILE")]
     capture_out: Option<PathBuf>,
-    /// csi-sanity's secrets YAML (CreateVolumeSecret, NodePublishVolumeSecret, ...).
-    #[arg(long, alias = "csi.secrets", value_name = "FILE")]
-    secrets: Option<PathBuf>,
-    /// A YAML mapping of `parameters` for every CreateVolume (csi-sanity's format).
-    #[arg(long, alias = "csi.testvolumeparameters", value_name = "FILE")]
-    volume_parameters: Option<PathBuf>,
+    #[command(flatten)]
+    inputs: crate::Inputs,
     /// Where target paths are made (default: a temporary folder).
     #[arg(long, alias = "csi.mountdir", value_name = "D")]
     mount_dir: Option<PathBuf>,
@@ -137,18 +133,13 @@ fn options(args: &Args) -> anyhow::Result<Options> {
             }
         }
     }
-    let config = Config {
+    let config = args.inputs.read_into(Config {
         timeout: Duration::from_secs_f64(args.timeout),
-        secrets: crate::read_secrets(args.secrets.as_ref())?,
         strict: args.strict,
-        volume_parameters: crate::read_parameters(
-            args.volume_parameters.as_ref(),
-            "--volume-parameters",
-        )?,
         staging_dir: args.staging_dir.clone(),
         mount_dir: args.mount_dir.clone(),
         ..Config::default()
-    };
+    })?;
     Ok(Options {
         seed: args.seed.unwrap_or_else(|| fastrand::u64(..)),
         steps: args.steps,

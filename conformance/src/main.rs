@@ -44,16 +44,8 @@ struct Cli {
     /// Write JUnit XML here.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
-    /// csi-sanity's secrets YAML (CreateVolumeSecret, NodePublishVolumeSecret, ...).
-    #[arg(long, alias = "csi.secrets", value_name = "FILE")]
-    secrets: Option<PathBuf>,
-    /// A YAML mapping of `parameters` for every CreateVolume (csi-sanity's format).
-    #[arg(long, alias = "csi.testvolumeparameters", value_name = "FILE")]
-    volume_parameters: Option<PathBuf>,
-    /// A YAML mapping of mutable parameters the plugin accepts (csi-sanity's format), sent in
-    /// CreateVolume and ControllerModifyVolume.
-    #[arg(long, alias = "csi.testvolumemutableparameters", value_name = "FILE")]
-    mutable_parameters: Option<PathBuf>,
+    #[command(flatten)]
+    inputs: Inputs,
     /// Where target paths are made (default: a temporary folder).
     #[arg(long, alias = "csi.mountdir", value_name = "DIR")]
     mount_dir: Option<PathBuf>,
@@ -69,6 +61,39 @@ struct Cli {
     /// Only the cases whose name contains this (`--ginkgo.focus` is read the same way).
     #[arg(long, alias = "ginkgo.focus")]
     filter: Option<String>,
+}
+
+/// The files of what the suite sends, in csi-sanity's formats: the suite's and explore's.
+#[derive(clap::Args, Debug)]
+struct Inputs {
+    /// csi-sanity's secrets YAML (CreateVolumeSecret, NodePublishVolumeSecret, ...).
+    #[arg(long, alias = "csi.secrets", value_name = "FILE")]
+    secrets: Option<PathBuf>,
+    /// A YAML mapping of `parameters` for every CreateVolume (csi-sanity's format).
+    #[arg(long, alias = "csi.testvolumeparameters", value_name = "FILE")]
+    volume_parameters: Option<PathBuf>,
+    /// A YAML mapping of mutable parameters the plugin accepts (csi-sanity's format), sent in
+    /// CreateVolume and ControllerModifyVolume (which explore walks only with it).
+    #[arg(long, alias = "csi.testvolumemutableparameters", value_name = "FILE")]
+    mutable_parameters: Option<PathBuf>,
+}
+
+impl Inputs {
+    /// `config` with the files read into it.
+    fn read_into(&self, config: Config) -> anyhow::Result<Config> {
+        Ok(Config {
+            secrets: read_secrets(self.secrets.as_ref())?,
+            volume_parameters: read_parameters(
+                self.volume_parameters.as_ref(),
+                "--volume-parameters",
+            )?,
+            mutable_parameters: read_parameters(
+                self.mutable_parameters.as_ref(),
+                "--mutable-parameters",
+            )?,
+            ..config
+        })
+    }
 }
 
 /// What to run instead of the suite.
@@ -156,19 +181,14 @@ fn main() -> ExitCode {
 }
 
 fn config(cli: &Cli) -> anyhow::Result<Config> {
-    Ok(Config {
+    cli.inputs.read_into(Config {
         timeout: Duration::from_secs_f64(cli.timeout),
-        secrets: read_secrets(cli.secrets.as_ref())?,
         driver_log: cli.driver_log.clone(),
         filter: cli.filter.clone(),
         strict: cli.strict,
-        volume_parameters: read_parameters(cli.volume_parameters.as_ref(), "--volume-parameters")?,
-        mutable_parameters: read_parameters(
-            cli.mutable_parameters.as_ref(),
-            "--mutable-parameters",
-        )?,
         staging_dir: cli.staging_dir.clone(),
         mount_dir: cli.mount_dir.clone(),
+        ..Config::default()
     })
 }
 

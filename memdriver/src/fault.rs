@@ -88,6 +88,11 @@ pub enum Fault {
     /// keeps the publication (a counter that wraps, a cache that fills). Needs a longer
     /// history: three publish cycles, then a DeleteVolume (eight calls).
     ThirdUnpublishKeepsNode,
+    /// A volume restored from a snapshot without a `capacity_range` gets the size the
+    /// snapshot's source volume was created with, not the snapshot's: a snapshot cut after its
+    /// source was expanded restores smaller than itself. Needs a longer history: CreateVolume,
+    /// ControllerExpandVolume, CreateSnapshot, then the restore.
+    RestoreSizeOfOrigin,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -113,7 +118,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 42] = [
+    pub const ALL: [Fault; 43] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -147,6 +152,7 @@ impl Fault {
         Fault::UnstageKeepsPath,
         Fault::NodeUnpublishKeepsRecord,
         Fault::ThirdUnpublishKeepsNode,
+        Fault::RestoreSizeOfOrigin,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -194,6 +200,7 @@ impl Fault {
             Fault::UnstageKeepsPath => "unstage-keeps-path",
             Fault::NodeUnpublishKeepsRecord => "node-unpublish-keeps-record",
             Fault::ThirdUnpublishKeepsNode => "third-unpublish-keeps-node",
+            Fault::RestoreSizeOfOrigin => "restore-size-of-origin",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

@@ -30,9 +30,21 @@ fn explore_with(
     concurrency: usize,
     captures: &std::path::Path,
 ) -> Report {
+    let config = memdriver::Config { fault, ..memdriver::Config::default() };
+    explore_driver(config, seed, steps, concurrency, captures)
+}
+
+/// As [`explore_with`], memdriver configured by `config` (its group snapshots, when it serves
+/// them); ControllerModifyVolume sends `iops`, a mutable parameter memdriver takes by default.
+fn explore_driver(
+    config: memdriver::Config,
+    seed: u64,
+    steps: u64,
+    concurrency: usize,
+    captures: &std::path::Path,
+) -> Report {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
-        let config = memdriver::Config { fault, ..memdriver::Config::default() };
         let server =
             builder(Arc::new(Driver::new(config))).build().await.expect("memdriver builds");
         let options = Options {
@@ -42,7 +54,11 @@ fn explore_with(
             concurrency,
             stop_after: Some(1),
             capture_out: Some(captures.to_path_buf()),
-            config: Config { timeout: Duration::from_secs(20), ..Config::default() },
+            config: Config {
+                timeout: Duration::from_secs(20),
+                mutable_parameters: [("iops".to_owned(), "3000".to_owned())].into(),
+                ..Config::default()
+            },
         };
         explore_in_process(server.into_routes(), &options).await.expect("the explorer runs")
     })
@@ -56,15 +72,17 @@ fn methods(report: &Report) -> Vec<&'static str> {
 #[test]
 fn memdriver_gives_no_finding() {
     let tmp = tempfile::tempdir().expect("temp dir");
+    // With its group snapshots served: every RPC the walk knows (ControllerModifyVolume and
+    // the three group snapshot RPCs besides the 18 of volumes and snapshots).
+    let config = || memdriver::Config { group_controller: true, ..memdriver::Config::default() };
     for seed in [1, 2, 3] {
-        let report = explore(None, seed, 1500, tmp.path());
+        let report = explore_driver(config(), seed, 3000, 1, tmp.path());
         assert!(report.findings.is_empty(), "seed {seed}: {}", report.text());
-        assert_eq!(report.steps, 1500);
+        assert_eq!(report.steps, 3000);
         assert!(report.left_over.is_empty(), "{:?}", report.left_over);
-        // The walk reached every RPC the model knows.
         let rpcs: std::collections::BTreeSet<&str> =
             report.coverage.calls.keys().map(|(rpc, _)| *rpc).collect();
-        assert_eq!(rpcs.len(), 18, "seed {seed}: {rpcs:?}");
+        assert_eq!(rpcs.len(), 22, "seed {seed}: {rpcs:?}");
     }
 }
 
@@ -134,6 +152,10 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     // publication with the other readonly flag it refuses, or a read that still names the node;
     // shortest in eight calls each way.
     (Fault::ThirdUnpublishKeepsNode, None),
+    (
+        Fault::RestoreSizeOfOrigin,
+        Some(&["CreateVolume", "ControllerExpandVolume", "CreateSnapshot", "CreateVolume"]),
+    ),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).
@@ -146,7 +168,11 @@ const SHORTEST_LENGTH: &[(Fault, usize)] = &[
 /// The walk each fault is looked for with: seed 5, 4,000 steps, but for the faults that need a
 /// longer history (seed 5 shrinks this one to ten calls, a local minimum).
 fn walk_for(fault: Fault) -> (u64, u64) {
-    if fault == Fault::ThirdUnpublishKeepsNode { (1, 8000) } else { (5, 4000) }
+    match fault {
+        Fault::ThirdUnpublishKeepsNode => (1, 8000),
+        Fault::RestoreSizeOfOrigin => (5, 20000),
+        _ => (5, 4000),
+    }
 }
 
 /// The faults the explorer does not look for, each with why.

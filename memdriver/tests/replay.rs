@@ -219,7 +219,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 42] = [
+const FAULTS: [FaultCase; 43] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -280,6 +280,10 @@ const FAULTS: [FaultCase; 42] = [
     conformance_only(
         "third-unpublish-keeps-node",
         "no volume of csi-sanity's capture is controller-published a third time",
+    ),
+    neither(
+        "restore-size-of-origin",
+        "neither capture restores, without a size, a snapshot cut after its source volume grew",
     ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),

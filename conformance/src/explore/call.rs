@@ -19,6 +19,13 @@ pub(crate) struct Snap {
     pub(crate) nth: u16,
 }
 
+/// A group snapshot of the history: group number `nth` cut under group name #`name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Grp {
+    pub(crate) name: u16,
+    pub(crate) nth: u16,
+}
+
 /// What a new volume is made from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Source {
@@ -53,11 +60,12 @@ pub(crate) enum At {
 /// larger size, another source).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Call {
-    /// `exact`: `limit_bytes` too, equal to `required_bytes`.
+    /// `required_bytes` of `mib` MiB and `limit_bytes` of `limit` MiB (0: not set; no
+    /// `capacity_range` when neither is).
     CreateVolume {
         name: u16,
         mib: u32,
-        exact: bool,
+        limit: u32,
         source: Option<Source>,
     },
     DeleteVolume(Vol),
@@ -112,6 +120,17 @@ pub(crate) enum Call {
         vol: Vol,
         mib: u32,
     },
+    /// ControllerModifyVolume with the suite's mutable parameters (`--mutable-parameters`).
+    Modify(Vol),
+    /// CreateVolumeGroupSnapshot of two volumes.
+    CreateGroup {
+        name: u16,
+        vols: [Vol; 2],
+    },
+    /// DeleteVolumeGroupSnapshot, with the group's snapshot ids.
+    DeleteGroup(Grp),
+    /// GetVolumeGroupSnapshot, with the group's snapshot ids.
+    GetGroup(Grp),
 }
 
 impl Call {
@@ -136,6 +155,10 @@ impl Call {
             Call::Unpublish { .. } => "NodeUnpublishVolume",
             Call::Stats { .. } => "NodeGetVolumeStats",
             Call::NodeExpand { .. } => "NodeExpandVolume",
+            Call::Modify(_) => "ControllerModifyVolume",
+            Call::CreateGroup { .. } => "CreateVolumeGroupSnapshot",
+            Call::DeleteGroup(_) => "DeleteVolumeGroupSnapshot",
+            Call::GetGroup(_) => "GetVolumeGroupSnapshot",
         }
     }
 
@@ -143,7 +166,8 @@ impl Call {
     pub(crate) fn volume(&self) -> Option<Vol> {
         match *self {
             Call::CreateSnapshot { source: v, .. }
-            | Call::ListSnapshots { filter: Filter::Source(v), .. } => Some(v),
+            | Call::ListSnapshots { filter: Filter::Source(v), .. }
+            | Call::CreateGroup { vols: [v, _], .. } => Some(v),
             mut c => c.volume_mut().copied(),
         }
     }
@@ -158,13 +182,13 @@ impl Call {
             Call::ListSnapshots { filter, max_entries } if max_entries != 0 => {
                 vec![Call::ListSnapshots { filter, max_entries: 0 }]
             }
-            Call::CreateVolume { name, mib, exact, source } => {
+            Call::CreateVolume { name, mib, limit, source } => {
                 let mut out = Vec::new();
-                if exact {
-                    out.push(Call::CreateVolume { name, mib, exact: false, source });
+                if limit != 0 && mib != 0 {
+                    out.push(Call::CreateVolume { name, mib, limit: 0, source });
                 }
-                if mib != 0 && source.is_none() {
-                    out.push(Call::CreateVolume { name, mib: 0, exact: false, source });
+                if (mib != 0 || limit != 0) && source.is_none() {
+                    out.push(Call::CreateVolume { name, mib: 0, limit: 0, source });
                 }
                 out
             }
@@ -232,7 +256,12 @@ impl Call {
                 Filter::Source(v) if kind == Names::Volumes => vol(v, f),
                 _ => {}
             },
-            Call::ListVolumes { .. } => {}
+            Call::CreateGroup { vols, .. } => {
+                if kind == Names::Volumes {
+                    vols.iter_mut().for_each(|v| vol(v, f));
+                }
+            }
+            Call::ListVolumes { .. } | Call::DeleteGroup(_) | Call::GetGroup(_) => {}
             other => {
                 if kind == Names::Volumes
                     && let Some(v) = other.volume_mut()
@@ -257,7 +286,8 @@ impl Call {
             | Call::Publish { vol: v, .. }
             | Call::Unpublish { vol: v, .. }
             | Call::Stats { vol: v, .. }
-            | Call::NodeExpand { vol: v, .. } => Some(v),
+            | Call::NodeExpand { vol: v, .. }
+            | Call::Modify(v) => Some(v),
             _ => None,
         }
     }
@@ -267,6 +297,12 @@ impl fmt::Display for Vol {
     /// `v1.0`: name #1's first volume.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "v{}.{}", self.name, self.nth)
+    }
+}
+
+impl fmt::Display for Grp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "g{}.{}", self.name, self.nth)
     }
 }
 
@@ -280,17 +316,25 @@ fn size(mib: u32) -> String {
     if mib == 0 { "no capacity_range".to_owned() } else { format!("{mib} MiB") }
 }
 
+/// A CreateVolume's `capacity_range` in words.
+fn range(mib: u32, limit: u32) -> String {
+    match (mib, limit) {
+        (0, 0) => size(0),
+        (m, 0) => size(m),
+        (0, l) => format!("at most {l} MiB"),
+        (m, l) if m == l => format!("{m} MiB exactly"),
+        (m, l) => format!("{m} to {l} MiB"),
+    }
+}
+
 impl fmt::Display for Call {
     /// `CreateVolume name v1, 2 MiB, from s0.0`: the RPC and its arguments in the history's own
     /// terms.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rpc = self.rpc();
         match *self {
-            Call::CreateVolume { name, mib, exact, source } => {
-                write!(f, "{rpc} name v{name}, {}", size(mib))?;
-                if exact && mib > 0 {
-                    write!(f, " exactly")?;
-                }
+            Call::CreateVolume { name, mib, limit, source } => {
+                write!(f, "{rpc} name v{name}, {}", range(mib, limit))?;
                 match source {
                     Some(Source::Snapshot(s)) => write!(f, ", from snapshot {s}"),
                     Some(Source::Volume(v)) => write!(f, ", cloned from {v}"),
@@ -335,8 +379,11 @@ impl fmt::Display for Call {
             | Call::Validate(v)
             | Call::GetVolume(v)
             | Call::Stage(v)
-            | Call::Unstage(v) => write!(f, "{rpc} {v}"),
+            | Call::Unstage(v)
+            | Call::Modify(v) => write!(f, "{rpc} {v}"),
             Call::DeleteSnapshot(s) | Call::GetSnapshot(s) => write!(f, "{rpc} {s}"),
+            Call::CreateGroup { name, vols: [a, b] } => write!(f, "{rpc} name g{name} of {a}, {b}"),
+            Call::DeleteGroup(g) | Call::GetGroup(g) => write!(f, "{rpc} {g}"),
         }
     }
 }

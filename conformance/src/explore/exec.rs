@@ -14,7 +14,7 @@ use csikit::v1::*;
 use prost::Message;
 use tonic::Status;
 
-use super::call::{At, Call, Filter, Snap, Source, Vol};
+use super::call::{At, Call, Filter, Grp, Snap, Source, Vol};
 use super::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
 use super::model::{MIB, Model};
 use crate::answers::Rpc;
@@ -75,6 +75,10 @@ pub(crate) enum Prepared {
     NodeUnpublish(NodeUnpublishVolumeRequest, bool),
     Stats(NodeGetVolumeStatsRequest),
     NodeExpand(NodeExpandVolumeRequest),
+    Modify(ControllerModifyVolumeRequest),
+    CreateGroup(CreateVolumeGroupSnapshotRequest),
+    DeleteGroup(DeleteVolumeGroupSnapshotRequest),
+    GetGroup(GetVolumeGroupSnapshotRequest),
 }
 
 impl Exec {
@@ -97,6 +101,10 @@ impl Exec {
 
     fn snapshot_name(&self, name: u16) -> String {
         format!("{}-s{name}", self.prefix)
+    }
+
+    fn group_name(&self, name: u16) -> String {
+        format!("{}-g{name}", self.prefix)
     }
 
     /// The staging path of `v`: a folder the CO makes.
@@ -123,14 +131,21 @@ impl Exec {
     ) -> Result<Prepared, String> {
         let vid = |v: Vol| m.vol(v).map(|x| x.id.clone()).ok_or_else(|| format!("no id for {v}"));
         let sid = |x: Snap| m.snap(x).map(|y| y.id.clone()).ok_or_else(|| format!("no id for {x}"));
-        let range = |mib: u32, exact: bool| {
-            (mib > 0).then(|| {
-                let bytes = i64::from(mib) * MIB;
-                CapacityRange { required_bytes: bytes, limit_bytes: if exact { bytes } else { 0 } }
+        // A group's id and its snapshots' ids, as the CO hands them back.
+        let gid = |g: Grp| {
+            m.groups
+                .get(&g)
+                .map(|x| (x.id.clone(), x.members.iter().map(|(s, _)| s.clone()).collect()))
+                .ok_or_else(|| format!("no id for {g}"))
+        };
+        let range = |mib: u32, limit: u32| {
+            (mib > 0 || limit > 0).then(|| CapacityRange {
+                required_bytes: i64::from(mib) * MIB,
+                limit_bytes: i64::from(limit) * MIB,
             })
         };
         Ok(match *call {
-            Call::CreateVolume { name, mib, exact, source } => {
+            Call::CreateVolume { name, mib, limit, source } => {
                 let source = match source {
                     None => None,
                     Some(Source::Snapshot(x)) => {
@@ -141,7 +156,7 @@ impl Exec {
                     }
                 };
                 let mut r = s.create_request(&self.volume_name(name), 0);
-                r.capacity_range = range(mib, exact);
+                r.capacity_range = range(mib, limit);
                 r.volume_content_source = source.map(|t| VolumeContentSource { r#type: Some(t) });
                 Prepared::Create(r)
             }
@@ -181,7 +196,7 @@ impl Exec {
             Call::GetVolume(v) => Prepared::Get(ControllerGetVolumeRequest { volume_id: vid(v)? }),
             Call::Expand { vol, mib } => Prepared::Expand(ControllerExpandVolumeRequest {
                 volume_id: vid(vol)?,
-                capacity_range: range(mib, false),
+                capacity_range: range(mib, 0),
                 secrets: s.secrets("ControllerExpandVolume"),
                 volume_capability: Some(Self::capability(s)),
             }),
@@ -264,6 +279,35 @@ impl Exec {
                     staging_target_path: staging,
                 })
             }
+            Call::CreateGroup { name, vols } => {
+                Prepared::CreateGroup(CreateVolumeGroupSnapshotRequest {
+                    name: self.group_name(name),
+                    source_volume_ids: vec![vid(vols[0])?, vid(vols[1])?],
+                    secrets: s.secrets("CreateVolumeGroupSnapshot"),
+                    ..CreateVolumeGroupSnapshotRequest::default()
+                })
+            }
+            Call::DeleteGroup(g) => {
+                let (group_snapshot_id, snapshot_ids) = gid(g)?;
+                Prepared::DeleteGroup(DeleteVolumeGroupSnapshotRequest {
+                    group_snapshot_id,
+                    snapshot_ids,
+                    secrets: s.secrets("DeleteVolumeGroupSnapshot"),
+                })
+            }
+            Call::GetGroup(g) => {
+                let (group_snapshot_id, snapshot_ids) = gid(g)?;
+                Prepared::GetGroup(GetVolumeGroupSnapshotRequest {
+                    group_snapshot_id,
+                    snapshot_ids,
+                    secrets: s.secrets("GetVolumeGroupSnapshot"),
+                })
+            }
+            Call::Modify(v) => Prepared::Modify(ControllerModifyVolumeRequest {
+                volume_id: vid(v)?,
+                secrets: s.secrets("ControllerModifyVolume"),
+                mutable_parameters: s.cfg.mutable_parameters.clone(),
+            }),
             Call::NodeExpand { vol, mib } => {
                 let staged = m.caps.stage;
                 let path = if staged {
@@ -278,7 +322,7 @@ impl Exec {
                 Prepared::NodeExpand(NodeExpandVolumeRequest {
                     volume_id: vid(vol)?,
                     volume_path: path,
-                    capacity_range: range(mib, false),
+                    capacity_range: range(mib, 0),
                     staging_target_path: if staged {
                         self.staging_dir(vol)?
                     } else {
@@ -412,6 +456,10 @@ impl Exec {
                 }
             }
             Prepared::Stats(r) => empty(self.ask(s, r).await),
+            Prepared::Modify(r) => empty(self.ask(s, r).await),
+            Prepared::CreateGroup(r) => group(self.ask(s, r).await.map(|a| a.group_snapshot)),
+            Prepared::DeleteGroup(r) => empty(self.ask(s, r).await),
+            Prepared::GetGroup(r) => group(self.ask(s, r).await.map(|a| a.group_snapshot)),
             Prepared::NodeExpand(r) => match self.ask(s, r).await {
                 Ok(a) => Reply::Ok(Body::Capacity(a.capacity_bytes)),
                 Err(e) => error(&e),
@@ -563,6 +611,17 @@ fn one_full_page(max_entries: i32, entries: usize, last: usize) -> bool {
 
 fn error(e: &Status) -> Reply {
     Reply::Err { code: e.code(), message: e.message().to_owned() }
+}
+
+/// A group snapshot answered, as the model reads it.
+fn group(answer: Result<Option<VolumeGroupSnapshot>, Status>) -> Reply {
+    match answer {
+        Ok(Some(g)) => Reply::Ok(Body::Group {
+            id: g.group_snapshot_id,
+            members: g.snapshots.into_iter().map(|x| (x.snapshot_id, x.source_volume_id)).collect(),
+        }),
+        other => empty(other),
+    }
 }
 
 /// An answer whose body the model does not read.

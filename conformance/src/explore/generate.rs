@@ -1,21 +1,35 @@
 //! The next call of a random walk, chosen from what the model allows a CO now: a kind of step by
 //! weight (new volumes while there are few, deletions as there are more, each lifecycle move,
 //! retries, repeats that are not compatible, and calls on what was deleted), then one of the
-//! objects it applies to. Deterministic for a seed and the plugin's answers.
+//! objects it applies to. Swarm testing (Groce et al., ISSTA 2012): most attempts (epochs)
+//! leave out a random half of the kinds and weigh the rest at random, and every epoch lasts a
+//! random number of calls, so that an interleaving the common kinds would drown is reached in
+//! some epoch. Deterministic for a seed and the plugin's answers.
 
-use super::call::{At, Call, Filter, Snap, Source, Vol};
+use super::call::{At, Call, Filter, Grp, Snap, Source, Vol};
 use super::model::{Life, MIB, Model, VolState};
 
 /// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.
 pub(crate) const MAX_LIVE: usize = 12;
 
-/// The walk's chooser: its random numbers and the next fresh names.
+/// The walk's chooser: its random numbers, the next fresh names and this epoch's swarm.
 #[derive(Debug)]
 pub(crate) struct Generator {
     rng: fastrand::Rng,
     next_name: u16,
     next_snap_name: u16,
+    next_group_name: u16,
+    /// Each kind's factor this epoch, by its place in [`Generator::next`]'s list (0: left out).
+    swarm: Vec<u32>,
+    /// Calls this epoch lasts.
+    epoch: usize,
 }
+
+/// Kinds of step a swarm draws factors for: at least as many as [`Generator::next`] lists.
+const KINDS: usize = 64;
+/// The shortest and longest epoch, in calls: long enough for a few lifecycles of several
+/// volumes, short enough to shrink quickly.
+const EPOCH: std::ops::RangeInclusive<usize> = 150..=400;
 
 /// Sizes a new volume asks for, in MiB (0: no capacity_range).
 const SIZES: [u32; 5] = [0, 1, 2, 3, 8];
@@ -24,7 +38,43 @@ const PAGES: [i32; 5] = [0, 0, 1, 2, 3];
 
 impl Generator {
     pub(crate) fn new(seed: u64) -> Generator {
-        Generator { rng: fastrand::Rng::with_seed(seed), next_name: 0, next_snap_name: 0 }
+        let mut g = Generator {
+            rng: fastrand::Rng::with_seed(seed),
+            next_name: 0,
+            next_snap_name: 0,
+            next_group_name: 0,
+            swarm: Vec::new(),
+            epoch: *EPOCH.end(),
+        };
+        g.start_epoch();
+        g
+    }
+
+    /// A new epoch: every kind at its plain weight (one epoch in three), or each kind kept with
+    /// probability one half at a factor of 1 to 4 (a move forward through the lifecycle
+    /// always, see [`Generator::advances`]); a random length.
+    pub(crate) fn start_epoch(&mut self) {
+        // A third of the epochs walk every kind at its plain weight, so that what the plain
+        // weights reach quickly is still reached as quickly.
+        let full = self.one_in(3);
+        self.swarm = (0..KINDS)
+            .map(|_| match () {
+                () if full => 1,
+                () if self.rng.bool() => self.rng.u32(1..=4),
+                () => 0,
+            })
+            .collect();
+        self.epoch = self.rng.usize(EPOCH);
+    }
+
+    /// Send the next call twice at once (one call in eight): see `concurrent`.
+    pub(crate) fn twice(&mut self) -> bool {
+        self.one_in(8)
+    }
+
+    /// This epoch is over after `calls` calls.
+    pub(crate) fn epoch_over(&self, calls: usize) -> bool {
+        calls >= self.epoch
     }
 
     fn pick<T: Copy>(&mut self, from: &[T]) -> T {
@@ -67,46 +117,60 @@ impl Generator {
         let mib_of =
             |s: &VolState| u32::try_from((s.capacity.max(s.floor) + MIB - 1) / MIB).unwrap_or(0);
 
-        // Volumes made.
-        if live < MAX_LIVE {
+        // Volumes made (every kind is listed, empty when it cannot apply, so that a kind keeps
+        // its place in the swarm).
+        let room = live < MAX_LIVE;
+        {
             let mib = self.size();
-            let exact = mib > 0 && self.one_in(4);
-            let fresh = Call::CreateVolume { name: self.next_name, mib, exact, source: None };
-            kinds.push((10, vec![fresh]));
+            // The capacity_range's shapes: at least, exactly, between, at most.
+            let (mib, limit) = match self.rng.u8(..6) {
+                0 if mib > 0 => (mib, mib),
+                1 if mib > 0 => (mib, mib + self.rng.u32(1..4)),
+                2 => (0, self.rng.u32(1..=8)),
+                _ => (mib, 0),
+            };
+            let fresh = Call::CreateVolume { name: self.next_name, mib, limit, source: None };
+            kinds.push((10, if room { vec![fresh] } else { Vec::new() }));
             let free: Vec<Call> = m
                 .names
                 .iter()
                 .filter(|(n, st)| {
-                    !st.burnt
+                    room && !st.burnt
                         && m.current(**n)
                             .and_then(|v| m.vol(v))
                             .is_some_and(|s| s.life == Life::Dead)
                 })
-                .map(|(n, _)| Call::CreateVolume { name: *n, mib, exact: false, source: None })
+                .map(|(n, _)| Call::CreateVolume { name: *n, mib, limit: 0, source: None })
                 .collect();
             kinds.push((3, free));
             let clones: Vec<Call> = alive
                 .iter()
+                .filter(|_| room)
                 .map(|(v, s)| (*v, mib_of(s)))
                 .chain(dead.iter().map(|v| (*v, 0)))
                 .map(|(v, mib)| Call::CreateVolume {
                     name: self.next_name,
                     mib,
-                    exact: false,
+                    limit: 0,
                     source: Some(Source::Volume(v)),
                 })
                 .collect();
             kinds.push((2, clones));
+            // A restore asks for the snapshot's size, or (a third of them) for no size: the
+            // volume is then the plugin's to size, and still no smaller than the snapshot.
+            let sized = !self.one_in(3);
             let restores: Vec<Call> = snaps
                 .iter()
                 .chain(dead_snaps.iter())
+                .filter(|_| room)
                 .map(|s| {
                     let size = m.snap(*s).map_or(0, |x| x.size);
-                    let mib = u32::try_from((size + MIB - 1) / MIB).unwrap_or(0);
+                    let mib =
+                        if sized { u32::try_from((size + MIB - 1) / MIB).unwrap_or(0) } else { 0 };
                     Call::CreateVolume {
                         name: self.next_name,
                         mib,
-                        exact: false,
+                        limit: 0,
                         source: Some(Source::Snapshot(*s)),
                     }
                 })
@@ -118,7 +182,7 @@ impl Generator {
             .map(|(v, s)| Call::CreateVolume {
                 name: v.name,
                 mib: s.mib,
-                exact: s.exact,
+                limit: s.asked_limit,
                 source: s.source,
             })
             .collect();
@@ -130,7 +194,7 @@ impl Generator {
             .map(|(v, s)| Call::CreateVolume {
                 name: v.name,
                 mib: mib_of(s) + bigger,
-                exact: false,
+                limit: 0,
                 source: s.source,
             })
             .collect();
@@ -203,14 +267,20 @@ impl Generator {
         ));
         kinds.push((1, dead.iter().map(|v| Call::Expand { vol: *v, mib: 1 }).collect()));
 
+        // Mutable parameters.
+        kinds.push((2, alive.iter().map(|(v, _)| Call::Modify(*v)).collect()));
+        kinds.push((1, dead.iter().map(|v| Call::Modify(*v)).collect()));
+
         // Snapshots.
-        if live_snaps < MAX_LIVE {
-            let name = self.next_snap_name;
-            kinds.push((
-                4,
-                alive.iter().map(|(v, _)| Call::CreateSnapshot { name, source: *v }).collect(),
-            ));
-        }
+        let name = self.next_snap_name;
+        kinds.push((
+            4,
+            alive
+                .iter()
+                .filter(|_| live_snaps < MAX_LIVE)
+                .map(|(v, _)| Call::CreateSnapshot { name, source: *v })
+                .collect(),
+        ));
         let held: Vec<(u16, Vol)> = m
             .snap_names
             .keys()
@@ -256,9 +326,53 @@ impl Generator {
         kinds.push((2, snaps.iter().map(|s| Call::GetSnapshot(*s)).collect()));
         kinds.push((1, dead_snaps.iter().map(|s| Call::GetSnapshot(*s)).collect()));
 
+        // Group snapshots: of two live volumes, the same again, of two others; deleted, read.
+        let pairs: Vec<[Vol; 2]> =
+            alive.iter().zip(alive.iter().skip(1)).map(|((a, _), (b, _))| [*a, *b]).collect();
+        let group_name = self.next_group_name;
+        kinds.push((
+            2,
+            pairs.iter().map(|p| Call::CreateGroup { name: group_name, vols: *p }).collect(),
+        ));
+        let groups: Vec<(Grp, bool)> =
+            m.groups.iter().map(|(g, x)| (*g, x.life == Life::Alive)).collect();
+        let standing: Vec<Grp> = groups.iter().filter(|(_, a)| *a).map(|(g, _)| *g).collect();
+        let gone: Vec<Grp> =
+            groups.iter().rev().filter(|(_, a)| !*a).take(4).map(|(g, _)| *g).collect();
+        let current: Vec<(Grp, [Vol; 2])> = standing
+            .iter()
+            .filter(|g| m.current_group(g.name) == Some(**g))
+            .map(|g| (*g, m.groups[g].sources))
+            .collect();
+        // The same volumes again (a retry), or a pair that is not the group's.
+        let retry = current.iter().map(|(g, p)| Call::CreateGroup { name: g.name, vols: *p });
+        kinds.push((2, retry.collect()));
+        let other = current.iter().filter_map(|(g, own)| {
+            let p = pairs.iter().find(|p| *p != own)?;
+            Some(Call::CreateGroup { name: g.name, vols: *p })
+        });
+        kinds.push((1, other.collect()));
+        kinds.push((2, standing.iter().map(|g| Call::DeleteGroup(*g)).collect()));
+        kinds.push((1, gone.iter().map(|g| Call::DeleteGroup(*g)).collect()));
+        kinds.push((1, standing.iter().chain(gone.iter()).map(|g| Call::GetGroup(*g)).collect()));
+
         // The node.
         let target = self.rng.u8(..2);
         let ro = self.one_in(3);
+        // NodePublishVolume again where the volume is published at `target`: a retry, or
+        // (`flip`) the other readonly flag.
+        let republish = |flip: bool| -> Vec<Call> {
+            alive
+                .iter()
+                .filter_map(|(v, s)| {
+                    s.targets[usize::from(target)].map(|r| Call::Publish {
+                        vol: *v,
+                        target,
+                        readonly: r != flip,
+                    })
+                })
+                .collect()
+        };
         let mut node: Vec<(u32, Vec<Call>)> = vec![
             (4, alive.iter().filter(|(_, s)| !s.staged).map(|(v, _)| Call::Stage(*v)).collect()),
             (2, alive.iter().filter(|(_, s)| s.staged).map(|(v, _)| Call::Stage(*v)).collect()),
@@ -280,32 +394,8 @@ impl Generator {
                     .map(|(v, _)| Call::Publish { vol: *v, target, readonly: ro })
                     .collect(),
             ),
-            (
-                2,
-                alive
-                    .iter()
-                    .filter_map(|(v, s)| {
-                        s.targets[usize::from(target)].map(|r| Call::Publish {
-                            vol: *v,
-                            target,
-                            readonly: r,
-                        })
-                    })
-                    .collect(),
-            ),
-            (
-                1,
-                alive
-                    .iter()
-                    .filter_map(|(v, s)| {
-                        s.targets[usize::from(target)].map(|r| Call::Publish {
-                            vol: *v,
-                            target,
-                            readonly: !r,
-                        })
-                    })
-                    .collect(),
-            ),
+            (2, republish(false)),
+            (1, republish(true)),
             (
                 1,
                 alive
@@ -361,9 +451,27 @@ impl Generator {
         ];
         kinds.append(&mut node);
 
-        // Keep what a CO may do now, then choose: a kind by weight, then one of its calls.
+        // Keep what a CO may do now, weigh it by the epoch's swarm (by the plain weights when
+        // the swarm leaves nothing), then choose: a kind by weight, then one of its calls.
+        debug_assert!(kinds.len() <= KINDS, "{} kinds", kinds.len());
         for (_, calls) in &mut kinds {
             calls.retain(|c| m.enabled(c));
+        }
+        let swarmed: Vec<u32> = kinds
+            .iter()
+            .zip(self.swarm.iter().chain(std::iter::repeat(&1)))
+            .map(|((w, calls), f)| match calls.first() {
+                None => 0,
+                // A move forward through the lifecycle is never left out: the states behind
+                // it (and every move there) would be left out with it.
+                Some(c) if self.advances(m, c) => w * f.max(&1),
+                Some(_) => w * f,
+            })
+            .collect();
+        if swarmed.iter().any(|w| *w > 0) {
+            for ((w, _), s) in kinds.iter_mut().zip(swarmed) {
+                *w = s;
+            }
         }
         kinds.retain(|(w, calls)| *w > 0 && !calls.is_empty());
         let total: u32 = kinds.iter().map(|(w, _)| *w).sum();
@@ -384,12 +492,33 @@ impl Generator {
         Some(call)
     }
 
+    /// `call` takes the history forward: a new volume or snapshot, a volume published to the
+    /// node, staged, or published at a target path.
+    fn advances(&self, m: &Model, call: &Call) -> bool {
+        let vol = |v: Vol| m.vol(v);
+        match *call {
+            Call::CreateVolume { name, source: None, .. } => name == self.next_name,
+            Call::CreateSnapshot { name, .. } => name == self.next_snap_name,
+            Call::ControllerPublish { vol: v, own: true, .. } => {
+                vol(v).is_some_and(|s| s.published.is_none())
+            }
+            Call::Stage(v) => vol(v).is_some_and(|s| !s.staged),
+            Call::Publish { vol: v, target, .. } => {
+                vol(v).is_some_and(|s| s.targets[usize::from(target)].is_none())
+            }
+            _ => false,
+        }
+    }
+
     /// A fresh name, once used, is used up.
     fn took(&mut self, call: &Call) {
         match *call {
             Call::CreateVolume { name, .. } if name == self.next_name => self.next_name += 1,
             Call::CreateSnapshot { name, .. } if name == self.next_snap_name => {
                 self.next_snap_name += 1
+            }
+            Call::CreateGroup { name, .. } if name == self.next_group_name => {
+                self.next_group_name += 1
             }
             _ => {}
         }

@@ -13,6 +13,8 @@ use super::rules::{
 };
 use crate::suite::code_name;
 
+mod change;
+mod group;
 mod node;
 
 /// What the plugin answered, as the model reads it.
@@ -40,6 +42,9 @@ pub(crate) enum Body {
     Got(Listed),
     /// ControllerExpandVolume, NodeExpandVolume.
     Capacity(i64),
+    /// CreateVolumeGroupSnapshot, GetVolumeGroupSnapshot: the group's id and its snapshots
+    /// (snapshot id, source volume id).
+    Group { id: String, members: Vec<(String, String)> },
     /// NodePublishVolume, NodeUnpublishVolume: whether something is at the target path after
     /// the call (`None`: the path is not this machine's to look at).
     Target { exists: Option<bool> },
@@ -153,8 +158,8 @@ impl Model {
     pub(crate) fn judge(&mut self, call: &Call, reply: &Reply) -> Verdicts {
         let mut v = Verdicts::default();
         match *call {
-            Call::CreateVolume { name, mib, exact, source } => {
-                self.create_volume(&mut v, name, mib, exact, source, reply);
+            Call::CreateVolume { name, mib, limit, source } => {
+                self.create_volume(&mut v, name, (mib, limit), source, reply);
             }
             Call::DeleteVolume(vol) => self.delete_volume(&mut v, vol, reply),
             Call::ControllerPublish { vol, readonly, own } => {
@@ -198,13 +203,11 @@ impl Model {
                 self.node_unpublish(&mut v, vol, usize::from(target), reply);
             }
             Call::Stats { vol, at } => self.stats(&mut v, vol, at, reply),
-            Call::NodeExpand { vol, .. } => {
-                if self.is_dead(vol) {
-                    v.row("NodeExpandVolume", NOT_EXIST, reply, &format!("of deleted {vol}"));
-                } else if code(reply) == Code::NotFound {
-                    self.not_found(&mut v, vol, "NodeExpandVolume", reply);
-                }
-            }
+            Call::Modify(vol) => self.modify(&mut v, vol, reply),
+            Call::CreateGroup { name, vols } => self.create_group(&mut v, name, vols, reply),
+            Call::DeleteGroup(g) => self.delete_group(&mut v, g, reply),
+            Call::GetGroup(g) => self.get_group(&mut v, g, reply),
+            Call::NodeExpand { vol, mib } => self.node_expand(&mut v, vol, mib, reply),
         }
         v
     }
@@ -309,13 +312,12 @@ impl Model {
         &mut self,
         v: &mut Verdicts,
         name: u16,
-        mib: u32,
-        exact: bool,
+        (mib, asked_limit): (u32, u32),
         source: Option<Source>,
         reply: &Reply,
     ) {
         let required = i64::from(mib) * MIB;
-        let limit = if exact { required } else { 0 };
+        let limit = i64::from(asked_limit) * MIB;
         let held =
             self.current(name).filter(|c| self.vols.get(c).is_some_and(|s| s.life == Life::Alive));
         if let Some(cur) = held {
@@ -326,11 +328,15 @@ impl Model {
             let fits = |cap: i64| cap >= required && (limit == 0 || cap <= limit);
             let compatible = if self.source_id(s.source) != self.source_id(source) {
                 Some(false)
+            } else if s.modified {
+                // Its mutable parameters changed since: whether a request without them is
+                // compatible is the plugin's to say.
+                None
             } else if required == 0 && limit == 0 {
                 Some(true)
             } else if s.capacity > 0 {
                 Some(fits(s.capacity))
-            } else if mib == s.mib && exact == s.exact && !s.expanded {
+            } else if mib == s.mib && asked_limit == s.asked_limit && !s.expanded {
                 // Made for this very request, and never grown since.
                 Some(true)
             } else {
@@ -432,6 +438,23 @@ impl Model {
                 format!("{what} answered id {id}, the id of live volume {other}"),
             );
         }
+        // A volume restored from a snapshot is no smaller than the snapshot (both sizes known).
+        if let Some(Source::Snapshot(x)) = source
+            && let Some(snap) = self.snaps.get(&x)
+            && *capacity > 0
+            && snap.size > 0
+        {
+            v.check(Rule::RestoreAtLeastSnapshot);
+            if *capacity < snap.size {
+                v.broke(
+                    Rule::RestoreAtLeastSnapshot,
+                    format!(
+                        "{what} from snapshot {x} (id {}, {} bytes) answered {capacity} bytes",
+                        snap.id, snap.size
+                    ),
+                );
+            }
+        }
         let life = if matches!(src, Src::Dead(_)) { Life::Lost } else { Life::Alive };
         self.vols.insert(
             vol,
@@ -439,12 +462,15 @@ impl Model {
                 id: id.clone(),
                 life,
                 mib,
-                exact,
+                asked_limit,
                 source,
                 capacity: *capacity,
                 floor: required,
                 limit,
                 expanded: false,
+                expanded_ok: None,
+                node_expanded_ok: None,
+                modified: false,
                 undone: Vec::new(),
                 published: None,
                 staged: false,
@@ -473,7 +499,11 @@ impl Model {
             }
             Reply::Err { code: Code::FailedPrecondition, .. } => {
                 let snapshots =
-                    self.snaps.values().any(|x| x.source == vol && x.life != Life::Dead);
+                    self.snaps.values().any(|x| x.source == vol && x.life != Life::Dead)
+                        || self
+                            .groups
+                            .values()
+                            .any(|g| g.life != Life::Dead && g.source_ids.contains(&s.id));
                 let clones = self
                     .vols
                     .values()
@@ -592,53 +622,6 @@ impl Model {
             v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol} (id {})", s.id));
         } else if code(reply) == Code::NotFound {
             self.not_found(v, vol, rpc, reply);
-        }
-    }
-
-    fn expand(&mut self, v: &mut Verdicts, vol: Vol, mib: u32, reply: &Reply) {
-        let Some(s) = self.vols.get(&vol) else { return };
-        if s.life == Life::Dead {
-            v.row(
-                "ControllerExpandVolume",
-                NOT_EXIST,
-                reply,
-                &format!("of deleted {vol} (id {})", s.id),
-            );
-            return;
-        }
-        let required = i64::from(mib) * MIB;
-        let smaller = s.capacity > 0 && required <= s.capacity;
-        match reply {
-            Reply::Ok(body) => {
-                let capacity = if let Body::Capacity(c) = body { *c } else { 0 };
-                if let Some(s) = self.state_mut(vol) {
-                    s.floor = s.floor.max(required);
-                    s.limit = 0;
-                    s.capacity = capacity.max(0);
-                    s.expanded = true;
-                }
-            }
-            Reply::Err { code: Code::NotFound, .. } => {
-                self.not_found(v, vol, "ControllerExpandVolume", reply);
-            }
-            Reply::Err { .. } => {
-                if smaller {
-                    v.broke(
-                        Rule::ExpandSmaller,
-                        format!(
-                            "ControllerExpandVolume of {vol} (id {}, {} bytes) to {required} bytes answered {}",
-                            s.id,
-                            s.capacity,
-                            show(reply)
-                        ),
-                    );
-                }
-                // Grown or not: its size is not known until it is read back.
-                if let Some(s) = self.state_mut(vol) {
-                    s.capacity = 0;
-                    s.expanded = true;
-                }
-            }
         }
     }
 

@@ -87,6 +87,50 @@ impl Model {
         );
     }
 
+    /// The snapshots of group snapshots in a ListSnapshots answer: each of a group standing
+    /// listed (within the filter), none of a group deleted with OK.
+    fn group_members_listed(
+        &self,
+        out: &mut Verdicts,
+        filter: Filter,
+        source_id: Option<&str>,
+        listing: &Listing<ListedSnapshot>,
+    ) {
+        let listed = |id: &str| listing.entries.iter().any(|e| e.id == id);
+        let standing = self.group_members(true);
+        for (id, _) in self.group_members(false) {
+            if listed(id) && !standing.iter().any(|(s, _)| *s == id) {
+                out.broke(
+                    Rule::SnapshotDeletedGone,
+                    format!("ListSnapshots lists snapshot {id}, of a group snapshot DeleteVolumeGroupSnapshot deleted with OK"),
+                );
+            }
+        }
+        let within = |source: &str| match filter {
+            Filter::All => true,
+            Filter::Id(_) => false,
+            Filter::Source(_) => source_id == Some(source),
+        };
+        let missing: Vec<&str> =
+            standing.iter().filter(|(s, v)| within(v) && !listed(s)).map(|(s, _)| *s).collect();
+        if listing.end != End::Complete || missing.is_empty() {
+            return;
+        }
+        let short = listing
+            .unpaged
+            .as_ref()
+            .is_some_and(|all| missing.iter().all(|id| all.iter().any(|e| e.id == *id)));
+        let rule = if short { Rule::SnapshotsPaged } else { Rule::SnapshotsListed };
+        out.broke(
+            rule,
+            format!(
+                "ListSnapshots lists {} entries and not snapshot {} of a group snapshot standing",
+                listing.entries.len(),
+                missing.join(", ")
+            ),
+        );
+    }
+
     /// ListSnapshots with `filter`, followed over its pages.
     pub(super) fn list_snapshots(
         &mut self,
@@ -153,6 +197,7 @@ impl Model {
                 s.ready = r;
             }
         }
+        self.group_members_listed(out, filter, source_id.as_deref(), listing);
         if let End::Loop(token) = &listing.end {
             out.broke(Rule::SnapshotsPaged, format!(
                     "ListSnapshots with max_entries {max_entries} answered next_token '{token}' to starting_token '{token}': the same page again"

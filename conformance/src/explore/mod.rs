@@ -8,8 +8,8 @@
 //! `rules` with its sentence). A broken rule is shrunk to the shortest history that still breaks
 //! it (`shrink`), printed with its sentence, and written as a capture `csi-view replay` sends
 //! again (`capture`); the walk goes on from a clean state. `coverage` counts each RPC in each
-//! lifecycle state and each invariant held; `concurrent` keeps several histories in flight at
-//! once (`--concurrency`), each on objects of its own; `report` prints and writes the result. The same seed gives the same walk against the
+//! lifecycle state and each invariant held; `concurrent` walks, one history or several in
+//! flight at once (`--concurrency`), each on objects of its own; `report` prints and writes the result. The same seed gives the same walk against the
 //! same plugin.
 
 mod call;
@@ -36,8 +36,6 @@ use crate::answers::Problem;
 use crate::client::Endpoint;
 use crate::config::Config;
 use crate::sentence::Sentence;
-use call::Call;
-use generate::Generator;
 use session::Session;
 
 /// The budget of a run given neither `--steps` nor `--time`: enough for a history bug of a
@@ -45,10 +43,6 @@ use session::Session;
 pub const DEFAULT_STEPS: u64 = 20_000;
 /// See [`DEFAULT_STEPS`]: the run stops at whichever comes first.
 pub const DEFAULT_TIME: Duration = Duration::from_secs(60);
-/// Calls of one attempt before the walk cleans up and starts afresh: histories stay short
-/// enough to shrink quickly.
-const EPOCH: usize = 400;
-
 /// How to explore.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -70,13 +64,28 @@ pub struct Options {
 }
 
 impl Options {
-    /// Calls and time the walk may take: the defaults when neither is given, else only what
-    /// is given.
-    fn budget(&self) -> (u64, Option<Duration>) {
-        match (self.steps, self.time) {
+    /// Calls and time the walk may take, from now: the defaults when neither is given, else
+    /// only what is given.
+    fn budget(&self) -> Budget {
+        let (steps, time) = match (self.steps, self.time) {
             (None, None) => (DEFAULT_STEPS, Some(DEFAULT_TIME)),
             (steps, time) => (steps.unwrap_or(u64::MAX), time),
-        }
+        };
+        Budget { steps, deadline: time.map(|t| Instant::now() + t) }
+    }
+}
+
+/// What a walk may spend: calls, and a deadline.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    steps: u64,
+    deadline: Option<Instant>,
+}
+
+impl Budget {
+    /// Calls and time are left after `steps` calls.
+    fn left(&self, steps: u64) -> bool {
+        steps < self.steps && self.deadline.is_none_or(|d| Instant::now() < d)
     }
 }
 
@@ -104,9 +113,8 @@ impl Broken {
 /// Every invariant and row the explorer holds plugins to, with its sentence, for `--list` and
 /// the audit: `explore: <id>`.
 pub(crate) fn list() -> impl Iterator<Item = (String, Sentence)> {
-    rules::Rule::ALL
-        .iter()
-        .chain(rules::Rule::ROWS.iter())
+    rules::Rule::invariants()
+        .chain(rules::Rule::ROWS)
         .map(|r| (format!("explore: {}", r.id()), r.sentence()))
 }
 
@@ -128,53 +136,12 @@ pub async fn explore(
         skipped: s.skipped.clone(),
         ..Report::default()
     };
-    if options.concurrency > 1 {
-        concurrent::walk(&mut s, options, &mut report, line).await?;
-    } else {
-        walk(&mut s, options, &mut report, line).await?;
-    }
+    // One history at a time is one lane.
+    concurrent::walk(&mut s, options, &mut report, line).await?;
     report.calls = s.calls;
     report.coverage = std::mem::take(&mut s.coverage);
     report.duration = started.elapsed();
     Ok(report)
-}
-
-/// One history at a time.
-async fn walk(
-    s: &mut Session,
-    options: &Options,
-    report: &mut Report,
-    line: &mut dyn FnMut(&str),
-) -> Result<(), String> {
-    let (max_steps, time) = options.budget();
-    let deadline = time.map(|t| Instant::now() + t);
-    let mut generator = Generator::new(options.seed);
-    let mut a = s.attempt(None);
-    let mut history: Vec<Call> = Vec::new();
-    while report.steps < max_steps && deadline.is_none_or(|d| Instant::now() < d) {
-        if history.len() >= EPOCH {
-            report.left_over.extend(s.clean_up(&a).await);
-            a = s.attempt(None);
-            history.clear();
-        }
-        let Some(call) = generator.next(&a.model) else { break };
-        let made = s.make(&mut a, &call, true).await?;
-        history.push(call);
-        report.steps += 1;
-        if made.broken.is_empty() {
-            continue;
-        }
-        // What the plugin holds is no longer what the model says: shrink, then start afresh.
-        report.left_over.extend(s.clean_up(&a).await);
-        report::found(s, options, report, &history, &made.broken, line).await?;
-        if options.stop_after.is_some_and(|n| report.findings.len() >= n) {
-            return Ok(());
-        }
-        a = s.attempt(None);
-        history.clear();
-    }
-    report.left_over.extend(s.clean_up(&a).await);
-    Ok(())
 }
 
 /// A name part unique to this run: attempts of two runs with the same seed never share a name.

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::call::{At, Call, Filter, Snap, Source, Vol};
+use super::call::{At, Call, Filter, Grp, Snap, Source, Vol};
 use super::rules::Rule;
 
 /// What the plugin serves, as far as the explorer uses it.
@@ -39,6 +39,10 @@ pub(crate) struct Caps {
     pub(crate) stats: bool,
     /// Node EXPAND_VOLUME.
     pub(crate) node_expand: bool,
+    /// MODIFY_VOLUME, and mutable parameters to send (the suite's `--mutable-parameters`).
+    pub(crate) modify: bool,
+    /// The GroupController's CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT.
+    pub(crate) groups: bool,
     /// The plugin's paths are this machine's (a unix socket): target paths can be looked at.
     pub(crate) local: bool,
 }
@@ -68,9 +72,9 @@ pub(crate) struct VolState {
     /// The id the plugin issued.
     pub(crate) id: String,
     pub(crate) life: Life,
-    /// The size asked at creation, in MiB (0: no capacity_range), and whether exactly.
+    /// The range asked at creation, in MiB (0: not set).
     pub(crate) mib: u32,
-    pub(crate) exact: bool,
+    pub(crate) asked_limit: u32,
     pub(crate) source: Option<Source>,
     /// The capacity last answered (0: unknown).
     pub(crate) capacity: i64,
@@ -80,6 +84,13 @@ pub(crate) struct VolState {
     pub(crate) limit: i64,
     /// ControllerExpandVolume was asked of it (answered or not).
     pub(crate) expanded: bool,
+    /// The last ControllerExpandVolume answered OK: its size in MiB, in the use it was made in
+    /// ([`VolState::usage`]); a repeat in the same use is the same request again.
+    pub(crate) expanded_ok: Option<(u32, u8)>,
+    /// The last NodeExpandVolume answered OK, as [`VolState::expanded_ok`].
+    pub(crate) node_expanded_ok: Option<(u32, u8)>,
+    /// ControllerModifyVolume answered OK (always with the same parameters).
+    pub(crate) modified: bool,
     /// Controller-published to the plugin's node: with `readonly`.
     pub(crate) published: Option<bool>,
     pub(crate) staged: bool,
@@ -100,6 +111,13 @@ impl VolState {
     /// Nothing uses it: the lifecycle's CREATED.
     pub(crate) fn unused(&self) -> bool {
         self.published.is_none() && !self.staged && self.targets.iter().all(Option::is_none)
+    }
+
+    /// How it is used, as a number: controller-published, staged, node-published.
+    pub(crate) fn usage(&self) -> u8 {
+        u8::from(self.published.is_some())
+            | u8::from(self.staged) << 1
+            | u8::from(self.targets.iter().any(Option::is_some)) << 2
     }
 
     /// Its lifecycle state, for the coverage table.
@@ -127,6 +145,18 @@ pub(crate) struct SnapState {
     pub(crate) ready: bool,
 }
 
+/// A group snapshot of the history.
+#[derive(Debug, Clone)]
+pub(crate) struct GroupState {
+    pub(crate) id: String,
+    pub(crate) life: Life,
+    /// Its source volumes, and their ids, in the order asked.
+    pub(crate) sources: [Vol; 2],
+    pub(crate) source_ids: [String; 2],
+    /// Its snapshots: (snapshot id, source volume id), as the plugin answered.
+    pub(crate) members: Vec<(String, String)>,
+}
+
 /// A name of the history: its objects so far (the last is the current one), and whether a
 /// CreateVolume of it failed (then it is never used again: the plugin may or may not hold it).
 #[derive(Debug, Clone, Default)]
@@ -150,6 +180,8 @@ pub(crate) struct Model {
     pub(crate) names: BTreeMap<u16, NameState>,
     pub(crate) snaps: BTreeMap<Snap, SnapState>,
     pub(crate) snap_names: BTreeMap<u16, NameState>,
+    pub(crate) groups: BTreeMap<Grp, GroupState>,
+    pub(crate) group_names: BTreeMap<u16, NameState>,
 }
 
 pub(crate) const MIB: i64 = 1 << 20;
@@ -170,6 +202,12 @@ impl Model {
     pub(crate) fn current_snap(&self, name: u16) -> Option<Snap> {
         let gens = self.snap_names.get(&name)?.gens;
         (gens > 0).then(|| Snap { name, nth: gens - 1 })
+    }
+
+    /// The group snapshot group name #n currently holds, if it ever held one.
+    pub(crate) fn current_group(&self, name: u16) -> Option<Grp> {
+        let gens = self.group_names.get(&name)?.gens;
+        (gens > 0).then(|| Grp { name, nth: gens - 1 })
     }
 
     pub(crate) fn vol(&self, v: Vol) -> Option<&VolState> {
@@ -325,6 +363,19 @@ impl Model {
                         (None, At::Staging) => dead && c.stage,
                         (None, At::Target(t)) => dead && t < 2,
                     }
+            }
+            Call::Modify(v) => c.modify && (self.alive(v).is_some() || self.dead(v)),
+            Call::CreateGroup { name, vols: [a, b] } => {
+                let current = self.current_group(name).and_then(|g| self.groups.get(&g));
+                c.groups
+                    && a != b
+                    && self.alive(a).is_some()
+                    && self.alive(b).is_some()
+                    && self.group_names.get(&name).is_none_or(|n| !n.burnt)
+                    && current.is_none_or(|g| g.life != Life::Lost)
+            }
+            Call::DeleteGroup(g) | Call::GetGroup(g) => {
+                c.groups && self.groups.get(&g).is_some_and(|x| x.life != Life::Lost)
             }
             Call::NodeExpand { vol, mib } => {
                 c.node_expand

@@ -6,11 +6,12 @@
 use std::path::{Path, PathBuf};
 
 use csikit::v1::controller_service_capability::rpc::Type as Ctl;
+use csikit::v1::group_controller_service_capability::rpc::Type as GroupCap;
 use csikit::v1::node_service_capability::rpc::Type as Nd;
 use csikit::v1::plugin_capability::volume_expansion::Type as Expansion;
 use csikit::v1::{
-    ControllerUnpublishVolumeRequest, DeleteSnapshotRequest, DeleteVolumeRequest,
-    NodeUnpublishVolumeRequest, NodeUnstageVolumeRequest,
+    ControllerUnpublishVolumeRequest, DeleteSnapshotRequest, DeleteVolumeGroupSnapshotRequest,
+    DeleteVolumeRequest, NodeUnpublishVolumeRequest, NodeUnstageVolumeRequest,
 };
 
 use super::Broken;
@@ -185,6 +186,16 @@ impl Session {
                 let _ = s.ask(r).await;
             }
         }
+        for g in a.model.groups.values().filter(|g| g.life != Life::Dead) {
+            let r = DeleteVolumeGroupSnapshotRequest {
+                group_snapshot_id: g.id.clone(),
+                snapshot_ids: g.members.iter().map(|(x, _)| x.clone()).collect(),
+                secrets: s.secrets("DeleteVolumeGroupSnapshot"),
+            };
+            if let Err(e) = s.ask(r).await {
+                left.push(format!("group snapshot {}: {}", g.id, crate::suite::show_status(&e)));
+            }
+        }
         for x in a.model.snaps.values().filter(|x| x.life != Life::Dead) {
             let secrets = s.secrets("DeleteSnapshot");
             if let Err(e) =
@@ -258,6 +269,8 @@ fn caps(s: &Suite, endpoint: &Endpoint) -> (Caps, Vec<String>) {
         stage: p.node_has(Nd::StageUnstageVolume),
         stats: p.node_has(Nd::GetVolumeStats),
         node_expand: p.node_has(Nd::ExpandVolume),
+        modify: p.has(Ctl::ModifyVolume) && !s.cfg.mutable_parameters.is_empty(),
+        groups: p.group_has(GroupCap::CreateDeleteGetVolumeGroupSnapshot),
         local: matches!(endpoint, Endpoint::Unix(_)),
     };
     let mut skipped = Vec::new();
@@ -290,13 +303,18 @@ fn caps(s: &Suite, endpoint: &Endpoint) -> (Caps, Vec<String>) {
     skip(c.node && !c.stage, "NodeStageVolume: no STAGE_UNSTAGE_VOLUME");
     skip(c.node && !c.stats, "NodeGetVolumeStats: no GET_VOLUME_STATS");
     skip(c.node && !c.node_expand, "NodeExpandVolume: no node EXPAND_VOLUME");
+    skip(!p.has(Ctl::ModifyVolume), "ControllerModifyVolume: no MODIFY_VOLUME");
+    skip(
+        p.has(Ctl::ModifyVolume) && !c.modify,
+        "ControllerModifyVolume: no mutable parameters to send (--mutable-parameters FILE)",
+    );
     skip(
         !c.local,
         "target paths: the plugin is not on a unix socket here, so what is at a target path is not looked at",
     );
     skip(
-        p.group_service(),
-        "the GroupController service: group snapshots are not explored (the fixed cases check them)",
+        !c.groups,
+        "group snapshots: no GroupController with CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT",
     );
     (c, skipped)
 }

@@ -89,122 +89,125 @@ pub(crate) struct Shrunk {
 /// The shortest history found that still breaks the rule named `id`, from `history` (whose
 /// last call broke it during the walk).
 pub(crate) async fn shrink(s: &mut Session, history: &[Call], id: &str) -> Result<Shrunk, String> {
-    let started = Instant::now();
-    let mut replays = 0;
-    let first = replay(s, history, id, None).await?;
-    replays += 1;
+    let mut k = Shrinker { s, id, replays: 0, started: Instant::now() };
+    let first = replay(k.s, history, id, None).await?;
+    k.replays += 1;
     if first.found.is_none() {
-        return Ok(Shrunk { calls: history.to_vec(), reproduced: false, replays });
+        return Ok(Shrunk { calls: history.to_vec(), reproduced: false, replays: k.replays });
     }
     let mut cur: Vec<Call> = first.made.iter().map(|m| m.call).collect();
-    let spent = |replays: u32| replays >= MAX_REPLAYS || started.elapsed() >= MAX_TIME;
     // Chunks, then simpler calls, again while either shortens or simplifies the history.
     loop {
         let before = cur.clone();
-        cur = chunks(s, cur, id, &mut replays, &spent).await?;
-        cur = merged(s, cur, id, &mut replays, &spent).await?;
-        cur = simpler(s, cur, id, &mut replays, &spent).await?;
-        if cur == before || spent(replays) {
+        cur = k.chunks(cur).await?;
+        cur = k.merged(cur).await?;
+        cur = k.simpler(cur).await?;
+        if cur == before || k.spent() {
             break;
         }
     }
-    Ok(Shrunk { calls: cur, reproduced: true, replays })
+    Ok(Shrunk { calls: cur, reproduced: true, replays: k.replays })
 }
 
-/// Delta debugging's chunk passes: remove one chunk at a time; a success keeps the shorter
-/// history (truncated at the call that broke the rule again) and the chunk size, a failure
-/// halves the chunks.
-async fn chunks(
-    s: &mut Session,
-    mut cur: Vec<Call>,
-    id: &str,
-    replays: &mut u32,
-    spent: &impl Fn(u32) -> bool,
-) -> Result<Vec<Call>, String> {
-    let mut n = 2usize;
-    while cur.len() >= 2 && !spent(*replays) {
-        let chunk = cur.len().div_ceil(n);
-        let mut reduced = false;
-        let mut start = 0;
-        while start < cur.len() && !spent(*replays) {
-            let candidate: Vec<Call> = cur[..start]
-                .iter()
-                .chain(cur[(start + chunk).min(cur.len())..].iter())
-                .copied()
-                .collect();
-            let r = replay(s, &candidate, id, None).await?;
-            *replays += 1;
-            if r.found.is_some() {
-                cur = r.made.iter().map(|m| m.call).collect();
-                reduced = true;
-                break;
-            }
-            start += chunk;
-        }
-        if reduced {
-            n = n.saturating_sub(1).max(2);
-        } else if n >= cur.len() {
-            break;
-        } else {
-            n = (n * 2).min(cur.len());
-        }
+/// One shrink: the rule it keeps broken and what it has spent.
+struct Shrinker<'a> {
+    s: &'a mut Session,
+    id: &'a str,
+    replays: u32,
+    started: Instant,
+}
+
+impl Shrinker<'_> {
+    fn spent(&self) -> bool {
+        self.replays >= MAX_REPLAYS || self.started.elapsed() >= MAX_TIME
     }
-    Ok(cur)
-}
 
-/// One object where the history used two: every use of a later name made a use of an earlier
-/// one (volumes, then snapshots), kept where the rule stays broken and the history is no longer.
-async fn merged(
-    s: &mut Session,
-    mut cur: Vec<Call>,
-    id: &str,
-    replays: &mut u32,
-    spent: &impl Fn(u32) -> bool,
-) -> Result<Vec<Call>, String> {
-    for kind in [Names::Volumes, Names::Snapshots] {
-        let mut names: Vec<u16> = cur.iter().flat_map(|c| c.names(kind)).collect();
-        names.sort_unstable();
-        names.dedup();
-        'pairs: for (i, later) in names.iter().enumerate().rev() {
-            for earlier in &names[..i] {
-                if spent(*replays) {
-                    return Ok(cur);
+    /// Replays `candidate`; the calls it made up to the one that broke the rule again, when
+    /// one did within `at_most` calls.
+    async fn attempt(
+        &mut self,
+        candidate: &[Call],
+        at_most: usize,
+    ) -> Result<Option<Vec<Call>>, String> {
+        let r = replay(self.s, candidate, self.id, None).await?;
+        self.replays += 1;
+        Ok((r.found.is_some() && r.made.len() <= at_most)
+            .then(|| r.made.iter().map(|m| m.call).collect()))
+    }
+
+    /// Delta debugging's chunk passes: remove one chunk at a time; a success keeps the shorter
+    /// history (truncated at the call that broke the rule again) and the chunk size, a failure
+    /// halves the chunks.
+    async fn chunks(&mut self, mut cur: Vec<Call>) -> Result<Vec<Call>, String> {
+        let mut n = 2usize;
+        while cur.len() >= 2 && !self.spent() {
+            let chunk = cur.len().div_ceil(n);
+            let mut reduced = false;
+            let mut start = 0;
+            while start < cur.len() && !self.spent() {
+                let candidate: Vec<Call> = cur[..start]
+                    .iter()
+                    .chain(cur[(start + chunk).min(cur.len())..].iter())
+                    .copied()
+                    .collect();
+                if let Some(kept) = self.attempt(&candidate, usize::MAX).await? {
+                    cur = kept;
+                    reduced = true;
+                    break;
                 }
-                let candidate: Vec<Call> =
-                    cur.iter().map(|c| c.renamed(kind, *later, *earlier)).collect();
-                let r = replay(s, &candidate, id, None).await?;
-                *replays += 1;
-                if r.found.is_some() && r.made.len() <= cur.len() {
-                    cur = r.made.iter().map(|m| m.call).collect();
-                    continue 'pairs;
+                start += chunk;
+            }
+            if reduced {
+                n = n.saturating_sub(1).max(2);
+            } else if n >= cur.len() {
+                break;
+            } else {
+                n = (n * 2).min(cur.len());
+            }
+        }
+        Ok(cur)
+    }
+
+    /// One object where the history used two: every use of a later name made a use of an
+    /// earlier one (volumes, then snapshots), kept where the rule stays broken and the history
+    /// is no longer.
+    async fn merged(&mut self, mut cur: Vec<Call>) -> Result<Vec<Call>, String> {
+        for kind in [Names::Volumes, Names::Snapshots] {
+            let mut names: Vec<u16> = cur.iter().flat_map(|c| c.names(kind)).collect();
+            names.sort_unstable();
+            names.dedup();
+            'pairs: for (i, later) in names.iter().enumerate().rev() {
+                for earlier in &names[..i] {
+                    if self.spent() {
+                        return Ok(cur);
+                    }
+                    let candidate: Vec<Call> =
+                        cur.iter().map(|c| c.renamed(kind, *later, *earlier)).collect();
+                    if let Some(kept) = self.attempt(&candidate, cur.len()).await? {
+                        cur = kept;
+                        continue 'pairs;
+                    }
                 }
             }
         }
+        Ok(cur)
     }
-    Ok(cur)
-}
 
-/// Each call replaced by a simpler form of it (one page, no size) where the rule stays broken.
-async fn simpler(
-    s: &mut Session,
-    mut cur: Vec<Call>,
-    id: &str,
-    replays: &mut u32,
-    spent: &impl Fn(u32) -> bool,
-) -> Result<Vec<Call>, String> {
-    let mut i = 0;
-    while i < cur.len() && !spent(*replays) {
-        for alt in cur[i].simpler() {
-            let mut candidate = cur.clone();
-            candidate[i] = alt;
-            let r = replay(s, &candidate, id, None).await?;
-            *replays += 1;
-            if r.found.is_some() && r.made.len() <= cur.len() {
-                cur = r.made.iter().map(|m| m.call).collect();
-                break;
+    /// Each call replaced by a simpler form of it (one page, no size) where the rule stays
+    /// broken.
+    async fn simpler(&mut self, mut cur: Vec<Call>) -> Result<Vec<Call>, String> {
+        let mut i = 0;
+        while i < cur.len() && !self.spent() {
+            for alt in cur[i].simpler() {
+                let mut candidate = cur.clone();
+                candidate[i] = alt;
+                if let Some(kept) = self.attempt(&candidate, cur.len()).await? {
+                    cur = kept;
+                    break;
+                }
             }
+            i += 1;
         }
-        i += 1;
+        Ok(cur)
     }
-    Ok(cur)
 }

@@ -84,7 +84,11 @@ impl Driver {
                 )),
             };
         }
+        let no_size = request.capacity_range.as_ref().is_none_or(|r| r.required_bytes == 0);
         let source_size = match &request.volume_content_source {
+            Some(source) if no_size && self.fault(Fault::RestoreSizeOfOrigin) => {
+                Some(state.origin_size(source)?)
+            }
             Some(source) => match state.source_size(source) {
                 Ok(size) => Some(size),
                 Err(e)

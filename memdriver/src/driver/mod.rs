@@ -310,6 +310,20 @@ impl State {
     }
 
     /// The size of a content source, which a new volume may not undercut.
+    /// [`Fault::RestoreSizeOfOrigin`]: a snapshot source's size as the size its source volume
+    /// was created with (while that volume stands); any other source's own size.
+    fn origin_size(&self, source: &VolumeContentSource) -> Result<i64, Status> {
+        let size = self.source_size(source)?;
+        Ok(match &source.r#type {
+            Some(SourceType::Snapshot(SnapshotSource { snapshot_id })) => self
+                .snapshots
+                .get(snapshot_id)
+                .and_then(|s| self.volumes.get(&s.source_volume_id))
+                .map_or(size, |v| v.created_capacity),
+            _ => size,
+        })
+    }
+
     fn source_size(&self, source: &VolumeContentSource) -> Result<i64, Status> {
         match &source.r#type {
             Some(SourceType::Snapshot(SnapshotSource { snapshot_id })) => {

@@ -30,6 +30,8 @@ fn caps() -> Caps {
         stage: true,
         stats: true,
         node_expand: true,
+        modify: true,
+        groups: true,
         local: true,
     }
 }
@@ -51,14 +53,15 @@ impl Ideal {
         let err = |code| Reply::Err { code, message: "as the spec asks".into() };
         let alive = |v: Vol| m.vol(v).is_some_and(|s| s.life == Life::Alive);
         match *call {
-            Call::CreateVolume { name, mib, exact, source } => {
+            Call::CreateVolume { name, mib, limit, source } => {
                 let required = i64::from(mib) * MIB;
+                let limit = i64::from(limit) * MIB;
                 if let Some(s) =
                     m.current(name).and_then(|v| m.vol(v)).filter(|s| s.life == Life::Alive)
                 {
                     let fits = s.source == source
                         && s.capacity >= required
-                        && (!exact || mib == 0 || s.capacity <= required);
+                        && (limit == 0 || s.capacity <= limit);
                     return if fits {
                         Reply::Ok(Body::Volume { id: s.id.clone(), capacity: s.capacity })
                     } else {
@@ -75,6 +78,7 @@ impl Ideal {
                     None => 0,
                 };
                 let capacity = required.max(floor).max(if mib == 0 { MIB } else { 0 });
+                let capacity = if limit > 0 { capacity.min(limit) } else { capacity };
                 Reply::Ok(Body::Volume { id: self.id("vol"), capacity })
             }
             Call::ControllerPublish { vol, readonly, own } => match m.vol(vol) {
@@ -82,7 +86,9 @@ impl Ideal {
                 Some(s) if s.published.is_some_and(|r| r != readonly) => err(Code::AlreadyExists),
                 _ => ok(),
             },
-            Call::Validate(v) | Call::GetVolume(v) if !alive(v) => err(Code::NotFound),
+            Call::Validate(v) | Call::GetVolume(v) | Call::Modify(v) if !alive(v) => {
+                err(Code::NotFound)
+            }
             Call::GetVolume(v) => {
                 let s = m.vol(v).expect("alive");
                 Reply::Ok(Body::Got(Listed {
@@ -141,15 +147,19 @@ impl Ideal {
                 }
             }
             Call::ListSnapshots { filter, .. } => {
-                let entries = m
+                let of_source = |id: &str| match filter {
+                    Filter::Source(v) => m.vol(v).is_some_and(|y| y.id == id),
+                    _ => true,
+                };
+                let mut entries: Vec<ListedSnapshot> = m
                     .snaps
                     .iter()
                     .filter(|(s, x)| {
                         x.life == Life::Alive
+                            && of_source(&x.source_id)
                             && match filter {
-                                Filter::All => true,
                                 Filter::Id(f) => f == **s,
-                                Filter::Source(v) => m.vol(v).is_some_and(|y| y.id == x.source_id),
+                                _ => true,
                             }
                     })
                     .map(|(_, x)| ListedSnapshot {
@@ -158,6 +168,14 @@ impl Ideal {
                         ready: true,
                     })
                     .collect();
+                // The snapshots of group snapshots standing.
+                if !matches!(filter, Filter::Id(_)) {
+                    entries.extend(
+                        m.group_members(true).into_iter().filter(|(_, v)| of_source(v)).map(
+                            |(s, v)| ListedSnapshot { id: s.into(), source: v.into(), ready: true },
+                        ),
+                    );
+                }
                 Reply::Ok(Body::Snapshots(Listing {
                     entries,
                     end: End::Complete,
@@ -165,6 +183,26 @@ impl Ideal {
                     unpaged: None,
                 }))
             }
+            Call::CreateGroup { name, vols } => {
+                let ids = vols.map(|v| m.vol(v).map(|s| s.id.clone()).unwrap_or_default());
+                let held = m.current_group(name).and_then(|g| m.groups.get(&g));
+                match held.filter(|g| g.life == Life::Alive) {
+                    Some(g) if g.source_ids == ids => {
+                        Reply::Ok(Body::Group { id: g.id.clone(), members: g.members.clone() })
+                    }
+                    Some(_) => err(Code::AlreadyExists),
+                    None => {
+                        let members = ids.iter().map(|v| (self.id("member"), v.clone())).collect();
+                        Reply::Ok(Body::Group { id: self.id("group"), members })
+                    }
+                }
+            }
+            Call::GetGroup(g) => match m.groups.get(&g) {
+                Some(x) if x.life == Life::Alive => {
+                    Reply::Ok(Body::Group { id: x.id.clone(), members: x.members.clone() })
+                }
+                _ => err(Code::NotFound),
+            },
             Call::GetSnapshot(s) if m.snap(s).is_some_and(|x| x.life == Life::Alive) => ok(),
             Call::GetSnapshot(_) => err(Code::NotFound),
             Call::Stage(v) | Call::Stats { vol: v, .. } | Call::NodeExpand { vol: v, .. }
@@ -224,7 +262,7 @@ fn a_plugin_answering_as_the_spec_asks_breaks_nothing_over_many_walks() {
         reached.extend(calls.iter().map(Call::rpc));
     }
     // Every RPC the model knows is reached.
-    assert_eq!(reached.len(), 18, "{reached:?}");
+    assert_eq!(reached.len(), 22, "{reached:?}");
 }
 
 #[test]
@@ -250,7 +288,7 @@ fn rules_of(m: &mut Model, call: Call, reply: Reply) -> Vec<Rule> {
 }
 
 fn create(name: u16, mib: u32) -> Call {
-    Call::CreateVolume { name, mib, exact: false, source: None }
+    Call::CreateVolume { name, mib, limit: 0, source: None }
 }
 
 fn listing(ids: &[(&str, i64)]) -> Reply {
@@ -420,7 +458,7 @@ fn snapshots_outlive_their_source_and_lists_hold_every_one() {
     let restore = Call::CreateVolume {
         name: 1,
         mib: 1,
-        exact: false,
+        limit: 0,
         source: Some(Source::Snapshot(Snap { name: 0, nth: 0 })),
     };
     assert_eq!(rules_of(&mut m, restore, error(Code::NotFound)), [Rule::SnapshotOutlivesSource]);
@@ -466,4 +504,137 @@ fn an_undo_the_plugin_forgot_breaks_the_undos_sentence() {
     // Publishing there again with the other flag refused as if the first still stood.
     let again = Call::Publish { vol, target: 0, readonly: true };
     assert_eq!(rules_of(&mut m, again, error(Code::AlreadyExists)), [Rule::NodeUnpublishUndoes]);
+}
+
+#[test]
+fn restores_expansions_modifications_and_limits_are_held_to_their_sentences() {
+    let mut m = Model::new(caps());
+    let vol = v(0, 0);
+    // Made with a limit only: a capacity above it breaks the limit.
+    let at_most = Call::CreateVolume { name: 0, mib: 0, limit: 4, source: None };
+    assert!(rules_of(&mut m, at_most, ok_volume("a", 4 * MIB)).is_empty());
+    let list = Call::ListVolumes { max_entries: 0 };
+    assert_eq!(rules_of(&mut m, list, listing(&[("a", 5 * MIB)])), [Rule::CapacityAtMost]);
+    // A restore smaller than its snapshot.
+    let cut = Reply::Ok(Body::Snapshot {
+        id: "s".into(),
+        source: "a".into(),
+        size: 4 * MIB,
+        ready: true,
+    });
+    assert!(rules_of(&mut m, Call::CreateSnapshot { name: 0, source: vol }, cut).is_empty());
+    let restore = Call::CreateVolume {
+        name: 1,
+        mib: 0,
+        limit: 0,
+        source: Some(Source::Snapshot(Snap { name: 0, nth: 0 })),
+    };
+    assert_eq!(rules_of(&mut m, restore, ok_volume("b", MIB)), [Rule::RestoreAtLeastSnapshot]);
+    // The same expansion again, in the same use, after OK: OK again (a refusal before any OK,
+    // or after the use changed, is the plugin's to give).
+    let grow = Call::Expand { vol, mib: 6 };
+    assert!(rules_of(&mut m, grow, error(Code::FailedPrecondition)).is_empty());
+    assert!(rules_of(&mut m, grow, Reply::Ok(Body::Capacity(6 * MIB))).is_empty());
+    assert_eq!(rules_of(&mut m, grow, error(Code::Internal)), [Rule::ExpandIdempotent]);
+    assert!(rules_of(&mut m, grow, Reply::Ok(Body::Capacity(6 * MIB))).is_empty());
+    let publish = Call::ControllerPublish { vol, readonly: false, own: true };
+    assert!(rules_of(&mut m, publish, Reply::Ok(Body::Empty)).is_empty());
+    // Published since: no longer the same request; only the SHOULD (a note) holds.
+    assert_eq!(rules_of(&mut m, grow, error(Code::FailedPrecondition)), [Rule::ExpandSmaller]);
+    // NodeExpandVolume likewise, once staged.
+    assert!(rules_of(&mut m, Call::Stage(vol), Reply::Ok(Body::Empty)).is_empty());
+    let node_grow = Call::NodeExpand { vol, mib: 6 };
+    assert!(rules_of(&mut m, node_grow, Reply::Ok(Body::Capacity(6 * MIB))).is_empty());
+    assert_eq!(rules_of(&mut m, node_grow, error(Code::Internal)), [Rule::NodeExpandIdempotent]);
+    // ControllerModifyVolume: refused parameters are the row's; once taken, taken again; a
+    // deleted volume's is NOT_FOUND.
+    let modify = Call::Modify(v(1, 0));
+    assert!(rules_of(&mut m, modify, error(Code::InvalidArgument)).is_empty());
+    assert!(rules_of(&mut m, modify, Reply::Ok(Body::Empty)).is_empty());
+    assert_eq!(rules_of(&mut m, modify, error(Code::InvalidArgument)), [Rule::ModifyIdempotent]);
+    assert!(rules_of(&mut m, Call::DeleteVolume(v(1, 0)), Reply::Ok(Body::Empty)).is_empty());
+    assert_eq!(
+        rules_of(&mut m, modify, Reply::Ok(Body::Empty)),
+        [Rule::Row("ControllerModifyVolume", rules::NOT_EXIST)]
+    );
+}
+
+#[test]
+fn each_epoch_of_a_swarm_leaves_out_kinds_and_its_length_varies() {
+    // Two epochs of one generator over the same model choose from other kinds: over many
+    // calls, the RPCs each epoch reaches differ for some seed, and the lengths differ.
+    let mut m = Model::new(caps());
+    let mut plugin = Ideal { next: 0 };
+    let mut g = Generator::new(3);
+    let mut lengths = std::collections::BTreeSet::new();
+    let mut reached: Vec<std::collections::BTreeSet<&str>> = Vec::new();
+    for _ in 0..6 {
+        let mut rpcs = std::collections::BTreeSet::new();
+        let mut n = 0;
+        while !g.epoch_over(n) {
+            let call = g.next(&m).expect("a call");
+            let reply = plugin.answer(&m, &call);
+            assert!(m.judge(&call, &reply).broken.is_empty());
+            rpcs.insert(call.rpc());
+            n += 1;
+        }
+        lengths.insert(n);
+        reached.push(rpcs);
+        m = Model::new(caps());
+        g.start_epoch();
+    }
+    assert!(lengths.len() > 1, "{lengths:?}");
+    assert!(reached.windows(2).any(|w| w[0] != w[1]), "{reached:?}");
+}
+
+#[test]
+fn group_snapshots_are_held_to_their_sentences() {
+    let mut m = Model::new(caps());
+    let (a, b) = (v(0, 0), v(1, 0));
+    assert!(rules_of(&mut m, create(0, 1), ok_volume("a", MIB)).is_empty());
+    assert!(rules_of(&mut m, create(1, 1), ok_volume("b", MIB)).is_empty());
+    let group = |id: &str| {
+        let members =
+            vec![(format!("{id}-a"), "a".to_owned()), (format!("{id}-b"), "b".to_owned())];
+        Reply::Ok(Body::Group { id: id.into(), members })
+    };
+    let cut = Call::CreateGroup { name: 0, vols: [a, b] };
+    assert!(rules_of(&mut m, cut, group("g")).is_empty());
+    // The same name and volumes again: the same group; another group breaks the retry.
+    assert!(rules_of(&mut m, cut, group("g")).is_empty());
+    assert_eq!(rules_of(&mut m, cut, group("h")), [Rule::GroupRetrySame]);
+    // The same name over the volumes the other way round: the row's ALREADY_EXISTS.
+    let swapped = Call::CreateGroup { name: 0, vols: [b, a] };
+    assert_eq!(
+        rules_of(&mut m, swapped, group("g")),
+        [Rule::Row("CreateVolumeGroupSnapshot", rules::GROUP_INCOMPATIBLE)]
+    );
+    // Its snapshots listed while it stands; gone once it is deleted.
+    let all = Call::ListSnapshots { filter: Filter::All, max_entries: 0 };
+    let listed = |ids: &[&str]| {
+        let entries = ids
+            .iter()
+            .map(|id| ListedSnapshot { id: (*id).into(), source: "a".into(), ready: true })
+            .collect();
+        Reply::Ok(Body::Snapshots(Listing {
+            entries,
+            end: End::Complete,
+            last_page: ids.len(),
+            unpaged: None,
+        }))
+    };
+    assert!(rules_of(&mut m, all, listed(&["g-a", "g-b"])).is_empty());
+    assert_eq!(rules_of(&mut m, all, listed(&["g-a"])), [Rule::SnapshotsListed]);
+    let g = crate::explore::call::Grp { name: 0, nth: 0 };
+    assert_eq!(rules_of(&mut m, Call::GetGroup(g), error(Code::NotFound)), [Rule::GroupIdFound]);
+    assert!(rules_of(&mut m, Call::DeleteGroup(g), Reply::Ok(Body::Empty)).is_empty());
+    assert_eq!(rules_of(&mut m, all, listed(&["g-b"])), [Rule::SnapshotDeletedGone]);
+    assert_eq!(
+        rules_of(&mut m, Call::GetGroup(g), group("g")),
+        [Rule::Row("GetVolumeGroupSnapshot", rules::GROUP_NOT_EXIST)]
+    );
+    assert_eq!(
+        rules_of(&mut m, Call::DeleteGroup(g), error(Code::NotFound)),
+        [Rule::DeleteGroupIdempotent]
+    );
 }

@@ -1,0 +1,125 @@
+//! The answers of the calls that change a live volume held to the history: its expansion (the
+//! same expansion again, in the same use, after OK, is OK again) and the modification of its
+//! mutable parameters (idempotent; NOT_FOUND once deleted).
+
+use tonic::Code;
+
+use super::super::call::Vol;
+use super::super::model::{Life, MIB, Model};
+use super::super::rules::{NOT_EXIST, Rule};
+use super::{Body, Reply, Verdicts, show};
+
+impl Model {
+    /// NodeExpandVolume: the row's NOT_FOUND once deleted; the same expansion again, in the
+    /// same use, after OK, OK again (the RPC is idempotent).
+    pub(super) fn node_expand(&mut self, v: &mut Verdicts, vol: Vol, mib: u32, reply: &Reply) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        let rpc = "NodeExpandVolume";
+        if s.life == Life::Dead {
+            v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol}"));
+            return;
+        }
+        let again = s.node_expanded_ok == Some((mib, s.usage()));
+        let what =
+            format!("{rpc} of {vol} (id {}) to {mib} MiB again, in the same use, after OK", s.id);
+        match reply {
+            Reply::Ok(_) => {
+                if let Some(s) = self.state_mut(vol) {
+                    s.node_expanded_ok = Some((mib, s.usage()));
+                }
+            }
+            Reply::Err { code: Code::NotFound, .. } => self.not_found(v, vol, rpc, reply),
+            Reply::Err { .. } if again => {
+                v.ok(Rule::NodeExpandIdempotent, reply, &what);
+            }
+            Reply::Err { .. } => {}
+        }
+    }
+
+    pub(super) fn expand(&mut self, v: &mut Verdicts, vol: Vol, mib: u32, reply: &Reply) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        if s.life == Life::Dead {
+            v.row(
+                "ControllerExpandVolume",
+                NOT_EXIST,
+                reply,
+                &format!("of deleted {vol} (id {})", s.id),
+            );
+            return;
+        }
+        let required = i64::from(mib) * MIB;
+        let smaller = s.capacity > 0 && required <= s.capacity;
+        let again = s.expanded_ok == Some((mib, s.usage()));
+        match reply {
+            Reply::Ok(body) => {
+                let capacity = if let Body::Capacity(c) = body { *c } else { 0 };
+                if let Some(s) = self.state_mut(vol) {
+                    s.floor = s.floor.max(required);
+                    s.limit = 0;
+                    s.capacity = capacity.max(0);
+                    s.expanded = true;
+                    s.expanded_ok = Some((mib, s.usage()));
+                }
+            }
+            Reply::Err { code: Code::NotFound, .. } => {
+                self.not_found(v, vol, "ControllerExpandVolume", reply);
+            }
+            Reply::Err { .. } if again => {
+                v.ok(
+                    Rule::ExpandIdempotent,
+                    reply,
+                    &format!(
+                        "ControllerExpandVolume of {vol} (id {}) to {required} bytes again, in the same use, after OK",
+                        s.id
+                    ),
+                );
+                if let Some(s) = self.state_mut(vol) {
+                    s.expanded_ok = None;
+                }
+            }
+            Reply::Err { .. } => {
+                if smaller {
+                    v.broke(
+                        Rule::ExpandSmaller,
+                        format!(
+                            "ControllerExpandVolume of {vol} (id {}, {} bytes) to {required} bytes answered {}",
+                            s.id,
+                            s.capacity,
+                            show(reply)
+                        ),
+                    );
+                }
+                // Grown or not: its size is not known until it is read back.
+                if let Some(s) = self.state_mut(vol) {
+                    s.capacity = 0;
+                    s.expanded = true;
+                }
+            }
+        }
+    }
+
+    /// ControllerModifyVolume: the row's NOT_FOUND for a deleted volume; for a live one, the
+    /// same parameters again after an OK answer are answered OK (the RPC is idempotent).
+    pub(super) fn modify(&mut self, v: &mut Verdicts, vol: Vol, reply: &Reply) {
+        let Some(s) = self.vols.get(&vol) else { return };
+        let rpc = "ControllerModifyVolume";
+        if s.life == Life::Dead {
+            v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol} (id {})", s.id));
+            return;
+        }
+        match reply {
+            Reply::Ok(_) => {
+                if let Some(s) = self.state_mut(vol) {
+                    s.modified = true;
+                }
+            }
+            Reply::Err { code: Code::NotFound, .. } => self.not_found(v, vol, rpc, reply),
+            Reply::Err { .. } if s.modified => {
+                let what = format!("{rpc} of {vol} (id {}) again, the same parameters", s.id);
+                v.ok(Rule::ModifyIdempotent, reply, &what);
+            }
+            // Parameters the volume cannot take: the row's INVALID_ARGUMENT, nothing applied.
+            Reply::Err { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The answers of the GroupController's calls held to the history: a group snapshot's name
+//! taken again (the same volumes: the same group; others: the row's ALREADY_EXISTS), its id
+//! found while it stands and NOT_FOUND once deleted, a delete of what is gone OK; and its
+//! snapshots, which ListSnapshots lists while the group stands (see `listing`).
+
+use tonic::Code;
+
+use super::super::call::{Grp, Vol};
+use super::super::model::{GroupState, Life, Model};
+use super::super::rules::{GROUP_INCOMPATIBLE, GROUP_NOT_EXIST, Rule};
+use super::{Body, Reply, Verdicts, code, show};
+
+impl Model {
+    pub(super) fn create_group(
+        &mut self,
+        v: &mut Verdicts,
+        name: u16,
+        vols: [Vol; 2],
+        reply: &Reply,
+    ) {
+        let rpc = "CreateVolumeGroupSnapshot";
+        let ids = vols.map(|x| self.vols.get(&x).map(|s| s.id.clone()).unwrap_or_default());
+        let held = self
+            .current_group(name)
+            .filter(|g| self.groups.get(g).is_some_and(|x| x.life == Life::Alive));
+        if let Some(cur) = held {
+            let g = &self.groups[&cur];
+            let what = format!("{rpc} again of name g{name} (held by {cur}, id {})", g.id);
+            if g.source_ids != ids {
+                v.row(rpc, GROUP_INCOMPATIBLE, reply, &format!("{what} of other volumes"));
+                return;
+            }
+            match reply {
+                Reply::Ok(Body::Group { id, .. }) if *id != g.id => v.broke(
+                    Rule::GroupRetrySame,
+                    format!("{what}, the same volumes, answered another group, id {id}"),
+                ),
+                other => {
+                    v.ok(Rule::GroupRetrySame, other, &format!("{what}, the same volumes"));
+                }
+            }
+            return;
+        }
+        let nth = self.group_names.get(&name).map_or(0, |n| n.gens);
+        let grp = Grp { name, nth };
+        let what = format!("{rpc} of name g{name} (new {grp}) of {} and {}", vols[0], vols[1]);
+        if code(reply) == Code::NotFound {
+            for (x, id) in vols.iter().zip(&ids) {
+                v.broke(
+                    Rule::VolumeIdFound,
+                    format!("{what}: live {x} (id {id}), answered {}", show(reply)),
+                );
+            }
+        }
+        let Reply::Ok(Body::Group { id, members }) = reply else {
+            // Not made, or not known to be: the name is not used again.
+            self.group_names.entry(name).or_default().burnt = true;
+            return;
+        };
+        if let Some((other, _)) =
+            self.groups.iter().find(|(_, g)| g.life == Life::Alive && g.id == *id)
+        {
+            v.broke(
+                Rule::GroupIdUnique,
+                format!("{what} answered id {id}, the id of live group {other}"),
+            );
+        }
+        let g = GroupState {
+            id: id.clone(),
+            life: Life::Alive,
+            sources: vols,
+            source_ids: ids,
+            members: members.clone(),
+        };
+        self.groups.insert(grp, g);
+        self.group_names.entry(name).or_default().gens = nth + 1;
+    }
+
+    /// A group snapshot that is gone, and whose id names no group standing.
+    fn group_dead(&self, g: Grp) -> Option<&GroupState> {
+        self.groups.get(&g).filter(|x| {
+            x.life == Life::Dead
+                && !self.groups.values().any(|o| o.life != Life::Dead && o.id == x.id)
+        })
+    }
+
+    pub(super) fn delete_group(&mut self, v: &mut Verdicts, g: Grp, reply: &Reply) {
+        let Some(x) = self.groups.get(&g) else { return };
+        let rpc = "DeleteVolumeGroupSnapshot";
+        if x.life == Life::Dead {
+            let what = format!("{rpc} of {g} (id {}), deleted before", x.id);
+            v.ok(Rule::DeleteGroupIdempotent, reply, &what);
+            return;
+        }
+        let life = match reply {
+            Reply::Ok(_) => Life::Dead,
+            Reply::Err { code: Code::NotFound, .. } => {
+                v.broke(
+                    Rule::GroupIdFound,
+                    format!("{rpc} of live {g} (id {}) answered {}", x.id, show(reply)),
+                );
+                Life::Lost
+            }
+            // In use: the row's FAILED_PRECONDITION, the group unchanged.
+            Reply::Err { code: Code::FailedPrecondition, .. } => Life::Alive,
+            Reply::Err { .. } => Life::Lost,
+        };
+        if let Some(x) = self.groups.get_mut(&g) {
+            x.life = life;
+        }
+    }
+
+    pub(super) fn get_group(&mut self, v: &mut Verdicts, g: Grp, reply: &Reply) {
+        let rpc = "GetVolumeGroupSnapshot";
+        if let Some(x) = self.group_dead(g) {
+            v.row(rpc, GROUP_NOT_EXIST, reply, &format!("of deleted {g} (id {})", x.id));
+            return;
+        }
+        let Some(x) = self.groups.get(&g).filter(|x| x.life == Life::Alive) else { return };
+        v.check(Rule::GroupIdFound);
+        match reply {
+            Reply::Err { code: Code::NotFound, .. } => {
+                v.broke(
+                    Rule::GroupIdFound,
+                    format!("{rpc} of live {g} (id {}) answered {}", x.id, show(reply)),
+                );
+            }
+            Reply::Ok(Body::Group { id, .. }) if *id != x.id => {
+                v.broke(
+                    Rule::GroupIdFound,
+                    format!("{rpc} of live {g} (id {}) answered group {id}", x.id),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// The snapshots of group snapshots standing, and of those deleted with OK whose ids no
+    /// standing snapshot holds: (snapshot id, source volume id).
+    pub(crate) fn group_members(&self, alive: bool) -> Vec<(&str, &str)> {
+        let want = if alive { Life::Alive } else { Life::Dead };
+        self.groups
+            .values()
+            .filter(|g| g.life == want)
+            .flat_map(|g| g.members.iter().map(|(s, v)| (s.as_str(), v.as_str())))
+            .collect()
+    }
+}
