@@ -39,7 +39,8 @@
 //! Modules: `config` (how to run), `sentence` (what a case checks), `case` (a row of the table),
 //! `advertised` (what the plugin advertises), `suite` (the connection, what the suite made),
 //! `exchange` (every call, and the checks of every answer), `answers` (the table of RPCs; an
-//! answer against its request, what the plugin advertises and earlier answers), `workload` (a
+//! answer against its request, what the plugin advertises and earlier answers), `v1_12` (the
+//! `volume_condition` a plugin still on v1.12.0 sends, read once per answer), `workload` (a
 //! volume put in use on the node, and the mount table), `record` (verdicts), `cases` (the table
 //! and the generated cases), `generated` (requests changed by reflection), `audit` (`AUDIT.md`),
 //! `cleanup`, `run`, `report`, `client`, `in_process` (a driver served in process); and `explore`
