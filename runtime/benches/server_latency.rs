@@ -594,7 +594,9 @@ fn child(mode: &Mode, round: usize) {
     let client_runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().expect("client runtime");
     let measured = client_runtime.block_on(measure(&sockets, round));
-    let skeleton_calls = WARM_UP + SEQUENTIAL + IN_FLIGHT * PER_TASK;
+    // Every skeleton of the child logs each call it serves: over the socket, then without transport.
+    let skeletons = mode.servers.iter().filter(|s| s.skeleton()).count();
+    let over_socket = skeletons * (WARM_UP + SEQUENTIAL + IN_FLIGHT * PER_TASK);
     if mode.log != Log::None {
         // What the writer has written of the calls so far (fmt wrote each line as it came).
         let dropped = guard.as_ref().map_or(0, |guard| {
@@ -602,9 +604,7 @@ fn child(mode: &Mode, round: usize) {
             guard.dropped()
         });
         let lines = read_log(&log_path).0;
-        let served: usize =
-            mode.servers.iter().filter(|s| s.skeleton()).map(|_| skeleton_calls).sum();
-        println!("logged_socket {lines} {served} {dropped}");
+        println!("logged_socket {lines} {over_socket} {dropped}");
     }
     for (k, server) in mode.servers.iter().enumerate() {
         let direct = client_runtime.block_on(direct_calls(server.skeleton(), DIRECT));
@@ -633,8 +633,7 @@ fn child(mode: &Mode, round: usize) {
         let dropped = guard.as_ref().map_or(0, csikit::server::log::LogGuard::dropped);
         drop(guard);
         let (lines, said, secret) = read_log(&log_path);
-        let skeletons = mode.servers.iter().filter(|s| s.skeleton()).count();
-        let served = skeletons * (skeleton_calls + DIRECT + COUNTED);
+        let served = over_socket + skeletons * (DIRECT + COUNTED);
         println!("logged {lines} {served} {dropped} {said} {secret}");
     }
     let _ = std::fs::remove_dir_all(&dir);
