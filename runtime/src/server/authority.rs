@@ -41,6 +41,10 @@
 //!   nothing is rewritten on that connection afterwards.
 //! * An empty `:authority` added to the dynamic table cannot get a same-length replacement and is
 //!   left as it is (h2 refuses that request); no known client sends one.
+//! * A connection whose first [`SETTLE_AFTER`] requests all carried an `:authority` h2 takes
+//!   is passed through from then on, without a look: a client that later switched to a
+//!   refused authority on that connection would have those requests refused by h2. No known
+//!   client changes its authority on a connection (a gRPC channel has one).
 //! * TCP endpoints are not wrapped: h2's checks stay as they are there.
 
 use std::collections::VecDeque;
@@ -66,6 +70,11 @@ const MIN_DIRECT: usize = 64;
 /// The most raw frame bytes held for one header block (fragments and frame headers): bounds a
 /// flood of empty CONTINUATION frames, which [`MAX_HEADER_BLOCK`] alone does not.
 const MAX_HELD: usize = 2 * MAX_HEADER_BLOCK;
+/// After this many requests whose `:authority` h2 takes, none rewritten, the connection is
+/// passed through untouched: a client sends one authority per connection (tonic, and grpc-go as
+/// kubelet and the sidecars use it, send `localhost`), so the rest of its requests need nothing,
+/// and the reader costs them nothing (the `Limits` above say what this gives up).
+pub const SETTLE_AFTER: u64 = 8;
 /// The room kept for the next header block once one has been handled: what ordinary requests'
 /// headers need; a larger buffer (a huge block) is freed.
 const KEPT_PENDING: usize = 16 * 1024;
@@ -118,6 +127,10 @@ impl<S: AsyncRead + Unpin> AsyncRead for AuthorityFix<S> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = &mut *self;
+        if this.output_at == this.output.len() && this.input.is_empty() && this.rewriter.passing() {
+            // Settled, lost track or not HTTP/2: the socket as it is.
+            return Pin::new(&mut this.inner).poll_read(cx, buf);
+        }
         loop {
             if this.output_at < this.output.len() {
                 let n = buf.remaining().min(this.output.len() - this.output_at);
@@ -230,7 +243,8 @@ enum Stage {
     Preface,
     /// Reading frames.
     Frames,
-    /// Passing everything through untouched (not HTTP/2, or the reader lost track).
+    /// Passing everything through untouched: not HTTP/2, the reader lost track, or the
+    /// connection settled (see [`SETTLE_AFTER`]).
     PassThrough,
 }
 
@@ -245,6 +259,8 @@ pub struct Rewriter {
     pending: Vec<u8>,
     /// Header blocks rewritten so far.
     rewritten: u64,
+    /// Header blocks read that needed no change.
+    clean: u64,
     /// Where Huffman-coded strings are decoded.
     scratch: Vec<u8>,
     /// Bytes of a frame that is not part of a header block, still to come and passed as they
@@ -382,13 +398,25 @@ impl Rewriter {
                 self.stage = Stage::PassThrough;
                 Err(())
             }
-            Ok(None) => Ok(false),
+            Ok(None) => {
+                self.clean += 1;
+                if self.rewritten == 0 && self.clean >= SETTLE_AFTER {
+                    // h2's table is the client's, byte for byte: nothing more to follow.
+                    self.stage = Stage::PassThrough;
+                }
+                Ok(false)
+            }
             Ok(Some(new_block)) => {
                 self.rewritten += 1;
                 h2frame::write_header_block(stream, flags, priority, &new_block, output);
                 Ok(true)
             }
         }
+    }
+
+    /// Whether everything from here on passes untouched (once nothing is held any more).
+    pub fn passing(&self) -> bool {
+        self.stage == Stage::PassThrough && self.pending.is_empty()
     }
 
     /// Whether nothing is held: no unfinished header block, no preface still to come. Bytes
@@ -428,6 +456,7 @@ impl Rewriter {
                     first.fragment,
                     output,
                 ) {
+                    Ok(false) if self.stage == Stage::PassThrough => return all,
                     Ok(false) => at += frame,
                     Ok(true) => return Scanned { unchanged: at, consumed: at + frame },
                     Err(()) => return all,

@@ -299,6 +299,46 @@ fn reading_in_place_gives_what_the_buffered_reader_gives() {
     }
 }
 
+/// A stream of requests with the given authorities, in order (each request's own
+/// `grpc-timeout`, so every block adds to the table).
+fn stream_with_authorities(authorities: &[&[u8]]) -> Vec<u8> {
+    let mut encoder = IndexingEncoder::default();
+    let mut out = PREFACE.to_vec();
+    for (i, authority) in authorities.iter().enumerate() {
+        let extra = vec![(b"grpc-timeout".to_vec(), format!("{}m", 1000 + i).into_bytes())];
+        let headers = request(authority, &extra);
+        let block = encoder.encode(headers.iter().map(|(n, v)| (n.as_slice(), v.as_slice())));
+        out.extend(frame(HEADERS, END_HEADERS, u32::try_from(2 * i + 1).unwrap(), &block));
+    }
+    out
+}
+
+#[test]
+fn a_connection_settles_after_its_first_requests_need_nothing() {
+    let settle = usize::try_from(SETTLE_AFTER).unwrap();
+    let refused: &[u8] = b"/var/lib/kubelet/csi.sock";
+    // A refused authority among the first requests: rewritten, and the connection never
+    // settles (every later refused literal is rewritten too).
+    let mut early = vec![&b"localhost"[..]; settle - 1];
+    early.extend([refused; 3]);
+    early.extend(vec![&b"localhost"[..]; 2 * settle]);
+    early.push(b"/tmp/other.sock");
+    let input = stream_with_authorities(&early);
+    let (out, rewritten) = run(&input, &[16_384]);
+    assert_eq!(rewritten, 2, "the first refused literal and the later other one");
+    let seen = decoded_blocks(&out);
+    assert!(seen.iter().flatten().all(|(n, v)| n != b":authority" || acceptable(v)));
+    // The same refused authority after the first `SETTLE_AFTER` requests: the connection
+    // settled and passes it as it came (the limit the module's docs name).
+    let mut late = vec![&b"localhost"[..]; settle];
+    late.push(refused);
+    let input = stream_with_authorities(&late);
+    for chunks in [&[16_384usize][..], &[1], &[7, 300]] {
+        let (out, rewritten) = run(&input, chunks);
+        assert!(out == input && rewritten == 0, "chunks {chunks:?}");
+    }
+}
+
 #[test]
 fn garbage_passes_through_without_a_panic() {
     let mut rng = fastrand::Rng::with_seed(0x2545_f491_4f6c_dd1d);
