@@ -131,6 +131,13 @@ pub(crate) enum Call {
     DeleteGroup(Grp),
     /// GetVolumeGroupSnapshot, with the group's snapshot ids.
     GetGroup(Grp),
+    /// DeleteSnapshot (`delete`) or GetSnapshot of the group's `nth` snapshot alone, while the
+    /// group stands or after it was deleted.
+    Member {
+        group: Grp,
+        nth: u8,
+        delete: bool,
+    },
 }
 
 impl Call {
@@ -159,6 +166,8 @@ impl Call {
             Call::CreateGroup { .. } => "CreateVolumeGroupSnapshot",
             Call::DeleteGroup(_) => "DeleteVolumeGroupSnapshot",
             Call::GetGroup(_) => "GetVolumeGroupSnapshot",
+            Call::Member { delete: true, .. } => "DeleteSnapshot",
+            Call::Member { delete: false, .. } => "GetSnapshot",
         }
     }
 
@@ -261,7 +270,10 @@ impl Call {
                     vols.iter_mut().for_each(|v| vol(v, f));
                 }
             }
-            Call::ListVolumes { .. } | Call::DeleteGroup(_) | Call::GetGroup(_) => {}
+            Call::ListVolumes { .. }
+            | Call::DeleteGroup(_)
+            | Call::GetGroup(_)
+            | Call::Member { .. } => {}
             other => {
                 if kind == Names::Volumes
                     && let Some(v) = other.volume_mut()
@@ -384,6 +396,9 @@ impl fmt::Display for Call {
             Call::DeleteSnapshot(s) | Call::GetSnapshot(s) => write!(f, "{rpc} {s}"),
             Call::CreateGroup { name, vols: [a, b] } => write!(f, "{rpc} name g{name} of {a}, {b}"),
             Call::DeleteGroup(g) | Call::GetGroup(g) => write!(f, "{rpc} {g}"),
+            Call::Member { group, nth, .. } => {
+                write!(f, "{rpc} of {group}'s snapshot #{nth} alone")
+            }
         }
     }
 }

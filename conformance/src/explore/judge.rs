@@ -6,7 +6,7 @@
 use tonic::Code;
 
 use super::call::{Call, Snap, Source, Vol};
-use super::model::{Life, MIB, Model, SnapState, Undo, Violation, VolState};
+use super::model::{Life, MIB, Model, SnapState, TARGETS, Undo, Violation, VolState};
 use super::rules::{
     NODE_NOT_EXIST, NOT_EXIST, PUBLISHED_INCOMPATIBLE, Rule, SNAP_NOT_EXIST, SNAPSHOT_INCOMPATIBLE,
     SOURCE_NOT_EXIST, VOLUME_INCOMPATIBLE,
@@ -16,6 +16,7 @@ use crate::suite::code_name;
 mod change;
 mod group;
 mod node;
+mod retry;
 
 /// What the plugin answered, as the model reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,24 +31,30 @@ pub(crate) enum Body {
     /// Nothing the model reads (or an answer without its REQUIRED message, which the facts'
     /// checks report).
     Empty,
-    /// CreateVolume.
-    Volume { id: String, capacity: i64 },
-    /// CreateSnapshot.
-    Snapshot { id: String, source: String, size: i64, ready: bool },
+    /// CreateVolume: its id, capacity and content source (kind and id, as answered).
+    Volume { id: String, capacity: i64, source: Option<(bool, String)> },
+    /// CreateSnapshot: `created` is `creation_time` (seconds, nanos) when answered.
+    Snapshot { id: String, source: String, size: i64, ready: bool, created: Option<(i64, i32)> },
+    /// ValidateVolumeCapabilities: whether `confirmed` was set.
+    Validated { confirmed: bool },
+    /// ControllerExpandVolume: `capacity_bytes` and `node_expansion_required`.
+    Expanded { capacity: i64, node: bool },
     /// ListVolumes, every page.
     Volumes(Listing<Listed>),
     /// ListSnapshots, every page.
     Snapshots(Listing<ListedSnapshot>),
     /// ControllerGetVolume.
     Got(Listed),
-    /// ControllerExpandVolume, NodeExpandVolume.
+    /// NodeExpandVolume.
     Capacity(i64),
     /// CreateVolumeGroupSnapshot, GetVolumeGroupSnapshot: the group's id and its snapshots
     /// (snapshot id, source volume id).
-    Group { id: String, members: Vec<(String, String)> },
+    /// `bound`: each snapshot's `group_snapshot_id` was set (it CAN NOT be deleted alone).
+    Group { id: String, members: Vec<(String, String)>, bound: Vec<bool> },
     /// NodePublishVolume, NodeUnpublishVolume: whether something is at the target path after
-    /// the call (`None`: the path is not this machine's to look at).
-    Target { exists: Option<bool> },
+    /// the call (`None`: the path is not this machine's to look at), and (NodeUnpublishVolume)
+    /// which of the volume's other targets, published before the call, are gone after it.
+    Target { exists: Option<bool>, gone: Vec<u8> },
 }
 
 /// A listing followed over its pages.
@@ -169,7 +176,10 @@ impl Model {
                 self.controller_unpublish(&mut v, vol, all, reply);
             }
             Call::Validate(vol) => {
-                self.read_volume(&mut v, "ValidateVolumeCapabilities", vol, reply)
+                self.read_volume(&mut v, "ValidateVolumeCapabilities", vol, reply);
+                if let Reply::Ok(Body::Validated { confirmed }) = reply {
+                    self.validated(&mut v, vol, *confirmed);
+                }
             }
             Call::GetVolume(vol) => {
                 self.read_volume(&mut v, "ControllerGetVolume", vol, reply);
@@ -207,6 +217,9 @@ impl Model {
             Call::CreateGroup { name, vols } => self.create_group(&mut v, name, vols, reply),
             Call::DeleteGroup(g) => self.delete_group(&mut v, g, reply),
             Call::GetGroup(g) => self.get_group(&mut v, g, reply),
+            Call::Member { group, nth, delete } => {
+                self.member(&mut v, group, usize::from(nth), delete, reply);
+            }
             Call::NodeExpand { vol, mib } => self.node_expand(&mut v, vol, mib, reply),
         }
         v
@@ -334,6 +347,11 @@ impl Model {
                 None
             } else if required == 0 && limit == 0 {
                 Some(true)
+            } else if s.expanded && limit > 0 && (s.capacity == 0 || s.capacity > limit) {
+                // Grown past the limit it was made with (a CO's late retry of the first
+                // request): "compatible with the specified capacity_range" is then the
+                // plugin's to judge, OK (the volume, grown) or ALREADY_EXISTS.
+                None
             } else if s.capacity > 0 {
                 Some(fits(s.capacity))
             } else if mib == s.mib && asked_limit == s.asked_limit && !s.expanded {
@@ -349,7 +367,7 @@ impl Model {
                 (Some(true), Reply::Err { .. }) => {
                     v.ok(Rule::CreateRetrySame, reply, &what);
                 }
-                (_, Reply::Ok(Body::Volume { id: got, capacity })) => {
+                (_, Reply::Ok(Body::Volume { id: got, capacity, source: got_source })) => {
                     if *got != id {
                         v.broke(
                             Rule::CreateRetrySame,
@@ -358,6 +376,7 @@ impl Model {
                         return;
                     }
                     let capacity = *capacity;
+                    self.retried_volume(v, cur, &what, capacity, got_source, (mib, asked_limit));
                     if let Some(s) = self.state_mut(cur) {
                         s.floor = s.floor.max(required);
                         if limit > 0 {
@@ -423,7 +442,7 @@ impl Model {
             }
             _ => {}
         }
-        let Reply::Ok(Body::Volume { id, capacity }) = reply else {
+        let Reply::Ok(Body::Volume { id, capacity, source: answered_source }) = reply else {
             // Not made, or not known to be: the name is not used again.
             if !matches!(src, Src::Dead(_)) || code(reply) == Code::Ok {
                 self.names.entry(name).or_default().burnt = true;
@@ -465,6 +484,10 @@ impl Model {
                 asked_limit,
                 source,
                 capacity: *capacity,
+                first_capacity: *capacity,
+                answered_source: answered_source.clone(),
+                grown: Vec::new(),
+                confirmed: None,
                 floor: required,
                 limit,
                 expanded: false,
@@ -475,8 +498,8 @@ impl Model {
                 published: None,
                 staged: false,
                 staged_ever: false,
-                targets: [None, None],
-                targets_used: [false, false],
+                targets: [None; TARGETS],
+                targets_used: [false; TARGETS],
                 last_undo: None,
                 refused_delete: false,
             },
@@ -643,7 +666,7 @@ impl Model {
                 return;
             }
             match reply {
-                Reply::Ok(Body::Snapshot { id, ready, size, .. }) => {
+                Reply::Ok(Body::Snapshot { id, ready, size, source: got, created }) => {
                     if *id != s.id {
                         v.broke(
                             Rule::SnapshotRetrySame,
@@ -651,10 +674,16 @@ impl Model {
                         );
                         return;
                     }
-                    let (ready, size) = (*ready, *size);
+                    self.retried_snapshot(v, cur, &what, got, *size, *created);
+                    let (ready, size, created) = (*ready, *size, *created);
                     if let Some(s) = self.snaps.get_mut(&cur) {
                         s.ready = ready;
-                        s.size = size;
+                        if s.size == 0 {
+                            s.size = size;
+                        }
+                        if s.created.is_none() {
+                            s.created = created;
+                        }
                     }
                 }
                 Reply::Ok(_) => {}
@@ -678,7 +707,8 @@ impl Model {
         if !source_dead && code(reply) == Code::NotFound {
             v.broke(Rule::VolumeIdFound, format!("{what}, live, answered {}", show(reply)));
         }
-        let Reply::Ok(Body::Snapshot { id, size, ready, .. }) = reply else {
+        let Reply::Ok(Body::Snapshot { id, size, ready, source: answered_source, created }) = reply
+        else {
             if code(reply) != Code::NotFound || !source_dead {
                 self.snap_names.entry(name).or_default().burnt = true;
             }
@@ -701,6 +731,8 @@ impl Model {
                 source_id,
                 size: *size,
                 ready: *ready,
+                answered_source: answered_source.clone(),
+                created: *created,
             },
         );
         self.snap_names.entry(name).or_default().gens = nth + 1;

@@ -19,7 +19,7 @@ use super::call::{Call, Vol};
 use super::coverage::Coverage;
 use super::exec::Exec;
 use super::judge::Reply;
-use super::model::{Caps, Life, Model};
+use super::model::{Caps, Life, Model, TARGETS};
 use crate::client::Endpoint;
 use crate::suite::Suite;
 
@@ -156,7 +156,7 @@ impl Session {
         for (vol, lost) in &live {
             let Some(v) = a.model.vol(*vol) else { continue };
             if self.caps.node {
-                for t in 0..2u8 {
+                for t in 0..TARGETS as u8 {
                     if v.targets[usize::from(t)].is_some()
                         || (*lost && v.targets_used[usize::from(t)])
                     {
