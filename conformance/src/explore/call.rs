@@ -218,9 +218,9 @@ impl Call {
     pub(crate) fn names(&self, kind: Names) -> Vec<u16> {
         let mut out = Vec::new();
         let mut c = *self;
-        c.map_names(kind, &mut |n| {
+        c.map_names(kind, &mut |n, nth| {
             out.push(n);
-            n
+            (n, nth)
         });
         out
     }
@@ -229,28 +229,54 @@ impl Call {
     /// which tries one object where a history used two.
     pub(crate) fn renamed(&self, kind: Names, from: u16, to: u16) -> Call {
         let mut c = *self;
-        c.map_names(kind, &mut |n| if n == from { to } else { n });
+        c.map_names(kind, &mut |n, nth| if n == from { (to, nth) } else { (n, nth) });
         c
     }
 
-    fn map_names(&mut self, kind: Names, f: &mut impl FnMut(u16) -> u16) {
-        let vol = |v: &mut Vol, f: &mut dyn FnMut(u16) -> u16| v.name = f(v.name);
-        let snap = |x: &mut Snap, f: &mut dyn FnMut(u16) -> u16| x.name = f(x.name);
-        let source = |s: &mut Option<Source>, f: &mut dyn FnMut(u16) -> u16| match s {
-            Some(Source::Volume(v)) if kind == Names::Volumes => v.name = f(v.name),
-            Some(Source::Snapshot(x)) if kind == Names::Snapshots => x.name = f(x.name),
+    /// For the shrinker, which tries a history without the first object made under name
+    /// `name` (of `kind`): `None` when the call names that object, else the call with each
+    /// later object of the name one younger (its `nth` less one).
+    pub(crate) fn without_first(&self, kind: Names, name: u16) -> Option<Call> {
+        let mut c = *self;
+        let mut first = false;
+        c.map_names(kind, &mut |n, nth| match (n == name, nth) {
+            (true, 0) => {
+                first = true;
+                (n, nth)
+            }
+            (true, k) => (n, k - 1),
+            _ => (n, nth),
+        });
+        (!first).then_some(c)
+    }
+
+    /// Maps each (name, nth) of `kind` the call uses (a CreateVolume's or CreateSnapshot's own
+    /// name is a name with no nth: given as `u16::MAX`, kept as it comes back).
+    fn map_names(&mut self, kind: Names, f: &mut impl FnMut(u16, u16) -> (u16, u16)) {
+        let vol = |v: &mut Vol, f: &mut dyn FnMut(u16, u16) -> (u16, u16)| {
+            (v.name, v.nth) = f(v.name, v.nth);
+        };
+        let snap = |x: &mut Snap, f: &mut dyn FnMut(u16, u16) -> (u16, u16)| {
+            (x.name, x.nth) = f(x.name, x.nth);
+        };
+        let own = |name: &mut u16, f: &mut dyn FnMut(u16, u16) -> (u16, u16)| {
+            *name = f(*name, u16::MAX).0;
+        };
+        let source = |s: &mut Option<Source>, f: &mut dyn FnMut(u16, u16) -> (u16, u16)| match s {
+            Some(Source::Volume(v)) if kind == Names::Volumes => vol(v, f),
+            Some(Source::Snapshot(x)) if kind == Names::Snapshots => snap(x, f),
             _ => {}
         };
         match self {
             Call::CreateVolume { name, source: src, .. } => {
                 if kind == Names::Volumes {
-                    *name = f(*name);
+                    own(name, f);
                 }
                 source(src, f);
             }
             Call::CreateSnapshot { name, source: v } => {
                 if kind == Names::Snapshots {
-                    *name = f(*name);
+                    own(name, f);
                 } else {
                     vol(v, f);
                 }

@@ -75,6 +75,10 @@ impl Driver {
             .filter(|_| !self.fault(Fault::CreateNotIdempotent))
         {
             return match create_mismatch(existing, &request) {
+                None if self.fault(Fault::CreateRetryNoSource) => {
+                    let volume = csikit::v1::Volume { content_source: None, ..existing.to_csi() };
+                    Ok(CreateVolumeResponse { volume: Some(volume) })
+                }
                 None => Ok(CreateVolumeResponse { volume: Some(existing.to_csi()) }),
                 Some(_) if self.fault(Fault::NoAlreadyExists) => {
                     Ok(CreateVolumeResponse { volume: Some(existing.to_csi()) })
@@ -376,6 +380,10 @@ impl Driver {
             Some("mutable_parameters differ from the volume's".to_owned())
         } else if !request.volume_context.is_empty() && request.volume_context != volume.context {
             Some("volume_context differs from the volume's".to_owned())
+        } else if self.fault(Fault::ValidateUnconfirmedWhenPublished)
+            && !volume.published_nodes.is_empty()
+        {
+            Some("the volume's publication does not take these capabilities".to_owned())
         } else {
             None
         };

@@ -602,6 +602,9 @@ fn restores_expansions_modifications_and_limits_are_held_to_their_sentences() {
     let answered = |capacity, node| Reply::Ok(Body::Expanded { capacity, node });
     assert_eq!(rules_of(&mut m, grow, answered(5 * MIB, false)), [Rule::CapacityAtLeast]);
     assert_eq!(rules_of(&mut m, grow, answered(6 * MIB, true)), [Rule::ExpandFlagSame]);
+    // Grown further since: the node has more to do, and the flag may say so.
+    assert!(rules_of(&mut m, Call::Expand { vol, mib: 7 }, answered(7 * MIB, false)).is_empty());
+    assert!(rules_of(&mut m, grow, answered(7 * MIB, true)).is_empty());
     // NodeExpandVolume likewise, once staged.
     assert!(rules_of(&mut m, Call::Stage(vol), Reply::Ok(Body::Empty)).is_empty());
     let node_grow = Call::NodeExpand { vol, mib: 6 };
