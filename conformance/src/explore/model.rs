@@ -92,10 +92,10 @@ pub(crate) struct VolState {
     /// ([`VolState::usage`]); a repeat in the same use is the same request again.
     pub(crate) expanded_ok: Option<(u32, u8)>,
     /// Every size ControllerExpandVolume answered OK, in MiB, with the first
-    /// `node_expansion_required` answered for it (`None` once a NodeExpandVolume answered OK
-    /// since: the node's work is then done, and the flag may change): a CO may send any of
-    /// them again, much later.
-    pub(crate) grown: Vec<(u32, Option<bool>)>,
+    /// `node_expansion_required` answered for it and the capacity answered with it (`None`
+    /// once a NodeExpandVolume answered OK since: the node's work is then done, and the flag
+    /// may change): a CO may send any of them again, much later.
+    pub(crate) grown: Vec<(u32, Option<(bool, i64)>)>,
     /// The last NodeExpandVolume answered OK, as [`VolState::expanded_ok`].
     pub(crate) node_expanded_ok: Option<(u32, u8)>,
     /// ControllerModifyVolume answered OK (always with the same parameters).

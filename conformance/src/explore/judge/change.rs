@@ -76,10 +76,12 @@ impl Model {
                         );
                     }
                 }
-                // Compared only while nothing grew the volume since (the last expansion was
-                // this one): a larger size since leaves the node more to do.
-                let last = s.expanded_ok.map(|(m, _)| m) == Some(mib);
-                if let (true, Some(Some(was)), Some(now)) = (last, first, node) {
+                // Compared only at the capacity the first answer gave: a volume grown since
+                // leaves the node more to do.
+                if let (Some(Some((was, at))), Some(now)) = (first, node)
+                    && at == capacity
+                    && capacity > 0
+                {
                     v.check(Rule::ExpandFlagSame);
                     if was != now {
                         v.broke(
@@ -97,7 +99,7 @@ impl Model {
                     s.expanded = true;
                     s.expanded_ok = Some((mib, s.usage()));
                     if first.is_none() {
-                        s.grown.push((mib, node));
+                        s.grown.push((mib, node.map(|n| (n, capacity))));
                     }
                 }
             }
