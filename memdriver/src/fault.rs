@@ -109,6 +109,10 @@ pub enum Fault {
     /// gave it a `group_snapshot_id` (it CAN NOT be deleted stand alone). Needs a group
     /// snapshot, then DeleteSnapshot of one of its snapshots.
     MemberDeletedAlone,
+    /// The pages ListVolumes answers from a `next_token` report each volume at the size it had
+    /// when the first page handed the token out (a cache kept per listing). Needs a token
+    /// held, a volume expanded, then the pages from the token.
+    ListTokenStaleSizes,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -134,7 +138,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 47] = [
+    pub const ALL: [Fault; 48] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -173,6 +177,7 @@ impl Fault {
         Fault::SnapshotRetrySizeNow,
         Fault::ValidateUnconfirmedWhenPublished,
         Fault::MemberDeletedAlone,
+        Fault::ListTokenStaleSizes,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -225,6 +230,7 @@ impl Fault {
             Fault::SnapshotRetrySizeNow => "snapshot-retry-size-now",
             Fault::ValidateUnconfirmedWhenPublished => "validate-unconfirmed-when-published",
             Fault::MemberDeletedAlone => "member-deleted-alone",
+            Fault::ListTokenStaleSizes => "list-token-stale-sizes",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

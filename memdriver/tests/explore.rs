@@ -157,18 +157,24 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
         Some(&["CreateVolume", "ControllerExpandVolume", "CreateSnapshot", "CreateVolume"]),
     ),
     // Late retries: a request answered OK sent again after other calls changed its object.
-    (Fault::CreateRetryNoSource, Some(&["CreateVolume", "CreateVolume", "CreateVolume"])),
+    // Shortest in three calls (a clone again), four by a restore (a snapshot first).
+    (Fault::CreateRetryNoSource, None),
     (
         Fault::SnapshotRetrySizeNow,
         Some(&["CreateVolume", "CreateSnapshot", "ControllerExpandVolume", "CreateSnapshot"]),
     ),
+    // Shortest in four calls (validated, published, validated) or five (published first,
+    // then validated while published and after the unpublish).
+    (Fault::ValidateUnconfirmedWhenPublished, None),
+    // A ListVolumes token held across an expansion.
     (
-        Fault::ValidateUnconfirmedWhenPublished,
+        Fault::ListTokenStaleSizes,
         Some(&[
             "CreateVolume",
-            "ValidateVolumeCapabilities",
-            "ControllerPublishVolume",
-            "ValidateVolumeCapabilities",
+            "CreateVolume",
+            "ListVolumes",
+            "ControllerExpandVolume",
+            "ListVolumes",
         ]),
     ),
     // A group's snapshot deleted alone (memdriver serving its GroupController).

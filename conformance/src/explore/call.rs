@@ -131,6 +131,14 @@ pub(crate) enum Call {
     DeleteGroup(Grp),
     /// GetVolumeGroupSnapshot, with the group's snapshot ids.
     GetGroup(Grp),
+    /// ListVolumes' first page of `max_entries`, its `next_token` held (by the attempt) for
+    /// a later [`Call::ListResume`].
+    ListHold {
+        max_entries: i32,
+    },
+    /// ListVolumes from the token [`Call::ListHold`] held, after whatever came since, every
+    /// page to the end.
+    ListResume,
     /// DeleteSnapshot (`delete`) or GetSnapshot of the group's `nth` snapshot alone, while the
     /// group stands or after it was deleted.
     Member {
@@ -149,7 +157,7 @@ impl Call {
             Call::ControllerPublish { .. } => "ControllerPublishVolume",
             Call::ControllerUnpublish { .. } => "ControllerUnpublishVolume",
             Call::Validate(_) => "ValidateVolumeCapabilities",
-            Call::ListVolumes { .. } => "ListVolumes",
+            Call::ListVolumes { .. } | Call::ListHold { .. } | Call::ListResume => "ListVolumes",
             Call::GetVolume(_) => "ControllerGetVolume",
             Call::Expand { .. } => "ControllerExpandVolume",
             Call::CreateSnapshot { .. } => "CreateSnapshot",
@@ -181,8 +189,20 @@ impl Call {
         }
     }
 
+    /// A listing: it reads every lane's objects, so it goes alone (see `concurrent`).
+    pub(crate) fn listing(&self) -> bool {
+        matches!(
+            self,
+            Call::ListVolumes { .. }
+                | Call::ListSnapshots { .. }
+                | Call::ListHold { .. }
+                | Call::ListResume
+        )
+    }
+
     /// Simpler forms of the call that may still show the same problem, for the shrinker: the
-    /// first page size that lists everything at once, no size, no filter.
+    /// first page size that lists everything at once (a held page: of one entry), no size, no
+    /// filter.
     pub(crate) fn simpler(&self) -> Vec<Call> {
         match *self {
             Call::ListVolumes { max_entries } if max_entries != 0 => {
@@ -190,6 +210,9 @@ impl Call {
             }
             Call::ListSnapshots { filter, max_entries } if max_entries != 0 => {
                 vec![Call::ListSnapshots { filter, max_entries: 0 }]
+            }
+            Call::ListHold { max_entries } if max_entries > 1 => {
+                vec![Call::ListHold { max_entries: 1 }]
             }
             Call::CreateVolume { name, mib, limit, source } => {
                 let mut out = Vec::new();
@@ -297,6 +320,8 @@ impl Call {
                 }
             }
             Call::ListVolumes { .. }
+            | Call::ListHold { .. }
+            | Call::ListResume
             | Call::DeleteGroup(_)
             | Call::GetGroup(_)
             | Call::Member { .. } => {}
@@ -422,6 +447,10 @@ impl fmt::Display for Call {
             Call::DeleteSnapshot(s) | Call::GetSnapshot(s) => write!(f, "{rpc} {s}"),
             Call::CreateGroup { name, vols: [a, b] } => write!(f, "{rpc} name g{name} of {a}, {b}"),
             Call::DeleteGroup(g) | Call::GetGroup(g) => write!(f, "{rpc} {g}"),
+            Call::ListHold { max_entries } => {
+                write!(f, "{rpc}, the first page of max_entries {max_entries}, its next_token held")
+            }
+            Call::ListResume => write!(f, "{rpc} from the held next_token, every page"),
             Call::Member { group, nth, .. } => {
                 write!(f, "{rpc} of {group}'s snapshot #{nth} alone")
             }

@@ -38,6 +38,8 @@ pub(crate) async fn walk(
     line: &mut dyn FnMut(&str),
 ) -> Result<(), String> {
     let budget = options.budget();
+    // With other lanes making and deleting volumes, a listing's pages may shift under any call.
+    s.caps.alone = options.concurrency <= 1;
     let mut lanes: Vec<Lane> = (0..options.concurrency.max(1))
         .map(|i| Lane {
             generator: Generator::new(lane_seed(options.seed, i)),
@@ -66,8 +68,7 @@ pub(crate) async fn walk(
                     // volume: a CO's retry before the first answer. Calls on one volume at
                     // once may be answered ABORTED (the general table's "Operation pending
                     // for volume"); the other is judged as the call, then as its retry.
-                    let listing =
-                        matches!(call, Call::ListVolumes { .. } | Call::ListSnapshots { .. });
+                    let listing = call.listing();
                     let room = report.steps + (round.len() as u64) < budget.steps;
                     if options.concurrency > 1 && !listing && room && lane.generator.twice() {
                         round.push((i, call));
@@ -76,9 +77,7 @@ pub(crate) async fn walk(
                 None => lane.done = true,
             }
         }
-        let (lists, others): (Vec<_>, Vec<_>) = round
-            .into_iter()
-            .partition(|(_, c)| matches!(c, Call::ListVolumes { .. } | Call::ListSnapshots { .. }));
+        let (lists, others): (Vec<_>, Vec<_>) = round.into_iter().partition(|(_, c)| c.listing());
         let mut made: Vec<(usize, Made)> = together(s, &mut lanes, &others).await?;
         for (i, call) in &lists {
             made.extend(together(s, &mut lanes, &[(*i, *call)]).await?);

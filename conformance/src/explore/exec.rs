@@ -50,6 +50,8 @@ pub(crate) struct Exec {
     /// `publish_context`, by volume id.
     contexts: Mutex<HashMap<String, HashMap<String, String>>>,
     publish_contexts: Mutex<HashMap<String, HashMap<String, String>>>,
+    /// The ListVolumes `next_token` a [`Call::ListHold`] holds.
+    held_token: Mutex<Option<String>>,
     /// Calls as a capture holds them, when recording.
     pub(crate) recorded: Option<Mutex<Vec<Exchange>>>,
 }
@@ -62,7 +64,10 @@ pub(crate) enum Prepared {
     Publish(ControllerPublishVolumeRequest),
     Unpublish(ControllerUnpublishVolumeRequest),
     Validate(ValidateVolumeCapabilitiesRequest),
-    ListVolumes(i32),
+    /// `max_entries`, from `starting_token`.
+    ListVolumes(i32, String),
+    /// The first page only, of `max_entries`.
+    ListHold(i32),
     Get(ControllerGetVolumeRequest),
     Expand(ControllerExpandVolumeRequest),
     Snapshot(CreateSnapshotRequest),
@@ -92,6 +97,7 @@ impl Exec {
             node_id,
             contexts: Mutex::default(),
             publish_contexts: Mutex::default(),
+            held_token: Mutex::default(),
             recorded: None,
         }
     }
@@ -193,7 +199,12 @@ impl Exec {
                     ..ValidateVolumeCapabilitiesRequest::default()
                 })
             }
-            Call::ListVolumes { max_entries } => Prepared::ListVolumes(max_entries),
+            Call::ListVolumes { max_entries } => Prepared::ListVolumes(max_entries, String::new()),
+            Call::ListHold { max_entries } => Prepared::ListHold(max_entries),
+            Call::ListResume => {
+                let token = self.held_token.lock().unwrap_or_else(PoisonError::into_inner).take();
+                Prepared::ListVolumes(0, token.ok_or("no ListVolumes token held")?)
+            }
             Call::GetVolume(v) => Prepared::Get(ControllerGetVolumeRequest { volume_id: vid(v)? }),
             Call::Expand { vol, mib } => Prepared::Expand(ControllerExpandVolumeRequest {
                 volume_id: vid(vol)?,
@@ -455,7 +466,23 @@ impl Exec {
                 Ok(a) => Reply::Ok(Body::Validated { confirmed: a.confirmed.is_some() }),
                 Err(e) => error(&e),
             },
-            Prepared::ListVolumes(max_entries) => self.list_volumes(s, max_entries).await,
+            Prepared::ListVolumes(max_entries, token) => {
+                self.list_volumes(s, max_entries, token).await
+            }
+            Prepared::ListHold(max_entries) => {
+                let r = ListVolumesRequest { max_entries, starting_token: String::new() };
+                match self.ask(s, r).await {
+                    Ok(a) => {
+                        let token = !a.next_token.is_empty();
+                        *self.held_token.lock().unwrap_or_else(PoisonError::into_inner) =
+                            token.then_some(a.next_token);
+                        let entries =
+                            a.entries.into_iter().filter_map(|e| self.listed(e)).collect();
+                        Reply::Ok(Body::Page { entries, token })
+                    }
+                    Err(e) => error(&e),
+                }
+            }
             Prepared::Get(r) => match self.ask(s, r).await {
                 Ok(ControllerGetVolumeResponse { volume: Some(v), status }) => {
                     let on_node = self.on_node(status.map(|st| st.published_node_ids));
@@ -568,9 +595,9 @@ impl Exec {
         answer
     }
 
-    async fn list_volumes(&self, s: &Suite, max_entries: i32) -> Reply {
+    /// Every page from `token` (empty: from the start).
+    async fn list_volumes(&self, s: &Suite, max_entries: i32, mut token: String) -> Reply {
         let mut entries = Vec::new();
-        let mut token = String::new();
         for page in 0..MAX_PAGES {
             let r = ListVolumesRequest { max_entries, starting_token: token.clone() };
             match self.ask(s, r).await {

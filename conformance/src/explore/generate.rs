@@ -252,6 +252,10 @@ impl Generator {
         let some: Vec<Vol> = alive.iter().map(|(v, _)| *v).chain(dead.iter().copied()).collect();
         kinds.push((2, some.iter().map(|v| Call::Validate(*v)).collect()));
         kinds.push((4, vec![Call::ListVolumes { max_entries: self.pick(&PAGES) }]));
+        // A token held across later calls (creations and deletions among them, or not), then
+        // followed to the end.
+        kinds.push((1, vec![Call::ListHold { max_entries: self.rng.i32(1..=3) }]));
+        kinds.push((3, if m.held.is_some() { vec![Call::ListResume] } else { Vec::new() }));
         kinds.push((3, some.iter().map(|v| Call::GetVolume(*v)).collect()));
 
         // Expansion.

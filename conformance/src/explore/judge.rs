@@ -6,7 +6,7 @@
 use tonic::Code;
 
 use super::call::{Call, Snap, Source, Vol};
-use super::model::{Life, MIB, Model, SnapState, TARGETS, Undo, Violation, VolState};
+use super::model::{Held, Life, MIB, Model, SnapState, TARGETS, Undo, Violation, VolState};
 use super::rules::{
     NODE_NOT_EXIST, NOT_EXIST, PUBLISHED_INCOMPATIBLE, Rule, SNAP_NOT_EXIST, SNAPSHOT_INCOMPATIBLE,
     SOURCE_NOT_EXIST, VOLUME_INCOMPATIBLE,
@@ -41,6 +41,8 @@ pub(crate) enum Body {
     Expanded { capacity: i64, node: bool },
     /// ListVolumes, every page.
     Volumes(Listing<Listed>),
+    /// ListVolumes, its first page only: its entries, and whether it set `next_token`.
+    Page { entries: Vec<Listed>, token: bool },
     /// ListSnapshots, every page.
     Snapshots(Listing<ListedSnapshot>),
     /// ControllerGetVolume.
@@ -164,6 +166,11 @@ impl Model {
     /// `call` must be [`Model::enabled`].
     pub(crate) fn judge(&mut self, call: &Call, reply: &Reply) -> Verdicts {
         let mut v = Verdicts::default();
+        if matches!(call, Call::CreateVolume { .. } | Call::DeleteVolume(_))
+            && let Some(h) = &mut self.held
+        {
+            h.changed = true;
+        }
         match *call {
             Call::CreateVolume { name, mib, limit, source } => {
                 self.create_volume(&mut v, name, (mib, limit), source, reply);
@@ -193,6 +200,22 @@ impl Model {
                 if let Reply::Ok(Body::Volumes(l)) = reply {
                     self.list_volumes(&mut v, max_entries, l);
                 }
+            }
+            Call::ListHold { .. } => {
+                self.held = None;
+                if let Reply::Ok(Body::Page { entries, token }) = reply {
+                    self.listed_entries(&mut v, entries);
+                    let first = entries.iter().map(|e| e.id.clone()).collect();
+                    self.held = token.then_some(Held { first, changed: false });
+                }
+            }
+            Call::ListResume => {
+                // ABORTED ("Invalid starting_token") or any error: the plugin's to give.
+                if let (Some(held), Reply::Ok(Body::Volumes(l))) = (self.held.take(), reply) {
+                    self.listed_entries(&mut v, &l.entries);
+                    self.resumed(&mut v, &held, l);
+                }
+                self.held = None;
             }
             Call::CreateSnapshot { name, source } => {
                 self.create_snapshot(&mut v, name, source, reply);

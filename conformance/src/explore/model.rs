@@ -45,6 +45,18 @@ pub(crate) struct Caps {
     pub(crate) groups: bool,
     /// The plugin's paths are this machine's (a unix socket): target paths can be looked at.
     pub(crate) local: bool,
+    /// The walk is the only one making and deleting volumes (one lane): a listing's pages
+    /// move only with what this model sees.
+    pub(crate) alone: bool,
+}
+
+/// A ListVolumes `next_token` the attempt holds: the ids its first page listed, and whether a
+/// volume was created or deleted since (then the spec lets the pages shift: "the CO MAY
+/// either witness duplicate volumes in the list, not witness existing volumes, or both").
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Held {
+    pub(crate) first: Vec<String>,
+    pub(crate) changed: bool,
 }
 
 /// Whether an object is there.
@@ -200,6 +212,8 @@ pub(crate) struct Model {
     pub(crate) snap_names: BTreeMap<u16, NameState>,
     pub(crate) groups: BTreeMap<Grp, GroupState>,
     pub(crate) group_names: BTreeMap<u16, NameState>,
+    /// The ListVolumes token held, if one.
+    pub(crate) held: Option<Held>,
 }
 
 pub(crate) const MIB: i64 = 1 << 20;
@@ -314,7 +328,8 @@ impl Model {
                     }
             }
             Call::Validate(v) => c.create && (self.alive(v).is_some() || self.dead(v)),
-            Call::ListVolumes { .. } => c.list_volumes,
+            Call::ListVolumes { .. } | Call::ListHold { .. } => c.list_volumes,
+            Call::ListResume => c.list_volumes && self.held.is_some(),
             Call::GetVolume(v) => c.get_volume && (self.alive(v).is_some() || self.dead(v)),
             Call::Expand { vol, .. } => {
                 c.expand

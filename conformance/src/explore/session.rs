@@ -120,7 +120,13 @@ impl Session {
         count: bool,
     ) -> Result<Made, String> {
         let state = a.model.state_of(call);
-        if matches!(call, Call::ListVolumes { .. } | Call::GetVolume(_)) {
+        if matches!(
+            call,
+            Call::ListVolumes { .. }
+                | Call::ListHold { .. }
+                | Call::ListResume
+                | Call::GetVolume(_)
+        ) {
             // The answer checks hold published_node_ids to the publications standing.
             self.suite.published = a.model.publications(&self.suite.node_id);
         }
@@ -272,6 +278,7 @@ fn caps(s: &Suite, endpoint: &Endpoint) -> (Caps, Vec<String>) {
         modify: p.has(Ctl::ModifyVolume) && !s.cfg.mutable_parameters.is_empty(),
         groups: p.group_has(GroupCap::CreateDeleteGetVolumeGroupSnapshot),
         local: matches!(endpoint, Endpoint::Unix(_)),
+        alone: true,
     };
     let mut skipped = Vec::new();
     let mut skip = |missing: bool, what: &str| {

@@ -33,6 +33,7 @@ fn caps() -> Caps {
         modify: true,
         groups: true,
         local: true,
+        alone: true,
     }
 }
 
@@ -118,6 +119,40 @@ impl Ideal {
                     .vols
                     .values()
                     .filter(|s| s.life == Life::Alive)
+                    .map(|s| Listed {
+                        id: s.id.clone(),
+                        capacity: s.capacity,
+                        on_node: Some(s.published.is_some()),
+                    })
+                    .collect();
+                Reply::Ok(Body::Volumes(Listing {
+                    entries,
+                    end: End::Complete,
+                    last_page: 0,
+                    unpaged: None,
+                }))
+            }
+            Call::ListHold { max_entries } => {
+                let live: Vec<Listed> = m
+                    .vols
+                    .values()
+                    .filter(|s| s.life == Life::Alive)
+                    .map(|s| Listed {
+                        id: s.id.clone(),
+                        capacity: s.capacity,
+                        on_node: Some(s.published.is_some()),
+                    })
+                    .collect();
+                let n = usize::try_from(max_entries).unwrap_or(0);
+                let token = live.len() > n;
+                Reply::Ok(Body::Page { entries: live.into_iter().take(n).collect(), token })
+            }
+            Call::ListResume => {
+                let first = m.held.as_ref().map(|h| h.first.clone()).unwrap_or_default();
+                let entries = m
+                    .vols
+                    .values()
+                    .filter(|s| s.life == Life::Alive && !first.contains(&s.id))
                     .map(|s| Listed {
                         id: s.id.clone(),
                         capacity: s.capacity,
@@ -806,4 +841,56 @@ fn late_retries_are_answered_as_the_first_time_and_undos_in_any_order_keep_the_r
         rules_of(&mut m, Call::Unstage(a), error(Code::FailedPrecondition)),
         [Rule::NodeUnpublishUndoes]
     );
+}
+
+#[test]
+fn a_token_held_across_calls_is_followed_as_the_spec_allows() {
+    let mut m = Model::new(caps());
+    for (name, id) in [(0, "a"), (1, "b"), (2, "c")] {
+        assert!(rules_of(&mut m, create(name, 1), ok_volume(id, MIB)).is_empty());
+    }
+    let page = |ids: &[&str], token| {
+        let entries = ids
+            .iter()
+            .map(|id| Listed { id: (*id).into(), capacity: MIB, on_node: None })
+            .collect();
+        Reply::Ok(Body::Page { entries, token })
+    };
+    let rest = |ids: &[&str]| {
+        let entries: Vec<Listed> = ids
+            .iter()
+            .map(|id| Listed { id: (*id).into(), capacity: MIB, on_node: None })
+            .collect();
+        Reply::Ok(Body::Volumes(Listing {
+            entries,
+            end: End::Complete,
+            last_page: 0,
+            unpaged: None,
+        }))
+    };
+    let hold = Call::ListHold { max_entries: 1 };
+    // Nothing created or deleted since: the pages from the token list the rest.
+    assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
+    assert!(m.enabled(&Call::ListResume));
+    let grow = Reply::Ok(Body::Expanded { capacity: 2 * MIB, node: false });
+    assert!(rules_of(&mut m, Call::Expand { vol: v(1, 0), mib: 2 }, grow).is_empty());
+    assert_eq!(rules_of(&mut m, Call::ListResume, rest(&["c"])), [Rule::VolumesListed]);
+    assert!(!m.enabled(&Call::ListResume));
+    // A page of the token answered from before the expansion: a capacity it outgrew.
+    assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
+    assert_eq!(rules_of(&mut m, Call::ListResume, rest(&["b", "c"])), [Rule::CapacityAtLeast]);
+    // Created or deleted since: the pages may shift (missing or repeated), never list what
+    // was deleted; ABORTED (Invalid starting_token) is the plugin's to answer.
+    assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
+    assert!(rules_of(&mut m, Call::DeleteVolume(v(2, 0)), Reply::Ok(Body::Empty)).is_empty());
+    assert!(rules_of(&mut m, create(3, 1), ok_volume("d", MIB)).is_empty());
+    assert!(rules_of(&mut m, Call::ListResume, rest(&["a"])).is_empty());
+    assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
+    assert!(rules_of(&mut m, Call::ListResume, error(Code::Aborted)).is_empty());
+    assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
+    assert!(rules_of(&mut m, Call::DeleteVolume(v(3, 0)), Reply::Ok(Body::Empty)).is_empty());
+    assert_eq!(rules_of(&mut m, Call::ListResume, rest(&["d"])), [Rule::VolumeDeletedGone]);
+    // A first page without next_token holds nothing.
+    assert!(rules_of(&mut m, Call::ListHold { max_entries: 3 }, page(&["a"], false)).is_empty());
+    assert!(!m.enabled(&Call::ListResume));
 }
