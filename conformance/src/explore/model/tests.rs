@@ -114,57 +114,16 @@ impl Ideal {
                 }
                 _ => err(Code::NotFound),
             },
-            Call::ListVolumes { .. } => {
-                let entries = m
-                    .vols
-                    .values()
-                    .filter(|s| s.life == Life::Alive)
-                    .map(|s| Listed {
-                        id: s.id.clone(),
-                        capacity: s.capacity,
-                        on_node: Some(s.published.is_some()),
-                    })
-                    .collect();
-                Reply::Ok(Body::Volumes(Listing {
-                    entries,
-                    end: End::Complete,
-                    last_page: 0,
-                    unpaged: None,
-                }))
-            }
+            Call::ListVolumes { .. } => complete(live(m, &[])),
             Call::ListHold { max_entries } => {
-                let live: Vec<Listed> = m
-                    .vols
-                    .values()
-                    .filter(|s| s.life == Life::Alive)
-                    .map(|s| Listed {
-                        id: s.id.clone(),
-                        capacity: s.capacity,
-                        on_node: Some(s.published.is_some()),
-                    })
-                    .collect();
+                let live = live(m, &[]);
                 let n = usize::try_from(max_entries).unwrap_or(0);
                 let token = live.len() > n;
                 Reply::Ok(Body::Page { entries: live.into_iter().take(n).collect(), token })
             }
             Call::ListResume => {
                 let first = m.held.as_ref().map(|h| h.first.clone()).unwrap_or_default();
-                let entries = m
-                    .vols
-                    .values()
-                    .filter(|s| s.life == Life::Alive && !first.contains(&s.id))
-                    .map(|s| Listed {
-                        id: s.id.clone(),
-                        capacity: s.capacity,
-                        on_node: Some(s.published.is_some()),
-                    })
-                    .collect();
-                Reply::Ok(Body::Volumes(Listing {
-                    entries,
-                    end: End::Complete,
-                    last_page: 0,
-                    unpaged: None,
-                }))
+                complete(live(m, &first))
             }
             Call::CreateSnapshot { name, source } => {
                 if let Some(x) =
@@ -297,6 +256,24 @@ impl Ideal {
             _ => ok(),
         }
     }
+}
+
+/// The live volumes as a listing shows them, but those listed already (`except`).
+fn live(m: &Model, except: &[String]) -> Vec<Listed> {
+    m.vols
+        .values()
+        .filter(|s| s.life == Life::Alive && !except.contains(&s.id))
+        .map(|s| Listed {
+            id: s.id.clone(),
+            capacity: s.capacity,
+            on_node: Some(s.published.is_some()),
+        })
+        .collect()
+}
+
+/// A listing followed to its end.
+fn complete(entries: Vec<Listed>) -> Reply {
+    Reply::Ok(Body::Volumes(Listing { entries, end: End::Complete, last_page: 0, unpaged: None }))
 }
 
 /// A walk of `steps` calls against the ideal plugin: the calls, and every rule broken.
