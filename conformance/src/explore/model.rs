@@ -449,6 +449,44 @@ impl Model {
                     None => "new name",
                 }
             }
+            Call::CreateSnapshot { name, .. } => {
+                match self.current_snap(*name).and_then(|x| self.snap(x)) {
+                    Some(x)
+                        if x.life == Life::Alive
+                            && self.vol(x.source).is_some_and(|v| v.life == Life::Dead) =>
+                    {
+                        "name held, its source deleted"
+                    }
+                    Some(x) if x.life == Life::Alive => "name held",
+                    _ => "new name",
+                }
+            }
+            Call::ListHold { .. } => "first page, its token held",
+            Call::ListResume => match &self.held {
+                Some(h) if h.changed => "held token, volumes made or deleted since",
+                _ => "held token, nothing made or deleted since",
+            },
+            // The kinds of move a state does not tell apart: a late retry, a second target.
+            Call::Expand { vol, mib }
+                if self.vol(*vol).is_some_and(|s| {
+                    s.life == Life::Alive
+                        && s.grown.iter().any(|(m, _)| m == mib)
+                        && s.capacity > i64::from(*mib) * MIB
+                }) =>
+            {
+                "a size answered before, grown since"
+            }
+            Call::Publish { vol, target, .. } | Call::Unpublish { vol, target }
+                if self.vol(*vol).is_some_and(|s| {
+                    s.life == Life::Alive
+                        && s.targets
+                            .iter()
+                            .enumerate()
+                            .any(|(i, x)| i != usize::from(*target) && x.is_some())
+                }) =>
+            {
+                "another target published"
+            }
             Call::DeleteSnapshot(s)
             | Call::GetSnapshot(s)
             | Call::ListSnapshots { filter: Filter::Id(s), .. } => match self.snap(*s) {
