@@ -3,7 +3,8 @@
 //! them together; listings go alone after the round's other calls, as a listing checks every
 //! lane's objects and a creation or deletion between its pages would move them. Each lane is
 //! judged by its own model; a broken rule is shrunk on that lane's history alone (replayed one
-//! call at a time) while the other lanes' objects stay as they are.
+//! call at a time) while the other lanes' objects stay as they are; after a failure the lane
+//! starts again from a clean state, after notes only its history goes on.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -87,6 +88,16 @@ pub(crate) async fn walk(
             lane.history.push(m.call);
             report.steps += 1;
             if m.broken.is_empty() {
+                continue;
+            }
+            // Notes only (a SHOULD the plugin does otherwise, as a second target published): the
+            // model took the answer, so the history goes on from there (its undos, in any order,
+            // are what comes next).
+            if !m.broken.iter().any(|b| report::fails(b, options)) {
+                report::found(s, options, report, &lane.history, &m.broken, line).await?;
+                if options.stop_after.is_some_and(|n| report.findings.len() >= n) {
+                    break 'rounds;
+                }
                 continue;
             }
             report.left_over.extend(s.clean_up(&lane.attempt).await);
