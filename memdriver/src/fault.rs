@@ -93,6 +93,26 @@ pub enum Fault {
     /// source was expanded restores smaller than itself. Needs a longer history: CreateVolume,
     /// ControllerExpandVolume, CreateSnapshot, then the restore.
     RestoreSizeOfOrigin,
+    /// CreateVolume of a name it already made answers the volume without its
+    /// `content_source` (the answer is rebuilt from what is stored, which keeps no source).
+    /// Needs a clone or restore, then the same request again.
+    CreateRetryNoSource,
+    /// CreateSnapshot of a name it already made answers the source volume's size now, not the
+    /// snapshot's (read from the volume, not from the snapshot). Needs a snapshot, its source
+    /// grown, then the same request again.
+    SnapshotRetrySizeNow,
+    /// ValidateVolumeCapabilities leaves `confirmed` unset while the volume is
+    /// controller-published (a check of its capabilities against the publication's, which
+    /// fails). Needs a validation, a publication, then the same validation again.
+    ValidateUnconfirmedWhenPublished,
+    /// DeleteSnapshot of a group snapshot's member deletes it alone, though the group's answer
+    /// gave it a `group_snapshot_id` (it CAN NOT be deleted stand alone). Needs a group
+    /// snapshot, then DeleteSnapshot of one of its snapshots.
+    MemberDeletedAlone,
+    /// The pages ListVolumes answers from a `next_token` report each volume at the size it had
+    /// when the first page handed the token out (a cache kept per listing). Needs a token
+    /// held, a volume expanded, then the pages from the token.
+    ListTokenStaleSizes,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -118,7 +138,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 43] = [
+    pub const ALL: [Fault; 48] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -153,6 +173,11 @@ impl Fault {
         Fault::NodeUnpublishKeepsRecord,
         Fault::ThirdUnpublishKeepsNode,
         Fault::RestoreSizeOfOrigin,
+        Fault::CreateRetryNoSource,
+        Fault::SnapshotRetrySizeNow,
+        Fault::ValidateUnconfirmedWhenPublished,
+        Fault::MemberDeletedAlone,
+        Fault::ListTokenStaleSizes,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -201,6 +226,11 @@ impl Fault {
             Fault::NodeUnpublishKeepsRecord => "node-unpublish-keeps-record",
             Fault::ThirdUnpublishKeepsNode => "third-unpublish-keeps-node",
             Fault::RestoreSizeOfOrigin => "restore-size-of-origin",
+            Fault::CreateRetryNoSource => "create-retry-no-source",
+            Fault::SnapshotRetrySizeNow => "snapshot-retry-size-now",
+            Fault::ValidateUnconfirmedWhenPublished => "validate-unconfirmed-when-published",
+            Fault::MemberDeletedAlone => "member-deleted-alone",
+            Fault::ListTokenStaleSizes => "list-token-stale-sizes",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

@@ -123,8 +123,16 @@ const NOTED: [Fault; 2] = [Fault::SingleWriterTwice, Fault::ListShiftsUnderCreat
 /// Faults no fixed case shows, because none walks the history that brings the bug about: each
 /// passes every case (a case that comes to fail takes it off this list), and
 /// `csi-conformance explore` finds each (`tests/explore.rs`).
-const HISTORY_ONLY: [Fault; 3] =
-    [Fault::ReuseNameAfterDelete, Fault::ExpandNotListed, Fault::RestoreSizeOfOrigin];
+const HISTORY_ONLY: [Fault; 8] = [
+    Fault::ReuseNameAfterDelete,
+    Fault::ExpandNotListed,
+    Fault::RestoreSizeOfOrigin,
+    Fault::CreateRetryNoSource,
+    Fault::SnapshotRetrySizeNow,
+    Fault::ValidateUnconfirmedWhenPublished,
+    Fault::MemberDeletedAlone,
+    Fault::ListTokenStaleSizes,
+];
 
 /// Faults planted for one error-table row or listing rule each: the case written for it must be
 /// among the failures, not just any case.

@@ -156,6 +156,32 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
         Fault::RestoreSizeOfOrigin,
         Some(&["CreateVolume", "ControllerExpandVolume", "CreateSnapshot", "CreateVolume"]),
     ),
+    // Late retries: a request answered OK sent again after other calls changed its object.
+    // Shortest in three calls (a clone again), four by a restore (a snapshot first).
+    (Fault::CreateRetryNoSource, None),
+    (
+        Fault::SnapshotRetrySizeNow,
+        Some(&["CreateVolume", "CreateSnapshot", "ControllerExpandVolume", "CreateSnapshot"]),
+    ),
+    // Shortest in four calls (validated, published, validated) or five (published first,
+    // then validated while published and after the unpublish).
+    (Fault::ValidateUnconfirmedWhenPublished, None),
+    // A ListVolumes token held across an expansion.
+    (
+        Fault::ListTokenStaleSizes,
+        Some(&[
+            "CreateVolume",
+            "CreateVolume",
+            "ListVolumes",
+            "ControllerExpandVolume",
+            "ListVolumes",
+        ]),
+    ),
+    // A group's snapshot deleted alone (memdriver serving its GroupController).
+    (
+        Fault::MemberDeletedAlone,
+        Some(&["CreateVolume", "CreateVolume", "CreateVolumeGroupSnapshot", "DeleteSnapshot"]),
+    ),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).
@@ -171,6 +197,9 @@ fn walk_for(fault: Fault) -> (u64, u64) {
     match fault {
         Fault::ThirdUnpublishKeepsNode => (1, 8000),
         Fault::RestoreSizeOfOrigin => (5, 20000),
+        // Seed 5 validates no volume both before and after a publication, with no modification
+        // between, within 4,000 steps.
+        Fault::ValidateUnconfirmedWhenPublished => (2, 4000),
         _ => (5, 4000),
     }
 }
@@ -211,7 +240,12 @@ fn every_fault_a_history_shows_is_found_and_shrunk() {
     let mut lines = Vec::new();
     for (fault, shortest) in HISTORY_FAULTS {
         let (seed, steps) = walk_for(*fault);
-        let report = explore(Some(*fault), seed, steps, tmp.path());
+        let config = memdriver::Config {
+            fault: Some(*fault),
+            group_controller: *fault == Fault::MemberDeletedAlone,
+            ..memdriver::Config::default()
+        };
+        let report = explore_driver(config, seed, steps, 1, tmp.path());
         let Some(f) = report.findings.first() else {
             panic!("MEMDRIVER_FAULT={}: no finding in {} steps", fault.name(), report.steps);
         };

@@ -219,7 +219,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 43] = [
+const FAULTS: [FaultCase; 48] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -284,6 +284,26 @@ const FAULTS: [FaultCase; 43] = [
     neither(
         "restore-size-of-origin",
         "neither capture restores, without a size, a snapshot cut after its source volume grew",
+    ),
+    neither(
+        "create-retry-no-source",
+        "neither capture sends a clone's or a restore's CreateVolume again",
+    ),
+    neither(
+        "snapshot-retry-size-now",
+        "neither capture sends a CreateSnapshot again after its source volume grew",
+    ),
+    neither(
+        "validate-unconfirmed-when-published",
+        "neither capture validates a volume while it is controller-published",
+    ),
+    neither(
+        "member-deleted-alone",
+        "neither capture holds a group snapshot (the replayed memdriver serves no GroupController)",
+    ),
+    neither(
+        "list-token-stale-sizes",
+        "neither capture expands a volume between the pages of one ListVolumes",
     ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),

@@ -131,6 +131,21 @@ pub(crate) enum Call {
     DeleteGroup(Grp),
     /// GetVolumeGroupSnapshot, with the group's snapshot ids.
     GetGroup(Grp),
+    /// ListVolumes' first page of `max_entries`, its `next_token` held (by the attempt) for
+    /// a later [`Call::ListResume`].
+    ListHold {
+        max_entries: i32,
+    },
+    /// ListVolumes from the token [`Call::ListHold`] held, after whatever came since, every
+    /// page to the end.
+    ListResume,
+    /// DeleteSnapshot (`delete`) or GetSnapshot of the group's `nth` snapshot alone, while the
+    /// group stands or after it was deleted.
+    Member {
+        group: Grp,
+        nth: u8,
+        delete: bool,
+    },
 }
 
 impl Call {
@@ -142,7 +157,7 @@ impl Call {
             Call::ControllerPublish { .. } => "ControllerPublishVolume",
             Call::ControllerUnpublish { .. } => "ControllerUnpublishVolume",
             Call::Validate(_) => "ValidateVolumeCapabilities",
-            Call::ListVolumes { .. } => "ListVolumes",
+            Call::ListVolumes { .. } | Call::ListHold { .. } | Call::ListResume => "ListVolumes",
             Call::GetVolume(_) => "ControllerGetVolume",
             Call::Expand { .. } => "ControllerExpandVolume",
             Call::CreateSnapshot { .. } => "CreateSnapshot",
@@ -159,6 +174,8 @@ impl Call {
             Call::CreateGroup { .. } => "CreateVolumeGroupSnapshot",
             Call::DeleteGroup(_) => "DeleteVolumeGroupSnapshot",
             Call::GetGroup(_) => "GetVolumeGroupSnapshot",
+            Call::Member { delete: true, .. } => "DeleteSnapshot",
+            Call::Member { delete: false, .. } => "GetSnapshot",
         }
     }
 
@@ -172,8 +189,20 @@ impl Call {
         }
     }
 
+    /// A listing: it reads every lane's objects, so it goes alone (see `concurrent`).
+    pub(crate) fn listing(&self) -> bool {
+        matches!(
+            self,
+            Call::ListVolumes { .. }
+                | Call::ListSnapshots { .. }
+                | Call::ListHold { .. }
+                | Call::ListResume
+        )
+    }
+
     /// Simpler forms of the call that may still show the same problem, for the shrinker: the
-    /// first page size that lists everything at once, no size, no filter.
+    /// first page size that lists everything at once (a held page: of one entry), no size, no
+    /// filter.
     pub(crate) fn simpler(&self) -> Vec<Call> {
         match *self {
             Call::ListVolumes { max_entries } if max_entries != 0 => {
@@ -181,6 +210,9 @@ impl Call {
             }
             Call::ListSnapshots { filter, max_entries } if max_entries != 0 => {
                 vec![Call::ListSnapshots { filter, max_entries: 0 }]
+            }
+            Call::ListHold { max_entries } if max_entries > 1 => {
+                vec![Call::ListHold { max_entries: 1 }]
             }
             Call::CreateVolume { name, mib, limit, source } => {
                 let mut out = Vec::new();
@@ -209,9 +241,9 @@ impl Call {
     pub(crate) fn names(&self, kind: Names) -> Vec<u16> {
         let mut out = Vec::new();
         let mut c = *self;
-        c.map_names(kind, &mut |n| {
+        c.map_names(kind, &mut |n, nth| {
             out.push(n);
-            n
+            (n, nth)
         });
         out
     }
@@ -220,28 +252,54 @@ impl Call {
     /// which tries one object where a history used two.
     pub(crate) fn renamed(&self, kind: Names, from: u16, to: u16) -> Call {
         let mut c = *self;
-        c.map_names(kind, &mut |n| if n == from { to } else { n });
+        c.map_names(kind, &mut |n, nth| if n == from { (to, nth) } else { (n, nth) });
         c
     }
 
-    fn map_names(&mut self, kind: Names, f: &mut impl FnMut(u16) -> u16) {
-        let vol = |v: &mut Vol, f: &mut dyn FnMut(u16) -> u16| v.name = f(v.name);
-        let snap = |x: &mut Snap, f: &mut dyn FnMut(u16) -> u16| x.name = f(x.name);
-        let source = |s: &mut Option<Source>, f: &mut dyn FnMut(u16) -> u16| match s {
-            Some(Source::Volume(v)) if kind == Names::Volumes => v.name = f(v.name),
-            Some(Source::Snapshot(x)) if kind == Names::Snapshots => x.name = f(x.name),
+    /// For the shrinker, which tries a history without the first object made under name
+    /// `name` (of `kind`): `None` when the call names that object, else the call with each
+    /// later object of the name one younger (its `nth` less one).
+    pub(crate) fn without_first(&self, kind: Names, name: u16) -> Option<Call> {
+        let mut c = *self;
+        let mut first = false;
+        c.map_names(kind, &mut |n, nth| match (n == name, nth) {
+            (true, 0) => {
+                first = true;
+                (n, nth)
+            }
+            (true, k) => (n, k - 1),
+            _ => (n, nth),
+        });
+        (!first).then_some(c)
+    }
+
+    /// Maps each (name, nth) of `kind` the call uses (a CreateVolume's or CreateSnapshot's own
+    /// name is a name with no nth: given as `u16::MAX`, kept as it comes back).
+    fn map_names(&mut self, kind: Names, f: &mut impl FnMut(u16, u16) -> (u16, u16)) {
+        let vol = |v: &mut Vol, f: &mut dyn FnMut(u16, u16) -> (u16, u16)| {
+            (v.name, v.nth) = f(v.name, v.nth);
+        };
+        let snap = |x: &mut Snap, f: &mut dyn FnMut(u16, u16) -> (u16, u16)| {
+            (x.name, x.nth) = f(x.name, x.nth);
+        };
+        let own = |name: &mut u16, f: &mut dyn FnMut(u16, u16) -> (u16, u16)| {
+            *name = f(*name, u16::MAX).0;
+        };
+        let source = |s: &mut Option<Source>, f: &mut dyn FnMut(u16, u16) -> (u16, u16)| match s {
+            Some(Source::Volume(v)) if kind == Names::Volumes => vol(v, f),
+            Some(Source::Snapshot(x)) if kind == Names::Snapshots => snap(x, f),
             _ => {}
         };
         match self {
             Call::CreateVolume { name, source: src, .. } => {
                 if kind == Names::Volumes {
-                    *name = f(*name);
+                    own(name, f);
                 }
                 source(src, f);
             }
             Call::CreateSnapshot { name, source: v } => {
                 if kind == Names::Snapshots {
-                    *name = f(*name);
+                    own(name, f);
                 } else {
                     vol(v, f);
                 }
@@ -261,7 +319,12 @@ impl Call {
                     vols.iter_mut().for_each(|v| vol(v, f));
                 }
             }
-            Call::ListVolumes { .. } | Call::DeleteGroup(_) | Call::GetGroup(_) => {}
+            Call::ListVolumes { .. }
+            | Call::ListHold { .. }
+            | Call::ListResume
+            | Call::DeleteGroup(_)
+            | Call::GetGroup(_)
+            | Call::Member { .. } => {}
             other => {
                 if kind == Names::Volumes
                     && let Some(v) = other.volume_mut()
@@ -384,6 +447,13 @@ impl fmt::Display for Call {
             Call::DeleteSnapshot(s) | Call::GetSnapshot(s) => write!(f, "{rpc} {s}"),
             Call::CreateGroup { name, vols: [a, b] } => write!(f, "{rpc} name g{name} of {a}, {b}"),
             Call::DeleteGroup(g) | Call::GetGroup(g) => write!(f, "{rpc} {g}"),
+            Call::ListHold { max_entries } => {
+                write!(f, "{rpc}, the first page of max_entries {max_entries}, its next_token held")
+            }
+            Call::ListResume => write!(f, "{rpc} from the held next_token, every page"),
+            Call::Member { group, nth, .. } => {
+                write!(f, "{rpc} of {group}'s snapshot #{nth} alone")
+            }
         }
     }
 }

@@ -3,7 +3,8 @@
 //! them together; listings go alone after the round's other calls, as a listing checks every
 //! lane's objects and a creation or deletion between its pages would move them. Each lane is
 //! judged by its own model; a broken rule is shrunk on that lane's history alone (replayed one
-//! call at a time) while the other lanes' objects stay as they are.
+//! call at a time) while the other lanes' objects stay as they are; after a failure the lane
+//! starts again from a clean state, after notes only its history goes on.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -38,6 +39,8 @@ pub(crate) async fn walk(
     line: &mut dyn FnMut(&str),
 ) -> Result<(), String> {
     let budget = options.budget();
+    // With other lanes making and deleting volumes, a listing's pages may shift under any call.
+    s.caps.alone = options.concurrency <= 1;
     let mut lanes: Vec<Lane> = (0..options.concurrency.max(1))
         .map(|i| Lane {
             generator: Generator::new(lane_seed(options.seed, i)),
@@ -66,8 +69,7 @@ pub(crate) async fn walk(
                     // volume: a CO's retry before the first answer. Calls on one volume at
                     // once may be answered ABORTED (the general table's "Operation pending
                     // for volume"); the other is judged as the call, then as its retry.
-                    let listing =
-                        matches!(call, Call::ListVolumes { .. } | Call::ListSnapshots { .. });
+                    let listing = call.listing();
                     let room = report.steps + (round.len() as u64) < budget.steps;
                     if options.concurrency > 1 && !listing && room && lane.generator.twice() {
                         round.push((i, call));
@@ -76,9 +78,7 @@ pub(crate) async fn walk(
                 None => lane.done = true,
             }
         }
-        let (lists, others): (Vec<_>, Vec<_>) = round
-            .into_iter()
-            .partition(|(_, c)| matches!(c, Call::ListVolumes { .. } | Call::ListSnapshots { .. }));
+        let (lists, others): (Vec<_>, Vec<_>) = round.into_iter().partition(|(_, c)| c.listing());
         let mut made: Vec<(usize, Made)> = together(s, &mut lanes, &others).await?;
         for (i, call) in &lists {
             made.extend(together(s, &mut lanes, &[(*i, *call)]).await?);
@@ -88,6 +88,16 @@ pub(crate) async fn walk(
             lane.history.push(m.call);
             report.steps += 1;
             if m.broken.is_empty() {
+                continue;
+            }
+            // Notes only (a SHOULD the plugin does otherwise, as a second target published): the
+            // model took the answer, so the history goes on from there (its undos, in any order,
+            // are what comes next).
+            if !m.broken.iter().any(|b| report::fails(b, options)) {
+                report::found(s, options, report, &lane.history, &m.broken, line).await?;
+                if options.stop_after.is_some_and(|n| report.findings.len() >= n) {
+                    break 'rounds;
+                }
                 continue;
             }
             report.left_over.extend(s.clean_up(&lane.attempt).await);

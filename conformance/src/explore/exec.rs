@@ -16,7 +16,7 @@ use tonic::Status;
 
 use super::call::{At, Call, Filter, Grp, Snap, Source, Vol};
 use super::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
-use super::model::{MIB, Model};
+use super::model::{MIB, Model, TARGETS};
 use crate::answers::Rpc;
 use crate::suite::Suite;
 
@@ -50,6 +50,8 @@ pub(crate) struct Exec {
     /// `publish_context`, by volume id.
     contexts: Mutex<HashMap<String, HashMap<String, String>>>,
     publish_contexts: Mutex<HashMap<String, HashMap<String, String>>>,
+    /// The ListVolumes `next_token` a [`Call::ListHold`] holds.
+    held_token: Mutex<Option<String>>,
     /// Calls as a capture holds them, when recording.
     pub(crate) recorded: Option<Mutex<Vec<Exchange>>>,
 }
@@ -62,7 +64,10 @@ pub(crate) enum Prepared {
     Publish(ControllerPublishVolumeRequest),
     Unpublish(ControllerUnpublishVolumeRequest),
     Validate(ValidateVolumeCapabilitiesRequest),
-    ListVolumes(i32),
+    /// `max_entries`, from `starting_token`.
+    ListVolumes(i32, String),
+    /// The first page only, of `max_entries`.
+    ListHold(i32),
     Get(ControllerGetVolumeRequest),
     Expand(ControllerExpandVolumeRequest),
     Snapshot(CreateSnapshotRequest),
@@ -72,7 +77,8 @@ pub(crate) enum Prepared {
     Stage(NodeStageVolumeRequest),
     Unstage(NodeUnstageVolumeRequest),
     NodePublish(NodePublishVolumeRequest, bool),
-    NodeUnpublish(NodeUnpublishVolumeRequest, bool),
+    /// With the volume's other target paths published before it (when they can be looked at).
+    NodeUnpublish(NodeUnpublishVolumeRequest, bool, Vec<(u8, PathBuf)>),
     Stats(NodeGetVolumeStatsRequest),
     NodeExpand(NodeExpandVolumeRequest),
     Modify(ControllerModifyVolumeRequest),
@@ -91,6 +97,7 @@ impl Exec {
             node_id,
             contexts: Mutex::default(),
             publish_contexts: Mutex::default(),
+            held_token: Mutex::default(),
             recorded: None,
         }
     }
@@ -192,7 +199,12 @@ impl Exec {
                     ..ValidateVolumeCapabilitiesRequest::default()
                 })
             }
-            Call::ListVolumes { max_entries } => Prepared::ListVolumes(max_entries),
+            Call::ListVolumes { max_entries } => Prepared::ListVolumes(max_entries, String::new()),
+            Call::ListHold { max_entries } => Prepared::ListHold(max_entries),
+            Call::ListResume => {
+                let token = self.held_token.lock().unwrap_or_else(PoisonError::into_inner).take();
+                Prepared::ListVolumes(0, token.ok_or("no ListVolumes token held")?)
+            }
             Call::GetVolume(v) => Prepared::Get(ControllerGetVolumeRequest { volume_id: vid(v)? }),
             Call::Expand { vol, mib } => Prepared::Expand(ControllerExpandVolumeRequest {
                 volume_id: vid(vol)?,
@@ -260,13 +272,26 @@ impl Exec {
                     m.caps.local,
                 )
             }
-            Call::Unpublish { vol, target } => Prepared::NodeUnpublish(
-                NodeUnpublishVolumeRequest {
-                    volume_id: vid(vol)?,
-                    target_path: self.target_dir(vol, target)?,
-                },
-                m.caps.local,
-            ),
+            Call::Unpublish { vol, target } => {
+                let others = m
+                    .vol(vol)
+                    .filter(|_| m.caps.local)
+                    .map(|s| {
+                        (0..TARGETS as u8)
+                            .filter(|t| *t != target && s.targets[usize::from(*t)].is_some())
+                            .map(|t| (t, self.target_path(vol, t)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Prepared::NodeUnpublish(
+                    NodeUnpublishVolumeRequest {
+                        volume_id: vid(vol)?,
+                        target_path: self.target_dir(vol, target)?,
+                    },
+                    m.caps.local,
+                    others,
+                )
+            }
             Call::Stats { vol, at } => {
                 let path = match at {
                     At::Staging => self.staging_dir(vol)?,
@@ -294,6 +319,25 @@ impl Exec {
                     snapshot_ids,
                     secrets: s.secrets("DeleteVolumeGroupSnapshot"),
                 })
+            }
+            Call::Member { group, nth, delete } => {
+                let id = m
+                    .groups
+                    .get(&group)
+                    .and_then(|g| g.members.get(usize::from(nth)))
+                    .map(|(id, _)| id.clone())
+                    .ok_or_else(|| format!("no id for {group}'s snapshot #{nth}"))?;
+                if delete {
+                    Prepared::DeleteSnapshot(DeleteSnapshotRequest {
+                        snapshot_id: id,
+                        secrets: s.secrets("DeleteSnapshot"),
+                    })
+                } else {
+                    Prepared::GetSnapshot(GetSnapshotRequest {
+                        snapshot_id: id,
+                        secrets: s.secrets("GetSnapshot"),
+                    })
+                }
             }
             Call::GetGroup(g) => {
                 let (group_snapshot_id, snapshot_ids) = gid(g)?;
@@ -356,7 +400,7 @@ impl Exec {
             return;
         }
         for v in vols {
-            for t in 0..2 {
+            for t in 0..TARGETS as u8 {
                 let target = self.target_path(*v, t);
                 let _ = std::fs::remove_dir(&target);
                 if let Some(parent) = target.parent() {
@@ -395,7 +439,15 @@ impl Exec {
                         if !v.volume_context.is_empty() {
                             self.remember(true, &v.volume_id, &v.volume_context);
                         }
-                        Reply::Ok(Body::Volume { id: v.volume_id, capacity: v.capacity_bytes })
+                        let source = v.content_source.and_then(|c| c.r#type).map(|t| match t {
+                            SourceType::Snapshot(x) => (true, x.snapshot_id),
+                            SourceType::Volume(x) => (false, x.volume_id),
+                        });
+                        Reply::Ok(Body::Volume {
+                            id: v.volume_id,
+                            capacity: v.capacity_bytes,
+                            source,
+                        })
                     }
                     other => empty(other),
                 }
@@ -410,8 +462,27 @@ impl Exec {
                 empty(answer)
             }
             Prepared::Unpublish(r) => empty(self.ask(s, r).await),
-            Prepared::Validate(r) => empty(self.ask(s, r).await),
-            Prepared::ListVolumes(max_entries) => self.list_volumes(s, max_entries).await,
+            Prepared::Validate(r) => match self.ask(s, r).await {
+                Ok(a) => Reply::Ok(Body::Validated { confirmed: a.confirmed.is_some() }),
+                Err(e) => error(&e),
+            },
+            Prepared::ListVolumes(max_entries, token) => {
+                self.list_volumes(s, max_entries, token).await
+            }
+            Prepared::ListHold(max_entries) => {
+                let r = ListVolumesRequest { max_entries, starting_token: String::new() };
+                match self.ask(s, r).await {
+                    Ok(a) => {
+                        let token = !a.next_token.is_empty();
+                        *self.held_token.lock().unwrap_or_else(PoisonError::into_inner) =
+                            token.then_some(a.next_token);
+                        let entries =
+                            a.entries.into_iter().filter_map(|e| self.listed(e)).collect();
+                        Reply::Ok(Body::Page { entries, token })
+                    }
+                    Err(e) => error(&e),
+                }
+            }
             Prepared::Get(r) => match self.ask(s, r).await {
                 Ok(ControllerGetVolumeResponse { volume: Some(v), status }) => {
                     let on_node = self.on_node(status.map(|st| st.published_node_ids));
@@ -424,7 +495,10 @@ impl Exec {
                 other => empty(other),
             },
             Prepared::Expand(r) => match self.ask(s, r).await {
-                Ok(a) => Reply::Ok(Body::Capacity(a.capacity_bytes)),
+                Ok(a) => Reply::Ok(Body::Expanded {
+                    capacity: a.capacity_bytes,
+                    node: a.node_expansion_required,
+                }),
                 Err(e) => error(&e),
             },
             Prepared::Snapshot(r) => match self.ask(s, r).await {
@@ -433,6 +507,7 @@ impl Exec {
                     source: x.source_volume_id,
                     size: x.size_bytes,
                     ready: x.ready_to_use,
+                    created: x.creation_time.map(|t| (t.seconds, t.nanos)),
                 }),
                 other => empty(other),
             },
@@ -444,14 +519,20 @@ impl Exec {
             Prepared::NodePublish(r, local) => {
                 let target = PathBuf::from(&r.target_path);
                 match self.ask(s, r).await {
-                    Ok(_) => Reply::Ok(Body::Target { exists: local.then(|| there(&target)) }),
+                    Ok(_) => Reply::Ok(Body::Target {
+                        exists: local.then(|| there(&target)),
+                        gone: Vec::new(),
+                    }),
                     Err(e) => error(&e),
                 }
             }
-            Prepared::NodeUnpublish(r, local) => {
+            Prepared::NodeUnpublish(r, local, others) => {
                 let target = PathBuf::from(&r.target_path);
                 match self.ask(s, r).await {
-                    Ok(_) => Reply::Ok(Body::Target { exists: local.then(|| there(&target)) }),
+                    Ok(_) => Reply::Ok(Body::Target {
+                        exists: local.then(|| there(&target)),
+                        gone: others.iter().filter(|(_, p)| !there(p)).map(|(t, _)| *t).collect(),
+                    }),
                     Err(e) => error(&e),
                 }
             }
@@ -514,9 +595,9 @@ impl Exec {
         answer
     }
 
-    async fn list_volumes(&self, s: &Suite, max_entries: i32) -> Reply {
+    /// Every page from `token` (empty: from the start).
+    async fn list_volumes(&self, s: &Suite, max_entries: i32, mut token: String) -> Reply {
         let mut entries = Vec::new();
-        let mut token = String::new();
         for page in 0..MAX_PAGES {
             let r = ListVolumesRequest { max_entries, starting_token: token.clone() };
             match self.ask(s, r).await {
@@ -618,6 +699,7 @@ fn group(answer: Result<Option<VolumeGroupSnapshot>, Status>) -> Reply {
     match answer {
         Ok(Some(g)) => Reply::Ok(Body::Group {
             id: g.group_snapshot_id,
+            bound: g.snapshots.iter().map(|x| !x.group_snapshot_id.is_empty()).collect(),
             members: g.snapshots.into_iter().map(|x| (x.snapshot_id, x.source_volume_id)).collect(),
         }),
         other => empty(other),

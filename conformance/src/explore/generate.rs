@@ -7,7 +7,7 @@
 //! some epoch. Deterministic for a seed and the plugin's answers.
 
 use super::call::{At, Call, Filter, Grp, Snap, Source, Vol};
-use super::model::{Life, MIB, Model, VolState};
+use super::model::{Life, MIB, Model, TARGETS, VolState};
 
 /// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.
 pub(crate) const MAX_LIVE: usize = 12;
@@ -89,31 +89,34 @@ impl Generator {
         self.pick(&SIZES)
     }
 
+    /// A few handles that stopped being valid, of `gone` (newest first): the two most recent,
+    /// and two of any age, so that an id or path deleted long ago, with much done since, is
+    /// named again too.
+    fn stale<T: Copy>(&mut self, mut gone: Vec<T>) -> Vec<T> {
+        if gone.len() > 4 {
+            let older = gone.split_off(2);
+            let a = self.rng.usize(..older.len());
+            let b = (a + 1 + self.rng.usize(..older.len() - 1)) % older.len();
+            gone.extend([older[a], older[b]]);
+        }
+        gone
+    }
+
     /// The next call, or `None` when the plugin serves nothing the walk can call.
     pub(crate) fn next(&mut self, m: &Model) -> Option<Call> {
         let (live, live_snaps) = m.live_counts();
         let mut kinds: Vec<(u32, Vec<Call>)> = Vec::new();
         let alive: Vec<(Vol, &VolState)> =
             m.vols.iter().filter(|(_, s)| s.life == Life::Alive).map(|(v, s)| (*v, s)).collect();
-        // The most recently deleted few: calls on what is gone.
-        let dead: Vec<Vol> = m
-            .vols
-            .iter()
-            .rev()
-            .filter(|(_, s)| s.life == Life::Dead)
-            .take(4)
-            .map(|(v, _)| *v)
-            .collect();
+        // A few of what is gone: calls on stale handles.
+        let dead: Vec<Vol> = self.stale(
+            m.vols.iter().rev().filter(|(_, s)| s.life == Life::Dead).map(|(v, _)| *v).collect(),
+        );
         let snaps: Vec<Snap> =
             m.snaps.iter().filter(|(_, s)| s.life == Life::Alive).map(|(s, _)| *s).collect();
-        let dead_snaps: Vec<Snap> = m
-            .snaps
-            .iter()
-            .rev()
-            .filter(|(_, s)| s.life == Life::Dead)
-            .take(4)
-            .map(|(s, _)| *s)
-            .collect();
+        let dead_snaps: Vec<Snap> = self.stale(
+            m.snaps.iter().rev().filter(|(_, s)| s.life == Life::Dead).map(|(s, _)| *s).collect(),
+        );
         let mib_of =
             |s: &VolState| u32::try_from((s.capacity.max(s.floor) + MIB - 1) / MIB).unwrap_or(0);
 
@@ -249,6 +252,10 @@ impl Generator {
         let some: Vec<Vol> = alive.iter().map(|(v, _)| *v).chain(dead.iter().copied()).collect();
         kinds.push((2, some.iter().map(|v| Call::Validate(*v)).collect()));
         kinds.push((4, vec![Call::ListVolumes { max_entries: self.pick(&PAGES) }]));
+        // A token held across later calls (creations and deletions among them, or not), then
+        // followed to the end.
+        kinds.push((1, vec![Call::ListHold { max_entries: self.rng.i32(1..=3) }]));
+        kinds.push((3, if m.held.is_some() { vec![Call::ListResume] } else { Vec::new() }));
         kinds.push((3, some.iter().map(|v| Call::GetVolume(*v)).collect()));
 
         // Expansion.
@@ -266,6 +273,13 @@ impl Generator {
                 .collect(),
         ));
         kinds.push((1, dead.iter().map(|v| Call::Expand { vol: *v, mib: 1 }).collect()));
+        // A CO's late retry: an expansion answered OK, sent again after whatever came since.
+        let late: Vec<Call> = alive
+            .iter()
+            .filter(|(_, s)| !s.grown.is_empty())
+            .map(|(v, s)| Call::Expand { vol: *v, mib: s.grown[self.rng.usize(..s.grown.len())].0 })
+            .collect();
+        kinds.push((2, late));
 
         // Mutable parameters.
         kinds.push((2, alive.iter().map(|(v, _)| Call::Modify(*v)).collect()));
@@ -338,7 +352,7 @@ impl Generator {
             m.groups.iter().map(|(g, x)| (*g, x.life == Life::Alive)).collect();
         let standing: Vec<Grp> = groups.iter().filter(|(_, a)| *a).map(|(g, _)| *g).collect();
         let gone: Vec<Grp> =
-            groups.iter().rev().filter(|(_, a)| !*a).take(4).map(|(g, _)| *g).collect();
+            self.stale(groups.iter().rev().filter(|(_, a)| !*a).map(|(g, _)| *g).collect());
         let current: Vec<(Grp, [Vol; 2])> = standing
             .iter()
             .filter(|g| m.current_group(g.name) == Some(**g))
@@ -355,9 +369,21 @@ impl Generator {
         kinds.push((2, standing.iter().map(|g| Call::DeleteGroup(*g)).collect()));
         kinds.push((1, gone.iter().map(|g| Call::DeleteGroup(*g)).collect()));
         kinds.push((1, standing.iter().chain(gone.iter()).map(|g| Call::GetGroup(*g)).collect()));
+        // One of a group's snapshots alone: deleted (refused while the group stands) or read,
+        // while the group stands and after it was deleted.
+        let nth = self.rng.u8(..2);
+        let delete = self.rng.bool();
+        kinds.push((
+            1,
+            standing
+                .iter()
+                .chain(gone.iter())
+                .map(|g| Call::Member { group: *g, nth, delete })
+                .collect(),
+        ));
 
         // The node.
-        let target = self.rng.u8(..2);
+        let target = self.rng.u8(..TARGETS as u8);
         let ro = self.one_in(3);
         // NodePublishVolume again where the volume is published at `target`: a retry, or
         // (`flip`) the other readonly flag.
@@ -402,7 +428,7 @@ impl Generator {
                     .iter()
                     .filter(|(_, s)| {
                         s.targets[usize::from(target)].is_none()
-                            && s.targets[1 - usize::from(target)].is_some()
+                            && s.targets.iter().any(Option::is_some)
                     })
                     .map(|(v, _)| Call::Publish { vol: *v, target, readonly: ro })
                     .collect(),
@@ -413,7 +439,7 @@ impl Generator {
                 alive
                     .iter()
                     .flat_map(|(v, s)| {
-                        (0..2u8)
+                        (0..TARGETS as u8)
                             .filter(|t| s.targets[usize::from(*t)].is_some())
                             .map(|t| Call::Unpublish { vol: *v, target: t })
                     })

@@ -5,17 +5,18 @@
 
 use tonic::Code;
 
-use super::call::{Call, Snap, Source, Vol};
-use super::model::{Life, MIB, Model, SnapState, Undo, Violation, VolState};
+use super::call::{Call, Source, Vol};
+use super::model::{Held, Life, MIB, Model, TARGETS, Undo, Violation, VolState};
 use super::rules::{
-    NODE_NOT_EXIST, NOT_EXIST, PUBLISHED_INCOMPATIBLE, Rule, SNAP_NOT_EXIST, SNAPSHOT_INCOMPATIBLE,
-    SOURCE_NOT_EXIST, VOLUME_INCOMPATIBLE,
+    NODE_NOT_EXIST, NOT_EXIST, PUBLISHED_INCOMPATIBLE, Rule, SOURCE_NOT_EXIST, VOLUME_INCOMPATIBLE,
 };
 use crate::suite::code_name;
 
 mod change;
 mod group;
 mod node;
+mod retry;
+mod snapshot;
 
 /// What the plugin answered, as the model reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,24 +31,32 @@ pub(crate) enum Body {
     /// Nothing the model reads (or an answer without its REQUIRED message, which the facts'
     /// checks report).
     Empty,
-    /// CreateVolume.
-    Volume { id: String, capacity: i64 },
-    /// CreateSnapshot.
-    Snapshot { id: String, source: String, size: i64, ready: bool },
+    /// CreateVolume: its id, capacity and content source (kind and id, as answered).
+    Volume { id: String, capacity: i64, source: Option<(bool, String)> },
+    /// CreateSnapshot: `created` is `creation_time` (seconds, nanos) when answered.
+    Snapshot { id: String, source: String, size: i64, ready: bool, created: Option<(i64, i32)> },
+    /// ValidateVolumeCapabilities: whether `confirmed` was set.
+    Validated { confirmed: bool },
+    /// ControllerExpandVolume: `capacity_bytes` and `node_expansion_required`.
+    Expanded { capacity: i64, node: bool },
     /// ListVolumes, every page.
     Volumes(Listing<Listed>),
+    /// ListVolumes, its first page only: its entries, and whether it set `next_token`.
+    Page { entries: Vec<Listed>, token: bool },
     /// ListSnapshots, every page.
     Snapshots(Listing<ListedSnapshot>),
     /// ControllerGetVolume.
     Got(Listed),
-    /// ControllerExpandVolume, NodeExpandVolume.
+    /// NodeExpandVolume.
     Capacity(i64),
     /// CreateVolumeGroupSnapshot, GetVolumeGroupSnapshot: the group's id and its snapshots
     /// (snapshot id, source volume id).
-    Group { id: String, members: Vec<(String, String)> },
+    /// `bound`: each snapshot's `group_snapshot_id` was set (it CAN NOT be deleted alone).
+    Group { id: String, members: Vec<(String, String)>, bound: Vec<bool> },
     /// NodePublishVolume, NodeUnpublishVolume: whether something is at the target path after
-    /// the call (`None`: the path is not this machine's to look at).
-    Target { exists: Option<bool> },
+    /// the call (`None`: the path is not this machine's to look at), and (NodeUnpublishVolume)
+    /// which of the volume's other targets, published before the call, are gone after it.
+    Target { exists: Option<bool>, gone: Vec<u8> },
 }
 
 /// A listing followed over its pages.
@@ -157,6 +166,11 @@ impl Model {
     /// `call` must be [`Model::enabled`].
     pub(crate) fn judge(&mut self, call: &Call, reply: &Reply) -> Verdicts {
         let mut v = Verdicts::default();
+        if matches!(call, Call::CreateVolume { .. } | Call::DeleteVolume(_))
+            && let Some(h) = &mut self.held
+        {
+            h.changed = true;
+        }
         match *call {
             Call::CreateVolume { name, mib, limit, source } => {
                 self.create_volume(&mut v, name, (mib, limit), source, reply);
@@ -169,7 +183,10 @@ impl Model {
                 self.controller_unpublish(&mut v, vol, all, reply);
             }
             Call::Validate(vol) => {
-                self.read_volume(&mut v, "ValidateVolumeCapabilities", vol, reply)
+                self.read_volume(&mut v, "ValidateVolumeCapabilities", vol, reply);
+                if let Reply::Ok(Body::Validated { confirmed }) = reply {
+                    self.validated(&mut v, vol, *confirmed);
+                }
             }
             Call::GetVolume(vol) => {
                 self.read_volume(&mut v, "ControllerGetVolume", vol, reply);
@@ -183,6 +200,22 @@ impl Model {
                 if let Reply::Ok(Body::Volumes(l)) = reply {
                     self.list_volumes(&mut v, max_entries, l);
                 }
+            }
+            Call::ListHold { .. } => {
+                self.held = None;
+                if let Reply::Ok(Body::Page { entries, token }) = reply {
+                    self.listed_entries(&mut v, entries);
+                    let first = entries.iter().map(|e| e.id.clone()).collect();
+                    self.held = token.then_some(Held { first, changed: false });
+                }
+            }
+            Call::ListResume => {
+                // ABORTED ("Invalid starting_token") or any error: the plugin's to give.
+                if let (Some(held), Reply::Ok(Body::Volumes(l))) = (self.held.take(), reply) {
+                    self.listed_entries(&mut v, &l.entries);
+                    self.resumed(&mut v, &held, l);
+                }
+                self.held = None;
             }
             Call::CreateSnapshot { name, source } => {
                 self.create_snapshot(&mut v, name, source, reply);
@@ -207,6 +240,9 @@ impl Model {
             Call::CreateGroup { name, vols } => self.create_group(&mut v, name, vols, reply),
             Call::DeleteGroup(g) => self.delete_group(&mut v, g, reply),
             Call::GetGroup(g) => self.get_group(&mut v, g, reply),
+            Call::Member { group, nth, delete } => {
+                self.member(&mut v, group, usize::from(nth), delete, reply);
+            }
             Call::NodeExpand { vol, mib } => self.node_expand(&mut v, vol, mib, reply),
         }
         v
@@ -334,6 +370,11 @@ impl Model {
                 None
             } else if required == 0 && limit == 0 {
                 Some(true)
+            } else if s.expanded && limit > 0 && (s.capacity == 0 || s.capacity > limit) {
+                // Grown past the limit it was made with (a CO's late retry of the first
+                // request): "compatible with the specified capacity_range" is then the
+                // plugin's to judge, OK (the volume, grown) or ALREADY_EXISTS.
+                None
             } else if s.capacity > 0 {
                 Some(fits(s.capacity))
             } else if mib == s.mib && asked_limit == s.asked_limit && !s.expanded {
@@ -349,7 +390,7 @@ impl Model {
                 (Some(true), Reply::Err { .. }) => {
                     v.ok(Rule::CreateRetrySame, reply, &what);
                 }
-                (_, Reply::Ok(Body::Volume { id: got, capacity })) => {
+                (_, Reply::Ok(Body::Volume { id: got, capacity, source: got_source })) => {
                     if *got != id {
                         v.broke(
                             Rule::CreateRetrySame,
@@ -358,6 +399,7 @@ impl Model {
                         return;
                     }
                     let capacity = *capacity;
+                    self.retried_volume(v, cur, &what, capacity, got_source, (mib, asked_limit));
                     if let Some(s) = self.state_mut(cur) {
                         s.floor = s.floor.max(required);
                         if limit > 0 {
@@ -423,7 +465,7 @@ impl Model {
             }
             _ => {}
         }
-        let Reply::Ok(Body::Volume { id, capacity }) = reply else {
+        let Reply::Ok(Body::Volume { id, capacity, source: answered_source }) = reply else {
             // Not made, or not known to be: the name is not used again.
             if !matches!(src, Src::Dead(_)) || code(reply) == Code::Ok {
                 self.names.entry(name).or_default().burnt = true;
@@ -465,6 +507,10 @@ impl Model {
                 asked_limit,
                 source,
                 capacity: *capacity,
+                first_capacity: *capacity,
+                answered_source: answered_source.clone(),
+                grown: Vec::new(),
+                confirmed: None,
                 floor: required,
                 limit,
                 expanded: false,
@@ -475,8 +521,8 @@ impl Model {
                 published: None,
                 staged: false,
                 staged_ever: false,
-                targets: [None, None],
-                targets_used: [false, false],
+                targets: [None; TARGETS],
+                targets_used: [false; TARGETS],
                 last_undo: None,
                 refused_delete: false,
             },
@@ -622,133 +668,6 @@ impl Model {
             v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol} (id {})", s.id));
         } else if code(reply) == Code::NotFound {
             self.not_found(v, vol, rpc, reply);
-        }
-    }
-
-    fn create_snapshot(&mut self, v: &mut Verdicts, name: u16, source: Vol, reply: &Reply) {
-        let held = self
-            .current_snap(name)
-            .filter(|c| self.snaps.get(c).is_some_and(|s| s.life == Life::Alive));
-        if let Some(cur) = held {
-            let s = &self.snaps[&cur];
-            let what = format!("CreateSnapshot again of name s{name} (held by {cur}, id {})", s.id);
-            let other = self.vols.get(&source).is_none_or(|x| x.id != s.source_id);
-            if other {
-                v.row(
-                    "CreateSnapshot",
-                    SNAPSHOT_INCOMPATIBLE,
-                    reply,
-                    &format!("{what} of another volume"),
-                );
-                return;
-            }
-            match reply {
-                Reply::Ok(Body::Snapshot { id, ready, size, .. }) => {
-                    if *id != s.id {
-                        v.broke(
-                            Rule::SnapshotRetrySame,
-                            format!("{what} answered another snapshot, id {id}"),
-                        );
-                        return;
-                    }
-                    let (ready, size) = (*ready, *size);
-                    if let Some(s) = self.snaps.get_mut(&cur) {
-                        s.ready = ready;
-                        s.size = size;
-                    }
-                }
-                Reply::Ok(_) => {}
-                Reply::Err { .. } if s.ready => {
-                    v.ok(Rule::SnapshotRetrySame, reply, &format!("{what}, ready to use"));
-                }
-                Reply::Err { .. } => {}
-            }
-            return;
-        }
-        let nth = self.snap_names.get(&name).map_or(0, |n| n.gens);
-        let snap = Snap { name, nth };
-        let Some(src) = self.vols.get(&source) else { return };
-        let what =
-            format!("CreateSnapshot of name s{name} (new {snap}) of {source} (id {})", src.id);
-        let source_dead = src.life == Life::Dead;
-        let source_id = src.id.clone();
-        if source_dead && code(reply) == Code::Ok {
-            v.broke(Rule::SnapshotOfDeleted, format!("{what}, deleted before, answered OK"));
-        }
-        if !source_dead && code(reply) == Code::NotFound {
-            v.broke(Rule::VolumeIdFound, format!("{what}, live, answered {}", show(reply)));
-        }
-        let Reply::Ok(Body::Snapshot { id, size, ready, .. }) = reply else {
-            if code(reply) != Code::NotFound || !source_dead {
-                self.snap_names.entry(name).or_default().burnt = true;
-            }
-            return;
-        };
-        if let Some((other, _)) =
-            self.snaps.iter().find(|(_, s)| s.life == Life::Alive && s.id == *id)
-        {
-            v.broke(
-                Rule::SnapshotIdUnique,
-                format!("{what} answered id {id}, the id of live snapshot {other}"),
-            );
-        }
-        self.snaps.insert(
-            snap,
-            SnapState {
-                id: id.clone(),
-                life: if source_dead { Life::Lost } else { Life::Alive },
-                source,
-                source_id,
-                size: *size,
-                ready: *ready,
-            },
-        );
-        self.snap_names.entry(name).or_default().gens = nth + 1;
-    }
-
-    /// NOT_FOUND for a live snapshot: its id, or (its source deleted) its outliving the source.
-    fn snap_not_found(&self, v: &mut Verdicts, s: Snap, rpc: &str, reply: &Reply) {
-        let Some(x) = self.snaps.get(&s) else { return };
-        let rule = if self.is_dead(x.source) {
-            Rule::SnapshotOutlivesSource
-        } else {
-            Rule::SnapshotIdFound
-        };
-        v.broke(rule, format!("{rpc} of live snapshot {s} (id {}) answered {}", x.id, show(reply)));
-    }
-
-    fn delete_snapshot(&mut self, v: &mut Verdicts, s: Snap, reply: &Reply) {
-        let Some(x) = self.snaps.get(&s) else { return };
-        if x.life == Life::Dead {
-            let what = format!("DeleteSnapshot of {s} (id {}), deleted before", x.id);
-            v.ok(Rule::DeleteSnapshotIdempotent, reply, &what);
-            return;
-        }
-        match reply {
-            Reply::Ok(_) => {
-                if let Some(x) = self.snaps.get_mut(&s) {
-                    x.life = Life::Dead;
-                }
-            }
-            // "Snapshot in use": the row the spec gives, the snapshot unchanged.
-            Reply::Err { code: Code::FailedPrecondition, .. } => {}
-            Reply::Err { code: Code::NotFound, .. } => {
-                self.snap_not_found(v, s, "DeleteSnapshot", reply)
-            }
-            Reply::Err { .. } => {
-                if let Some(x) = self.snaps.get_mut(&s) {
-                    x.life = Life::Lost;
-                }
-            }
-        }
-    }
-
-    fn get_snapshot(&mut self, v: &mut Verdicts, s: Snap, reply: &Reply) {
-        let Some(x) = self.snaps.get(&s) else { return };
-        if x.life == Life::Dead {
-            v.row("GetSnapshot", SNAP_NOT_EXIST, reply, &format!("of deleted {s} (id {})", x.id));
-        } else if code(reply) == Code::NotFound {
-            self.snap_not_found(v, s, "GetSnapshot", reply);
         }
     }
 }

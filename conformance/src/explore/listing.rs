@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::call::{Filter, Snap, Vol};
 use super::judge::{End, Listed, ListedSnapshot, Listing, Verdicts};
-use super::model::{Life, Model};
+use super::model::{Held, Life, Model};
 use super::rules::Rule;
 
 impl Model {
@@ -85,6 +85,64 @@ impl Model {
                 names.join(", ")
             ),
         );
+    }
+
+    /// Entries of a part of a listing (a page, or the pages from a held token): none a volume
+    /// DeleteVolume deleted with OK, each live one as the model knows it.
+    pub(super) fn listed_entries(&self, out: &mut Verdicts, entries: &[Listed]) {
+        out.check(Rule::VolumeDeletedGone);
+        for e in entries {
+            let Some((vol, s)) =
+                self.vols.iter().find(|(_, s)| s.id == e.id && s.life != Life::Lost)
+            else {
+                continue;
+            };
+            match s.life {
+                Life::Alive => {
+                    self.capacity(out, *vol, e.capacity, "ListVolumes");
+                    self.published_nodes(out, *vol, e.on_node, "ListVolumes");
+                }
+                _ if !self.id_in_use(&s.id) => out.broke(
+                    Rule::VolumeDeletedGone,
+                    format!(
+                        "ListVolumes lists {vol} (id {}), which DeleteVolume deleted with OK",
+                        s.id
+                    ),
+                ),
+                _ => {}
+            }
+        }
+    }
+
+    /// ListVolumes from a held `next_token`, every page to the end: with no volume created or
+    /// deleted since the token was handed out (and no other walk making any), the first page
+    /// and these together list every live volume ("all the volumes that it knows about"; the
+    /// pages may shift only under creations and deletions).
+    pub(super) fn resumed(&self, out: &mut Verdicts, held: &Held, listing: &Listing<Listed>) {
+        if held.changed || !self.caps.alone || listing.end != End::Complete {
+            return;
+        }
+        out.check(Rule::VolumesListed);
+        let listed = |id: &str| {
+            held.first.iter().any(|f| f == id) || listing.entries.iter().any(|e| e.id == id)
+        };
+        let missing: Vec<String> = self
+            .vols
+            .iter()
+            .filter(|(_, s)| s.life == Life::Alive && !listed(&s.id))
+            .map(|(v, s)| format!("{v} (id {})", s.id))
+            .collect();
+        if !missing.is_empty() {
+            out.broke(
+                Rule::VolumesListed,
+                format!(
+                    "ListVolumes' first page ({} entries) and the pages from its next_token, held while no volume was created or deleted, list {} entries and not live {}",
+                    held.first.len(),
+                    listing.entries.len(),
+                    missing.join(", ")
+                ),
+            );
+        }
     }
 
     /// The snapshots of group snapshots in a ListSnapshots answer: each of a group standing

@@ -45,6 +45,18 @@ pub(crate) struct Caps {
     pub(crate) groups: bool,
     /// The plugin's paths are this machine's (a unix socket): target paths can be looked at.
     pub(crate) local: bool,
+    /// The walk is the only one making and deleting volumes (one lane): a listing's pages
+    /// move only with what this model sees.
+    pub(crate) alone: bool,
+}
+
+/// A ListVolumes `next_token` the attempt holds: the ids its first page listed, and whether a
+/// volume was created or deleted since (then the spec lets the pages shift: "the CO MAY
+/// either witness duplicate volumes in the list, not witness existing volumes, or both").
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Held {
+    pub(crate) first: Vec<String>,
+    pub(crate) changed: bool,
 }
 
 /// Whether an object is there.
@@ -78,6 +90,10 @@ pub(crate) struct VolState {
     pub(crate) source: Option<Source>,
     /// The capacity last answered (0: unknown).
     pub(crate) capacity: i64,
+    /// The capacity and content source (kind, id) its CreateVolume answered: a retry's
+    /// answer is "the corresponding CreateVolumeResponse".
+    pub(crate) first_capacity: i64,
+    pub(crate) answered_source: Option<(bool, String)>,
     /// The largest `required_bytes` the plugin accepted for it.
     pub(crate) floor: i64,
     /// The `limit_bytes` that still binds it (0: none; an expansion lifts it).
@@ -87,19 +103,27 @@ pub(crate) struct VolState {
     /// The last ControllerExpandVolume answered OK: its size in MiB, in the use it was made in
     /// ([`VolState::usage`]); a repeat in the same use is the same request again.
     pub(crate) expanded_ok: Option<(u32, u8)>,
+    /// Every size ControllerExpandVolume answered OK, in MiB, with the first
+    /// `node_expansion_required` answered for it and the capacity answered with it (`None`
+    /// once a NodeExpandVolume answered OK since: the node's work is then done, and the flag
+    /// may change): a CO may send any of them again, much later.
+    pub(crate) grown: Vec<(u32, Option<(bool, i64)>)>,
     /// The last NodeExpandVolume answered OK, as [`VolState::expanded_ok`].
     pub(crate) node_expanded_ok: Option<(u32, u8)>,
     /// ControllerModifyVolume answered OK (always with the same parameters).
     pub(crate) modified: bool,
+    /// Whether ValidateVolumeCapabilities (always of the same capability) confirmed it, since
+    /// it was made or last modified.
+    pub(crate) confirmed: Option<bool>,
     /// Controller-published to the plugin's node: with `readonly`.
     pub(crate) published: Option<bool>,
     pub(crate) staged: bool,
     /// It was staged at some time.
     pub(crate) staged_ever: bool,
     /// Node-published at target #t: with `readonly`.
-    pub(crate) targets: [Option<bool>; 2],
+    pub(crate) targets: [Option<bool>; TARGETS],
     /// Target #t was published at some time.
-    pub(crate) targets_used: [bool; 2],
+    pub(crate) targets_used: [bool; TARGETS],
     pub(crate) last_undo: Option<Undo>,
     /// Every kind of undo it went through, in order, for a finding's words.
     pub(crate) undone: Vec<Undo>,
@@ -143,6 +167,10 @@ pub(crate) struct SnapState {
     pub(crate) source_id: String,
     pub(crate) size: i64,
     pub(crate) ready: bool,
+    /// `source_volume_id` and `creation_time` its CreateSnapshot answered: facts of the
+    /// snapshot, fixed when it was cut.
+    pub(crate) answered_source: String,
+    pub(crate) created: Option<(i64, i32)>,
 }
 
 /// A group snapshot of the history.
@@ -155,6 +183,8 @@ pub(crate) struct GroupState {
     pub(crate) source_ids: [String; 2],
     /// Its snapshots: (snapshot id, source volume id), as the plugin answered.
     pub(crate) members: Vec<(String, String)>,
+    /// Each snapshot's `group_snapshot_id` was set: it CAN NOT be deleted alone.
+    pub(crate) bound: Vec<bool>,
 }
 
 /// A name of the history: its objects so far (the last is the current one), and whether a
@@ -182,9 +212,17 @@ pub(crate) struct Model {
     pub(crate) snap_names: BTreeMap<u16, NameState>,
     pub(crate) groups: BTreeMap<Grp, GroupState>,
     pub(crate) group_names: BTreeMap<u16, NameState>,
+    /// The ListVolumes token held, if one.
+    pub(crate) held: Option<Held>,
 }
 
 pub(crate) const MIB: i64 = 1 << 20;
+
+/// Target paths a volume may be node-published at, at once: up to three, so that undoing them
+/// in any order (the first before the second, the second before the first) is walked, where
+/// the plugin takes a second target (its access mode allows it, or it accepts what the spec
+/// says it SHOULD refuse).
+pub(crate) const TARGETS: usize = 3;
 
 impl Model {
     /// An empty model of a plugin with `caps`.
@@ -290,7 +328,8 @@ impl Model {
                     }
             }
             Call::Validate(v) => c.create && (self.alive(v).is_some() || self.dead(v)),
-            Call::ListVolumes { .. } => c.list_volumes,
+            Call::ListVolumes { .. } | Call::ListHold { .. } => c.list_volumes,
+            Call::ListResume => c.list_volumes && self.held.is_some(),
             Call::GetVolume(v) => c.get_volume && (self.alive(v).is_some() || self.dead(v)),
             Call::Expand { vol, .. } => {
                 c.expand
@@ -334,7 +373,7 @@ impl Model {
             Call::Publish { vol, target, .. } => {
                 let t = usize::from(target);
                 c.node
-                    && t < 2
+                    && t < TARGETS
                     && match self.alive(vol) {
                         Some(s) => (!c.stage || s.staged) && (!c.publish || s.published.is_some()),
                         None => self.dead(vol),
@@ -343,7 +382,7 @@ impl Model {
             Call::Unpublish { vol, target } => {
                 let t = usize::from(target);
                 c.node
-                    && t < 2
+                    && t < TARGETS
                     && match self.alive(vol) {
                         Some(s) => s.targets[t].is_some() || s.targets_used[t],
                         None => self.dead(vol),
@@ -358,10 +397,10 @@ impl Model {
                         (Some(s), At::Staging) => c.stage && (s.staged || s.staged_ever),
                         (Some(s), At::Target(t)) => {
                             let t = usize::from(t);
-                            t < 2 && (s.targets[t].is_some() || s.targets_used[t])
+                            t < TARGETS && (s.targets[t].is_some() || s.targets_used[t])
                         }
                         (None, At::Staging) => dead && c.stage,
-                        (None, At::Target(t)) => dead && t < 2,
+                        (None, At::Target(t)) => dead && usize::from(t) < TARGETS,
                     }
             }
             Call::Modify(v) => c.modify && (self.alive(v).is_some() || self.dead(v)),
@@ -373,6 +412,15 @@ impl Model {
                     && self.alive(b).is_some()
                     && self.group_names.get(&name).is_none_or(|n| !n.burnt)
                     && current.is_none_or(|g| g.life != Life::Lost)
+            }
+            Call::Member { group, nth, delete } => {
+                let served = if delete { c.snapshots } else { c.get_snapshot };
+                c.groups
+                    && served
+                    && self
+                        .groups
+                        .get(&group)
+                        .is_some_and(|x| x.life != Life::Lost && usize::from(nth) < x.members.len())
             }
             Call::DeleteGroup(g) | Call::GetGroup(g) => {
                 c.groups && self.groups.get(&g).is_some_and(|x| x.life != Life::Lost)
@@ -401,6 +449,44 @@ impl Model {
                     None => "new name",
                 }
             }
+            Call::CreateSnapshot { name, .. } => {
+                match self.current_snap(*name).and_then(|x| self.snap(x)) {
+                    Some(x)
+                        if x.life == Life::Alive
+                            && self.vol(x.source).is_some_and(|v| v.life == Life::Dead) =>
+                    {
+                        "name held, its source deleted"
+                    }
+                    Some(x) if x.life == Life::Alive => "name held",
+                    _ => "new name",
+                }
+            }
+            Call::ListHold { .. } => "first page, its token held",
+            Call::ListResume => match &self.held {
+                Some(h) if h.changed => "held token, volumes made or deleted since",
+                _ => "held token, nothing made or deleted since",
+            },
+            // The kinds of move a state does not tell apart: a late retry, a second target.
+            Call::Expand { vol, mib }
+                if self.vol(*vol).is_some_and(|s| {
+                    s.life == Life::Alive
+                        && s.grown.iter().any(|(m, _)| m == mib)
+                        && s.capacity > i64::from(*mib) * MIB
+                }) =>
+            {
+                "a size answered before, grown since"
+            }
+            Call::Publish { vol, target, .. } | Call::Unpublish { vol, target }
+                if self.vol(*vol).is_some_and(|s| {
+                    s.life == Life::Alive
+                        && s.targets
+                            .iter()
+                            .enumerate()
+                            .any(|(i, x)| i != usize::from(*target) && x.is_some())
+                }) =>
+            {
+                "another target published"
+            }
             Call::DeleteSnapshot(s)
             | Call::GetSnapshot(s)
             | Call::ListSnapshots { filter: Filter::Id(s), .. } => match self.snap(*s) {
@@ -410,6 +496,11 @@ impl Model {
                 }
                 Some(_) => "snapshot alive",
                 None => "-",
+            },
+            Call::Member { group, .. } => match self.groups.get(group) {
+                Some(g) if g.life == Life::Alive => "group standing",
+                Some(g) if g.life == Life::Dead => "group deleted",
+                _ => "-",
             },
             other => match other.volume().and_then(|v| self.vol(v)) {
                 Some(s) => s.state(),

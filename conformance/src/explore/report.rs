@@ -207,6 +207,14 @@ fn level(s: &Sentence) -> &'static str {
     }
 }
 
+/// Whether `b` is a failure (a plugin's MUST, or anything under `--strict`), not a note.
+pub(crate) fn fails(b: &Broken, options: &Options) -> bool {
+    matches!(
+        verdict(b.sentence, Outcome::Failed(String::new()), options.config.strict),
+        Outcome::Failed(_)
+    )
+}
+
 /// What one call of the walk broke: each rule not found before is shrunk, replayed once more
 /// with its capture recorded, and added to the report; one found before is counted.
 pub(crate) async fn found(
@@ -223,10 +231,7 @@ pub(crate) async fn found(
             f.seen += 1;
             continue;
         }
-        let fails = matches!(
-            verdict(b.sentence, Outcome::Failed(String::new()), options.config.strict),
-            Outcome::Failed(_)
-        );
+        let fails = fails(b, options);
         line(&format!(
             "{} {} after {} calls: {}; shrinking",
             if fails { "found" } else { "noted" },

@@ -41,12 +41,15 @@ pub(crate) enum Rule {
     InUseAfterUndo,
     TargetPlaced,
     TargetRemoved,
+    OtherTargetsKept,
     SecondTarget,
     ExpandSmaller,
     RestoreAtLeastSnapshot,
     ExpandIdempotent,
     ModifyIdempotent,
     NodeExpandIdempotent,
+    ExpandFlagSame,
+    ValidateIdempotent,
     GroupRetrySame,
     GroupIdUnique,
     GroupIdFound,
@@ -65,6 +68,7 @@ pub(crate) const PUBLISHED_INCOMPATIBLE: &str = "Volume published but is incompa
 pub(crate) const NODE_NOT_EXIST: &str = "Node does not exist";
 pub(crate) const GROUP_INCOMPATIBLE: &str = "Group snapshot already exists but is incompatible";
 pub(crate) const GROUP_NOT_EXIST: &str = "Volume group snapshot does not exist";
+pub(crate) const IN_GROUP: &str = "Snapshot is part of a group";
 
 /// Each invariant (the rows apart): its stable id and the sentence it rests on, quoted as
 /// `normative` reads it. One line a rule: a table, not code.
@@ -103,12 +107,21 @@ const INVARIANTS: &[(Rule, &str, Sentence)] = &[
     (Rule::InUseAfterUndo, "in-use-after-undo", Sentence::must("NodeUnpublishVolume / NodeUnstageVolume / ControllerUnpublishVolumeRequest.node_id", "This RPC MUST undo the work by the corresponding `NodePublishVolume`. / This RPC MUST undo the work by the corresponding `NodeStageVolume`. / If the value is set, the SP MUST unpublish the volume from the specified node. / If the value is unset, the SP MUST unpublish the volume from all nodes it is published to.")),
     (Rule::TargetPlaced, "target-placed", Sentence::must("NodePublishVolumeRequest.target_path", "For volumes with an access type of mount, the SP SHALL place the mounted directory at target_path.")),
     (Rule::TargetRemoved, "target-removed", Sentence::must("NodeUnpublishVolumeRequest.target_path", "The SP MUST delete the file or directory it created at this path.")),
+    // The corresponding one only: a volume published at other target paths stays published
+    // there, their mounted directories in place.
+    (Rule::OtherTargetsKept, "other-targets-kept", Sentence::must("NodeUnpublishVolume", "This RPC MUST undo the work by the corresponding `NodePublishVolume`.")),
     (Rule::SecondTarget, "second-target", Sentence::should("NodePublishVolume", "The following table shows what the Plugin SHOULD return when receiving a second `NodePublishVolume` on the same volume on the same node: / (the table's row Non MULTI_NODE_..., where SINGLE_NODE_WRITER stands, columns T1!=T2: FAILED_PRECONDITION)")),
     (Rule::ExpandSmaller, "expand-smaller", Sentence::should("ControllerExpandVolume", "If a volume corresponding to the specified volume ID is already larger than or equal to the target capacity of the expansion request, the plugin SHOULD reply 0 OK.")),
     (Rule::RestoreAtLeastSnapshot, "restore-at-least-snapshot", Sentence::must("Snapshot.size_bytes", "The size of the volume MUST NOT be less than the size of the source snapshot.")),
     (Rule::ExpandIdempotent, "expand-idempotent", Sentence::must("ControllerExpandVolume", "This operation MUST be idempotent.")),
     (Rule::ModifyIdempotent, "modify-idempotent", Sentence::must("ControllerModifyVolume", "This operation MUST be idempotent.")),
     (Rule::NodeExpandIdempotent, "node-expand-idempotent", Sentence::must("NodeExpandVolume", "This operation MUST be idempotent.")),
+    // A note, not a failure: "idempotent" binds what the call does to the volume, and
+    // node_expansion_required is the plugin's word on what the node still has to do, which
+    // the spec does not fix across calls; a flag that changes with nothing done on the node
+    // in between still leaves a CO unsure whether to call NodeExpandVolume.
+    (Rule::ExpandFlagSame, "expand-flag-same", Sentence::should("ControllerExpandVolume", "This operation MUST be idempotent. / (node_expansion_required of the same expansion again, no NodeExpandVolume in between: a note, as the flag is the plugin's word on the node's work, not the volume's state)")),
+    (Rule::ValidateIdempotent, "validate-idempotent", Sentence::must("ValidateVolumeCapabilities", "This operation MUST be idempotent.")),
     (Rule::GroupRetrySame, "group-retry-same", Sentence::must("CreateVolumeGroupSnapshot", "If a group snapshot corresponding to the specified group snapshot `name`, `source_volume_ids`, and `parameters` is successfully created (meaning all snapshots associated with the group are successfully cut), the Plugin MUST reply `0 OK` with the corresponding `CreateVolumeGroupSnapshotResponse`.")),
     (Rule::GroupIdUnique, "group-id-unique", Sentence::must("VolumeGroupSnapshot.group_snapshot_id", "This field MUST contain enough information to uniquely identify this specific snapshot vs all other group snapshots supported by this plugin.")),
     (Rule::GroupIdFound, "group-id-found", Sentence::must("VolumeGroupSnapshot.group_snapshot_id", "This field MUST contain enough information to uniquely identify this specific snapshot vs all other group snapshots supported by this plugin.")),
@@ -122,7 +135,7 @@ impl Rule {
     }
 
     /// The rows the explorer brings about after a history, for `--list` and the audit.
-    pub(crate) const ROWS: [Rule; 19] = [
+    pub(crate) const ROWS: [Rule; 20] = [
         Rule::Row("CreateVolume", SOURCE_NOT_EXIST),
         Rule::Row("CreateVolume", VOLUME_INCOMPATIBLE),
         Rule::Row("ControllerPublishVolume", NOT_EXIST),
@@ -136,6 +149,7 @@ impl Rule {
         Rule::Row("GetVolumeGroupSnapshot", GROUP_NOT_EXIST),
         Rule::Row("CreateSnapshot", SNAPSHOT_INCOMPATIBLE),
         Rule::Row("GetSnapshot", SNAP_NOT_EXIST),
+        Rule::Row("DeleteSnapshot", IN_GROUP),
         Rule::Row("NodeStageVolume", NOT_EXIST),
         Rule::Row("NodePublishVolume", NOT_EXIST),
         Rule::Row("NodePublishVolume", PUBLISHED_INCOMPATIBLE),

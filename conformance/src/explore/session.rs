@@ -19,7 +19,7 @@ use super::call::{Call, Vol};
 use super::coverage::Coverage;
 use super::exec::Exec;
 use super::judge::Reply;
-use super::model::{Caps, Life, Model};
+use super::model::{Caps, Life, Model, TARGETS};
 use crate::client::Endpoint;
 use crate::suite::Suite;
 
@@ -120,7 +120,13 @@ impl Session {
         count: bool,
     ) -> Result<Made, String> {
         let state = a.model.state_of(call);
-        if matches!(call, Call::ListVolumes { .. } | Call::GetVolume(_)) {
+        if matches!(
+            call,
+            Call::ListVolumes { .. }
+                | Call::ListHold { .. }
+                | Call::ListResume
+                | Call::GetVolume(_)
+        ) {
             // The answer checks hold published_node_ids to the publications standing.
             self.suite.published = a.model.publications(&self.suite.node_id);
         }
@@ -156,7 +162,7 @@ impl Session {
         for (vol, lost) in &live {
             let Some(v) = a.model.vol(*vol) else { continue };
             if self.caps.node {
-                for t in 0..2u8 {
+                for t in 0..TARGETS as u8 {
                     if v.targets[usize::from(t)].is_some()
                         || (*lost && v.targets_used[usize::from(t)])
                     {
@@ -272,6 +278,7 @@ fn caps(s: &Suite, endpoint: &Endpoint) -> (Caps, Vec<String>) {
         modify: p.has(Ctl::ModifyVolume) && !s.cfg.mutable_parameters.is_empty(),
         groups: p.group_has(GroupCap::CreateDeleteGetVolumeGroupSnapshot),
         local: matches!(endpoint, Endpoint::Unix(_)),
+        alone: true,
     };
     let mut skipped = Vec::new();
     let mut skip = |missing: bool, what: &str| {

@@ -101,6 +101,7 @@ pub(crate) async fn shrink(s: &mut Session, history: &[Call], id: &str) -> Resul
         let before = cur.clone();
         cur = k.chunks(cur).await?;
         cur = k.merged(cur).await?;
+        cur = k.younger(cur).await?;
         cur = k.simpler(cur).await?;
         if cur == before || k.spent() {
             break;
@@ -187,6 +188,45 @@ impl Shrinker<'_> {
                         cur = kept;
                         continue 'pairs;
                     }
+                }
+            }
+        }
+        Ok(cur)
+    }
+
+    /// Without a name's first object, when the history goes on to a later one of the name (a
+    /// volume deleted and its name made again): the first creation of the name, and every call
+    /// on its first object, dropped, and each later object of the name one younger. Dropping
+    /// chunks cannot do it, as what a later call names would then never be made.
+    async fn younger(&mut self, mut cur: Vec<Call>) -> Result<Vec<Call>, String> {
+        for kind in [Names::Volumes, Names::Snapshots] {
+            let mut names: Vec<u16> = cur
+                .iter()
+                .flat_map(|c| c.names(kind))
+                .filter(|n| cur.iter().any(|c| c.without_first(kind, *n) != Some(*c)))
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            for name in names {
+                if self.spent() {
+                    return Ok(cur);
+                }
+                let creates = |c: &Call| match *c {
+                    Call::CreateVolume { name: n, .. } => kind == Names::Volumes && n == name,
+                    Call::CreateSnapshot { name: n, .. } => kind == Names::Snapshots && n == name,
+                    _ => false,
+                };
+                let Some(first) = cur.iter().position(creates) else { continue };
+                let candidate: Vec<Call> = cur
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != first)
+                    .filter_map(|(_, c)| c.without_first(kind, name))
+                    .collect();
+                if candidate.len() < cur.len()
+                    && let Some(kept) = self.attempt(&candidate, cur.len() - 1).await?
+                {
+                    cur = kept;
                 }
             }
         }

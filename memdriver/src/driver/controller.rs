@@ -75,6 +75,10 @@ impl Driver {
             .filter(|_| !self.fault(Fault::CreateNotIdempotent))
         {
             return match create_mismatch(existing, &request) {
+                None if self.fault(Fault::CreateRetryNoSource) => {
+                    let volume = csikit::v1::Volume { content_source: None, ..existing.to_csi() };
+                    Ok(CreateVolumeResponse { volume: Some(volume) })
+                }
                 None => Ok(CreateVolumeResponse { volume: Some(existing.to_csi()) }),
                 Some(_) if self.fault(Fault::NoAlreadyExists) => {
                     Ok(CreateVolumeResponse { volume: Some(existing.to_csi()) })
@@ -376,6 +380,10 @@ impl Driver {
             Some("mutable_parameters differ from the volume's".to_owned())
         } else if !request.volume_context.is_empty() && request.volume_context != volume.context {
             Some("volume_context differs from the volume's".to_owned())
+        } else if self.fault(Fault::ValidateUnconfirmedWhenPublished)
+            && !volume.published_nodes.is_empty()
+        {
+            Some("the volume's publication does not take these capabilities".to_owned())
         } else {
             None
         };
@@ -391,7 +399,7 @@ impl Driver {
     ///
     /// `ABORTED` for a `starting_token` this plugin did not hand out.
     pub fn list_volumes(&self, request: ListVolumesRequest) -> Result<ListVolumesResponse, Status> {
-        let state = self.state();
+        let mut state = self.state();
         let token = if self.fault(Fault::IgnoreToken) { "" } else { &request.starting_token };
         let listed = if self.fault(Fault::ListShiftsUnderCreation) {
             offset_page(&state.volumes, token, request.max_entries)
@@ -410,15 +418,31 @@ impl Driver {
                 request.starting_token
             ))
         })?;
+        // The fault: the pages from a token report the sizes of when it was handed out.
+        let stale = self.fault(Fault::ListTokenStaleSizes);
+        let sizes = state.list_sizes.get(&request.starting_token).filter(|_| stale);
         let entries = page
             .into_iter()
-            .map(|v| list_volumes_response::Entry {
-                volume: Some(v.to_csi_read(self.config.fault)),
-                status: Some(list_volumes_response::VolumeStatus {
-                    published_node_ids: v.published_nodes.keys().cloned().collect(),
-                }),
+            .map(|v| {
+                let mut volume = v.to_csi_read(self.config.fault);
+                if let Some(size) = sizes.and_then(|s| s.get(&v.id)) {
+                    volume.capacity_bytes = *size;
+                }
+                list_volumes_response::Entry {
+                    volume: Some(volume),
+                    status: Some(list_volumes_response::VolumeStatus {
+                        published_node_ids: v.published_nodes.keys().cloned().collect(),
+                    }),
+                }
             })
             .collect();
+        if stale && !next_token.is_empty() {
+            let then = match sizes {
+                Some(s) => s.clone(),
+                None => state.volumes.values().map(|v| (v.id.clone(), v.capacity)).collect(),
+            };
+            state.list_sizes.insert(next_token.clone(), then);
+        }
         Ok(ListVolumesResponse { entries, next_token })
     }
 

@@ -195,6 +195,9 @@ struct State {
     group_names: HashMap<String, String>,
     /// Deleted volumes whose names [`Fault::ReuseNameAfterDelete`] still answers with.
     graveyard: BTreeMap<String, Volume>,
+    /// The capacities of every volume when a ListVolumes `next_token` was handed out, by
+    /// token: what [`Fault::ListTokenStaleSizes`] pages from.
+    list_sizes: HashMap<String, HashMap<String, i64>>,
     next_id: u64,
     used: i64,
 }

@@ -45,7 +45,13 @@ impl Driver {
                     ),
                 ));
             }
-            return Ok(CreateSnapshotResponse { snapshot: Some(existing.to_csi()) });
+            let mut snapshot = existing.to_csi();
+            if self.fault(Fault::SnapshotRetrySizeNow)
+                && let Some(volume) = state.volumes.get(&existing.source_volume_id)
+            {
+                snapshot.size_bytes = volume.capacity;
+            }
+            return Ok(CreateSnapshotResponse { snapshot: Some(snapshot) });
         }
         let size = match state.volumes.get(&request.source_volume_id) {
             Some(volume) => volume.capacity,
@@ -86,6 +92,7 @@ impl Driver {
         let mut state = self.state();
         if let Some(group) = state.snapshots.get(&request.snapshot_id).map(|s| &s.group)
             && !group.is_empty()
+            && !self.fault(Fault::MemberDeletedAlone)
         {
             return Err(DeleteSnapshotError::SnapshotPartOfGroup.status(format!(
                 "snapshot '{}' is part of group snapshot '{group}': delete the group",

@@ -7,7 +7,7 @@ use tonic::Code;
 use super::super::call::Vol;
 use super::super::model::{Life, MIB, Model};
 use super::super::rules::{NOT_EXIST, Rule};
-use super::{Body, Reply, Verdicts, show};
+use super::{Body, Reply, Verdicts, code, show};
 
 impl Model {
     /// NodeExpandVolume: the row's NOT_FOUND once deleted; the same expansion again, in the
@@ -26,6 +26,8 @@ impl Model {
             Reply::Ok(_) => {
                 if let Some(s) = self.state_mut(vol) {
                     s.node_expanded_ok = Some((mib, s.usage()));
+                    // The node did its part: a later controller answer may say so.
+                    s.grown.iter_mut().for_each(|(_, flag)| *flag = None);
                 }
             }
             Reply::Err { code: Code::NotFound, .. } => self.not_found(v, vol, rpc, reply),
@@ -49,16 +51,56 @@ impl Model {
         }
         let required = i64::from(mib) * MIB;
         let smaller = s.capacity > 0 && required <= s.capacity;
-        let again = s.expanded_ok == Some((mib, s.usage()));
+        // The same expansion again in the same use, or (a CO's late retry) a size answered
+        // OK before, in any use the walk may expand in.
+        // In another use, the row "Volume in use" (FAILED_PRECONDITION: the file system
+        // cannot grow while staged or published) may apply where it did not before.
+        let first = s.grown.iter().find(|(m, _)| *m == mib).map(|(_, flag)| *flag);
+        let again = s.expanded_ok == Some((mib, s.usage()))
+            || (first.is_some() && code(reply) != Code::FailedPrecondition);
         match reply {
             Reply::Ok(body) => {
-                let capacity = if let Body::Capacity(c) = body { *c } else { 0 };
+                let (capacity, node) = if let Body::Expanded { capacity, node } = body {
+                    (*capacity, Some(*node))
+                } else {
+                    (0, None)
+                };
+                let what =
+                    format!("ControllerExpandVolume of {vol} (id {}) to {required} bytes", s.id);
+                if capacity > 0 {
+                    v.check(Rule::CapacityAtLeast);
+                    if capacity < required {
+                        v.broke(
+                            Rule::CapacityAtLeast,
+                            format!("{what} answered capacity_bytes {capacity}"),
+                        );
+                    }
+                }
+                // Compared only at the capacity the first answer gave: a volume grown since
+                // leaves the node more to do.
+                if let (Some(Some((was, at))), Some(now)) = (first, node)
+                    && at == capacity
+                    && capacity > 0
+                {
+                    v.check(Rule::ExpandFlagSame);
+                    if was != now {
+                        v.broke(
+                            Rule::ExpandFlagSame,
+                            format!(
+                                "{what} again answered node_expansion_required {now}; the first answer to it said {was}, and neither an expansion nor a NodeExpandVolume answered OK since"
+                            ),
+                        );
+                    }
+                }
                 if let Some(s) = self.state_mut(vol) {
                     s.floor = s.floor.max(required);
                     s.limit = 0;
                     s.capacity = capacity.max(0);
                     s.expanded = true;
                     s.expanded_ok = Some((mib, s.usage()));
+                    if first.is_none() {
+                        s.grown.push((mib, node.map(|n| (n, capacity))));
+                    }
                 }
             }
             Reply::Err { code: Code::NotFound, .. } => {
@@ -69,7 +111,7 @@ impl Model {
                     Rule::ExpandIdempotent,
                     reply,
                     &format!(
-                        "ControllerExpandVolume of {vol} (id {}) to {required} bytes again, in the same use, after OK",
+                        "ControllerExpandVolume of {vol} (id {}) to {required} bytes again, after OK",
                         s.id
                     ),
                 );
@@ -111,6 +153,7 @@ impl Model {
             Reply::Ok(_) => {
                 if let Some(s) = self.state_mut(vol) {
                     s.modified = true;
+                    s.confirmed = None;
                 }
             }
             Reply::Err { code: Code::NotFound, .. } => self.not_found(v, vol, rpc, reply),

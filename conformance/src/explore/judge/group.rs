@@ -7,7 +7,7 @@ use tonic::Code;
 
 use super::super::call::{Grp, Vol};
 use super::super::model::{GroupState, Life, Model};
-use super::super::rules::{GROUP_INCOMPATIBLE, GROUP_NOT_EXIST, Rule};
+use super::super::rules::{GROUP_INCOMPATIBLE, GROUP_NOT_EXIST, IN_GROUP, Rule, SNAP_NOT_EXIST};
 use super::{Body, Reply, Verdicts, code, show};
 
 impl Model {
@@ -35,6 +35,17 @@ impl Model {
                     Rule::GroupRetrySame,
                     format!("{what}, the same volumes, answered another group, id {id}"),
                 ),
+                // The corresponding response: the snapshots the group was cut with, whatever
+                // their sources went through since.
+                Reply::Ok(Body::Group { members, .. }) if !same_members(members, &g.members) => {
+                    v.broke(
+                        Rule::GroupRetrySame,
+                        format!(
+                            "{what}, the same volumes, answered snapshots {members:?}; its first answer said {:?}",
+                            g.members
+                        ),
+                    );
+                }
                 other => {
                     v.ok(Rule::GroupRetrySame, other, &format!("{what}, the same volumes"));
                 }
@@ -52,7 +63,7 @@ impl Model {
                 );
             }
         }
-        let Reply::Ok(Body::Group { id, members }) = reply else {
+        let Reply::Ok(Body::Group { id, members, bound }) = reply else {
             // Not made, or not known to be: the name is not used again.
             self.group_names.entry(name).or_default().burnt = true;
             return;
@@ -71,6 +82,7 @@ impl Model {
             sources: vols,
             source_ids: ids,
             members: members.clone(),
+            bound: bound.clone(),
         };
         self.groups.insert(grp, g);
         self.group_names.entry(name).or_default().gens = nth + 1;
@@ -135,6 +147,54 @@ impl Model {
         }
     }
 
+    /// DeleteSnapshot or GetSnapshot of one of a group's snapshots alone. While the group
+    /// stands: a snapshot it said CAN NOT be deleted alone (its `group_snapshot_id` set) is
+    /// refused with the row's INVALID_ARGUMENT, and is found. Once the group was deleted (which
+    /// "will delete ... all individual snapshots that are part of" it): GetSnapshot's NOT_FOUND
+    /// row, and DeleteSnapshot of what does not exist, OK.
+    pub(super) fn member(
+        &mut self,
+        v: &mut Verdicts,
+        g: Grp,
+        nth: usize,
+        delete: bool,
+        reply: &Reply,
+    ) {
+        let Some(x) = self.groups.get(&g) else { return };
+        let Some((id, _)) = x.members.get(nth) else { return };
+        let what = format!("of {g}'s snapshot #{nth} (id {id}) alone");
+        if self.group_dead(g).is_some() {
+            if delete {
+                let what = format!("DeleteSnapshot {what}, its group deleted");
+                v.ok(Rule::DeleteSnapshotIdempotent, reply, &what);
+            } else {
+                v.row("GetSnapshot", SNAP_NOT_EXIST, reply, &format!("{what}, its group deleted"));
+            }
+            return;
+        }
+        if x.life != Life::Alive {
+            return;
+        }
+        let bound = x.bound.get(nth).copied().unwrap_or(false);
+        if delete && bound {
+            v.row("DeleteSnapshot", IN_GROUP, reply, &what);
+            return;
+        }
+        if code(reply) == Code::NotFound {
+            let rpc = if delete { "DeleteSnapshot" } else { "GetSnapshot" };
+            v.broke(
+                Rule::SnapshotIdFound,
+                format!("{rpc} {what}, its group standing, answered {}", show(reply)),
+            );
+        }
+        if delete && code(reply) != Code::InvalidArgument {
+            // Deleted alone (or not known to be): what the group holds is not known now.
+            if let Some(x) = self.groups.get_mut(&g) {
+                x.life = Life::Lost;
+            }
+        }
+    }
+
     /// The snapshots of group snapshots standing, and of those deleted with OK whose ids no
     /// standing snapshot holds: (snapshot id, source volume id).
     pub(crate) fn group_members(&self, alive: bool) -> Vec<(&str, &str)> {
@@ -145,4 +205,14 @@ impl Model {
             .flat_map(|g| g.members.iter().map(|(s, v)| (s.as_str(), v.as_str())))
             .collect()
     }
+}
+
+/// The same snapshots, in any order.
+fn same_members(a: &[(String, String)], b: &[(String, String)]) -> bool {
+    let sorted = |x: &[(String, String)]| {
+        let mut x = x.to_vec();
+        x.sort();
+        x
+    };
+    sorted(a) == sorted(b)
 }

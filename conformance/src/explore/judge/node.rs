@@ -64,7 +64,7 @@ impl Model {
                 self.not_found(v, vol, "NodeUnstageVolume", reply)
             }
             Reply::Err { code: Code::FailedPrecondition, .. }
-                if undo == Some(Undo::NodeUnpublish) =>
+                if undo == Some(Undo::NodeUnpublish) || s.undone.contains(&Undo::NodeUnpublish) =>
             {
                 v.broke(
                     Rule::NodeUnpublishUndoes,
@@ -92,7 +92,7 @@ impl Model {
             return;
         }
         let placed = |v: &mut Verdicts| {
-            if let Reply::Ok(Body::Target { exists: Some(false) }) = reply {
+            if let Reply::Ok(Body::Target { exists: Some(false), .. }) = reply {
                 v.broke(
                     Rule::TargetPlaced,
                     format!("{what} answered OK and nothing is at the target path"),
@@ -121,7 +121,7 @@ impl Model {
             }
             None => {}
         }
-        let second = s.targets[1 - t].is_some();
+        let second = s.targets.iter().enumerate().any(|(i, x)| i != t && x.is_some());
         let undo = s.last_undo;
         match reply {
             Reply::Ok(_) => {
@@ -168,11 +168,28 @@ impl Model {
         }
         match reply {
             Reply::Ok(body) => {
-                if let Body::Target { exists: Some(true) } = body {
+                if let Body::Target { exists: Some(true), .. } = body {
                     v.broke(
                         Rule::TargetRemoved,
                         format!("{what} answered OK and the target path is still there"),
                     );
+                }
+                // Undone in any order: the other publications stand, their paths with them.
+                if let Body::Target { exists: Some(_), gone } = body {
+                    let others = s.targets.iter().enumerate().any(|(i, x)| i != t && x.is_some());
+                    if others {
+                        v.check(Rule::OtherTargetsKept);
+                    }
+                    if !gone.is_empty() {
+                        let gone: Vec<String> = gone.iter().map(|g| format!("#{g}")).collect();
+                        v.broke(
+                            Rule::OtherTargetsKept,
+                            format!(
+                                "{what} answered OK and removed target {} too, still published",
+                                gone.join(", ")
+                            ),
+                        );
+                    }
                 }
                 if let Some(s) = self.state_mut(vol) {
                     s.targets[t] = None;

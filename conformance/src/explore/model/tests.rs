@@ -7,7 +7,7 @@
 use tonic::Code;
 
 use super::*;
-use crate::explore::call::Call;
+use crate::explore::call::{At, Call};
 use crate::explore::generate::Generator;
 use crate::explore::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
 use crate::explore::rules::{self, Rule};
@@ -33,6 +33,7 @@ fn caps() -> Caps {
         modify: true,
         groups: true,
         local: true,
+        alone: true,
     }
 }
 
@@ -63,7 +64,11 @@ impl Ideal {
                         && s.capacity >= required
                         && (limit == 0 || s.capacity <= limit);
                     return if fits {
-                        Reply::Ok(Body::Volume { id: s.id.clone(), capacity: s.capacity })
+                        Reply::Ok(Body::Volume {
+                            id: s.id.clone(),
+                            capacity: s.capacity,
+                            source: s.answered_source.clone(),
+                        })
                     } else {
                         err(Code::AlreadyExists)
                     };
@@ -79,7 +84,11 @@ impl Ideal {
                 };
                 let capacity = required.max(floor).max(if mib == 0 { MIB } else { 0 });
                 let capacity = if limit > 0 { capacity.min(limit) } else { capacity };
-                Reply::Ok(Body::Volume { id: self.id("vol"), capacity })
+                let source = source.and_then(|x| match x {
+                    Source::Snapshot(y) => m.snap(y).map(|y| (true, y.id.clone())),
+                    Source::Volume(v) => m.vol(v).map(|v| (false, v.id.clone())),
+                });
+                Reply::Ok(Body::Volume { id: self.id("vol"), capacity, source })
             }
             Call::ControllerPublish { vol, readonly, own } => match m.vol(vol) {
                 Some(s) if s.life != Life::Alive || !own => err(Code::NotFound),
@@ -89,6 +98,7 @@ impl Ideal {
             Call::Validate(v) | Call::GetVolume(v) | Call::Modify(v) if !alive(v) => {
                 err(Code::NotFound)
             }
+            Call::Validate(_) => Reply::Ok(Body::Validated { confirmed: true }),
             Call::GetVolume(v) => {
                 let s = m.vol(v).expect("alive");
                 Reply::Ok(Body::Got(Listed {
@@ -99,27 +109,21 @@ impl Ideal {
             }
             Call::Expand { vol, mib } => match m.vol(vol) {
                 Some(s) if s.life == Life::Alive => {
-                    Reply::Ok(Body::Capacity(s.capacity.max(i64::from(mib) * MIB)))
+                    let capacity = s.capacity.max(i64::from(mib) * MIB);
+                    Reply::Ok(Body::Expanded { capacity, node: false })
                 }
                 _ => err(Code::NotFound),
             },
-            Call::ListVolumes { .. } => {
-                let entries = m
-                    .vols
-                    .values()
-                    .filter(|s| s.life == Life::Alive)
-                    .map(|s| Listed {
-                        id: s.id.clone(),
-                        capacity: s.capacity,
-                        on_node: Some(s.published.is_some()),
-                    })
-                    .collect();
-                Reply::Ok(Body::Volumes(Listing {
-                    entries,
-                    end: End::Complete,
-                    last_page: 0,
-                    unpaged: None,
-                }))
+            Call::ListVolumes { .. } => complete(live(m, &[])),
+            Call::ListHold { max_entries } => {
+                let live = live(m, &[]);
+                let n = usize::try_from(max_entries).unwrap_or(0);
+                let token = live.len() > n;
+                Reply::Ok(Body::Page { entries: live.into_iter().take(n).collect(), token })
+            }
+            Call::ListResume => {
+                let first = m.held.as_ref().map(|h| h.first.clone()).unwrap_or_default();
+                complete(live(m, &first))
             }
             Call::CreateSnapshot { name, source } => {
                 if let Some(x) =
@@ -131,6 +135,7 @@ impl Ideal {
                             source: x.source_id.clone(),
                             size: x.size,
                             ready: true,
+                            created: x.created,
                         })
                     } else {
                         err(Code::AlreadyExists)
@@ -142,6 +147,7 @@ impl Ideal {
                         source: s.id.clone(),
                         size: s.capacity,
                         ready: true,
+                        created: Some((i64::from(self.next), 0)),
                     }),
                     _ => err(Code::NotFound),
                 }
@@ -187,22 +193,37 @@ impl Ideal {
                 let ids = vols.map(|v| m.vol(v).map(|s| s.id.clone()).unwrap_or_default());
                 let held = m.current_group(name).and_then(|g| m.groups.get(&g));
                 match held.filter(|g| g.life == Life::Alive) {
-                    Some(g) if g.source_ids == ids => {
-                        Reply::Ok(Body::Group { id: g.id.clone(), members: g.members.clone() })
-                    }
+                    Some(g) if g.source_ids == ids => Reply::Ok(Body::Group {
+                        id: g.id.clone(),
+                        members: g.members.clone(),
+                        bound: g.bound.clone(),
+                    }),
                     Some(_) => err(Code::AlreadyExists),
                     None => {
                         let members = ids.iter().map(|v| (self.id("member"), v.clone())).collect();
-                        Reply::Ok(Body::Group { id: self.id("group"), members })
+                        Reply::Ok(Body::Group {
+                            id: self.id("group"),
+                            members,
+                            bound: vec![true; 2],
+                        })
                     }
                 }
             }
             Call::GetGroup(g) => match m.groups.get(&g) {
-                Some(x) if x.life == Life::Alive => {
-                    Reply::Ok(Body::Group { id: x.id.clone(), members: x.members.clone() })
-                }
+                Some(x) if x.life == Life::Alive => Reply::Ok(Body::Group {
+                    id: x.id.clone(),
+                    members: x.members.clone(),
+                    bound: x.bound.clone(),
+                }),
                 _ => err(Code::NotFound),
             },
+            Call::Member { group, delete, .. } => {
+                match (m.groups.get(&group).map(|g| g.life), delete) {
+                    (Some(Life::Alive), true) => err(Code::InvalidArgument),
+                    (Some(Life::Alive), false) | (_, true) => ok(),
+                    _ => err(Code::NotFound),
+                }
+            }
             Call::GetSnapshot(s) if m.snap(s).is_some_and(|x| x.life == Life::Alive) => ok(),
             Call::GetSnapshot(_) => err(Code::NotFound),
             Call::Stage(v) | Call::Stats { vol: v, .. } | Call::NodeExpand { vol: v, .. }
@@ -222,19 +243,37 @@ impl Ideal {
                 Some(s) if s.life != Life::Alive => err(Code::NotFound),
                 Some(s) => match s.targets[usize::from(target)] {
                     Some(r) if r != readonly => err(Code::AlreadyExists),
-                    Some(_) => Reply::Ok(Body::Target { exists: Some(true) }),
-                    None if s.targets[1 - usize::from(target)].is_some() => {
-                        err(Code::FailedPrecondition)
-                    }
-                    None => Reply::Ok(Body::Target { exists: Some(true) }),
+                    Some(_) => Reply::Ok(Body::Target { exists: Some(true), gone: Vec::new() }),
+                    None if s.targets.iter().any(Option::is_some) => err(Code::FailedPrecondition),
+                    None => Reply::Ok(Body::Target { exists: Some(true), gone: Vec::new() }),
                 },
                 None => err(Code::NotFound),
             },
             Call::Unpublish { vol, .. } if !alive(vol) => err(Code::NotFound),
-            Call::Unpublish { .. } => Reply::Ok(Body::Target { exists: Some(false) }),
+            Call::Unpublish { .. } => {
+                Reply::Ok(Body::Target { exists: Some(false), gone: Vec::new() })
+            }
             _ => ok(),
         }
     }
+}
+
+/// The live volumes as a listing shows them, but those listed already (`except`).
+fn live(m: &Model, except: &[String]) -> Vec<Listed> {
+    m.vols
+        .values()
+        .filter(|s| s.life == Life::Alive && !except.contains(&s.id))
+        .map(|s| Listed {
+            id: s.id.clone(),
+            capacity: s.capacity,
+            on_node: Some(s.published.is_some()),
+        })
+        .collect()
+}
+
+/// A listing followed to its end.
+fn complete(entries: Vec<Listed>) -> Reply {
+    Reply::Ok(Body::Volumes(Listing { entries, end: End::Complete, last_page: 0, unpaged: None }))
 }
 
 /// A walk of `steps` calls against the ideal plugin: the calls, and every rule broken.
@@ -276,7 +315,7 @@ fn v(name: u16, nth: u16) -> Vol {
 }
 
 fn ok_volume(id: &str, capacity: i64) -> Reply {
-    Reply::Ok(Body::Volume { id: id.into(), capacity })
+    Reply::Ok(Body::Volume { id: id.into(), capacity, source: None })
 }
 
 fn error(code: Code) -> Reply {
@@ -330,6 +369,7 @@ fn every_answer_the_spec_allows_is_accepted() {
         source: "a".into(),
         size: 2 * MIB,
         ready: true,
+        created: None,
     });
     assert!(rules_of(&mut m, snap, cut).is_empty());
     assert!(
@@ -354,7 +394,7 @@ fn every_answer_the_spec_allows_is_accepted() {
     for call in [Call::ControllerPublish { vol, readonly: false, own: true }, Call::Stage(vol)] {
         assert!(rules_of(&mut m, call, Reply::Ok(Body::Empty)).is_empty());
     }
-    let placed = Reply::Ok(Body::Target { exists: Some(true) });
+    let placed = Reply::Ok(Body::Target { exists: Some(true), gone: Vec::new() });
     assert!(rules_of(&mut m, Call::Publish { vol, target: 0, readonly: false }, placed).is_empty());
     let second = Call::Publish { vol, target: 1, readonly: false };
     assert!(rules_of(&mut m, second, error(Code::FailedPrecondition)).is_empty());
@@ -434,8 +474,13 @@ fn snapshots_outlive_their_source_and_lists_hold_every_one() {
     let mut m = Model::new(caps());
     assert!(rules_of(&mut m, create(0, 1), ok_volume("a", MIB)).is_empty());
     for (name, id) in [(0, "s0"), (1, "s1")] {
-        let cut =
-            Reply::Ok(Body::Snapshot { id: id.into(), source: "a".into(), size: MIB, ready: true });
+        let cut = Reply::Ok(Body::Snapshot {
+            id: id.into(),
+            source: "a".into(),
+            size: MIB,
+            ready: true,
+            created: None,
+        });
         assert!(rules_of(&mut m, Call::CreateSnapshot { name, source: v(0, 0) }, cut).is_empty());
     }
     let by_source = Call::ListSnapshots { filter: Filter::Source(v(0, 0)), max_entries: 0 };
@@ -464,8 +509,13 @@ fn snapshots_outlive_their_source_and_lists_hold_every_one() {
     assert_eq!(rules_of(&mut m, restore, error(Code::NotFound)), [Rule::SnapshotOutlivesSource]);
     // A snapshot of the deleted volume answered OK.
     let of_deleted = Call::CreateSnapshot { name: 2, source: v(0, 0) };
-    let cut =
-        Reply::Ok(Body::Snapshot { id: "s2".into(), source: "a".into(), size: MIB, ready: true });
+    let cut = Reply::Ok(Body::Snapshot {
+        id: "s2".into(),
+        source: "a".into(),
+        size: MIB,
+        ready: true,
+        created: None,
+    });
     assert_eq!(rules_of(&mut m, of_deleted, cut), [Rule::SnapshotOfDeleted]);
 }
 
@@ -493,12 +543,20 @@ fn an_undo_the_plugin_forgot_breaks_the_undos_sentence() {
     }
     let publish = Call::Publish { vol, target: 0, readonly: false };
     assert_eq!(
-        rules_of(&mut m, publish, Reply::Ok(Body::Target { exists: Some(false) })),
+        rules_of(
+            &mut m,
+            publish,
+            Reply::Ok(Body::Target { exists: Some(false), gone: Vec::new() })
+        ),
         [Rule::TargetPlaced]
     );
     let unpublish = Call::Unpublish { vol, target: 0 };
     assert_eq!(
-        rules_of(&mut m, unpublish, Reply::Ok(Body::Target { exists: Some(true) })),
+        rules_of(
+            &mut m,
+            unpublish,
+            Reply::Ok(Body::Target { exists: Some(true), gone: Vec::new() })
+        ),
         [Rule::TargetRemoved]
     );
     // Publishing there again with the other flag refused as if the first still stood.
@@ -521,6 +579,7 @@ fn restores_expansions_modifications_and_limits_are_held_to_their_sentences() {
         source: "a".into(),
         size: 4 * MIB,
         ready: true,
+        created: None,
     });
     assert!(rules_of(&mut m, Call::CreateSnapshot { name: 0, source: vol }, cut).is_empty());
     let restore = Call::CreateVolume {
@@ -534,13 +593,30 @@ fn restores_expansions_modifications_and_limits_are_held_to_their_sentences() {
     // or after the use changed, is the plugin's to give).
     let grow = Call::Expand { vol, mib: 6 };
     assert!(rules_of(&mut m, grow, error(Code::FailedPrecondition)).is_empty());
-    assert!(rules_of(&mut m, grow, Reply::Ok(Body::Capacity(6 * MIB))).is_empty());
+    assert!(
+        rules_of(&mut m, grow, Reply::Ok(Body::Expanded { capacity: 6 * MIB, node: false }))
+            .is_empty()
+    );
     assert_eq!(rules_of(&mut m, grow, error(Code::Internal)), [Rule::ExpandIdempotent]);
-    assert!(rules_of(&mut m, grow, Reply::Ok(Body::Capacity(6 * MIB))).is_empty());
+    assert!(
+        rules_of(&mut m, grow, Reply::Ok(Body::Expanded { capacity: 6 * MIB, node: false }))
+            .is_empty()
+    );
     let publish = Call::ControllerPublish { vol, readonly: false, own: true };
     assert!(rules_of(&mut m, publish, Reply::Ok(Body::Empty)).is_empty());
-    // Published since: no longer the same request; only the SHOULD (a note) holds.
+    // Published since: the row "Volume in use" may now apply, and only the SHOULD (a note)
+    // holds of it; any other refusal of a size answered OK before breaks idempotency (a CO's
+    // late retry).
     assert_eq!(rules_of(&mut m, grow, error(Code::FailedPrecondition)), [Rule::ExpandSmaller]);
+    assert_eq!(rules_of(&mut m, grow, error(Code::OutOfRange)), [Rule::ExpandIdempotent]);
+    // OK again: a capacity below what was asked breaks it, and node_expansion_required other
+    // than the first answer's, with no NodeExpandVolume between, is a note.
+    let answered = |capacity, node| Reply::Ok(Body::Expanded { capacity, node });
+    assert_eq!(rules_of(&mut m, grow, answered(5 * MIB, false)), [Rule::CapacityAtLeast]);
+    assert_eq!(rules_of(&mut m, grow, answered(6 * MIB, true)), [Rule::ExpandFlagSame]);
+    // Grown further since: the node has more to do, and the flag may say so.
+    assert!(rules_of(&mut m, Call::Expand { vol, mib: 7 }, answered(7 * MIB, false)).is_empty());
+    assert!(rules_of(&mut m, grow, answered(7 * MIB, true)).is_empty());
     // NodeExpandVolume likewise, once staged.
     assert!(rules_of(&mut m, Call::Stage(vol), Reply::Ok(Body::Empty)).is_empty());
     let node_grow = Call::NodeExpand { vol, mib: 6 };
@@ -596,7 +672,7 @@ fn group_snapshots_are_held_to_their_sentences() {
     let group = |id: &str| {
         let members =
             vec![(format!("{id}-a"), "a".to_owned()), (format!("{id}-b"), "b".to_owned())];
-        Reply::Ok(Body::Group { id: id.into(), members })
+        Reply::Ok(Body::Group { id: id.into(), members, bound: vec![true; 2] })
     };
     let cut = Call::CreateGroup { name: 0, vols: [a, b] };
     assert!(rules_of(&mut m, cut, group("g")).is_empty());
@@ -626,6 +702,23 @@ fn group_snapshots_are_held_to_their_sentences() {
     assert!(rules_of(&mut m, all, listed(&["g-a", "g-b"])).is_empty());
     assert_eq!(rules_of(&mut m, all, listed(&["g-a"])), [Rule::SnapshotsListed]);
     let g = crate::explore::call::Grp { name: 0, nth: 0 };
+    // Again, later, answered with other snapshots: not the corresponding response.
+    let other = Reply::Ok(Body::Group {
+        id: "g".into(),
+        members: vec![("g-a".into(), "a".into()), ("g-x".into(), "b".into())],
+        bound: vec![true; 2],
+    });
+    assert_eq!(rules_of(&mut m, cut, other), [Rule::GroupRetrySame]);
+    // One of its snapshots alone, while it stands: found; deleted alone, the row's
+    // INVALID_ARGUMENT ("CAN NOT be deleted stand alone").
+    let alone = |delete| Call::Member { group: g, nth: 1, delete };
+    assert!(rules_of(&mut m, alone(false), Reply::Ok(Body::Empty)).is_empty());
+    assert_eq!(rules_of(&mut m, alone(false), error(Code::NotFound)), [Rule::SnapshotIdFound]);
+    assert!(rules_of(&mut m, alone(true), error(Code::InvalidArgument)).is_empty());
+    assert_eq!(
+        rules_of(&mut m, alone(true), Reply::Ok(Body::Empty)),
+        [Rule::Row("DeleteSnapshot", rules::IN_GROUP)]
+    );
     assert_eq!(rules_of(&mut m, Call::GetGroup(g), error(Code::NotFound)), [Rule::GroupIdFound]);
     assert!(rules_of(&mut m, Call::DeleteGroup(g), Reply::Ok(Body::Empty)).is_empty());
     assert_eq!(rules_of(&mut m, all, listed(&["g-b"])), [Rule::SnapshotDeletedGone]);
@@ -637,4 +730,15 @@ fn group_snapshots_are_held_to_their_sentences() {
         rules_of(&mut m, Call::DeleteGroup(g), error(Code::NotFound)),
         [Rule::DeleteGroupIdempotent]
     );
+    // Its snapshots' ids, stale once it is deleted: GetSnapshot's NOT_FOUND row, a delete OK.
+    assert_eq!(
+        rules_of(&mut m, alone(false), Reply::Ok(Body::Empty)),
+        [Rule::Row("GetSnapshot", rules::SNAP_NOT_EXIST)]
+    );
+    assert_eq!(
+        rules_of(&mut m, alone(true), error(Code::NotFound)),
+        [Rule::DeleteSnapshotIdempotent]
+    );
 }
+
+mod history;

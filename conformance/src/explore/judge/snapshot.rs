@@ -1,0 +1,156 @@
+//! The answers of CreateSnapshot, DeleteSnapshot and GetSnapshot held to the history: a name
+//! taken again (the same source: the same snapshot, answered as when it was cut; another: the
+//! row's ALREADY_EXISTS), a snapshot of a deleted volume refused, ids unique and found while the
+//! snapshot stands (its source deleted or not), NOT_FOUND once deleted, a delete of what is gone
+//! OK.
+
+use tonic::Code;
+
+use super::super::call::{Snap, Vol};
+use super::super::model::{Life, Model, SnapState};
+use super::super::rules::{Rule, SNAP_NOT_EXIST, SNAPSHOT_INCOMPATIBLE};
+use super::{Body, Reply, Verdicts, code, show};
+
+impl Model {
+    pub(super) fn create_snapshot(
+        &mut self,
+        v: &mut Verdicts,
+        name: u16,
+        source: Vol,
+        reply: &Reply,
+    ) {
+        let held = self
+            .current_snap(name)
+            .filter(|c| self.snaps.get(c).is_some_and(|s| s.life == Life::Alive));
+        if let Some(cur) = held {
+            let s = &self.snaps[&cur];
+            let what = format!("CreateSnapshot again of name s{name} (held by {cur}, id {})", s.id);
+            let other = self.vols.get(&source).is_none_or(|x| x.id != s.source_id);
+            if other {
+                v.row(
+                    "CreateSnapshot",
+                    SNAPSHOT_INCOMPATIBLE,
+                    reply,
+                    &format!("{what} of another volume"),
+                );
+                return;
+            }
+            match reply {
+                Reply::Ok(Body::Snapshot { id, ready, size, source: got, created }) => {
+                    if *id != s.id {
+                        v.broke(
+                            Rule::SnapshotRetrySame,
+                            format!("{what} answered another snapshot, id {id}"),
+                        );
+                        return;
+                    }
+                    self.retried_snapshot(v, cur, &what, got, *size, *created);
+                    let (ready, size, created) = (*ready, *size, *created);
+                    if let Some(s) = self.snaps.get_mut(&cur) {
+                        s.ready = ready;
+                        if s.size == 0 {
+                            s.size = size;
+                        }
+                        if s.created.is_none() {
+                            s.created = created;
+                        }
+                    }
+                }
+                Reply::Ok(_) => {}
+                Reply::Err { .. } if s.ready => {
+                    v.ok(Rule::SnapshotRetrySame, reply, &format!("{what}, ready to use"));
+                }
+                Reply::Err { .. } => {}
+            }
+            return;
+        }
+        let nth = self.snap_names.get(&name).map_or(0, |n| n.gens);
+        let snap = Snap { name, nth };
+        let Some(src) = self.vols.get(&source) else { return };
+        let what =
+            format!("CreateSnapshot of name s{name} (new {snap}) of {source} (id {})", src.id);
+        let source_dead = src.life == Life::Dead;
+        let source_id = src.id.clone();
+        if source_dead && code(reply) == Code::Ok {
+            v.broke(Rule::SnapshotOfDeleted, format!("{what}, deleted before, answered OK"));
+        }
+        if !source_dead && code(reply) == Code::NotFound {
+            v.broke(Rule::VolumeIdFound, format!("{what}, live, answered {}", show(reply)));
+        }
+        let Reply::Ok(Body::Snapshot { id, size, ready, source: answered_source, created }) = reply
+        else {
+            if code(reply) != Code::NotFound || !source_dead {
+                self.snap_names.entry(name).or_default().burnt = true;
+            }
+            return;
+        };
+        if let Some((other, _)) =
+            self.snaps.iter().find(|(_, s)| s.life == Life::Alive && s.id == *id)
+        {
+            v.broke(
+                Rule::SnapshotIdUnique,
+                format!("{what} answered id {id}, the id of live snapshot {other}"),
+            );
+        }
+        self.snaps.insert(
+            snap,
+            SnapState {
+                id: id.clone(),
+                life: if source_dead { Life::Lost } else { Life::Alive },
+                source,
+                source_id,
+                size: *size,
+                ready: *ready,
+                answered_source: answered_source.clone(),
+                created: *created,
+            },
+        );
+        self.snap_names.entry(name).or_default().gens = nth + 1;
+    }
+
+    /// NOT_FOUND for a live snapshot: its id, or (its source deleted) its outliving the source.
+    pub(super) fn snap_not_found(&self, v: &mut Verdicts, s: Snap, rpc: &str, reply: &Reply) {
+        let Some(x) = self.snaps.get(&s) else { return };
+        let rule = if self.is_dead(x.source) {
+            Rule::SnapshotOutlivesSource
+        } else {
+            Rule::SnapshotIdFound
+        };
+        v.broke(rule, format!("{rpc} of live snapshot {s} (id {}) answered {}", x.id, show(reply)));
+    }
+
+    pub(super) fn delete_snapshot(&mut self, v: &mut Verdicts, s: Snap, reply: &Reply) {
+        let Some(x) = self.snaps.get(&s) else { return };
+        if x.life == Life::Dead {
+            let what = format!("DeleteSnapshot of {s} (id {}), deleted before", x.id);
+            v.ok(Rule::DeleteSnapshotIdempotent, reply, &what);
+            return;
+        }
+        match reply {
+            Reply::Ok(_) => {
+                if let Some(x) = self.snaps.get_mut(&s) {
+                    x.life = Life::Dead;
+                }
+            }
+            // "Snapshot in use": the row the spec gives, the snapshot unchanged.
+            Reply::Err { code: Code::FailedPrecondition, .. } => {}
+            Reply::Err { code: Code::NotFound, .. } => {
+                self.snap_not_found(v, s, "DeleteSnapshot", reply)
+            }
+            Reply::Err { .. } => {
+                if let Some(x) = self.snaps.get_mut(&s) {
+                    x.life = Life::Lost;
+                }
+            }
+        }
+    }
+
+    pub(super) fn get_snapshot(&mut self, v: &mut Verdicts, s: Snap, reply: &Reply) {
+        let Some(x) = self.snaps.get(&s) else { return };
+        if x.life == Life::Dead {
+            v.row("GetSnapshot", SNAP_NOT_EXIST, reply, &format!("of deleted {s} (id {})", x.id));
+        } else if code(reply) == Code::NotFound {
+            self.snap_not_found(v, s, "GetSnapshot", reply);
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! The model's properties across longer histories: a CO's late retries answered as the first
+//! time, undos in any order keeping what they do not undo, and a ListVolumes token held across
+//! later calls.
+
+use tonic::Code;
+
+use super::*;
+
+#[test]
+fn late_retries_are_answered_as_the_first_time_and_undos_in_any_order_keep_the_rest() {
+    let mut m = Model::new(caps());
+    let (a, b) = (v(0, 0), v(1, 0));
+    assert!(rules_of(&mut m, create(0, 2), ok_volume("a", 2 * MIB)).is_empty());
+    // A clone, its content source answered.
+    let clone = Call::CreateVolume { name: 1, mib: 2, limit: 0, source: Some(Source::Volume(a)) };
+    let cloned = |source: Option<(bool, String)>, capacity| {
+        Reply::Ok(Body::Volume { id: "b".into(), capacity, source })
+    };
+    let from_a = Some((false, "a".to_owned()));
+    assert!(rules_of(&mut m, clone, cloned(from_a.clone(), 2 * MIB)).is_empty());
+    // Retried later: the same content source and capacity, or the retry breaks.
+    assert!(rules_of(&mut m, clone, cloned(from_a.clone(), 2 * MIB)).is_empty());
+    assert_eq!(rules_of(&mut m, clone, cloned(None, 2 * MIB)), [Rule::CreateRetrySame]);
+    assert_eq!(rules_of(&mut m, clone, cloned(from_a.clone(), 3 * MIB)), [Rule::CreateRetrySame]);
+    // Made with a limit, grown past it: the first request again is the plugin's to judge
+    // (OK, the volume grown, or ALREADY_EXISTS); never another volume.
+    let ranged = Call::CreateVolume { name: 2, mib: 1, limit: 2, source: None };
+    assert!(rules_of(&mut m, ranged, ok_volume("c", 2 * MIB)).is_empty());
+    let c = v(2, 0);
+    let grown = Reply::Ok(Body::Expanded { capacity: 4 * MIB, node: false });
+    assert!(rules_of(&mut m, Call::Expand { vol: c, mib: 4 }, grown).is_empty());
+    assert!(rules_of(&mut m, ranged, ok_volume("c", 4 * MIB)).is_empty());
+    assert!(rules_of(&mut m, ranged, error(Code::AlreadyExists)).is_empty());
+    assert_eq!(rules_of(&mut m, ranged, ok_volume("x", 4 * MIB)), [Rule::CreateRetrySame]);
+    // A snapshot retried after its source grew: its own size and time, not the source's now.
+    let snap = Call::CreateSnapshot { name: 0, source: b };
+    let cut = |size, created| {
+        Reply::Ok(Body::Snapshot {
+            id: "s".into(),
+            source: "b".into(),
+            size,
+            ready: true,
+            created: Some(created),
+        })
+    };
+    assert!(rules_of(&mut m, snap, cut(2 * MIB, (7, 0))).is_empty());
+    let grow = Reply::Ok(Body::Expanded { capacity: 5 * MIB, node: false });
+    assert!(rules_of(&mut m, Call::Expand { vol: b, mib: 5 }, grow).is_empty());
+    assert!(rules_of(&mut m, snap, cut(2 * MIB, (7, 0))).is_empty());
+    assert_eq!(rules_of(&mut m, snap, cut(5 * MIB, (7, 0))), [Rule::SnapshotRetrySame]);
+    assert_eq!(rules_of(&mut m, snap, cut(2 * MIB, (9, 0))), [Rule::SnapshotRetrySame]);
+    // ValidateVolumeCapabilities: confirmed the same way each time, until modified.
+    let validate = Call::Validate(a);
+    let confirmed = |c| Reply::Ok(Body::Validated { confirmed: c });
+    assert!(rules_of(&mut m, validate, confirmed(true)).is_empty());
+    assert_eq!(rules_of(&mut m, validate, confirmed(false)), [Rule::ValidateIdempotent]);
+    assert!(rules_of(&mut m, Call::Modify(a), Reply::Ok(Body::Empty)).is_empty());
+    assert!(rules_of(&mut m, validate, confirmed(false)).is_empty());
+    // Published at three targets, undone in any order: the others stay where they are.
+    for call in [Call::ControllerPublish { vol: a, readonly: false, own: true }, Call::Stage(a)] {
+        assert!(rules_of(&mut m, call, Reply::Ok(Body::Empty)).is_empty());
+    }
+    let at = |target| Call::Publish { vol: a, target, readonly: false };
+    let placed = || Reply::Ok(Body::Target { exists: Some(true), gone: Vec::new() });
+    assert!(rules_of(&mut m, at(0), placed()).is_empty());
+    assert_eq!(rules_of(&mut m, at(2), placed()), [Rule::SecondTarget]);
+    assert_eq!(rules_of(&mut m, at(1), placed()), [Rule::SecondTarget]);
+    let off = |target| Call::Unpublish { vol: a, target };
+    let removed = |gone: Vec<u8>| Reply::Ok(Body::Target { exists: Some(false), gone });
+    assert!(rules_of(&mut m, off(0), removed(Vec::new())).is_empty());
+    assert_eq!(rules_of(&mut m, off(2), removed(vec![1])), [Rule::OtherTargetsKept]);
+    assert!(rules_of(&mut m, off(1), removed(Vec::new())).is_empty());
+    // A stale target path: its statistics are the row's NOT_FOUND, unpublished again OK.
+    let stats = Call::Stats { vol: a, at: At::Target(2) };
+    assert!(m.enabled(&stats));
+    assert_eq!(
+        rules_of(&mut m, stats, Reply::Ok(Body::Empty)),
+        [Rule::Row("NodeGetVolumeStats", rules::NOT_EXIST)]
+    );
+    assert!(rules_of(&mut m, off(2), removed(Vec::new())).is_empty());
+    // Every target undone: the final NodeUnstageVolume is not refused as in use.
+    assert_eq!(
+        rules_of(&mut m, Call::Unstage(a), error(Code::FailedPrecondition)),
+        [Rule::NodeUnpublishUndoes]
+    );
+}
+
+#[test]
+fn a_token_held_across_calls_is_followed_as_the_spec_allows() {
+    let mut m = Model::new(caps());
+    for (name, id) in [(0, "a"), (1, "b"), (2, "c")] {
+        assert!(rules_of(&mut m, create(name, 1), ok_volume(id, MIB)).is_empty());
+    }
+    let page = |ids: &[&str], token| {
+        let entries = ids
+            .iter()
+            .map(|id| Listed { id: (*id).into(), capacity: MIB, on_node: None })
+            .collect();
+        Reply::Ok(Body::Page { entries, token })
+    };
+    let rest = |ids: &[&str]| {
+        let entries: Vec<Listed> = ids
+            .iter()
+            .map(|id| Listed { id: (*id).into(), capacity: MIB, on_node: None })
+            .collect();
+        Reply::Ok(Body::Volumes(Listing {
+            entries,
+            end: End::Complete,
+            last_page: 0,
+            unpaged: None,
+        }))
+    };
+    let hold = Call::ListHold { max_entries: 1 };
+    // Nothing created or deleted since: the pages from the token list the rest.
+    assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
+    assert!(m.enabled(&Call::ListResume));
+    let grow = Reply::Ok(Body::Expanded { capacity: 2 * MIB, node: false });
+    assert!(rules_of(&mut m, Call::Expand { vol: v(1, 0), mib: 2 }, grow).is_empty());
+    assert_eq!(rules_of(&mut m, Call::ListResume, rest(&["c"])), [Rule::VolumesListed]);
+    assert!(!m.enabled(&Call::ListResume));
+    // A page of the token answered from before the expansion: a capacity it outgrew.
+    assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
+    assert_eq!(rules_of(&mut m, Call::ListResume, rest(&["b", "c"])), [Rule::CapacityAtLeast]);
+    // Created or deleted since: the pages may shift (missing or repeated), never list what
+    // was deleted; ABORTED (Invalid starting_token) is the plugin's to answer.
+    assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
+    assert!(rules_of(&mut m, Call::DeleteVolume(v(2, 0)), Reply::Ok(Body::Empty)).is_empty());
+    assert!(rules_of(&mut m, create(3, 1), ok_volume("d", MIB)).is_empty());
+    assert!(rules_of(&mut m, Call::ListResume, rest(&["a"])).is_empty());
+    assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
+    assert!(rules_of(&mut m, Call::ListResume, error(Code::Aborted)).is_empty());
+    assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
+    assert!(rules_of(&mut m, Call::DeleteVolume(v(3, 0)), Reply::Ok(Body::Empty)).is_empty());
+    assert_eq!(rules_of(&mut m, Call::ListResume, rest(&["d"])), [Rule::VolumeDeletedGone]);
+    // A first page without next_token holds nothing.
+    assert!(rules_of(&mut m, Call::ListHold { max_entries: 3 }, page(&["a"], false)).is_empty());
+    assert!(!m.enabled(&Call::ListResume));
+}
