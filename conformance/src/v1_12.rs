@@ -31,12 +31,7 @@ impl Conditions {
                 let entries = root.field("entries");
                 for (i, e) in r.entries.iter().enumerate() {
                     let condition = e.status.as_ref().and_then(|s| s.volume_condition.as_ref());
-                    if let Some(c) = condition {
-                        let entry = entries.index(i);
-                        let status = entry.field("status");
-                        c.validate_at(&status.field("volume_condition"), &mut found.violations);
-                    }
-                    found.held.push(condition.is_some());
+                    found.add(condition, &entries.index(i).field("status"));
                 }
             }
             "csi.v1.ControllerGetVolumeResponse" => {
@@ -44,24 +39,26 @@ impl Conditions {
                     return found;
                 };
                 let condition = r.status.as_ref().and_then(|s| s.volume_condition.as_ref());
-                if let Some(c) = condition {
-                    let status = root.field("status");
-                    c.validate_at(&status.field("volume_condition"), &mut found.violations);
-                }
-                found.held.push(condition.is_some());
+                found.add(condition, &root.field("status"));
             }
             "csi.v1.NodeGetVolumeStatsResponse" => {
                 let Ok(r) = csikit::v1_12::NodeGetVolumeStatsResponse::decode(bytes) else {
                     return found;
                 };
-                if let Some(c) = &r.volume_condition {
-                    c.validate_at(&root.field("volume_condition"), &mut found.violations);
-                }
-                found.held.push(r.volume_condition.is_some());
+                found.add(r.volume_condition.as_ref(), &root);
             }
             _ => {}
         }
         found
+    }
+
+    /// One volume's `volume_condition` (in the message at `parent`): whether it is there, and
+    /// the v1.12.0 rules it breaks.
+    fn add(&mut self, condition: Option<&csikit::v1_12::VolumeCondition>, parent: &FieldPath<'_>) {
+        if let Some(c) = condition {
+            c.validate_at(&parent.field("volume_condition"), &mut self.violations);
+        }
+        self.held.push(condition.is_some());
     }
 
     /// Whether the answer's `i`th volume holds a `volume_condition`.
