@@ -26,7 +26,7 @@
 //! the skeleton without its `:authority` rewriter) at once, each on a socket of its own, on one
 //! multi-thread tokio runtime; the client (one tonic channel per socket, connected once the
 //! server listens) runs on a current-thread runtime of its own and calls the servers in turn,
-//! one call each, the first of each turn rotating: the compared calls are made side by side in
+//! one call each, each turn in an order drawn at random: the compared calls are made side by side in
 //! one process, so neither the process nor the moment favours one server (separate processes
 //! differed by up to 30 µs at p50 from one run to the next on this machine). A warm-up, then
 //! [`SEQUENTIAL`] calls per server (latency), then per server [`IN_FLIGHT`] tasks calling at once
@@ -352,7 +352,7 @@ fn parent() {
     let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
     println!("NodePublishVolume over a unix socket, request {size} bytes, {cores} cores");
     println!(
-        "{ROUNDS} rounds x {} children (one per log setting), each calling its servers in turn, one call each in rotating order: {WARM_UP} warm-up and {SEQUENTIAL} timed sequential calls per server, then per server {} calls with {IN_FLIGHT} in flight and {DIRECT} without transport",
+        "{ROUNDS} rounds x {} children (one per log setting), each calling its servers in turn, one call each in an order drawn per turn: {WARM_UP} warm-up and {SEQUENTIAL} timed sequential calls per server, then per server {} calls with {IN_FLIGHT} in flight and {DIRECT} without transport",
         MODES.len(),
         IN_FLIGHT * PER_TASK
     );
@@ -688,7 +688,7 @@ fn serve(
             })
         }
         Server::SkeletonPlain => {
-            let listener = bind(runtime, socket);
+            let listener = bind::<2>(runtime, socket);
             runtime.spawn(async move {
                 tonic::transport::Server::builder()
                     .add_routes(skeleton().await.into_routes())
@@ -698,7 +698,7 @@ fn serve(
             })
         }
         Server::Bare => {
-            let listener = bind(runtime, socket);
+            let listener = bind::<1>(runtime, socket);
             runtime.spawn(async move {
                 tonic::transport::Server::builder()
                     .add_service(csikit::v1::node_server::NodeServer::new(BareNode))
@@ -726,14 +726,73 @@ fn read_log(path: &Path) -> (usize, usize, usize) {
     (ok, said, secret)
 }
 
-/// A listener bound before the client is started, so it connects at once.
-fn bind(
+/// A listener bound before the client is started, so it connects at once. Each accepted
+/// stream comes as a type of its own (`K`), so each server gets its own copy of the transport's
+/// code (hyper's and h2's, generic over the stream), as `serve` does with the rewriter's type and
+/// as every server has in a process of its own: two servers over one stream type would share
+/// one copy, warm in the caches from both, and the third pay for its own.
+fn bind<const K: usize>(
     runtime: &tokio::runtime::Runtime,
     socket: &Path,
-) -> tokio_stream::wrappers::UnixListenerStream {
+) -> impl tokio_stream::Stream<Item = std::io::Result<Own<K>>> + use<K> {
     let _entered = runtime.enter();
     let listener = tokio::net::UnixListener::bind(socket).expect("binds");
-    tokio_stream::wrappers::UnixListenerStream::new(listener)
+    tokio_stream::StreamExt::map(tokio_stream::wrappers::UnixListenerStream::new(listener), |s| {
+        s.map(Own)
+    })
+}
+
+/// An accepted stream as a type of its own: every call passed on as it is.
+struct Own<const K: usize>(tokio::net::UnixStream);
+
+impl<const K: usize> tokio::io::AsyncRead for Own<K> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl<const K: usize> tokio::io::AsyncWrite for Own<K> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.0).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.0.is_write_vectored()
+    }
+}
+
+impl<const K: usize> tonic::transport::server::Connected for Own<K> {
+    type ConnectInfo = <tokio::net::UnixStream as tonic::transport::server::Connected>::ConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.0.connect_info()
+    }
 }
 
 /// The adapter the skeleton's builder makes, for calls straight into it.
@@ -788,7 +847,7 @@ async fn count_allocations(skeleton: bool) -> usize {
 }
 
 /// Per server: the sequential latencies, and the calls and time of the throughput run. The
-/// sequential calls go to the servers in turn, one call each, the first of each turn rotating,
+/// sequential calls go to the servers in turn, one call each, each turn in a random order,
 /// so what the machine does at a moment lands on every server alike; the throughput runs go one
 /// server after the other, in an order rotating with the round.
 async fn measure(sockets: &[PathBuf], round: usize) -> Vec<(Vec<u64>, usize, Duration)> {
@@ -798,15 +857,22 @@ async fn measure(sockets: &[PathBuf], round: usize) -> Vec<(Vec<u64>, usize, Dur
     }
     let n = clients.len();
     let one = request(0);
-    for i in 0..WARM_UP {
-        for k in 0..n {
-            clients[(i + k) % n].node_publish_volume(one.clone()).await.expect("call");
+    // Each turn calls the servers in an order of its own, drawn at random (seeded by the round):
+    // a call's latency depends on which server was called just before it (whether the worker
+    // that served that call is still awake), and a rotated order makes some servers follow
+    // others more often than not.
+    let mut rng = fastrand::Rng::with_seed(round as u64);
+    let mut turn: Vec<usize> = (0..n).collect();
+    for _ in 0..WARM_UP {
+        rng.shuffle(&mut turn);
+        for &server in &turn {
+            clients[server].node_publish_volume(one.clone()).await.expect("call");
         }
     }
     let mut latencies: Vec<Vec<u64>> = (0..n).map(|_| Vec::with_capacity(SEQUENTIAL)).collect();
-    for i in 0..SEQUENTIAL {
-        for k in 0..n {
-            let server = (i + k) % n;
+    for _ in 0..SEQUENTIAL {
+        rng.shuffle(&mut turn);
+        for &server in &turn {
             let r = one.clone();
             let started = Instant::now();
             clients[server].node_publish_volume(r).await.expect("call");
