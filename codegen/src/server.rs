@@ -67,16 +67,25 @@ pub fn generate_server(p: &Package<'_>, parts: &Parts) -> String {
             " through a `*Service` adapter added to the v1 `Builder` with `routes_with`"
         }
     );
-    out.push_str("use std::future::Future;\nuse std::sync::Arc;\n\nuse ::csikit::tonic::{self, Request, Response, Status};\n\n");
+    out.push_str("use std::future::Future;\nuse std::sync::Arc;\n\n");
+    // `Response` only where the adapter answers a derived RPC itself (csi.v1's Identity and
+    // capabilities); the driver traits name `RpcResult`.
+    let derives =
+        model.services.iter().flat_map(|s| &s.methods).any(|m| derived_rpc(model, &m.name));
+    out.push_str(if derives {
+        "use ::csikit::tonic::{Request, Response};\n\n"
+    } else {
+        "use ::csikit::tonic::Request;\n\n"
+    });
     let streaming = model
         .services
         .iter()
         .flat_map(|s| &s.methods)
         .any(|m| m.server_streaming && !m.client_streaming);
     out.push_str(if streaming {
-        "use ::csikit::server::{BoxStream, Pipeline, RpcResult, SecretValues};\n\n"
+        "use ::csikit::server::{BoxStream, Pipeline, RpcFuture, RpcResult, SecretValues};\n\n"
     } else {
-        "use ::csikit::server::{Pipeline, RpcResult, SecretValues};\n\n"
+        "use ::csikit::server::{Pipeline, RpcFuture, RpcResult, SecretValues};\n\n"
     });
 
     rpc_records(p, &mut out);
@@ -260,36 +269,40 @@ fn service(p: &Package<'_>, parts: &Parts, s: &Service, out: &mut String) {
         "    /// The tonic server of this adapter, ready for a router.\n    pub fn into_server(self) -> {tonic_mod}::{trait_name}Server<Self> {{\n        {tonic_mod}::{trait_name}Server::new(self)\n    }}\n}}\n"
     );
 
-    let _ = writeln!(
-        out,
-        "#[tonic::async_trait]\nimpl<T: {trait_name}> {tonic_mod}::{trait_name} for {adapter}<T> {{"
-    );
+    // Written as `#[tonic::async_trait]` expands, not through it: the method boxes the pipeline's
+    // future itself, rather than an `async` block that would hold the request and then that
+    // future beside it (one more copy of both per call, and a larger box).
+    let _ = writeln!(out, "impl<T: {trait_name}> {tonic_mod}::{trait_name} for {adapter}<T> {{");
     for (i, (m, input, output)) in typed.iter().enumerate() {
         let method = snake(&m.name);
         let record = format!("rpc::{}", const_name(&m.name));
         let fallback = if derived_rpc(model, &m.name) {
             format!(
-                "            return Ok(Response::new(self.derived.{}.clone()));",
+                "            return Box::pin(std::future::ready(Ok(Response::new(self.derived.{}.clone()))));",
                 snake(&m.name).trim_start_matches("r#")
             )
         } else {
-            format!("            return Err(self.pipeline.unimplemented(&{record}));")
+            format!(
+                "            return Box::pin(std::future::ready(Err(self.pipeline.unimplemented(&{record}))));"
+            )
         };
         if m.server_streaming {
             let stream = format!("{}Stream", camel(&m.name));
             let _ = writeln!(out, "    type {stream} = BoxStream<{output}>;\n");
             let _ = writeln!(
                 out,
-                "    async fn {method}(&self, request: Request<{input}>) -> Result<Response<Self::{stream}>, Status> {{\n        \
+                "    fn {method}<'life0, 'async_trait>(&'life0 self, request: Request<{input}>) -> RpcFuture<'async_trait, Self::{stream}>\n    \
+                 where\n        'life0: 'async_trait,\n        Self: 'async_trait,\n    {{\n        \
                  if !self.implemented[{i}] {{\n{fallback}\n        }}\n        let inner = &*self.inner;\n        \
-                 self.pipeline.server_streaming(&{record}, request, |r| inner.{method}(r)).await\n    }}\n"
+                 Box::pin(self.pipeline.server_streaming(&{record}, request, move |r| inner.{method}(r)))\n    }}\n"
             );
         } else {
             let _ = writeln!(
                 out,
-                "    async fn {method}(&self, request: Request<{input}>) -> Result<Response<{output}>, Status> {{\n        \
+                "    fn {method}<'life0, 'async_trait>(&'life0 self, request: Request<{input}>) -> RpcFuture<'async_trait, {output}>\n    \
+                 where\n        'life0: 'async_trait,\n        Self: 'async_trait,\n    {{\n        \
                  if !self.implemented[{i}] {{\n{fallback}\n        }}\n        let inner = &*self.inner;\n        \
-                 self.pipeline.unary(&{record}, request, |r| inner.{method}(r)).await\n    }}\n"
+                 Box::pin(self.pipeline.unary(&{record}, request, move |r| inner.{method}(r)))\n    }}\n"
             );
         }
     }

@@ -44,7 +44,6 @@ use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use tonic::{Request, Response, Status};
-use tracing::Instrument as _;
 
 pub mod authority;
 mod builder;
@@ -67,6 +66,10 @@ use crate::validate::Validate;
 
 /// What an RPC of a generated server trait returns: tonic's signature, named once.
 pub type RpcResult<T> = Result<Response<T>, Status>;
+
+/// The boxed future a generated adapter's tonic method returns: the signature
+/// `#[tonic::async_trait]` gives tonic's server traits, named once.
+pub type RpcFuture<'a, T> = Pin<Box<dyn Future<Output = RpcResult<T>> + Send + 'a>>;
 
 /// The response stream of a server-streaming RPC.
 pub type BoxStream<T> =
@@ -197,19 +200,22 @@ impl Pipeline {
         unimplemented(rpc.name)
     }
 
-    fn span<Req>(&self, rpc: &Rpc<Req>, request: &Req) -> tracing::Span {
-        if !self.layers.tracing {
-            return tracing::Span::none();
+    /// What the call's events are written in: a span, or under a [`log::LogLayer`] the log's
+    /// own call context (the same line, without the registry's span; see `log::call`).
+    fn scope<Req>(&self, rpc: &Rpc<Req>, request: &Req) -> Scope {
+        if !self.layers.tracing || !tracing::level_enabled!(tracing::Level::INFO) {
+            return Scope::None;
         }
-        match &rpc.key {
-            Some(key) => tracing::info_span!(
-                "csi",
-                rpc = rpc.name,
-                id = (key.get)(request),
-                waited_ms = tracing::field::Empty
-            ),
+        let id = rpc.key.as_ref().map(|key| (key.get)(request));
+        if tracing::dispatcher::get_default(tracing::Dispatch::is::<log::LogLayer>) {
+            return Scope::Context(Some(log::CallContext::new(rpc.name, id)));
+        }
+        Scope::Span(match id {
+            Some(id) => {
+                tracing::info_span!("csi", rpc = rpc.name, id, waited_ms = tracing::field::Empty)
+            }
             None => tracing::info_span!("csi", rpc = rpc.name),
-        }
+        })
     }
 
     /// The start of every call: the clock (read only when there is a log to write the
@@ -264,7 +270,8 @@ impl Pipeline {
                 let waited = match &acquired {
                     Ok((_, waited)) | Err(waited) => *waited,
                 };
-                if tracing && !waited.is_zero() {
+                if tracing && !waited.is_zero() && !log::CallContext::record_waited(millis(waited))
+                {
                     tracing::Span::current().record("waited_ms", millis(waited));
                 }
                 match acquired {
@@ -296,8 +303,8 @@ impl Pipeline {
         F: FnOnce(Request<Req>) -> Fut,
         Fut: Future<Output = Result<Response<Resp>, Status>>,
     {
-        let span = self.span(rpc, request.get_ref());
-        async move {
+        let scope = self.scope(rpc, request.get_ref());
+        scope.run(async move {
             let (started, secrets) = self.open(request.get_ref());
             let result = match self.admit(rpc, request.get_ref()).await {
                 Ok(_held) => {
@@ -322,8 +329,7 @@ impl Pipeline {
                 log_outcome(&result, started);
             }
             result
-        }
-        .instrument(span)
+        })
     }
 
     /// Runs a server-streaming RPC through the layers. Serialisation covers the call that opens
@@ -341,8 +347,8 @@ impl Pipeline {
         Fut: Future<Output = Result<Response<BoxStream<Resp>>, Status>>,
     {
         use tokio_stream::StreamExt as _;
-        let span = self.span(rpc, request.get_ref());
-        async move {
+        let scope = self.scope(rpc, request.get_ref());
+        scope.run(async move {
             let (started, secrets) = self.open(request.get_ref());
             let result = match self.admit(rpc, request.get_ref()).await {
                 Ok(_held) => handler(request).await,
@@ -373,8 +379,49 @@ impl Pipeline {
             } else {
                 result
             }
+        })
+    }
+}
+
+/// What a call's events are written in (see [`Pipeline::scope`]).
+enum Scope {
+    /// No log (the tracing layer is off, or nothing takes INFO).
+    None,
+    Span(tracing::Span),
+    /// The call's context, kept by the log's thread-local while the call is polled.
+    Context(Option<log::CallContext>),
+}
+
+impl Scope {
+    /// `body` in the scope: the span entered, or the context made the thread's, for each poll.
+    fn run<F: Future>(self, body: F) -> InScope<F> {
+        InScope { body, scope: self }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A call's future in its [`Scope`]: as `tracing`'s `Instrumented`, with the log's context
+    /// as the other kind of scope.
+    struct InScope<F> {
+        #[pin]
+        body: F,
+        scope: Scope,
+    }
+}
+
+impl<F: Future> Future for InScope<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<F::Output> {
+        let this = self.project();
+        match this.scope {
+            Scope::None => this.body.poll(cx),
+            Scope::Span(span) => {
+                let _entered = span.enter();
+                this.body.poll(cx)
+            }
+            Scope::Context(slot) => log::CallContext::enter(slot, || this.body.poll(cx)),
         }
-        .instrument(span)
     }
 }
 

@@ -18,9 +18,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use ::csikit::tonic::{self, Request, Response, Status};
+use ::csikit::tonic::{Request, Response};
 
-use ::csikit::server::{BoxStream, Pipeline, RpcResult, SecretValues};
+use ::csikit::server::{BoxStream, Pipeline, RpcFuture, RpcResult, SecretValues};
 
 /// What the pipeline knows about each RPC: its path and the id it is serialised on.
 pub mod rpc {
@@ -588,41 +588,58 @@ impl<T: Identity> IdentityService<T> {
     }
 }
 
-#[tonic::async_trait]
 impl<T: Identity> super::identity_server::Identity for IdentityService<T> {
-    async fn get_plugin_info(
-        &self,
+    fn get_plugin_info<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::GetPluginInfoRequest>,
-    ) -> Result<Response<super::GetPluginInfoResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::GetPluginInfoResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[0] {
-            return Ok(Response::new(self.derived.get_plugin_info.clone()));
+            return Box::pin(std::future::ready(Ok(Response::new(
+                self.derived.get_plugin_info.clone(),
+            ))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::GET_PLUGIN_INFO, request, |r| inner.get_plugin_info(r)).await
+        Box::pin(
+            self.pipeline.unary(&rpc::GET_PLUGIN_INFO, request, move |r| inner.get_plugin_info(r)),
+        )
     }
 
-    async fn get_plugin_capabilities(
-        &self,
+    fn get_plugin_capabilities<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::GetPluginCapabilitiesRequest>,
-    ) -> Result<Response<super::GetPluginCapabilitiesResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::GetPluginCapabilitiesResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[1] {
-            return Ok(Response::new(self.derived.get_plugin_capabilities.clone()));
+            return Box::pin(std::future::ready(Ok(Response::new(
+                self.derived.get_plugin_capabilities.clone(),
+            ))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::GET_PLUGIN_CAPABILITIES, request, |r| inner.get_plugin_capabilities(r))
-            .await
+        Box::pin(self.pipeline.unary(&rpc::GET_PLUGIN_CAPABILITIES, request, move |r| {
+            inner.get_plugin_capabilities(r)
+        }))
     }
 
-    async fn probe(
-        &self,
+    fn probe<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ProbeRequest>,
-    ) -> Result<Response<super::ProbeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ProbeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[2] {
-            return Ok(Response::new(self.derived.probe.clone()));
+            return Box::pin(std::future::ready(Ok(Response::new(self.derived.probe.clone()))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::PROBE, request, |r| inner.probe(r)).await
+        Box::pin(self.pipeline.unary(&rpc::PROBE, request, move |r| inner.probe(r)))
     }
 }
 
@@ -1572,221 +1589,320 @@ impl<T: Controller> ControllerService<T> {
     }
 }
 
-#[tonic::async_trait]
 impl<T: Controller> super::controller_server::Controller for ControllerService<T> {
-    async fn create_volume(
-        &self,
+    fn create_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::CreateVolumeRequest>,
-    ) -> Result<Response<super::CreateVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::CreateVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[0] {
-            return Err(self.pipeline.unimplemented(&rpc::CREATE_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::CREATE_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::CREATE_VOLUME, request, |r| inner.create_volume(r)).await
+        Box::pin(self.pipeline.unary(&rpc::CREATE_VOLUME, request, move |r| inner.create_volume(r)))
     }
 
-    async fn delete_volume(
-        &self,
+    fn delete_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::DeleteVolumeRequest>,
-    ) -> Result<Response<super::DeleteVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::DeleteVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[1] {
-            return Err(self.pipeline.unimplemented(&rpc::DELETE_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::DELETE_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::DELETE_VOLUME, request, |r| inner.delete_volume(r)).await
+        Box::pin(self.pipeline.unary(&rpc::DELETE_VOLUME, request, move |r| inner.delete_volume(r)))
     }
 
-    async fn controller_publish_volume(
-        &self,
+    fn controller_publish_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ControllerPublishVolumeRequest>,
-    ) -> Result<Response<super::ControllerPublishVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ControllerPublishVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[2] {
-            return Err(self.pipeline.unimplemented(&rpc::CONTROLLER_PUBLISH_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::CONTROLLER_PUBLISH_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::CONTROLLER_PUBLISH_VOLUME, request, |r| inner.controller_publish_volume(r))
-            .await
+        Box::pin(self.pipeline.unary(&rpc::CONTROLLER_PUBLISH_VOLUME, request, move |r| {
+            inner.controller_publish_volume(r)
+        }))
     }
 
-    async fn controller_unpublish_volume(
-        &self,
+    fn controller_unpublish_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ControllerUnpublishVolumeRequest>,
-    ) -> Result<Response<super::ControllerUnpublishVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ControllerUnpublishVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[3] {
-            return Err(self.pipeline.unimplemented(&rpc::CONTROLLER_UNPUBLISH_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::CONTROLLER_UNPUBLISH_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::CONTROLLER_UNPUBLISH_VOLUME, request, |r| {
-                inner.controller_unpublish_volume(r)
-            })
-            .await
+        Box::pin(self.pipeline.unary(&rpc::CONTROLLER_UNPUBLISH_VOLUME, request, move |r| {
+            inner.controller_unpublish_volume(r)
+        }))
     }
 
-    async fn validate_volume_capabilities(
-        &self,
+    fn validate_volume_capabilities<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ValidateVolumeCapabilitiesRequest>,
-    ) -> Result<Response<super::ValidateVolumeCapabilitiesResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ValidateVolumeCapabilitiesResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[4] {
-            return Err(self.pipeline.unimplemented(&rpc::VALIDATE_VOLUME_CAPABILITIES));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::VALIDATE_VOLUME_CAPABILITIES))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::VALIDATE_VOLUME_CAPABILITIES, request, |r| {
-                inner.validate_volume_capabilities(r)
-            })
-            .await
+        Box::pin(self.pipeline.unary(&rpc::VALIDATE_VOLUME_CAPABILITIES, request, move |r| {
+            inner.validate_volume_capabilities(r)
+        }))
     }
 
-    async fn list_volumes(
-        &self,
+    fn list_volumes<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ListVolumesRequest>,
-    ) -> Result<Response<super::ListVolumesResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ListVolumesResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[5] {
-            return Err(self.pipeline.unimplemented(&rpc::LIST_VOLUMES));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::LIST_VOLUMES))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::LIST_VOLUMES, request, |r| inner.list_volumes(r)).await
+        Box::pin(self.pipeline.unary(&rpc::LIST_VOLUMES, request, move |r| inner.list_volumes(r)))
     }
 
-    async fn controller_list_volume_health(
-        &self,
+    fn controller_list_volume_health<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ControllerListVolumeHealthRequest>,
-    ) -> Result<Response<super::ControllerListVolumeHealthResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ControllerListVolumeHealthResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[6] {
-            return Err(self.pipeline.unimplemented(&rpc::CONTROLLER_LIST_VOLUME_HEALTH));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::CONTROLLER_LIST_VOLUME_HEALTH))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::CONTROLLER_LIST_VOLUME_HEALTH, request, |r| {
-                inner.controller_list_volume_health(r)
-            })
-            .await
+        Box::pin(self.pipeline.unary(&rpc::CONTROLLER_LIST_VOLUME_HEALTH, request, move |r| {
+            inner.controller_list_volume_health(r)
+        }))
     }
 
-    async fn controller_get_volume_health(
-        &self,
+    fn controller_get_volume_health<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ControllerGetVolumeHealthRequest>,
-    ) -> Result<Response<super::ControllerGetVolumeHealthResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ControllerGetVolumeHealthResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[7] {
-            return Err(self.pipeline.unimplemented(&rpc::CONTROLLER_GET_VOLUME_HEALTH));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::CONTROLLER_GET_VOLUME_HEALTH))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::CONTROLLER_GET_VOLUME_HEALTH, request, |r| {
-                inner.controller_get_volume_health(r)
-            })
-            .await
+        Box::pin(self.pipeline.unary(&rpc::CONTROLLER_GET_VOLUME_HEALTH, request, move |r| {
+            inner.controller_get_volume_health(r)
+        }))
     }
 
-    async fn get_capacity(
-        &self,
+    fn get_capacity<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::GetCapacityRequest>,
-    ) -> Result<Response<super::GetCapacityResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::GetCapacityResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[8] {
-            return Err(self.pipeline.unimplemented(&rpc::GET_CAPACITY));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::GET_CAPACITY))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::GET_CAPACITY, request, |r| inner.get_capacity(r)).await
+        Box::pin(self.pipeline.unary(&rpc::GET_CAPACITY, request, move |r| inner.get_capacity(r)))
     }
 
-    async fn controller_get_capabilities(
-        &self,
+    fn controller_get_capabilities<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ControllerGetCapabilitiesRequest>,
-    ) -> Result<Response<super::ControllerGetCapabilitiesResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ControllerGetCapabilitiesResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[9] {
-            return Ok(Response::new(self.derived.controller_get_capabilities.clone()));
+            return Box::pin(std::future::ready(Ok(Response::new(
+                self.derived.controller_get_capabilities.clone(),
+            ))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::CONTROLLER_GET_CAPABILITIES, request, |r| {
-                inner.controller_get_capabilities(r)
-            })
-            .await
+        Box::pin(self.pipeline.unary(&rpc::CONTROLLER_GET_CAPABILITIES, request, move |r| {
+            inner.controller_get_capabilities(r)
+        }))
     }
 
-    async fn create_snapshot(
-        &self,
+    fn create_snapshot<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::CreateSnapshotRequest>,
-    ) -> Result<Response<super::CreateSnapshotResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::CreateSnapshotResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[10] {
-            return Err(self.pipeline.unimplemented(&rpc::CREATE_SNAPSHOT));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::CREATE_SNAPSHOT))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::CREATE_SNAPSHOT, request, |r| inner.create_snapshot(r)).await
+        Box::pin(
+            self.pipeline.unary(&rpc::CREATE_SNAPSHOT, request, move |r| inner.create_snapshot(r)),
+        )
     }
 
-    async fn delete_snapshot(
-        &self,
+    fn delete_snapshot<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::DeleteSnapshotRequest>,
-    ) -> Result<Response<super::DeleteSnapshotResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::DeleteSnapshotResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[11] {
-            return Err(self.pipeline.unimplemented(&rpc::DELETE_SNAPSHOT));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::DELETE_SNAPSHOT))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::DELETE_SNAPSHOT, request, |r| inner.delete_snapshot(r)).await
+        Box::pin(
+            self.pipeline.unary(&rpc::DELETE_SNAPSHOT, request, move |r| inner.delete_snapshot(r)),
+        )
     }
 
-    async fn list_snapshots(
-        &self,
+    fn list_snapshots<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ListSnapshotsRequest>,
-    ) -> Result<Response<super::ListSnapshotsResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ListSnapshotsResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[12] {
-            return Err(self.pipeline.unimplemented(&rpc::LIST_SNAPSHOTS));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::LIST_SNAPSHOTS))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::LIST_SNAPSHOTS, request, |r| inner.list_snapshots(r)).await
+        Box::pin(
+            self.pipeline.unary(&rpc::LIST_SNAPSHOTS, request, move |r| inner.list_snapshots(r)),
+        )
     }
 
-    async fn get_snapshot(
-        &self,
+    fn get_snapshot<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::GetSnapshotRequest>,
-    ) -> Result<Response<super::GetSnapshotResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::GetSnapshotResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[13] {
-            return Err(self.pipeline.unimplemented(&rpc::GET_SNAPSHOT));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::GET_SNAPSHOT))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::GET_SNAPSHOT, request, |r| inner.get_snapshot(r)).await
+        Box::pin(self.pipeline.unary(&rpc::GET_SNAPSHOT, request, move |r| inner.get_snapshot(r)))
     }
 
-    async fn controller_expand_volume(
-        &self,
+    fn controller_expand_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ControllerExpandVolumeRequest>,
-    ) -> Result<Response<super::ControllerExpandVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ControllerExpandVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[14] {
-            return Err(self.pipeline.unimplemented(&rpc::CONTROLLER_EXPAND_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::CONTROLLER_EXPAND_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::CONTROLLER_EXPAND_VOLUME, request, |r| inner.controller_expand_volume(r))
-            .await
+        Box::pin(self.pipeline.unary(&rpc::CONTROLLER_EXPAND_VOLUME, request, move |r| {
+            inner.controller_expand_volume(r)
+        }))
     }
 
-    async fn controller_get_volume(
-        &self,
+    fn controller_get_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ControllerGetVolumeRequest>,
-    ) -> Result<Response<super::ControllerGetVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ControllerGetVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[15] {
-            return Err(self.pipeline.unimplemented(&rpc::CONTROLLER_GET_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::CONTROLLER_GET_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::CONTROLLER_GET_VOLUME, request, |r| inner.controller_get_volume(r))
-            .await
+        Box::pin(
+            self.pipeline.unary(&rpc::CONTROLLER_GET_VOLUME, request, move |r| {
+                inner.controller_get_volume(r)
+            }),
+        )
     }
 
-    async fn controller_modify_volume(
-        &self,
+    fn controller_modify_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ControllerModifyVolumeRequest>,
-    ) -> Result<Response<super::ControllerModifyVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ControllerModifyVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[16] {
-            return Err(self.pipeline.unimplemented(&rpc::CONTROLLER_MODIFY_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::CONTROLLER_MODIFY_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::CONTROLLER_MODIFY_VOLUME, request, |r| inner.controller_modify_volume(r))
-            .await
+        Box::pin(self.pipeline.unary(&rpc::CONTROLLER_MODIFY_VOLUME, request, move |r| {
+            inner.controller_modify_volume(r)
+        }))
     }
 }
 
@@ -2058,66 +2174,83 @@ impl<T: GroupController> GroupControllerService<T> {
     }
 }
 
-#[tonic::async_trait]
 impl<T: GroupController> super::group_controller_server::GroupController
     for GroupControllerService<T>
 {
-    async fn group_controller_get_capabilities(
-        &self,
+    fn group_controller_get_capabilities<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::GroupControllerGetCapabilitiesRequest>,
-    ) -> Result<Response<super::GroupControllerGetCapabilitiesResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::GroupControllerGetCapabilitiesResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[0] {
-            return Ok(Response::new(self.derived.group_controller_get_capabilities.clone()));
+            return Box::pin(std::future::ready(Ok(Response::new(
+                self.derived.group_controller_get_capabilities.clone(),
+            ))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::GROUP_CONTROLLER_GET_CAPABILITIES, request, |r| {
-                inner.group_controller_get_capabilities(r)
-            })
-            .await
+        Box::pin(self.pipeline.unary(&rpc::GROUP_CONTROLLER_GET_CAPABILITIES, request, move |r| {
+            inner.group_controller_get_capabilities(r)
+        }))
     }
 
-    async fn create_volume_group_snapshot(
-        &self,
+    fn create_volume_group_snapshot<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::CreateVolumeGroupSnapshotRequest>,
-    ) -> Result<Response<super::CreateVolumeGroupSnapshotResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::CreateVolumeGroupSnapshotResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[1] {
-            return Err(self.pipeline.unimplemented(&rpc::CREATE_VOLUME_GROUP_SNAPSHOT));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::CREATE_VOLUME_GROUP_SNAPSHOT))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::CREATE_VOLUME_GROUP_SNAPSHOT, request, |r| {
-                inner.create_volume_group_snapshot(r)
-            })
-            .await
+        Box::pin(self.pipeline.unary(&rpc::CREATE_VOLUME_GROUP_SNAPSHOT, request, move |r| {
+            inner.create_volume_group_snapshot(r)
+        }))
     }
 
-    async fn delete_volume_group_snapshot(
-        &self,
+    fn delete_volume_group_snapshot<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::DeleteVolumeGroupSnapshotRequest>,
-    ) -> Result<Response<super::DeleteVolumeGroupSnapshotResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::DeleteVolumeGroupSnapshotResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[2] {
-            return Err(self.pipeline.unimplemented(&rpc::DELETE_VOLUME_GROUP_SNAPSHOT));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::DELETE_VOLUME_GROUP_SNAPSHOT))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::DELETE_VOLUME_GROUP_SNAPSHOT, request, |r| {
-                inner.delete_volume_group_snapshot(r)
-            })
-            .await
+        Box::pin(self.pipeline.unary(&rpc::DELETE_VOLUME_GROUP_SNAPSHOT, request, move |r| {
+            inner.delete_volume_group_snapshot(r)
+        }))
     }
 
-    async fn get_volume_group_snapshot(
-        &self,
+    fn get_volume_group_snapshot<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::GetVolumeGroupSnapshotRequest>,
-    ) -> Result<Response<super::GetVolumeGroupSnapshotResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::GetVolumeGroupSnapshotResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[3] {
-            return Err(self.pipeline.unimplemented(&rpc::GET_VOLUME_GROUP_SNAPSHOT));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::GET_VOLUME_GROUP_SNAPSHOT))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::GET_VOLUME_GROUP_SNAPSHOT, request, |r| inner.get_volume_group_snapshot(r))
-            .await
+        Box::pin(self.pipeline.unary(&rpc::GET_VOLUME_GROUP_SNAPSHOT, request, move |r| {
+            inner.get_volume_group_snapshot(r)
+        }))
     }
 }
 
@@ -2267,40 +2400,49 @@ impl<T: SnapshotMetadata> SnapshotMetadataService<T> {
     }
 }
 
-#[tonic::async_trait]
 impl<T: SnapshotMetadata> super::snapshot_metadata_server::SnapshotMetadata
     for SnapshotMetadataService<T>
 {
     type GetMetadataAllocatedStream = BoxStream<super::GetMetadataAllocatedResponse>;
 
-    async fn get_metadata_allocated(
-        &self,
+    fn get_metadata_allocated<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::GetMetadataAllocatedRequest>,
-    ) -> Result<Response<Self::GetMetadataAllocatedStream>, Status> {
+    ) -> RpcFuture<'async_trait, Self::GetMetadataAllocatedStream>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[0] {
-            return Err(self.pipeline.unimplemented(&rpc::GET_METADATA_ALLOCATED));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::GET_METADATA_ALLOCATED))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .server_streaming(&rpc::GET_METADATA_ALLOCATED, request, |r| {
-                inner.get_metadata_allocated(r)
-            })
-            .await
+        Box::pin(self.pipeline.server_streaming(&rpc::GET_METADATA_ALLOCATED, request, move |r| {
+            inner.get_metadata_allocated(r)
+        }))
     }
 
     type GetMetadataDeltaStream = BoxStream<super::GetMetadataDeltaResponse>;
 
-    async fn get_metadata_delta(
-        &self,
+    fn get_metadata_delta<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::GetMetadataDeltaRequest>,
-    ) -> Result<Response<Self::GetMetadataDeltaStream>, Status> {
+    ) -> RpcFuture<'async_trait, Self::GetMetadataDeltaStream>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[1] {
-            return Err(self.pipeline.unimplemented(&rpc::GET_METADATA_DELTA));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::GET_METADATA_DELTA))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .server_streaming(&rpc::GET_METADATA_DELTA, request, |r| inner.get_metadata_delta(r))
-            .await
+        Box::pin(self.pipeline.server_streaming(&rpc::GET_METADATA_DELTA, request, move |r| {
+            inner.get_metadata_delta(r)
+        }))
     }
 }
 
@@ -2854,132 +2996,205 @@ impl<T: Node> NodeService<T> {
     }
 }
 
-#[tonic::async_trait]
 impl<T: Node> super::node_server::Node for NodeService<T> {
-    async fn node_stage_volume(
-        &self,
+    fn node_stage_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::NodeStageVolumeRequest>,
-    ) -> Result<Response<super::NodeStageVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::NodeStageVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[0] {
-            return Err(self.pipeline.unimplemented(&rpc::NODE_STAGE_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::NODE_STAGE_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::NODE_STAGE_VOLUME, request, |r| inner.node_stage_volume(r)).await
+        Box::pin(
+            self.pipeline
+                .unary(&rpc::NODE_STAGE_VOLUME, request, move |r| inner.node_stage_volume(r)),
+        )
     }
 
-    async fn node_unstage_volume(
-        &self,
+    fn node_unstage_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::NodeUnstageVolumeRequest>,
-    ) -> Result<Response<super::NodeUnstageVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::NodeUnstageVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[1] {
-            return Err(self.pipeline.unimplemented(&rpc::NODE_UNSTAGE_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::NODE_UNSTAGE_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::NODE_UNSTAGE_VOLUME, request, |r| inner.node_unstage_volume(r))
-            .await
+        Box::pin(
+            self.pipeline
+                .unary(&rpc::NODE_UNSTAGE_VOLUME, request, move |r| inner.node_unstage_volume(r)),
+        )
     }
 
-    async fn node_publish_volume(
-        &self,
+    fn node_publish_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::NodePublishVolumeRequest>,
-    ) -> Result<Response<super::NodePublishVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::NodePublishVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[2] {
-            return Err(self.pipeline.unimplemented(&rpc::NODE_PUBLISH_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::NODE_PUBLISH_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::NODE_PUBLISH_VOLUME, request, |r| inner.node_publish_volume(r))
-            .await
+        Box::pin(
+            self.pipeline
+                .unary(&rpc::NODE_PUBLISH_VOLUME, request, move |r| inner.node_publish_volume(r)),
+        )
     }
 
-    async fn node_unpublish_volume(
-        &self,
+    fn node_unpublish_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::NodeUnpublishVolumeRequest>,
-    ) -> Result<Response<super::NodeUnpublishVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::NodeUnpublishVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[3] {
-            return Err(self.pipeline.unimplemented(&rpc::NODE_UNPUBLISH_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::NODE_UNPUBLISH_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::NODE_UNPUBLISH_VOLUME, request, |r| inner.node_unpublish_volume(r))
-            .await
+        Box::pin(
+            self.pipeline.unary(&rpc::NODE_UNPUBLISH_VOLUME, request, move |r| {
+                inner.node_unpublish_volume(r)
+            }),
+        )
     }
 
-    async fn node_get_volume_stats(
-        &self,
+    fn node_get_volume_stats<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::NodeGetVolumeStatsRequest>,
-    ) -> Result<Response<super::NodeGetVolumeStatsResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::NodeGetVolumeStatsResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[4] {
-            return Err(self.pipeline.unimplemented(&rpc::NODE_GET_VOLUME_STATS));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::NODE_GET_VOLUME_STATS))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::NODE_GET_VOLUME_STATS, request, |r| inner.node_get_volume_stats(r))
-            .await
+        Box::pin(
+            self.pipeline.unary(&rpc::NODE_GET_VOLUME_STATS, request, move |r| {
+                inner.node_get_volume_stats(r)
+            }),
+        )
     }
 
-    async fn node_get_volume_health(
-        &self,
+    fn node_get_volume_health<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::NodeGetVolumeHealthRequest>,
-    ) -> Result<Response<super::NodeGetVolumeHealthResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::NodeGetVolumeHealthResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[5] {
-            return Err(self.pipeline.unimplemented(&rpc::NODE_GET_VOLUME_HEALTH));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::NODE_GET_VOLUME_HEALTH))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::NODE_GET_VOLUME_HEALTH, request, |r| inner.node_get_volume_health(r))
-            .await
+        Box::pin(
+            self.pipeline.unary(&rpc::NODE_GET_VOLUME_HEALTH, request, move |r| {
+                inner.node_get_volume_health(r)
+            }),
+        )
     }
 
-    async fn node_get_storage_health(
-        &self,
+    fn node_get_storage_health<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::NodeGetStorageHealthRequest>,
-    ) -> Result<Response<super::NodeGetStorageHealthResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::NodeGetStorageHealthResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[6] {
-            return Err(self.pipeline.unimplemented(&rpc::NODE_GET_STORAGE_HEALTH));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::NODE_GET_STORAGE_HEALTH))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::NODE_GET_STORAGE_HEALTH, request, |r| inner.node_get_storage_health(r))
-            .await
+        Box::pin(self.pipeline.unary(&rpc::NODE_GET_STORAGE_HEALTH, request, move |r| {
+            inner.node_get_storage_health(r)
+        }))
     }
 
-    async fn node_expand_volume(
-        &self,
+    fn node_expand_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::NodeExpandVolumeRequest>,
-    ) -> Result<Response<super::NodeExpandVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::NodeExpandVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[7] {
-            return Err(self.pipeline.unimplemented(&rpc::NODE_EXPAND_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::NODE_EXPAND_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::NODE_EXPAND_VOLUME, request, |r| inner.node_expand_volume(r))
-            .await
+        Box::pin(
+            self.pipeline
+                .unary(&rpc::NODE_EXPAND_VOLUME, request, move |r| inner.node_expand_volume(r)),
+        )
     }
 
-    async fn node_get_capabilities(
-        &self,
+    fn node_get_capabilities<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::NodeGetCapabilitiesRequest>,
-    ) -> Result<Response<super::NodeGetCapabilitiesResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::NodeGetCapabilitiesResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[8] {
-            return Ok(Response::new(self.derived.node_get_capabilities.clone()));
+            return Box::pin(std::future::ready(Ok(Response::new(
+                self.derived.node_get_capabilities.clone(),
+            ))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::NODE_GET_CAPABILITIES, request, |r| inner.node_get_capabilities(r))
-            .await
+        Box::pin(
+            self.pipeline.unary(&rpc::NODE_GET_CAPABILITIES, request, move |r| {
+                inner.node_get_capabilities(r)
+            }),
+        )
     }
 
-    async fn node_get_info(
-        &self,
+    fn node_get_info<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::NodeGetInfoRequest>,
-    ) -> Result<Response<super::NodeGetInfoResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::NodeGetInfoResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[9] {
-            return Err(self.pipeline.unimplemented(&rpc::NODE_GET_INFO));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::NODE_GET_INFO))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::NODE_GET_INFO, request, |r| inner.node_get_info(r)).await
+        Box::pin(self.pipeline.unary(&rpc::NODE_GET_INFO, request, move |r| inner.node_get_info(r)))
     }
 }
 

@@ -35,6 +35,7 @@
 //! # }
 //! ```
 
+mod call;
 mod capture;
 mod format;
 mod queue;
@@ -49,6 +50,7 @@ use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
+pub(crate) use call::CallContext;
 use capture::{Batch, Encoder};
 use queue::Shared;
 
@@ -145,6 +147,9 @@ impl LogLayer {
         S: Subscriber + for<'a> LookupSpan<'a>,
     {
         line.begin(SystemTime::now());
+        // The skeleton's call, when it keeps its context for this layer rather than in a span:
+        // outermost, as its span would be.
+        CallContext::write_current(line);
         let mut spans = 0;
         if let Some(scope) = ctx.event_scope(event) {
             for span in scope {
@@ -272,6 +277,49 @@ mod tests {
             "{text}"
         );
         assert_eq!((guard.dropped(), guard.failed()), (0, 0));
+    }
+
+    #[test]
+    fn a_call_context_is_written_as_its_span_would_be() {
+        let memory = Memory::default();
+        let (layer, guard) = LogLayer::new(memory.clone()).unwrap();
+        let subscriber = tracing_subscriber::registry().with(layer);
+        tracing::subscriber::with_default(subscriber, || {
+            assert!(tracing::dispatcher::get_default(tracing::Dispatch::is::<LogLayer>));
+            let mut call = Some(CallContext::new("NodeStageVolume", Some("vol-1")));
+            CallContext::enter(&mut call, || {
+                assert!(CallContext::record_waited(3));
+                tracing::info!(elapsed_us = 12_u64, "ok");
+                // The driver's own span, inside the call.
+                let span = tracing::info_span!("mount", fs = "ext4");
+                let _in = span.enter();
+                tracing::warn!("slow");
+            });
+            // Outside the call again: neither the context nor the wait stays on the thread.
+            assert!(!CallContext::record_waited(1));
+            tracing::info!("after");
+            // Kept by the call between polls.
+            CallContext::enter(&mut call, || tracing::info!("again"));
+        });
+        assert!(guard.flush(WAIT));
+        let text = memory.text();
+        let lines: Vec<&str> = text.lines().collect();
+        let call = "csi{rpc=\"NodeStageVolume\" id=\"vol-1\" waited_ms=3}";
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(
+            lines[0].ends_with(&format!(
+                "  INFO {call}: csikit_runtime::server::log::tests: ok elapsed_us=12"
+            )),
+            "{text}"
+        );
+        assert!(
+            lines[1].ends_with(&format!(
+                "  WARN {call}:mount{{fs=\"ext4\"}}: csikit_runtime::server::log::tests: slow"
+            )),
+            "{text}"
+        );
+        assert!(lines[2].ends_with("  INFO csikit_runtime::server::log::tests: after"), "{text}");
+        assert!(lines[3].contains(&format!("{call}: ")), "{text}");
     }
 
     #[test]

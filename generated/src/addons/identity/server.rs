@@ -17,9 +17,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use ::csikit::tonic::{self, Request, Response, Status};
+use ::csikit::tonic::Request;
 
-use ::csikit::server::{Pipeline, RpcResult, SecretValues};
+use ::csikit::server::{Pipeline, RpcFuture, RpcResult, SecretValues};
 
 /// What the pipeline knows about each RPC: its path and the id it is serialised on.
 pub mod rpc {
@@ -253,39 +253,57 @@ impl<T: Identity> IdentityService<T> {
     }
 }
 
-#[tonic::async_trait]
 impl<T: Identity> super::identity_server::Identity for IdentityService<T> {
-    async fn get_identity(
-        &self,
+    fn get_identity<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::GetIdentityRequest>,
-    ) -> Result<Response<super::GetIdentityResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::GetIdentityResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[0] {
-            return Err(self.pipeline.unimplemented(&rpc::GET_IDENTITY));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::GET_IDENTITY))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::GET_IDENTITY, request, |r| inner.get_identity(r)).await
+        Box::pin(self.pipeline.unary(&rpc::GET_IDENTITY, request, move |r| inner.get_identity(r)))
     }
 
-    async fn get_capabilities(
-        &self,
+    fn get_capabilities<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::GetCapabilitiesRequest>,
-    ) -> Result<Response<super::GetCapabilitiesResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::GetCapabilitiesResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[1] {
-            return Err(self.pipeline.unimplemented(&rpc::GET_CAPABILITIES));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::GET_CAPABILITIES))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::GET_CAPABILITIES, request, |r| inner.get_capabilities(r)).await
+        Box::pin(
+            self.pipeline
+                .unary(&rpc::GET_CAPABILITIES, request, move |r| inner.get_capabilities(r)),
+        )
     }
 
-    async fn probe(
-        &self,
+    fn probe<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ProbeRequest>,
-    ) -> Result<Response<super::ProbeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ProbeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[2] {
-            return Err(self.pipeline.unimplemented(&rpc::PROBE));
+            return Box::pin(std::future::ready(Err(self.pipeline.unimplemented(&rpc::PROBE))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::PROBE, request, |r| inner.probe(r)).await
+        Box::pin(self.pipeline.unary(&rpc::PROBE, request, move |r| inner.probe(r)))
     }
 }
 

@@ -17,9 +17,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use ::csikit::tonic::{self, Request, Response, Status};
+use ::csikit::tonic::Request;
 
-use ::csikit::server::{Pipeline, RpcResult, SecretValues};
+use ::csikit::server::{Pipeline, RpcFuture, RpcResult, SecretValues};
 
 /// What the pipeline knows about each RPC: its path and the id it is serialised on.
 pub mod rpc {
@@ -143,21 +143,26 @@ impl<T: ReclaimSpaceController> ReclaimSpaceControllerService<T> {
     }
 }
 
-#[tonic::async_trait]
 impl<T: ReclaimSpaceController> super::reclaim_space_controller_server::ReclaimSpaceController
     for ReclaimSpaceControllerService<T>
 {
-    async fn controller_reclaim_space(
-        &self,
+    fn controller_reclaim_space<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ControllerReclaimSpaceRequest>,
-    ) -> Result<Response<super::ControllerReclaimSpaceResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ControllerReclaimSpaceResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[0] {
-            return Err(self.pipeline.unimplemented(&rpc::CONTROLLER_RECLAIM_SPACE));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::CONTROLLER_RECLAIM_SPACE))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::CONTROLLER_RECLAIM_SPACE, request, |r| inner.controller_reclaim_space(r))
-            .await
+        Box::pin(self.pipeline.unary(&rpc::CONTROLLER_RECLAIM_SPACE, request, move |r| {
+            inner.controller_reclaim_space(r)
+        }))
     }
 }
 
@@ -254,21 +259,27 @@ impl<T: ReclaimSpaceNode> ReclaimSpaceNodeService<T> {
     }
 }
 
-#[tonic::async_trait]
 impl<T: ReclaimSpaceNode> super::reclaim_space_node_server::ReclaimSpaceNode
     for ReclaimSpaceNodeService<T>
 {
-    async fn node_reclaim_space(
-        &self,
+    fn node_reclaim_space<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::NodeReclaimSpaceRequest>,
-    ) -> Result<Response<super::NodeReclaimSpaceResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::NodeReclaimSpaceResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[0] {
-            return Err(self.pipeline.unimplemented(&rpc::NODE_RECLAIM_SPACE));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::NODE_RECLAIM_SPACE))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::NODE_RECLAIM_SPACE, request, |r| inner.node_reclaim_space(r))
-            .await
+        Box::pin(
+            self.pipeline
+                .unary(&rpc::NODE_RECLAIM_SPACE, request, move |r| inner.node_reclaim_space(r)),
+        )
     }
 }
 

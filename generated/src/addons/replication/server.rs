@@ -17,9 +17,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use ::csikit::tonic::{self, Request, Response, Status};
+use ::csikit::tonic::Request;
 
-use ::csikit::server::{Pipeline, RpcResult, SecretValues};
+use ::csikit::server::{Pipeline, RpcFuture, RpcResult, SecretValues};
 
 /// What the pipeline knows about each RPC: its path and the id it is serialised on.
 pub mod rpc {
@@ -410,97 +410,134 @@ impl<T: Controller> ControllerService<T> {
     }
 }
 
-#[tonic::async_trait]
 impl<T: Controller> super::controller_server::Controller for ControllerService<T> {
-    async fn enable_volume_replication(
-        &self,
+    fn enable_volume_replication<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::EnableVolumeReplicationRequest>,
-    ) -> Result<Response<super::EnableVolumeReplicationResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::EnableVolumeReplicationResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[0] {
-            return Err(self.pipeline.unimplemented(&rpc::ENABLE_VOLUME_REPLICATION));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::ENABLE_VOLUME_REPLICATION))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::ENABLE_VOLUME_REPLICATION, request, |r| inner.enable_volume_replication(r))
-            .await
+        Box::pin(self.pipeline.unary(&rpc::ENABLE_VOLUME_REPLICATION, request, move |r| {
+            inner.enable_volume_replication(r)
+        }))
     }
 
-    async fn disable_volume_replication(
-        &self,
+    fn disable_volume_replication<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::DisableVolumeReplicationRequest>,
-    ) -> Result<Response<super::DisableVolumeReplicationResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::DisableVolumeReplicationResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[1] {
-            return Err(self.pipeline.unimplemented(&rpc::DISABLE_VOLUME_REPLICATION));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::DISABLE_VOLUME_REPLICATION))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::DISABLE_VOLUME_REPLICATION, request, |r| {
-                inner.disable_volume_replication(r)
-            })
-            .await
+        Box::pin(self.pipeline.unary(&rpc::DISABLE_VOLUME_REPLICATION, request, move |r| {
+            inner.disable_volume_replication(r)
+        }))
     }
 
-    async fn promote_volume(
-        &self,
+    fn promote_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::PromoteVolumeRequest>,
-    ) -> Result<Response<super::PromoteVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::PromoteVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[2] {
-            return Err(self.pipeline.unimplemented(&rpc::PROMOTE_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::PROMOTE_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::PROMOTE_VOLUME, request, |r| inner.promote_volume(r)).await
+        Box::pin(
+            self.pipeline.unary(&rpc::PROMOTE_VOLUME, request, move |r| inner.promote_volume(r)),
+        )
     }
 
-    async fn demote_volume(
-        &self,
+    fn demote_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::DemoteVolumeRequest>,
-    ) -> Result<Response<super::DemoteVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::DemoteVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[3] {
-            return Err(self.pipeline.unimplemented(&rpc::DEMOTE_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::DEMOTE_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::DEMOTE_VOLUME, request, |r| inner.demote_volume(r)).await
+        Box::pin(self.pipeline.unary(&rpc::DEMOTE_VOLUME, request, move |r| inner.demote_volume(r)))
     }
 
-    async fn resync_volume(
-        &self,
+    fn resync_volume<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ResyncVolumeRequest>,
-    ) -> Result<Response<super::ResyncVolumeResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ResyncVolumeResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[4] {
-            return Err(self.pipeline.unimplemented(&rpc::RESYNC_VOLUME));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::RESYNC_VOLUME))));
         }
         let inner = &*self.inner;
-        self.pipeline.unary(&rpc::RESYNC_VOLUME, request, |r| inner.resync_volume(r)).await
+        Box::pin(self.pipeline.unary(&rpc::RESYNC_VOLUME, request, move |r| inner.resync_volume(r)))
     }
 
-    async fn get_volume_replication_info(
-        &self,
+    fn get_volume_replication_info<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::GetVolumeReplicationInfoRequest>,
-    ) -> Result<Response<super::GetVolumeReplicationInfoResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::GetVolumeReplicationInfoResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[5] {
-            return Err(self.pipeline.unimplemented(&rpc::GET_VOLUME_REPLICATION_INFO));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::GET_VOLUME_REPLICATION_INFO))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::GET_VOLUME_REPLICATION_INFO, request, |r| {
-                inner.get_volume_replication_info(r)
-            })
-            .await
+        Box::pin(self.pipeline.unary(&rpc::GET_VOLUME_REPLICATION_INFO, request, move |r| {
+            inner.get_volume_replication_info(r)
+        }))
     }
 
-    async fn get_replication_destination_info(
-        &self,
+    fn get_replication_destination_info<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::GetReplicationDestinationInfoRequest>,
-    ) -> Result<Response<super::GetReplicationDestinationInfoResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::GetReplicationDestinationInfoResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[6] {
-            return Err(self.pipeline.unimplemented(&rpc::GET_REPLICATION_DESTINATION_INFO));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::GET_REPLICATION_DESTINATION_INFO))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::GET_REPLICATION_DESTINATION_INFO, request, |r| {
-                inner.get_replication_destination_info(r)
-            })
-            .await
+        Box::pin(self.pipeline.unary(&rpc::GET_REPLICATION_DESTINATION_INFO, request, move |r| {
+            inner.get_replication_destination_info(r)
+        }))
     }
 }
 

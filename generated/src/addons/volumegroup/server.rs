@@ -17,9 +17,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use ::csikit::tonic::{self, Request, Response, Status};
+use ::csikit::tonic::Request;
 
-use ::csikit::server::{Pipeline, RpcResult, SecretValues};
+use ::csikit::server::{Pipeline, RpcFuture, RpcResult, SecretValues};
 
 /// What the pipeline knows about each RPC: its path and the id it is serialised on.
 pub mod rpc {
@@ -415,75 +415,103 @@ impl<T: Controller> ControllerService<T> {
     }
 }
 
-#[tonic::async_trait]
 impl<T: Controller> super::controller_server::Controller for ControllerService<T> {
-    async fn create_volume_group(
-        &self,
+    fn create_volume_group<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::CreateVolumeGroupRequest>,
-    ) -> Result<Response<super::CreateVolumeGroupResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::CreateVolumeGroupResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[0] {
-            return Err(self.pipeline.unimplemented(&rpc::CREATE_VOLUME_GROUP));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::CREATE_VOLUME_GROUP))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::CREATE_VOLUME_GROUP, request, |r| inner.create_volume_group(r))
-            .await
+        Box::pin(
+            self.pipeline
+                .unary(&rpc::CREATE_VOLUME_GROUP, request, move |r| inner.create_volume_group(r)),
+        )
     }
 
-    async fn modify_volume_group_membership(
-        &self,
+    fn modify_volume_group_membership<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ModifyVolumeGroupMembershipRequest>,
-    ) -> Result<Response<super::ModifyVolumeGroupMembershipResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ModifyVolumeGroupMembershipResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[1] {
-            return Err(self.pipeline.unimplemented(&rpc::MODIFY_VOLUME_GROUP_MEMBERSHIP));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::MODIFY_VOLUME_GROUP_MEMBERSHIP))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::MODIFY_VOLUME_GROUP_MEMBERSHIP, request, |r| {
-                inner.modify_volume_group_membership(r)
-            })
-            .await
+        Box::pin(self.pipeline.unary(&rpc::MODIFY_VOLUME_GROUP_MEMBERSHIP, request, move |r| {
+            inner.modify_volume_group_membership(r)
+        }))
     }
 
-    async fn delete_volume_group(
-        &self,
+    fn delete_volume_group<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::DeleteVolumeGroupRequest>,
-    ) -> Result<Response<super::DeleteVolumeGroupResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::DeleteVolumeGroupResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[2] {
-            return Err(self.pipeline.unimplemented(&rpc::DELETE_VOLUME_GROUP));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::DELETE_VOLUME_GROUP))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::DELETE_VOLUME_GROUP, request, |r| inner.delete_volume_group(r))
-            .await
+        Box::pin(
+            self.pipeline
+                .unary(&rpc::DELETE_VOLUME_GROUP, request, move |r| inner.delete_volume_group(r)),
+        )
     }
 
-    async fn list_volume_groups(
-        &self,
+    fn list_volume_groups<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ListVolumeGroupsRequest>,
-    ) -> Result<Response<super::ListVolumeGroupsResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ListVolumeGroupsResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[3] {
-            return Err(self.pipeline.unimplemented(&rpc::LIST_VOLUME_GROUPS));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::LIST_VOLUME_GROUPS))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::LIST_VOLUME_GROUPS, request, |r| inner.list_volume_groups(r))
-            .await
+        Box::pin(
+            self.pipeline
+                .unary(&rpc::LIST_VOLUME_GROUPS, request, move |r| inner.list_volume_groups(r)),
+        )
     }
 
-    async fn controller_get_volume_group(
-        &self,
+    fn controller_get_volume_group<'life0, 'async_trait>(
+        &'life0 self,
         request: Request<super::ControllerGetVolumeGroupRequest>,
-    ) -> Result<Response<super::ControllerGetVolumeGroupResponse>, Status> {
+    ) -> RpcFuture<'async_trait, super::ControllerGetVolumeGroupResponse>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
         if !self.implemented[4] {
-            return Err(self.pipeline.unimplemented(&rpc::CONTROLLER_GET_VOLUME_GROUP));
+            return Box::pin(std::future::ready(Err(self
+                .pipeline
+                .unimplemented(&rpc::CONTROLLER_GET_VOLUME_GROUP))));
         }
         let inner = &*self.inner;
-        self.pipeline
-            .unary(&rpc::CONTROLLER_GET_VOLUME_GROUP, request, |r| {
-                inner.controller_get_volume_group(r)
-            })
-            .await
+        Box::pin(self.pipeline.unary(&rpc::CONTROLLER_GET_VOLUME_GROUP, request, move |r| {
+            inner.controller_get_volume_group(r)
+        }))
     }
 }
 
