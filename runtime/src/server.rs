@@ -255,7 +255,7 @@ impl Pipeline {
         }
         let pending = || format!("an operation is pending for {} \"{id}\"", key.kind);
         match self.layers.serialisation {
-            Serialisation::FailFast => match self.keys.try_acquire((key.kind, id.into())) {
+            Serialisation::FailFast => match self.keys.try_acquire(key.kind, id) {
                 Some(held) => Ok(Some(held)),
                 None => Err(Status::aborted(pending())),
             },
@@ -266,7 +266,7 @@ impl Pipeline {
                         tracing::debug!(kind = key.kind, ahead, "waiting for the calls ahead");
                     }
                 };
-                let acquired = self.keys.acquire((key.kind, id.into()), timeout, on_wait).await;
+                let acquired = self.keys.acquire(key.kind, id, timeout, on_wait).await;
                 let waited = match &acquired {
                     Ok((_, waited)) | Err(waited) => *waited,
                 };

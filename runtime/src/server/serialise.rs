@@ -9,13 +9,12 @@
 //! the queue; one that was handed the key in the same instant passes it on.
 //!
 //! Every serialised call takes and gives back a key, so the cost of that is the cost of the
-//! layer: the id is copied once (the map and the call's [`Held`] share it) and hashed with
-//! [`KeyHasher`], not SipHash.
+//! layer: the id is copied into strings the map keeps for reuse (no allocation once a few calls
+//! have run) and hashed with [`KeyHasher`], not SipHash.
 
-use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -38,9 +37,15 @@ pub enum Serialisation {
     },
 }
 
-/// What a call is serialised on: what the id names (`volume`, `snapshot name`, ...) and the id,
-/// shared by the map and the call holding it.
-pub(crate) type KeyId = (&'static str, Arc<str>);
+/// What a call is serialised on: what the id names (`volume`, `snapshot name`, ...), a NUL (which
+/// no name of a kind holds), and the id. The map and the call holding it each have a copy, taken
+/// from and given back to [`State::spare`].
+pub(crate) type KeyId = String;
+
+/// The most spare key strings kept, and the longest (a CSI id is at most 128 bytes where the spec
+/// bounds it): room for the calls of a busy plugin, not for whatever a long id once needed.
+const SPARE_KEYS: usize = 64;
+const SPARE_KEY_BYTES: usize = 256;
 
 /// The map's hasher: a multiply-and-rotate hash over eight bytes at a time (rustc's Fx hash),
 /// some twenty times cheaper than the SipHash a `HashMap` uses by default for an id of a few
@@ -100,20 +105,40 @@ struct State {
     next_ticket: u64,
     /// The calls waiting, over every key.
     waiting: usize,
+    /// Key strings given back, for the next keys.
+    spare: Vec<String>,
 }
 
 impl State {
+    /// `parts` joined as a key, in a spare string when there is one.
+    fn key(&mut self, parts: &[&str]) -> KeyId {
+        let mut key = self.spare.pop().unwrap_or_default();
+        for part in parts {
+            key.push_str(part);
+        }
+        key
+    }
+
+    /// Keeps `key`'s string for a later key.
+    fn recycle(&mut self, mut key: KeyId) {
+        if self.spare.len() < SPARE_KEYS && key.capacity() <= SPARE_KEY_BYTES {
+            key.clear();
+            self.spare.push(key);
+        }
+    }
+
     /// The call holding `key` is done: the first waiter still listening gets it, else it is free.
-    fn release(&mut self, key: &KeyId) {
-        // One lookup (an entry, for the price of a reference count) rather than two.
-        let Entry::Occupied(mut held) = self.keys.entry(key.clone()) else { return };
-        while let Some(next) = held.get_mut().pop_front() {
+    fn release(&mut self, key: &str) {
+        let Some(queue) = self.keys.get_mut(key) else { return };
+        while let Some(next) = queue.pop_front() {
             self.waiting -= 1;
             if next.turn.send(()).is_ok() {
                 return;
             }
         }
-        held.remove();
+        if let Some((kept, _)) = self.keys.remove_entry(key) {
+            self.recycle(kept);
+        }
     }
 
     /// Takes the waiter with `ticket` out of `key`'s queue; false when it is no longer there
@@ -152,7 +177,9 @@ pub(crate) struct Held<'a> {
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
-        self.locks.lock().release(&self.key);
+        let mut state = self.locks.lock();
+        state.release(&self.key);
+        state.recycle(std::mem::take(&mut self.key));
     }
 }
 
@@ -180,6 +207,7 @@ impl Drop for Queued<'_> {
             if !state.leave(&key, self.ticket) {
                 state.release(&key);
             }
+            state.recycle(key);
         }
     }
 }
@@ -189,17 +217,17 @@ impl KeyLocks {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Takes `key` if no call holds it.
-    pub(crate) fn try_acquire(&self, key: KeyId) -> Option<Held<'_>> {
+    /// Takes the key of `id` (of `kind`) if no call holds it.
+    pub(crate) fn try_acquire(&self, kind: &'static str, id: &str) -> Option<Held<'_>> {
         let mut state = self.lock();
-        match state.keys.entry(key) {
-            Entry::Occupied(_) => None,
-            Entry::Vacant(free) => {
-                let key = free.key().clone();
-                free.insert(VecDeque::new());
-                Some(Held { locks: self, key })
-            }
+        let key = state.key(&[kind, "\0", id]);
+        if state.keys.contains_key(&key) {
+            state.recycle(key);
+            return None;
         }
+        let held = state.key(&[&key]);
+        state.keys.insert(key, VecDeque::new());
+        Some(Held { locks: self, key: held })
     }
 
     /// Takes `key`, waiting behind the calls that came for it first, for at most `timeout`.
@@ -211,23 +239,26 @@ impl KeyLocks {
     /// How long the call waited when its turn did not come within `timeout`.
     pub(crate) async fn acquire(
         &self,
-        key: KeyId,
+        kind: &'static str,
+        id: &str,
         timeout: Duration,
         on_wait: impl FnOnce(usize),
     ) -> Result<(Held<'_>, Duration), Duration> {
         let (turn, my_turn) = oneshot::channel();
-        let (ticket, ahead) = {
+        let (key, ticket, ahead) = {
             let mut state = self.lock();
             let ticket = state.next_ticket;
+            let key = state.key(&[kind, "\0", id]);
             let Some(queue) = state.keys.get_mut(&key) else {
-                state.keys.insert(key.clone(), VecDeque::new());
+                let kept = state.key(&[&key]);
+                state.keys.insert(kept, VecDeque::new());
                 return Ok((Held { locks: self, key }, Duration::ZERO));
             };
             queue.push_back(Waiter { ticket, turn });
             let ahead = queue.len();
             state.next_ticket += 1;
             state.waiting += 1;
-            (ticket, ahead)
+            (key, ticket, ahead)
         };
         let started = Instant::now();
         let mut queued = Queued { locks: self, key: Some(key), ticket };
@@ -262,32 +293,28 @@ impl KeyLocks {
 mod tests {
     use super::*;
 
-    fn key(id: &str) -> KeyId {
-        ("volume", Arc::from(id))
-    }
-
     #[test]
     fn fail_fast_refuses_a_held_key_and_frees_it_on_drop() {
         let locks = KeyLocks::default();
-        let held = locks.try_acquire(key("a")).unwrap();
-        assert!(locks.try_acquire(key("a")).is_none());
-        assert!(locks.try_acquire(key("b")).is_some(), "another key is free");
+        let held = locks.try_acquire("volume", "a").unwrap();
+        assert!(locks.try_acquire("volume", "a").is_none());
+        assert!(locks.try_acquire("volume", "b").is_some(), "another key is free");
         drop(held);
         assert_eq!(locks.held(), 0, "no entry left behind");
-        assert!(locks.try_acquire(key("a")).is_some());
+        assert!(locks.try_acquire("volume", "a").is_some());
     }
 
     #[tokio::test(start_paused = true)]
     async fn waiters_get_the_key_in_arrival_order() {
         let locks = std::sync::Arc::new(KeyLocks::default());
-        let first = locks.try_acquire(key("a")).unwrap();
+        let first = locks.try_acquire("volume", "a").unwrap();
         let order = std::sync::Arc::new(Mutex::new(Vec::new()));
         let mut tasks = Vec::new();
         for i in 0..5 {
             let (mine, order) = (locks.clone(), order.clone());
             tasks.push(tokio::spawn(async move {
                 let (_held, _) =
-                    mine.acquire(key("a"), Duration::from_secs(1), |_| {}).await.unwrap();
+                    mine.acquire("volume", "a", Duration::from_secs(1), |_| {}).await.unwrap();
                 order.lock().unwrap().push(i);
                 tokio::task::yield_now().await;
             }));
@@ -306,10 +333,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_waiter_that_times_out_leaves_the_queue() {
         let locks = KeyLocks::default();
-        let held = locks.try_acquire(key("a")).unwrap();
+        let held = locks.try_acquire("volume", "a").unwrap();
         let mut told = 0;
         let waited = locks
-            .acquire(key("a"), Duration::from_millis(20), |ahead| told = ahead)
+            .acquire("volume", "a", Duration::from_millis(20), |ahead| told = ahead)
             .await
             .map(|_| ())
             .unwrap_err();
@@ -323,15 +350,15 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_waiter_handed_the_key_as_it_goes_passes_it_on() {
         let locks = std::sync::Arc::new(KeyLocks::default());
-        let held = locks.try_acquire(key("a")).unwrap();
+        let held = locks.try_acquire("volume", "a").unwrap();
         // The first waiter's future is polled once (queued), then the key is handed to it and
         // the future dropped before it runs again, as when its client goes away.
-        let mut first = Box::pin(locks.acquire(key("a"), Duration::from_secs(1), |_| {}));
+        let mut first = Box::pin(locks.acquire("volume", "a", Duration::from_secs(1), |_| {}));
         assert!(futures_poll_once(first.as_mut()).await.is_none());
         let second = {
             let locks = locks.clone();
             tokio::spawn(async move {
-                locks.acquire(key("a"), Duration::from_secs(1), |_| {}).await.map(|_| ())
+                locks.acquire("volume", "a", Duration::from_secs(1), |_| {}).await.map(|_| ())
             })
         };
         while locks.waiting() < 2 {
