@@ -113,6 +113,22 @@ pub enum Fault {
     /// when the first page handed the token out (a cache kept per listing). Needs a token
     /// held, a volume expanded, then the pages from the token.
     ListTokenStaleSizes,
+    /// DeleteVolume of a volume in use forgets it and then answers FAILED_PRECONDITION (the
+    /// in-use check comes after the removal). Needs a publication, the DeleteVolume out of
+    /// order, then any use of the volume.
+    DeleteInUseForgets,
+    /// NodeUnstageVolume unstages the volume from every staging path, whatever
+    /// `staging_target_path` names (staging kept per volume, not per path). Needs a staging,
+    /// a NodeUnstageVolume at another path, then the staging path used.
+    UnstageAnyPath,
+    /// NodeUnpublishVolume removes what is at `target_path` though the volume is not published
+    /// there (another volume's target, say). Needs one volume published, another volume, then
+    /// NodeUnpublishVolume of the other at the first one's target path.
+    UnpublishOtherTarget,
+    /// A clone or restore asked for a `limit_bytes` below its source's size gets the source's
+    /// size (the limit is checked only against `required_bytes`). Needs a source, then the
+    /// clone or restore with a limit below its size.
+    CloneOverLimit,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -138,7 +154,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 48] = [
+    pub const ALL: [Fault; 52] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -178,6 +194,10 @@ impl Fault {
         Fault::ValidateUnconfirmedWhenPublished,
         Fault::MemberDeletedAlone,
         Fault::ListTokenStaleSizes,
+        Fault::DeleteInUseForgets,
+        Fault::UnstageAnyPath,
+        Fault::UnpublishOtherTarget,
+        Fault::CloneOverLimit,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -231,6 +251,10 @@ impl Fault {
             Fault::ValidateUnconfirmedWhenPublished => "validate-unconfirmed-when-published",
             Fault::MemberDeletedAlone => "member-deleted-alone",
             Fault::ListTokenStaleSizes => "list-token-stale-sizes",
+            Fault::DeleteInUseForgets => "delete-in-use-forgets",
+            Fault::UnstageAnyPath => "unstage-any-path",
+            Fault::UnpublishOtherTarget => "unpublish-other-target",
+            Fault::CloneOverLimit => "clone-over-limit",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

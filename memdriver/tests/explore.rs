@@ -177,6 +177,16 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
             "ListVolumes",
         ]),
     ),
+    // Out of the lifecycle's order: a DeleteVolume while published, refused, and the volume
+    // gone all the same. Shortest in four calls (the use after the refusal: a read, a
+    // publication again, an unpublish).
+    (Fault::DeleteInUseForgets, None),
+    // At a path that is not the volume's: an unstage elsewhere that unstages the volume, and
+    // an unpublish of one volume at another's target that removes it.
+    (Fault::UnstageAnyPath, None),
+    (Fault::UnpublishOtherTarget, None),
+    // Sizes relative to the source: a clone or restore with a limit below its source's size.
+    (Fault::CloneOverLimit, None),
     // A group's snapshot deleted alone (memdriver serving its GroupController).
     (
         Fault::MemberDeletedAlone,

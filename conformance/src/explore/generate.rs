@@ -33,6 +33,8 @@ const EPOCH: std::ops::RangeInclusive<usize> = 150..=400;
 
 /// Sizes a new volume asks for, in MiB (0: no capacity_range).
 const SIZES: [u32; 5] = [0, 1, 2, 3, 8];
+/// The largest volume the walk makes from GetCapacity's answer but at its maximum: 8 GiB.
+const LARGE: i64 = 8 << 30;
 /// Page sizes a listing asks for (0: all at once).
 const PAGES: [i32; 5] = [0, 0, 1, 2, 3];
 
@@ -314,8 +316,12 @@ impl Generator {
                 .map(|(v, s)| Call::Expand { vol: *v, mib: mib_of(s) + grow })
                 .collect(),
         ));
-        // To the largest size GetCapacity said a volume may be made with.
-        let max = m.bounds.and_then(|b| b.max).map_or(0, |x| mib_floor(x));
+        // To the largest size GetCapacity said a volume may be made with (where that is a
+        // small share of the pool, see `bounded`).
+        let max = m
+            .bounds
+            .and_then(|b| b.max.filter(|x| *x <= b.available / 8))
+            .map_or(0, mib_floor);
         kinds.push((
             1,
             alive
@@ -635,18 +641,21 @@ impl Generator {
         kinds.push((1, stats));
     }
 
-    /// Sizes from GetCapacity's answer: exactly its maximum_volume_size (in whole MiB) or just
-    /// above, a limit at its minimum_volume_size or just below, or a third of what is
-    /// available.
+    /// Sizes from GetCapacity's answer: exactly its maximum_volume_size (in whole MiB) where
+    /// that is a small share of the pool, else just above it; a limit at its
+    /// minimum_volume_size or just below; or a large volume (an eighth of what is available, at
+    /// most 8 GiB, so that a few alive at once cross 2^32 bytes and more). A volume a plugin
+    /// cannot delete again (a bug, or still in use) stays out of the pool for the rest of the
+    /// run, so no size here takes much of it.
     fn bounded(&mut self, b: Bounds) -> (u32, u32) {
-        let max = b.max.map(mib_floor);
+        let max = b.max.map(|x| (mib_floor(x), x <= b.available / 8));
         let min = b.min.map(|x| u32::try_from((x + MIB - 1) / MIB).unwrap_or(u32::MAX));
         match (self.rng.u8(..5), max, min) {
-            (0, Some(max), _) if max > 0 => (max, 0),
-            (1, Some(max), _) => (max.saturating_add(1), 0),
+            (0, Some((max, true)), _) if max > 0 => (max, 0),
+            (0 | 1, Some((max, _)), _) => (max.saturating_add(1), 0),
             (2, _, Some(min)) if min > 0 => (0, min),
             (3, _, Some(min)) if min > 1 => (0, min - 1),
-            _ => (mib_floor(b.available / 3).max(1), 0),
+            _ => (mib_floor((b.available / 8).min(LARGE)).max(1), 0),
         }
     }
 

@@ -170,7 +170,7 @@ impl Driver {
             )));
         }
         let floor = source_size.unwrap_or(0);
-        if limit > 0 && limit < floor {
+        if limit > 0 && limit < floor && !self.fault(Fault::CloneOverLimit) {
             return Err(out_of_range(format!(
                 "limit_bytes {limit} is below the source's size {floor}"
             )));
@@ -215,6 +215,16 @@ impl Driver {
         };
         if self.fault(Fault::LeakOnDelete) {
             return Ok(DeleteVolumeResponse {});
+        }
+        let in_use = !volume.published_nodes.is_empty()
+            || !volume.staged.is_empty()
+            || !volume.published.is_empty();
+        if in_use && self.fault(Fault::DeleteInUseForgets) {
+            let id = volume.id.clone();
+            let capacity = volume.capacity;
+            state.volumes.remove(&id);
+            state.used -= capacity;
+            return Err(DeleteVolumeError::VolumeInUse.status(format!("volume '{id}' is in use")));
         }
         if let Some(node) = volume.published_nodes.keys().next() {
             return Err(DeleteVolumeError::VolumeInUse

@@ -87,7 +87,9 @@ impl Driver {
                 volume.id
             )));
         }
-        if !self.fault(Fault::UnstageKeepsPath) {
+        if self.fault(Fault::UnstageAnyPath) {
+            volume.staged.clear();
+        } else if !self.fault(Fault::UnstageKeepsPath) {
             volume.staged.remove(&request.staging_target_path);
         }
         Ok(NodeUnstageVolumeResponse {})
@@ -188,7 +190,7 @@ impl Driver {
         } else {
             volume.published.remove(&request.target_path).is_some()
         };
-        if published {
+        if published || self.fault(Fault::UnpublishOtherTarget) {
             remove_target(&request.target_path)?;
         } else if self.fault(Fault::UnpublishNotIdempotent) {
             return Err(Status::not_found(format!("'{}' is not published", request.target_path)));

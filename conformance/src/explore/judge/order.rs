@@ -28,6 +28,11 @@ impl Model {
         };
         let what = format!("{name} of {vol} (id {}) at {place}", s.id);
         let ok = matches!(reply, Reply::Ok(_));
+        // An undo at a path where this volume is not: it must leave this volume's own staging
+        // and publications as they were.
+        let own_kept = ok
+            && matches!(rpc, NodeRpc::Unstage | NodeRpc::Unpublish)
+            && !(at == Elsewhere::SecondStaging && s.second_staged);
         match (rpc, at) {
             // A second staging path while staged at the first: the plugin's to take (then it is
             // staged at both, each undone apart) or to refuse (then the first stands).
@@ -80,6 +85,9 @@ impl Model {
             (NodeRpc::Stats, _) => {
                 v.row("NodeGetVolumeStats", NOT_EXIST, reply, &what);
             }
+        }
+        if own_kept && let Some(x) = self.state_mut(vol) {
+            x.foreign_touched = true;
         }
         // What the other volume has at its paths is held to still be there.
         if let (true, Elsewhere::Staging(w) | Elsewhere::Target(w)) = (ok, at)
