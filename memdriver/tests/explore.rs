@@ -185,8 +185,8 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     // an unpublish of one volume at another's target that removes it.
     (Fault::UnstageAnyPath, None),
     (Fault::UnpublishOtherTarget, None),
-    // Sizes relative to the source: a clone or restore with a limit below its source's size.
-    (Fault::CloneOverLimit, None),
+    // Sizes relative to the source: a clone with a limit below its source's size.
+    (Fault::CloneOverLimit, Some(&["CreateVolume", "CreateVolume"])),
     // A group's snapshot deleted alone (memdriver serving its GroupController).
     (
         Fault::MemberDeletedAlone,
@@ -199,6 +199,7 @@ const SHORTEST_LENGTH: &[(Fault, usize)] = &[
     (Fault::UnpublishKeepsNode, 4),
     (Fault::NodeUnpublishKeepsRecord, 6),
     (Fault::ThirdUnpublishKeepsNode, 8),
+    (Fault::DeleteInUseForgets, 4),
 ];
 
 /// The walk each fault is looked for with: seed 5, 4,000 steps, but for the faults that need a

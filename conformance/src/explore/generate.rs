@@ -318,10 +318,8 @@ impl Generator {
         ));
         // To the largest size GetCapacity said a volume may be made with (where that is a
         // small share of the pool, see `bounded`).
-        let max = m
-            .bounds
-            .and_then(|b| b.max.filter(|x| *x <= b.available / 8))
-            .map_or(0, mib_floor);
+        let max =
+            m.bounds.and_then(|b| b.max.filter(|x| *x <= b.available / 8)).map_or(0, mib_floor);
         kinds.push((
             1,
             alive
@@ -603,18 +601,27 @@ impl Generator {
 
     /// Node calls at paths that are not where the volume is: a second staging path (staged
     /// there, and unstaged), another volume's staging path or target #0, a folder of no volume.
-    fn elsewhere(&mut self, m: &Model, alive: &[(Vol, &VolState)], kinds: &mut Vec<(u32, Vec<Call>)>) {
+    fn elsewhere(
+        &mut self,
+        m: &Model,
+        alive: &[(Vol, &VolState)],
+        kinds: &mut Vec<(u32, Vec<Call>)>,
+    ) {
         let staged: Vec<Vol> = alive.iter().filter(|(_, s)| s.staged).map(|(v, _)| *v).collect();
         let published: Vec<Vol> =
             alive.iter().filter(|(_, s)| s.targets[0].is_some()).map(|(v, _)| *v).collect();
         let second = |rpc| {
-            staged.iter().map(move |v| Call::Elsewhere { vol: *v, rpc, at: Elsewhere::SecondStaging })
+            staged.iter().map(move |v| Call::Elsewhere {
+                vol: *v,
+                rpc,
+                at: Elsewhere::SecondStaging,
+            })
         };
         kinds.push((1, second(NodeRpc::Stage).collect()));
-        let unstage_second = alive
-            .iter()
-            .filter(|(_, s)| s.second_staged || s.staged)
-            .map(|(v, _)| Call::Elsewhere { vol: *v, rpc: NodeRpc::Unstage, at: Elsewhere::SecondStaging });
+        let unstage_second =
+            alive.iter().filter(|(_, s)| s.second_staged || s.staged).map(|(v, _)| {
+                Call::Elsewhere { vol: *v, rpc: NodeRpc::Unstage, at: Elsewhere::SecondStaging }
+            });
         kinds.push((1, unstage_second.collect()));
         // One volume at another's path (or at a folder of no volume): the other's first.
         let at = |rpc: NodeRpc, of: &[Vol], place: fn(Vol) -> Elsewhere| -> Vec<Call> {

@@ -564,9 +564,11 @@ impl Model {
                 "a size at GetCapacity's bounds"
             }
             Call::DeleteSnapshot(s)
-                if self.vols.values().any(|v| {
-                    v.life == Life::Alive && v.source == Some(Source::Snapshot(*s))
-                }) && self.snap(*s).is_some_and(|x| x.life == Life::Alive) =>
+                if self
+                    .vols
+                    .values()
+                    .any(|v| v.life == Life::Alive && v.source == Some(Source::Snapshot(*s)))
+                    && self.snap(*s).is_some_and(|x| x.life == Life::Alive) =>
             {
                 "snapshot alive, a restore of it alive"
             }

@@ -36,10 +36,7 @@ fn a_call_out_of_order_may_be_refused_or_done_and_the_choice_holds() {
     assert!(rules_of(&mut m, Call::DeleteVolume(a), error(Code::FailedPrecondition)).is_empty());
     assert!(m.vol(a).is_some_and(|s| s.life == Life::Alive && s.refused_in_use));
     assert!(rules_of(&mut m, Call::GetVolume(a), got("a")).is_empty());
-    assert_eq!(
-        rules_of(&mut m, Call::GetVolume(a), error(Code::NotFound)),
-        [Rule::RefusedKept]
-    );
+    assert_eq!(rules_of(&mut m, Call::GetVolume(a), error(Code::NotFound)), [Rule::RefusedKept]);
     // Done: gone everywhere, on the node too.
     let mut m = in_use(caps());
     assert!(rules_of(&mut m, Call::DeleteVolume(a), Reply::Ok(Body::Empty)).is_empty());
