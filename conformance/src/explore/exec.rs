@@ -15,8 +15,9 @@ use prost::Message;
 use tonic::Status;
 
 use super::call::{At, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
+use super::judge::Bounds;
 use super::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
-use super::model::{Bounds, MIB, Model, TARGETS};
+use super::model::{MIB, Model, TARGETS};
 use crate::answers::Rpc;
 use crate::suite::Suite;
 
@@ -148,6 +149,18 @@ impl Exec {
         Ok(dir.display().to_string())
     }
 
+    /// NodeStageVolume of volume `id` at `path`, with the contexts the CO hands back.
+    fn stage_request(&self, s: &mut Suite, id: String, path: String) -> NodeStageVolumeRequest {
+        NodeStageVolumeRequest {
+            publish_context: self.context(true, &id),
+            volume_context: self.context(false, &id),
+            volume_id: id,
+            staging_target_path: path,
+            volume_capability: Some(Self::capability(s)),
+            secrets: s.secrets("NodeStageVolume"),
+        }
+    }
+
     fn capability(s: &Suite) -> VolumeCapability {
         s.capability()
     }
@@ -263,18 +276,7 @@ impl Exec {
                 snapshot_id: sid(x)?,
                 secrets: s.secrets("GetSnapshot"),
             }),
-            Call::Stage(v) => {
-                let id = vid(v)?;
-                let path = self.staging_dir(v)?;
-                Prepared::Stage(NodeStageVolumeRequest {
-                    publish_context: self.context(true, &id),
-                    volume_context: self.context(false, &id),
-                    volume_id: id,
-                    staging_target_path: path,
-                    volume_capability: Some(Self::capability(s)),
-                    secrets: s.secrets("NodeStageVolume"),
-                })
-            }
+            Call::Stage(v) => Prepared::Stage(self.stage_request(s, vid(v)?, self.staging_dir(v)?)),
             Call::Unstage(v) => Prepared::Unstage(NodeUnstageVolumeRequest {
                 volume_id: vid(v)?,
                 staging_target_path: self.staging_dir(v)?,
@@ -380,14 +382,7 @@ impl Exec {
                 let id = vid(vol)?;
                 let path = self.elsewhere_dir(vol, at)?;
                 match rpc {
-                    NodeRpc::Stage => Prepared::Stage(NodeStageVolumeRequest {
-                        publish_context: self.context(true, &id),
-                        volume_context: self.context(false, &id),
-                        volume_id: id,
-                        staging_target_path: path,
-                        volume_capability: Some(Self::capability(s)),
-                        secrets: s.secrets("NodeStageVolume"),
-                    }),
+                    NodeRpc::Stage => Prepared::Stage(self.stage_request(s, id, path)),
                     NodeRpc::Unstage => Prepared::Unstage(NodeUnstageVolumeRequest {
                         volume_id: id,
                         staging_target_path: path,

@@ -7,7 +7,8 @@
 //! some epoch. Deterministic for a seed and the plugin's answers.
 
 use super::call::{At, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
-use super::model::{Bounds, Life, MIB, Model, TARGETS, VolState};
+use super::judge::Bounds;
+use super::model::{Life, MIB, Model, TARGETS, VolState};
 
 /// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.
 pub(crate) const MAX_LIVE: usize = 12;

@@ -6,7 +6,7 @@
 use tonic::Code;
 
 use super::call::{Call, Source, Vol};
-use super::model::{Held, Life, MIB, Model, TARGETS, Undo, Violation, VolState};
+use super::model::{Chose, Held, Life, MIB, Model, TARGETS, Undo, Violation, VolState};
 use super::rules::{
     NODE_NOT_EXIST, NOT_EXIST, PUBLISHED_INCOMPATIBLE, Rule, SOURCE_NOT_EXIST, VOLUME_INCOMPATIBLE,
 };
@@ -39,7 +39,7 @@ pub(crate) enum Body {
     /// ValidateVolumeCapabilities: whether `confirmed` was set.
     Validated { confirmed: bool },
     /// GetCapacity's numbers.
-    Bounds(super::model::Bounds),
+    Bounds(Bounds),
     /// ControllerExpandVolume: `capacity_bytes` and `node_expansion_required`.
     Expanded { capacity: i64, node: bool },
     /// ListVolumes, every page.
@@ -60,6 +60,15 @@ pub(crate) enum Body {
     /// the call (`None`: the path is not this machine's to look at), and (NodeUnpublishVolume)
     /// which of the volume's other targets, published before the call, are gone after it.
     Target { exists: Option<bool>, gone: Vec<u8> },
+}
+
+/// What the last GetCapacity with the walk's capability and parameters answered: the sizes a
+/// CreateVolume of the same capability and parameters is bounded by (`None`: not answered).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Bounds {
+    pub(crate) available: i64,
+    pub(crate) max: Option<i64>,
+    pub(crate) min: Option<i64>,
 }
 
 /// A listing followed over its pages.
@@ -291,9 +300,9 @@ impl Model {
         let Some(s) = self.vols.get(&vol) else { return };
         let rule = if s.refused_delete {
             Rule::DeleteRefusedUnaltered
-        } else if s.refused_in_use {
+        } else if s.chose.refused_in_use {
             Rule::RefusedKept
-        } else if s.foreign_touched {
+        } else if s.chose.foreign_touched {
             Rule::ForeignPathKept
         } else {
             Rule::VolumeIdFound
@@ -354,7 +363,7 @@ impl Model {
                 ),
             );
         }
-        if let Some(asked) = s.refused_expand
+        if let Some(asked) = s.chose.refused_expand
             && capacity >= asked
         {
             v.broke(
@@ -364,7 +373,7 @@ impl Model {
                     , s.id
                 ),
             );
-        } else if s.refused_expand.is_some() {
+        } else if s.chose.refused_expand.is_some() {
             v.check(Rule::ExpandRefusedKept);
         }
         if s.limit > 0 && capacity > s.limit {
@@ -562,11 +571,8 @@ impl Model {
                 targets_used: [false; TARGETS],
                 last_undo: None,
                 refused_delete: false,
-                refused_in_use: false,
-                deleted_in_use: false,
-                refused_expand: None,
                 second_staged: false,
-                foreign_touched: false,
+                chose: Chose::default(),
             },
         );
         self.names.entry(name).or_default().gens = nth + 1;
@@ -584,14 +590,14 @@ impl Model {
             Reply::Ok(_) => {
                 if let Some(s) = self.state_mut(vol) {
                     s.life = Life::Dead;
-                    s.deleted_in_use = in_use;
+                    s.chose.deleted_in_use = in_use;
                 }
             }
             // Out of the lifecycle's order: the row "Volume in use" (FAILED_PRECONDITION) or
             // any refusal; the volume is then held to be kept whole.
             Reply::Err { code, .. } if in_use && *code != Code::NotFound => {
                 if let Some(s) = self.state_mut(vol) {
-                    s.refused_in_use = true;
+                    s.chose.refused_in_use = true;
                 }
             }
             Reply::Err { code: Code::FailedPrecondition, .. } => {
@@ -704,7 +710,7 @@ impl Model {
         match reply {
             Reply::Err { code, .. } if node_uses && *code != Code::NotFound => {
                 if let Some(s) = self.state_mut(vol) {
-                    s.refused_in_use = true;
+                    s.chose.refused_in_use = true;
                 }
             }
             Reply::Ok(_) => {

@@ -61,15 +61,6 @@ pub(crate) struct Held {
     pub(crate) changed: bool,
 }
 
-/// What the last GetCapacity with the walk's capability and parameters answered: the sizes a
-/// CreateVolume of the same capability and parameters is bounded by (`None`: not answered).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Bounds {
-    pub(crate) available: i64,
-    pub(crate) max: Option<i64>,
-    pub(crate) min: Option<i64>,
-}
-
 /// Whether an object is there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Life {
@@ -140,20 +131,11 @@ pub(crate) struct VolState {
     pub(crate) undone: Vec<Undo>,
     /// DeleteVolume was refused with FAILED_PRECONDITION (snapshots, or in use).
     pub(crate) refused_delete: bool,
-    /// A call out of the lifecycle's order (DeleteVolume while in use, ControllerUnpublish
-    /// while the node uses it, NodeUnstageVolume while published at a target) was refused:
-    /// the plugin chose to keep the volume as it was, and is held to it.
-    pub(crate) refused_in_use: bool,
-    /// DeleteVolume answered OK while the volume was in use: the plugin chose to delete it.
-    pub(crate) deleted_in_use: bool,
-    /// ControllerExpandVolume to this many bytes was refused while in use (the row "Volume in
-    /// use", no ONLINE expansion): the volume was not expanded, so a read must not show it.
-    pub(crate) refused_expand: Option<i64>,
     /// Staged at its second staging path too (the plugin took a second NodeStageVolume).
     pub(crate) second_staged: bool,
-    /// A call of another volume at one of this volume's paths was answered OK: what this
-    /// volume has there is then held to still be there.
-    pub(crate) foreign_touched: bool,
+    /// What the plugin chose where the spec let it answer a call out of order more than one
+    /// way, and what it is then held to.
+    pub(crate) chose: Chose,
 }
 
 impl VolState {
@@ -175,7 +157,7 @@ impl VolState {
     /// Its lifecycle state, for the coverage table.
     pub(crate) fn state(&self) -> &'static str {
         match self.life {
-            Life::Dead if self.deleted_in_use => "DELETED while in use",
+            Life::Dead if self.chose.deleted_in_use => "DELETED while in use",
             Life::Dead => "DELETED",
             Life::Lost => "LOST",
             Life::Alive if self.targets.iter().any(Option::is_some) => "PUBLISHED",
@@ -184,6 +166,24 @@ impl VolState {
             Life::Alive => "CREATED",
         }
     }
+}
+
+/// The answers a plugin chose to calls out of the lifecycle's order or at paths that are not a
+/// volume's, each of which the spec allowed, and which the rest of the history is held to.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Chose {
+    /// A call out of order (DeleteVolume while in use, ControllerUnpublishVolume while the
+    /// node uses the volume, NodeUnstageVolume while published at a target) was refused: the
+    /// volume is kept as it was.
+    pub(crate) refused_in_use: bool,
+    /// DeleteVolume answered OK while the volume was in use: it is gone, on the node too.
+    pub(crate) deleted_in_use: bool,
+    /// ControllerExpandVolume to this many bytes was refused while in use (the row "Volume in
+    /// use", no ONLINE expansion): no read may show it grown to that size.
+    pub(crate) refused_expand: Option<i64>,
+    /// A call of another volume (or of this one) at a path that is not where this volume is
+    /// was answered OK: what this volume has at its own paths is held to still be there.
+    pub(crate) foreign_touched: bool,
 }
 
 /// A snapshot of the history.
@@ -244,7 +244,7 @@ pub(crate) struct Model {
     /// The ListVolumes token held, if one.
     pub(crate) held: Option<Held>,
     /// What GetCapacity last answered for the walk's capability and parameters.
-    pub(crate) bounds: Option<Bounds>,
+    pub(crate) bounds: Option<super::judge::Bounds>,
     /// Nothing that may move the pool was called since (see [`Call::changes_pool`]).
     pub(crate) bounds_fresh: bool,
 }

@@ -161,8 +161,12 @@ impl Session {
             .collect();
         // A volume deleted while in use may still be staged or published on the node: the CO
         // undoes that too (the answers are the plugin's, not judged).
-        let used_dead =
-            a.model.vols.iter().filter(|(_, v)| v.deleted_in_use).map(|(vol, _)| (*vol, true));
+        let used_dead = a
+            .model
+            .vols
+            .iter()
+            .filter(|(_, v)| v.chose.deleted_in_use)
+            .map(|(vol, _)| (*vol, true));
         let undo: Vec<(Vol, bool)> = live.iter().copied().chain(used_dead).collect();
         for (vol, lost) in &undo {
             let Some(v) = a.model.vol(*vol) else { continue };

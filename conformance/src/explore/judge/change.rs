@@ -59,7 +59,7 @@ impl Model {
         {
             let grows = s.capacity > 0 && s.capacity < required;
             if let Some(s) = self.state_mut(vol) {
-                s.refused_expand = grows.then_some(required);
+                s.chose.refused_expand = grows.then_some(required);
             }
             return;
         }
@@ -105,7 +105,7 @@ impl Model {
                     }
                 }
                 if let Some(s) = self.state_mut(vol) {
-                    s.refused_expand = None;
+                    s.chose.refused_expand = None;
                     s.floor = s.floor.max(required);
                     s.limit = 0;
                     s.capacity = capacity.max(0);

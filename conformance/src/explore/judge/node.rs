@@ -71,7 +71,7 @@ impl Model {
             }
             Reply::Err { .. } if published => {
                 if let Some(s) = self.state_mut(vol) {
-                    s.refused_in_use = true;
+                    s.chose.refused_in_use = true;
                 }
             }
             Reply::Err { code: Code::FailedPrecondition, .. }

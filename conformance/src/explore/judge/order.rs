@@ -5,8 +5,9 @@
 use tonic::Code;
 
 use super::super::call::{Elsewhere, NodeRpc, Vol};
-use super::super::model::{Bounds, Model};
+use super::super::model::Model;
 use super::super::rules::{NOT_EXIST, Rule};
+use super::Bounds;
 use super::{Body, Reply, Verdicts};
 
 impl Model {
@@ -35,29 +36,12 @@ impl Model {
             && !(at == Elsewhere::SecondStaging && s.second_staged);
         match (rpc, at) {
             // A second staging path while staged at the first: the plugin's to take (then it is
-            // staged at both, each undone apart) or to refuse (then the first stands).
-            (NodeRpc::Stage, _) => match reply {
-                Reply::Ok(_) => {
-                    if let Some(s) = self.state_mut(vol) {
-                        s.second_staged = true;
-                    }
-                }
-                Reply::Err { code: Code::NotFound, .. } => {
-                    self.not_found(v, vol, "NodeStageVolume", reply)
-                }
-                Reply::Err { .. } => {}
-            },
-            (NodeRpc::Unstage, Elsewhere::SecondStaging) if s.second_staged => match reply {
-                Reply::Ok(_) => {
-                    if let Some(s) = self.state_mut(vol) {
-                        s.second_staged = false;
-                    }
-                }
-                Reply::Err { code: Code::NotFound, .. } => {
-                    self.not_found(v, vol, "NodeUnstageVolume", reply)
-                }
-                Reply::Err { .. } => {}
-            },
+            // staged at both, each undone apart) or to refuse (then the first stands). Unstaged
+            // there, as staged there: OK undoes it, a refusal keeps it.
+            (NodeRpc::Stage, _) => self.second_staging(v, vol, true, reply),
+            (NodeRpc::Unstage, Elsewhere::SecondStaging) if s.second_staged => {
+                self.second_staging(v, vol, false, reply);
+            }
             // "If the volume corresponding to the volume_id is not staged to the
             // staging_target_path, the Plugin MUST reply 0 OK": and what is staged elsewhere,
             // this volume's and the other's, stays staged.
@@ -87,13 +71,29 @@ impl Model {
             }
         }
         if own_kept && let Some(x) = self.state_mut(vol) {
-            x.foreign_touched = true;
+            x.chose.foreign_touched = true;
         }
         // What the other volume has at its paths is held to still be there.
         if let (true, Elsewhere::Staging(w) | Elsewhere::Target(w)) = (ok, at)
             && let Some(x) = self.state_mut(w)
         {
-            x.foreign_touched = true;
+            x.chose.foreign_touched = true;
+        }
+    }
+
+    /// NodeStageVolume (`stage`) or NodeUnstageVolume of `vol` at its second staging path.
+    fn second_staging(&mut self, v: &mut Verdicts, vol: Vol, stage: bool, reply: &Reply) {
+        match reply {
+            Reply::Ok(_) => {
+                if let Some(s) = self.state_mut(vol) {
+                    s.second_staged = stage;
+                }
+            }
+            Reply::Err { code: Code::NotFound, .. } => {
+                let rpc = if stage { "NodeStageVolume" } else { "NodeUnstageVolume" };
+                self.not_found(v, vol, rpc, reply);
+            }
+            Reply::Err { .. } => {}
         }
     }
 

@@ -34,7 +34,7 @@ fn a_call_out_of_order_may_be_refused_or_done_and_the_choice_holds() {
     assert!(m.enabled(&Call::DeleteVolume(a)));
     assert_eq!(m.state_of(&Call::DeleteVolume(a)), "PUBLISHED");
     assert!(rules_of(&mut m, Call::DeleteVolume(a), error(Code::FailedPrecondition)).is_empty());
-    assert!(m.vol(a).is_some_and(|s| s.life == Life::Alive && s.refused_in_use));
+    assert!(m.vol(a).is_some_and(|s| s.life == Life::Alive && s.chose.refused_in_use));
     assert!(rules_of(&mut m, Call::GetVolume(a), got("a")).is_empty());
     assert_eq!(rules_of(&mut m, Call::GetVolume(a), error(Code::NotFound)), [Rule::RefusedKept]);
     // Done: gone everywhere, on the node too.
@@ -97,7 +97,7 @@ fn node_calls_at_paths_that_are_not_the_volumes_leave_what_is_there() {
     let unstage = at(NodeRpc::Unstage, Elsewhere::Staging(a));
     assert_eq!(rules_of(&mut m, unstage, error(Code::Internal)), [Rule::UnstageNotStaged]);
     assert!(rules_of(&mut m, unstage, Reply::Ok(Body::Empty)).is_empty());
-    assert!(m.vol(a).is_some_and(|s| s.foreign_touched && s.staged));
+    assert!(m.vol(a).is_some_and(|s| s.chose.foreign_touched && s.staged));
     assert_eq!(
         rules_of(&mut m, Call::Stats { vol: a, at: At::Staging }, error(Code::NotFound)),
         [Rule::ForeignPathKept]
