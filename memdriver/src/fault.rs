@@ -125,10 +125,11 @@ pub enum Fault {
     /// there (another volume's target, say). Needs one volume published, another volume, then
     /// NodeUnpublishVolume of the other at the first one's target path.
     UnpublishOtherTarget,
-    /// A clone or restore asked for a `limit_bytes` below its source's size gets the source's
-    /// size (the limit is checked only against `required_bytes`). Needs a source, then the
-    /// clone or restore with a limit below its size.
-    CloneOverLimit,
+    /// A clone's `limit_bytes` is checked against its source volume's size when that was
+    /// created, not its size now: a clone of a volume expanded since, with a limit between the
+    /// two, is answered at the source's size, over the limit. Needs a volume, its expansion,
+    /// then the clone.
+    CloneLimitOfCreatedSize,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -197,7 +198,7 @@ impl Fault {
         Fault::DeleteInUseForgets,
         Fault::UnstageAnyPath,
         Fault::UnpublishOtherTarget,
-        Fault::CloneOverLimit,
+        Fault::CloneLimitOfCreatedSize,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -254,7 +255,7 @@ impl Fault {
             Fault::DeleteInUseForgets => "delete-in-use-forgets",
             Fault::UnstageAnyPath => "unstage-any-path",
             Fault::UnpublishOtherTarget => "unpublish-other-target",
-            Fault::CloneOverLimit => "clone-over-limit",
+            Fault::CloneLimitOfCreatedSize => "clone-limit-of-created-size",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

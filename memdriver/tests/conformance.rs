@@ -135,7 +135,7 @@ const HISTORY_ONLY: [Fault; 12] = [
     Fault::DeleteInUseForgets,
     Fault::UnstageAnyPath,
     Fault::UnpublishOtherTarget,
-    Fault::CloneOverLimit,
+    Fault::CloneLimitOfCreatedSize,
 ];
 
 /// Faults planted for one error-table row or listing rule each: the case written for it must be

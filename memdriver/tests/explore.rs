@@ -185,8 +185,12 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     // an unpublish of one volume at another's target that removes it.
     (Fault::UnstageAnyPath, None),
     (Fault::UnpublishOtherTarget, None),
-    // Sizes relative to the source: a clone with a limit below its source's size.
-    (Fault::CloneOverLimit, Some(&["CreateVolume", "CreateVolume"])),
+    // Sizes relative to the source: a clone of a volume grown since it was made, with a limit
+    // below its size now.
+    (
+        Fault::CloneLimitOfCreatedSize,
+        Some(&["CreateVolume", "ControllerExpandVolume", "CreateVolume"]),
+    ),
     // A group's snapshot deleted alone (memdriver serving its GroupController).
     (
         Fault::MemberDeletedAlone,
@@ -208,6 +212,8 @@ fn walk_for(fault: Fault) -> (u64, u64) {
     match fault {
         Fault::ThirdUnpublishKeepsNode => (1, 8000),
         Fault::RestoreSizeOfOrigin => (5, 20000),
+        // A clone of a volume grown since, its limit between the two sizes: a rarer triple.
+        Fault::CloneLimitOfCreatedSize => (5, 20000),
         // Seed 5 validates no volume both before and after a publication, with no modification
         // between, within 4,000 steps.
         Fault::ValidateUnconfirmedWhenPublished => (2, 4000),

@@ -318,8 +318,8 @@ const FAULTS: [FaultCase; 52] = [
         "neither capture unpublishes a volume at a target path where it is not published",
     ),
     neither(
-        "clone-over-limit",
-        "neither capture clones or restores with a limit_bytes below the source's size",
+        "clone-limit-of-created-size",
+        "neither capture clones a volume expanded since it was made",
     ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),
