@@ -121,10 +121,10 @@ pub enum Fault {
     /// `staging_target_path` names (staging kept per volume, not per path). Needs a staging,
     /// a NodeUnstageVolume at another path, then the staging path used.
     UnstageAnyPath,
-    /// NodeUnpublishVolume removes what is at `target_path` though the volume is not published
-    /// there (another volume's target, say). Needs one volume published, another volume, then
-    /// NodeUnpublishVolume of the other at the first one's target path.
-    UnpublishOtherTarget,
+    /// NodeUnpublishVolume at a path where the volume is not published unpublishes it from
+    /// every target path it is published at (publications kept per volume, not per path).
+    /// Needs a publication, then a NodeUnpublishVolume of the volume at another path.
+    UnpublishAnyTarget,
     /// A clone's `limit_bytes` is checked against its source volume's size when that was
     /// created, not its size now: a clone of a volume expanded since, with a limit between the
     /// two, is answered at the source's size, over the limit. Needs a volume, its expansion,
@@ -197,7 +197,7 @@ impl Fault {
         Fault::ListTokenStaleSizes,
         Fault::DeleteInUseForgets,
         Fault::UnstageAnyPath,
-        Fault::UnpublishOtherTarget,
+        Fault::UnpublishAnyTarget,
         Fault::CloneLimitOfCreatedSize,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
@@ -254,7 +254,7 @@ impl Fault {
             Fault::ListTokenStaleSizes => "list-token-stale-sizes",
             Fault::DeleteInUseForgets => "delete-in-use-forgets",
             Fault::UnstageAnyPath => "unstage-any-path",
-            Fault::UnpublishOtherTarget => "unpublish-other-target",
+            Fault::UnpublishAnyTarget => "unpublish-any-target",
             Fault::CloneLimitOfCreatedSize => "clone-limit-of-created-size",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",

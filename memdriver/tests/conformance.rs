@@ -134,7 +134,7 @@ const HISTORY_ONLY: [Fault; 12] = [
     Fault::ListTokenStaleSizes,
     Fault::DeleteInUseForgets,
     Fault::UnstageAnyPath,
-    Fault::UnpublishOtherTarget,
+    Fault::UnpublishAnyTarget,
     Fault::CloneLimitOfCreatedSize,
 ];
 

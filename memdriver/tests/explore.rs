@@ -181,10 +181,10 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     // gone all the same. Shortest in four calls (the use after the refusal: a read, a
     // publication again, an unpublish).
     (Fault::DeleteInUseForgets, None),
-    // At a path that is not the volume's: an unstage elsewhere that unstages the volume, and
-    // an unpublish of one volume at another's target that removes it.
+    // At a path that is not the volume's: an unstage or unpublish there that undoes the
+    // volume's staging or publications elsewhere.
     (Fault::UnstageAnyPath, None),
-    (Fault::UnpublishOtherTarget, None),
+    (Fault::UnpublishAnyTarget, None),
     // Sizes relative to the source: a clone of a volume grown since it was made, with a limit
     // below its size now.
     (

@@ -314,8 +314,8 @@ const FAULTS: [FaultCase; 52] = [
         "neither capture unstages a volume at a path where it is not staged",
     ),
     neither(
-        "unpublish-other-target",
-        "neither capture unpublishes a volume at a target path where it is not published",
+        "unpublish-any-target",
+        "neither capture unpublishes a published volume at a path where it is not published",
     ),
     neither(
         "clone-limit-of-created-size",

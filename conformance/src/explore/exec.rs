@@ -149,6 +149,19 @@ impl Exec {
         Ok(dir.display().to_string())
     }
 
+    /// The target paths `vol` is published at but `except`, where they can be looked at.
+    fn standing_targets(&self, m: &Model, vol: Vol, except: Option<u8>) -> Vec<(u8, PathBuf)> {
+        m.vol(vol)
+            .filter(|_| m.caps.local)
+            .map(|s| {
+                (0..TARGETS as u8)
+                    .filter(|t| Some(*t) != except && s.targets[usize::from(*t)].is_some())
+                    .map(|t| (t, self.target_path(vol, t)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// NodeStageVolume of volume `id` at `path`, with the contexts the CO hands back.
     fn stage_request(&self, s: &mut Suite, id: String, path: String) -> NodeStageVolumeRequest {
         NodeStageVolumeRequest {
@@ -299,16 +312,7 @@ impl Exec {
                 )
             }
             Call::Unpublish { vol, target } => {
-                let others = m
-                    .vol(vol)
-                    .filter(|_| m.caps.local)
-                    .map(|s| {
-                        (0..TARGETS as u8)
-                            .filter(|t| *t != target && s.targets[usize::from(*t)].is_some())
-                            .map(|t| (t, self.target_path(vol, t)))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let others = self.standing_targets(m, vol, Some(target));
                 Prepared::NodeUnpublish(
                     NodeUnpublishVolumeRequest {
                         volume_id: vid(vol)?,
@@ -390,7 +394,7 @@ impl Exec {
                     NodeRpc::Unpublish => Prepared::NodeUnpublish(
                         NodeUnpublishVolumeRequest { volume_id: id, target_path: path },
                         m.caps.local,
-                        Vec::new(),
+                        self.standing_targets(m, vol, None),
                     ),
                     NodeRpc::Stats => Prepared::Stats(NodeGetVolumeStatsRequest {
                         volume_id: id,

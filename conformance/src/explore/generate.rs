@@ -601,7 +601,8 @@ impl Generator {
     }
 
     /// Node calls at paths that are not where the volume is: a second staging path (staged
-    /// there, and unstaged), another volume's staging path or target #0, a folder of no volume.
+    /// there, and unstaged), another volume's staging path (or, for statistics, target #0), a
+    /// folder of no volume.
     fn elsewhere(
         &mut self,
         m: &Model,
@@ -643,7 +644,7 @@ impl Generator {
                 .collect()
         };
         kinds.push((1, at(NodeRpc::Unstage, &staged, Elsewhere::Staging)));
-        kinds.push((1, at(NodeRpc::Unpublish, &published, Elsewhere::Target)));
+        kinds.push((1, at(NodeRpc::Unpublish, &[], Elsewhere::Target)));
         let mut stats = at(NodeRpc::Stats, &staged, Elsewhere::Staging);
         stats.extend(at(NodeRpc::Stats, &published, Elsewhere::Target));
         kinds.push((1, stats));

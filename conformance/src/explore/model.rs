@@ -461,7 +461,9 @@ impl Model {
                             matches!(rpc, NodeRpc::Stage | NodeRpc::Unstage)
                         }
                         Elsewhere::Staging(w) => c.stage && other(w),
-                        Elsewhere::Target(w) => other(w),
+                        // Not another volume's target: "The CO SHALL ensure uniqueness of
+                        // target_path per volume", so no CO names one volume at another's.
+                        Elsewhere::Target(w) => rpc == NodeRpc::Stats && other(w),
                         Elsewhere::Nowhere => true,
                     }
             }

@@ -190,8 +190,13 @@ impl Driver {
         } else {
             volume.published.remove(&request.target_path).is_some()
         };
-        if published || self.fault(Fault::UnpublishOtherTarget) {
+        if published {
             remove_target(&request.target_path)?;
+        } else if self.fault(Fault::UnpublishAnyTarget) {
+            // Unpublished "from the node": every publication of the volume goes.
+            for (target, _) in std::mem::take(&mut volume.published) {
+                remove_target(&target)?;
+            }
         } else if self.fault(Fault::UnpublishNotIdempotent) {
             return Err(Status::not_found(format!("'{}' is not published", request.target_path)));
         }

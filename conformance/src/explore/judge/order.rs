@@ -48,22 +48,23 @@ impl Model {
             (NodeRpc::Unstage, _) => {
                 v.ok(Rule::UnstageNotStaged, reply, &format!("{what}, not staged there"));
             }
-            // Not published there: the spec fixes no answer, but an OK undoes nothing of
-            // another volume's publication at that path.
-            (NodeRpc::Unpublish, Elsewhere::Target(w)) => {
-                let published = self.vol(w).is_some_and(|x| x.targets[0].is_some());
-                if let (true, Reply::Ok(Body::Target { exists: Some(false), .. })) =
-                    (published, reply)
-                {
-                    v.broke(
-                        Rule::ForeignPathKept,
-                        format!("{what} answered OK and {w}'s target path is gone"),
-                    );
-                } else if published && ok {
+            // Not published there (a folder of no volume): the spec fixes no answer, but an OK
+            // undoes none of the volume's own publications.
+            (NodeRpc::Unpublish, _) => {
+                if let Reply::Ok(Body::Target { gone, .. }) = reply {
                     v.check(Rule::ForeignPathKept);
+                    if !gone.is_empty() {
+                        let gone: Vec<String> = gone.iter().map(|g| format!("#{g}")).collect();
+                        v.broke(
+                            Rule::ForeignPathKept,
+                            format!(
+                                "{what} answered OK and removed its target {}",
+                                gone.join(", ")
+                            ),
+                        );
+                    }
                 }
             }
-            (NodeRpc::Unpublish, _) => {}
             // The row: "the volume corresponding to the specified volume_id does not exist on
             // specified volume_path".
             (NodeRpc::Stats, _) => {

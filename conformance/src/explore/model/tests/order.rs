@@ -102,12 +102,14 @@ fn node_calls_at_paths_that_are_not_the_volumes_leave_what_is_there() {
         rules_of(&mut m, Call::Stats { vol: a, at: At::Staging }, error(Code::NotFound)),
         [Rule::ForeignPathKept]
     );
-    // b unpublished at a's target: any answer, but an OK leaves a's target in place.
-    let unpublish = at(NodeRpc::Unpublish, Elsewhere::Target(a));
+    // Not at another volume's target ("The CO SHALL ensure uniqueness of target_path per
+    // volume"); at a folder of no volume any answer, but an OK leaves a's own targets.
+    assert!(!m.enabled(&at(NodeRpc::Unpublish, Elsewhere::Target(a))));
+    let unpublish = Call::Elsewhere { vol: a, rpc: NodeRpc::Unpublish, at: Elsewhere::Nowhere };
     assert!(rules_of(&mut m, unpublish, error(Code::NotFound)).is_empty());
     let left = Reply::Ok(Body::Target { exists: Some(true), gone: Vec::new() });
     assert!(rules_of(&mut m, unpublish, left).is_empty());
-    let removed = Reply::Ok(Body::Target { exists: Some(false), gone: Vec::new() });
+    let removed = Reply::Ok(Body::Target { exists: Some(false), gone: vec![0] });
     assert_eq!(rules_of(&mut m, unpublish, removed), [Rule::ForeignPathKept]);
     // A second staging path of a: taken (then unstaged there apart) or refused.
     let second = Call::Elsewhere { vol: a, rpc: NodeRpc::Stage, at: Elsewhere::SecondStaging };
