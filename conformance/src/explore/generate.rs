@@ -715,12 +715,14 @@ fn mib_floor(bytes: i64) -> u32 {
 }
 
 /// `(required, limit)` MiB relative to a source of `of` MiB by `(dr, dl)` (see
-/// [`Generator::relative`]); a size that would be 0 or less is left unset.
+/// [`Generator::relative`]); a size that would be 0 or less is left unset, and a limit never
+/// below the size required (a range no volume meets is a malformed request, the fixed cases'
+/// to send: here it would hide the answer the history calls for behind INVALID_ARGUMENT).
 fn relative(of: u32, (dr, dl): (i8, Option<i8>)) -> (u32, u32) {
     let at = |d: i8| of.saturating_add_signed(i32::from(d));
     let mib = if of == 0 { 0 } else { at(dr) };
     let limit = match dl {
-        Some(d) if of > 0 => at(d).max(u32::from(mib > 0)),
+        Some(d) if of > 0 => at(d).max(mib).max(1),
         _ => 0,
     };
     (mib, limit)

@@ -154,6 +154,9 @@ fn clones_and_restores_are_sized_around_their_source() {
     let mut relative = std::collections::BTreeSet::new();
     for _ in 0..3000 {
         let Some(call) = g.next(&m) else { break };
+        if let Call::CreateVolume { mib, limit, .. } = call {
+            assert!(limit == 0 || limit >= mib, "a range no volume meets: {call}");
+        }
         if let Call::CreateVolume { source: Some(Source::Volume(src)), mib, limit, .. } = call
             && let Some(s) = m.vol(src).filter(|s| s.life == Life::Alive && s.capacity > 0)
         {
