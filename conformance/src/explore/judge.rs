@@ -733,6 +733,9 @@ impl Model {
             v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol} (id {})", s.id));
         } else if code(reply) == Code::NotFound {
             self.not_found(v, vol, rpc, reply);
+        } else if s.chose.refused_in_use {
+            // Found after a refusal: the choice held (for the coverage table).
+            v.check(Rule::RefusedKept);
         }
     }
 }

@@ -230,6 +230,9 @@ impl Model {
             );
         } else if code(reply) == Code::NotFound {
             self.not_found(v, vol, rpc, reply);
+        } else if s.chose.foreign_touched {
+            // Still there after a call at a path that was not its own (for the coverage table).
+            v.check(Rule::ForeignPathKept);
         }
     }
 }
