@@ -26,6 +26,15 @@ pub(crate) struct Grp {
     pub(crate) nth: u16,
 }
 
+/// What a GetCapacity with the walk's capability and parameters answered: the bounds of the
+/// sizes the walk's CreateVolume and ControllerExpandVolume ask for next (`None`: not answered).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Bounds {
+    pub(crate) available: i64,
+    pub(crate) max: Option<i64>,
+    pub(crate) min: Option<i64>,
+}
+
 /// What a new volume is made from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Source {

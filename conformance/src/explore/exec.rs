@@ -14,8 +14,7 @@ use csikit::v1::*;
 use prost::Message;
 use tonic::Status;
 
-use super::call::{At, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
-use super::judge::Bounds;
+use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
 use super::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
 use super::model::{MIB, Model, TARGETS};
 use crate::answers::Rpc;

@@ -6,8 +6,7 @@
 //! random number of calls, so that an interleaving the common kinds would drown is reached in
 //! some epoch. Deterministic for a seed and the plugin's answers.
 
-use super::call::{At, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
-use super::judge::Bounds;
+use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
 use super::model::{Life, MIB, Model, TARGETS, VolState};
 
 /// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.

@@ -5,7 +5,7 @@
 
 use tonic::Code;
 
-use super::call::{Call, Source, Vol};
+use super::call::{Bounds, Call, Source, Vol};
 use super::model::{Chose, Held, Life, MIB, Model, TARGETS, Undo, Violation, VolState};
 use super::rules::{
     NODE_NOT_EXIST, NOT_EXIST, PUBLISHED_INCOMPATIBLE, Rule, SOURCE_NOT_EXIST, VOLUME_INCOMPATIBLE,
@@ -60,15 +60,6 @@ pub(crate) enum Body {
     /// the call (`None`: the path is not this machine's to look at), and (NodeUnpublishVolume)
     /// which of the volume's other targets, published before the call, are gone after it.
     Target { exists: Option<bool>, gone: Vec<u8> },
-}
-
-/// What the last GetCapacity with the walk's capability and parameters answered: the sizes a
-/// CreateVolume of the same capability and parameters is bounded by (`None`: not answered).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Bounds {
-    pub(crate) available: i64,
-    pub(crate) max: Option<i64>,
-    pub(crate) min: Option<i64>,
 }
 
 /// A listing followed over its pages.

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::call::{At, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
+use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
 use super::rules::Rule;
 
 /// What the plugin serves, as far as the explorer uses it.
@@ -244,7 +244,7 @@ pub(crate) struct Model {
     /// The ListVolumes token held, if one.
     pub(crate) held: Option<Held>,
     /// What GetCapacity last answered for the walk's capability and parameters.
-    pub(crate) bounds: Option<super::judge::Bounds>,
+    pub(crate) bounds: Option<Bounds>,
     /// Nothing that may move the pool was called since (see [`Call::changes_pool`]).
     pub(crate) bounds_fresh: bool,
 }

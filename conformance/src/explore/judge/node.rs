@@ -191,16 +191,7 @@ impl Model {
                     if others {
                         v.check(Rule::OtherTargetsKept);
                     }
-                    if !gone.is_empty() {
-                        let gone: Vec<String> = gone.iter().map(|g| format!("#{g}")).collect();
-                        v.broke(
-                            Rule::OtherTargetsKept,
-                            format!(
-                                "{what} answered OK and removed target {} too, still published",
-                                gone.join(", ")
-                            ),
-                        );
-                    }
+                    v.targets_gone(Rule::OtherTargetsKept, gone, &format!("{what} answered OK"));
                 }
                 if let Some(s) = self.state_mut(vol) {
                     s.targets[t] = None;
@@ -233,6 +224,20 @@ impl Model {
         } else if s.chose.foreign_touched {
             // Still there after a call at a path that was not its own (for the coverage table).
             v.check(Rule::ForeignPathKept);
+        }
+    }
+}
+
+impl Verdicts {
+    /// `rule` broken when `gone` (target paths of the volume still published, removed by a
+    /// call `what` names) is not empty.
+    pub(super) fn targets_gone(&mut self, rule: Rule, gone: &[u8], what: &str) {
+        if !gone.is_empty() {
+            let gone: Vec<String> = gone.iter().map(|g| format!("#{g}")).collect();
+            self.broke(
+                rule,
+                format!("{what} and removed target {}, still published", gone.join(", ")),
+            );
         }
     }
 }

@@ -4,10 +4,10 @@
 
 use tonic::Code;
 
+use super::super::call::Bounds;
 use super::super::call::{Elsewhere, NodeRpc, Vol};
 use super::super::model::Model;
 use super::super::rules::{NOT_EXIST, Rule};
-use super::Bounds;
 use super::{Body, Reply, Verdicts};
 
 impl Model {
@@ -53,16 +53,7 @@ impl Model {
             (NodeRpc::Unpublish, _) => {
                 if let Reply::Ok(Body::Target { gone, .. }) = reply {
                     v.check(Rule::ForeignPathKept);
-                    if !gone.is_empty() {
-                        let gone: Vec<String> = gone.iter().map(|g| format!("#{g}")).collect();
-                        v.broke(
-                            Rule::ForeignPathKept,
-                            format!(
-                                "{what} answered OK and removed its target {}",
-                                gone.join(", ")
-                            ),
-                        );
-                    }
+                    v.targets_gone(Rule::ForeignPathKept, gone, &format!("{what} answered OK"));
                 }
             }
             // The row: "the volume corresponding to the specified volume_id does not exist on

@@ -7,9 +7,9 @@
 use tonic::Code;
 
 use super::*;
-use crate::explore::call::{At, Call};
+use crate::explore::call::{At, Bounds, Call};
 use crate::explore::generate::Generator;
-use crate::explore::judge::{Body, Bounds, End, Listed, ListedSnapshot, Listing, Reply};
+use crate::explore::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
 use crate::explore::rules::{self, Rule};
 
 fn caps() -> Caps {
