@@ -212,8 +212,9 @@ fn walk_for(fault: Fault) -> (u64, u64) {
     match fault {
         Fault::ThirdUnpublishKeepsNode => (1, 8000),
         Fault::RestoreSizeOfOrigin => (5, 20000),
-        // A clone of a volume grown since, its limit between the two sizes: a rarer triple.
-        Fault::CloneLimitOfCreatedSize => (5, 20000),
+        // A clone of a volume grown since, its limit between the two sizes: a rarer triple
+        // (found within the default budget by seeds 2, 3, 4, 6 and 7 of 1 to 8).
+        Fault::CloneLimitOfCreatedSize => (2, 20000),
         // Seed 5 validates no volume both before and after a publication, with no modification
         // between, within 4,000 steps.
         Fault::ValidateUnconfirmedWhenPublished => (2, 4000),
