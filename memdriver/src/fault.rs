@@ -113,6 +113,23 @@ pub enum Fault {
     /// when the first page handed the token out (a cache kept per listing). Needs a token
     /// held, a volume expanded, then the pages from the token.
     ListTokenStaleSizes,
+    /// DeleteVolume of a volume in use forgets it and then answers FAILED_PRECONDITION (the
+    /// in-use check comes after the removal). Needs a publication, the DeleteVolume out of
+    /// order, then any use of the volume.
+    DeleteInUseForgets,
+    /// NodeUnstageVolume unstages the volume from every staging path, whatever
+    /// `staging_target_path` names (staging kept per volume, not per path). Needs a staging,
+    /// a NodeUnstageVolume at another path, then the staging path used.
+    UnstageAnyPath,
+    /// NodeUnpublishVolume at a path where the volume is not published unpublishes it from
+    /// every target path it is published at (publications kept per volume, not per path).
+    /// Needs a publication, then a NodeUnpublishVolume of the volume at another path.
+    UnpublishAnyTarget,
+    /// A clone's `limit_bytes` is checked against its source volume's size when that was
+    /// created, not its size now: a clone of a volume expanded since, with a limit between the
+    /// two, is answered at the source's size, over the limit. Needs a volume, its expansion,
+    /// then the clone.
+    CloneLimitOfCreatedSize,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -138,7 +155,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 48] = [
+    pub const ALL: [Fault; 52] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -178,6 +195,10 @@ impl Fault {
         Fault::ValidateUnconfirmedWhenPublished,
         Fault::MemberDeletedAlone,
         Fault::ListTokenStaleSizes,
+        Fault::DeleteInUseForgets,
+        Fault::UnstageAnyPath,
+        Fault::UnpublishAnyTarget,
+        Fault::CloneLimitOfCreatedSize,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -231,6 +252,10 @@ impl Fault {
             Fault::ValidateUnconfirmedWhenPublished => "validate-unconfirmed-when-published",
             Fault::MemberDeletedAlone => "member-deleted-alone",
             Fault::ListTokenStaleSizes => "list-token-stale-sizes",
+            Fault::DeleteInUseForgets => "delete-in-use-forgets",
+            Fault::UnstageAnyPath => "unstage-any-path",
+            Fault::UnpublishAnyTarget => "unpublish-any-target",
+            Fault::CloneLimitOfCreatedSize => "clone-limit-of-created-size",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

@@ -72,8 +72,8 @@ fn methods(report: &Report) -> Vec<&'static str> {
 #[test]
 fn memdriver_gives_no_finding() {
     let tmp = tempfile::tempdir().expect("temp dir");
-    // With its group snapshots served: every RPC the walk knows (ControllerModifyVolume and
-    // the three group snapshot RPCs besides the 18 of volumes and snapshots).
+    // With its group snapshots served: every RPC the walk knows (ControllerModifyVolume,
+    // GetCapacity and the three group snapshot RPCs besides the 18 of volumes and snapshots).
     let config = || memdriver::Config { group_controller: true, ..memdriver::Config::default() };
     for seed in [1, 2, 3] {
         let report = explore_driver(config(), seed, 3000, 1, tmp.path());
@@ -82,7 +82,7 @@ fn memdriver_gives_no_finding() {
         assert!(report.left_over.is_empty(), "{:?}", report.left_over);
         let rpcs: std::collections::BTreeSet<&str> =
             report.coverage.calls.keys().map(|(rpc, _)| *rpc).collect();
-        assert_eq!(rpcs.len(), 22, "seed {seed}: {rpcs:?}");
+        assert_eq!(rpcs.len(), 23, "seed {seed}: {rpcs:?}");
     }
 }
 
@@ -177,6 +177,20 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
             "ListVolumes",
         ]),
     ),
+    // Out of the lifecycle's order: a DeleteVolume while published, refused, and the volume
+    // gone all the same. Shortest in four calls (the use after the refusal: a read, a
+    // publication again, an unpublish).
+    (Fault::DeleteInUseForgets, None),
+    // At a path that is not the volume's: an unstage or unpublish there that undoes the
+    // volume's staging or publications elsewhere.
+    (Fault::UnstageAnyPath, None),
+    (Fault::UnpublishAnyTarget, None),
+    // Sizes relative to the source: a clone of a volume grown since it was made, with a limit
+    // below its size now.
+    (
+        Fault::CloneLimitOfCreatedSize,
+        Some(&["CreateVolume", "ControllerExpandVolume", "CreateVolume"]),
+    ),
     // A group's snapshot deleted alone (memdriver serving its GroupController).
     (
         Fault::MemberDeletedAlone,
@@ -189,6 +203,7 @@ const SHORTEST_LENGTH: &[(Fault, usize)] = &[
     (Fault::UnpublishKeepsNode, 4),
     (Fault::NodeUnpublishKeepsRecord, 6),
     (Fault::ThirdUnpublishKeepsNode, 8),
+    (Fault::DeleteInUseForgets, 4),
 ];
 
 /// The walk each fault is looked for with: seed 5, 4,000 steps, but for the faults that need a
@@ -197,6 +212,9 @@ fn walk_for(fault: Fault) -> (u64, u64) {
     match fault {
         Fault::ThirdUnpublishKeepsNode => (1, 8000),
         Fault::RestoreSizeOfOrigin => (5, 20000),
+        // A clone of a volume grown since, its limit between the two sizes: a rarer triple
+        // (found within the default budget by seeds 2, 3, 4, 6 and 7 of 1 to 8).
+        Fault::CloneLimitOfCreatedSize => (2, 20000),
         // Seed 5 validates no volume both before and after a publication, with no modification
         // between, within 4,000 steps.
         Fault::ValidateUnconfirmedWhenPublished => (2, 4000),

@@ -219,7 +219,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 48] = [
+const FAULTS: [FaultCase; 52] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -304,6 +304,22 @@ const FAULTS: [FaultCase; 48] = [
     neither(
         "list-token-stale-sizes",
         "neither capture expands a volume between the pages of one ListVolumes",
+    ),
+    neither(
+        "delete-in-use-forgets",
+        "neither capture deletes a volume while it is published or staged",
+    ),
+    neither(
+        "unstage-any-path",
+        "neither capture unstages a volume at a path where it is not staged",
+    ),
+    neither(
+        "unpublish-any-target",
+        "neither capture unpublishes a published volume at a path where it is not published",
+    ),
+    neither(
+        "clone-limit-of-created-size",
+        "neither capture clones a volume expanded since it was made",
     ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),

@@ -26,6 +26,15 @@ pub(crate) struct Grp {
     pub(crate) nth: u16,
 }
 
+/// What a GetCapacity with the walk's capability and parameters answered: the bounds of the
+/// sizes the walk's CreateVolume and ControllerExpandVolume ask for next (`None`: not answered).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Bounds {
+    pub(crate) available: i64,
+    pub(crate) max: Option<i64>,
+    pub(crate) min: Option<i64>,
+}
+
 /// What a new volume is made from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Source {
@@ -53,6 +62,26 @@ pub(crate) enum At {
     Staging,
     /// The volume's target path #t.
     Target(u8),
+}
+
+/// A node path a call names that is not where the volume is staged or published: the
+/// volume's own second staging path, another volume's staging path or target path #0, or a
+/// folder the CO made that belongs to no volume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Elsewhere {
+    SecondStaging,
+    Staging(Vol),
+    Target(Vol),
+    Nowhere,
+}
+
+/// The Node calls sent with a path of [`Elsewhere`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum NodeRpc {
+    Stage,
+    Unstage,
+    Unpublish,
+    Stats,
 }
 
 /// One step of a history: an RPC with symbolic arguments. A CreateVolume or CreateSnapshot of
@@ -146,6 +175,17 @@ pub(crate) enum Call {
         nth: u8,
         delete: bool,
     },
+    /// A Node call on `vol` at a path that is not where it is staged or published.
+    Elsewhere {
+        vol: Vol,
+        rpc: NodeRpc,
+        at: Elsewhere,
+    },
+    /// GetCapacity, with the capability and parameters the walk creates volumes with, or with
+    /// neither.
+    GetCapacity {
+        with: bool,
+    },
 }
 
 impl Call {
@@ -176,6 +216,13 @@ impl Call {
             Call::GetGroup(_) => "GetVolumeGroupSnapshot",
             Call::Member { delete: true, .. } => "DeleteSnapshot",
             Call::Member { delete: false, .. } => "GetSnapshot",
+            Call::Elsewhere { rpc, .. } => match rpc {
+                NodeRpc::Stage => "NodeStageVolume",
+                NodeRpc::Unstage => "NodeUnstageVolume",
+                NodeRpc::Unpublish => "NodeUnpublishVolume",
+                NodeRpc::Stats => "NodeGetVolumeStats",
+            },
+            Call::GetCapacity { .. } => "GetCapacity",
         }
     }
 
@@ -187,6 +234,23 @@ impl Call {
             | Call::CreateGroup { vols: [v, _], .. } => Some(v),
             mut c => c.volume_mut().copied(),
         }
+    }
+
+    /// The call may change what the plugin's pool holds (a volume or snapshot made, grown or
+    /// deleted): a GetCapacity answered before it no longer binds what follows.
+    pub(crate) fn changes_pool(&self) -> bool {
+        matches!(
+            self,
+            Call::CreateVolume { .. }
+                | Call::DeleteVolume(_)
+                | Call::Expand { .. }
+                | Call::CreateSnapshot { .. }
+                | Call::DeleteSnapshot(_)
+                | Call::CreateGroup { .. }
+                | Call::DeleteGroup(_)
+                | Call::Member { delete: true, .. }
+                | Call::Modify(_)
+        )
     }
 
     /// A listing: it reads every lane's objects, so it goes alone (see `concurrent`).
@@ -319,9 +383,18 @@ impl Call {
                     vols.iter_mut().for_each(|v| vol(v, f));
                 }
             }
+            Call::Elsewhere { vol: v, at, .. } => {
+                if kind == Names::Volumes {
+                    vol(v, f);
+                    if let Elsewhere::Staging(w) | Elsewhere::Target(w) = at {
+                        vol(w, f);
+                    }
+                }
+            }
             Call::ListVolumes { .. }
             | Call::ListHold { .. }
             | Call::ListResume
+            | Call::GetCapacity { .. }
             | Call::DeleteGroup(_)
             | Call::GetGroup(_)
             | Call::Member { .. } => {}
@@ -350,7 +423,8 @@ impl Call {
             | Call::Unpublish { vol: v, .. }
             | Call::Stats { vol: v, .. }
             | Call::NodeExpand { vol: v, .. }
-            | Call::Modify(v) => Some(v),
+            | Call::Modify(v)
+            | Call::Elsewhere { vol: v, .. } => Some(v),
             _ => None,
         }
     }
@@ -454,6 +528,16 @@ impl fmt::Display for Call {
             Call::Member { group, nth, .. } => {
                 write!(f, "{rpc} of {group}'s snapshot #{nth} alone")
             }
+            Call::Elsewhere { vol, at, .. } => match at {
+                Elsewhere::SecondStaging => write!(f, "{rpc} {vol} at a second staging path"),
+                Elsewhere::Staging(w) => write!(f, "{rpc} {vol} at {w}'s staging path"),
+                Elsewhere::Target(w) => write!(f, "{rpc} {vol} at {w}'s target #0"),
+                Elsewhere::Nowhere => write!(f, "{rpc} {vol} at a folder of no volume"),
+            },
+            Call::GetCapacity { with: true } => {
+                write!(f, "{rpc} with the walk's capability and parameters")
+            }
+            Call::GetCapacity { with: false } => write!(f, "{rpc} with no capability"),
         }
     }
 }

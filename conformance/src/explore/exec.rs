@@ -14,7 +14,7 @@ use csikit::v1::*;
 use prost::Message;
 use tonic::Status;
 
-use super::call::{At, Call, Filter, Grp, Snap, Source, Vol};
+use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
 use super::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
 use super::model::{MIB, Model, TARGETS};
 use crate::answers::Rpc;
@@ -85,6 +85,7 @@ pub(crate) enum Prepared {
     CreateGroup(CreateVolumeGroupSnapshotRequest),
     DeleteGroup(DeleteVolumeGroupSnapshotRequest),
     GetGroup(GetVolumeGroupSnapshotRequest),
+    Capacity(GetCapacityRequest),
 }
 
 impl Exec {
@@ -122,6 +123,54 @@ impl Exec {
     /// Target path #t of `v`: its parent the CO makes, itself the plugin.
     pub(crate) fn target_path(&self, v: Vol, t: u8) -> PathBuf {
         self.mount.join(format!("{}-{v}-t{t}", self.prefix)).join("mount")
+    }
+
+    /// The second staging path of `v`: a folder the CO makes.
+    pub(crate) fn second_staging_path(&self, v: Vol) -> PathBuf {
+        self.staging.join(format!("{}-{v}-2", self.prefix))
+    }
+
+    /// A folder the CO made that belongs to no volume of the attempt.
+    fn nowhere_path(&self) -> PathBuf {
+        self.mount.join(format!("{}-nowhere", self.prefix))
+    }
+
+    /// The path `at` names for `v`, the folders a CO makes made.
+    fn elsewhere_dir(&self, v: Vol, at: Elsewhere) -> Result<String, String> {
+        let dir = match at {
+            Elsewhere::SecondStaging => self.second_staging_path(v),
+            Elsewhere::Staging(w) => return self.staging_dir(w),
+            Elsewhere::Target(w) => return self.target_dir(w, 0),
+            Elsewhere::Nowhere => self.nowhere_path(),
+        };
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot make the folder '{}': {e}", dir.display()))?;
+        Ok(dir.display().to_string())
+    }
+
+    /// The target paths `vol` is published at but `except`, where they can be looked at.
+    fn standing_targets(&self, m: &Model, vol: Vol, except: Option<u8>) -> Vec<(u8, PathBuf)> {
+        m.vol(vol)
+            .filter(|_| m.caps.local)
+            .map(|s| {
+                (0..TARGETS as u8)
+                    .filter(|t| Some(*t) != except && s.targets[usize::from(*t)].is_some())
+                    .map(|t| (t, self.target_path(vol, t)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// NodeStageVolume of volume `id` at `path`, with the contexts the CO hands back.
+    fn stage_request(&self, s: &mut Suite, id: String, path: String) -> NodeStageVolumeRequest {
+        NodeStageVolumeRequest {
+            publish_context: self.context(true, &id),
+            volume_context: self.context(false, &id),
+            volume_id: id,
+            staging_target_path: path,
+            volume_capability: Some(Self::capability(s)),
+            secrets: s.secrets("NodeStageVolume"),
+        }
     }
 
     fn capability(s: &Suite) -> VolumeCapability {
@@ -239,18 +288,7 @@ impl Exec {
                 snapshot_id: sid(x)?,
                 secrets: s.secrets("GetSnapshot"),
             }),
-            Call::Stage(v) => {
-                let id = vid(v)?;
-                let path = self.staging_dir(v)?;
-                Prepared::Stage(NodeStageVolumeRequest {
-                    publish_context: self.context(true, &id),
-                    volume_context: self.context(false, &id),
-                    volume_id: id,
-                    staging_target_path: path,
-                    volume_capability: Some(Self::capability(s)),
-                    secrets: s.secrets("NodeStageVolume"),
-                })
-            }
+            Call::Stage(v) => Prepared::Stage(self.stage_request(s, vid(v)?, self.staging_dir(v)?)),
             Call::Unstage(v) => Prepared::Unstage(NodeUnstageVolumeRequest {
                 volume_id: vid(v)?,
                 staging_target_path: self.staging_dir(v)?,
@@ -273,16 +311,7 @@ impl Exec {
                 )
             }
             Call::Unpublish { vol, target } => {
-                let others = m
-                    .vol(vol)
-                    .filter(|_| m.caps.local)
-                    .map(|s| {
-                        (0..TARGETS as u8)
-                            .filter(|t| *t != target && s.targets[usize::from(*t)].is_some())
-                            .map(|t| (t, self.target_path(vol, t)))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let others = self.standing_targets(m, vol, Some(target));
                 Prepared::NodeUnpublish(
                     NodeUnpublishVolumeRequest {
                         volume_id: vid(vol)?,
@@ -352,6 +381,36 @@ impl Exec {
                 secrets: s.secrets("ControllerModifyVolume"),
                 mutable_parameters: s.cfg.mutable_parameters.clone(),
             }),
+            Call::Elsewhere { vol, rpc, at } => {
+                let id = vid(vol)?;
+                let path = self.elsewhere_dir(vol, at)?;
+                match rpc {
+                    NodeRpc::Stage => Prepared::Stage(self.stage_request(s, id, path)),
+                    NodeRpc::Unstage => Prepared::Unstage(NodeUnstageVolumeRequest {
+                        volume_id: id,
+                        staging_target_path: path,
+                    }),
+                    NodeRpc::Unpublish => Prepared::NodeUnpublish(
+                        NodeUnpublishVolumeRequest { volume_id: id, target_path: path },
+                        m.caps.local,
+                        self.standing_targets(m, vol, None),
+                    ),
+                    NodeRpc::Stats => Prepared::Stats(NodeGetVolumeStatsRequest {
+                        volume_id: id,
+                        volume_path: path,
+                        staging_target_path: if m.caps.stage {
+                            self.staging_dir(vol)?
+                        } else {
+                            String::new()
+                        },
+                    }),
+                }
+            }
+            Call::GetCapacity { with } => Prepared::Capacity(GetCapacityRequest {
+                volume_capabilities: if with { vec![Self::capability(s)] } else { Vec::new() },
+                parameters: if with { s.cfg.volume_parameters.clone() } else { Default::default() },
+                accessible_topology: None,
+            }),
             Call::NodeExpand { vol, mib } => {
                 let staged = m.caps.stage;
                 let path = if staged {
@@ -408,7 +467,9 @@ impl Exec {
                 }
             }
             let _ = std::fs::remove_dir(self.staging_path(*v));
+            let _ = std::fs::remove_dir(self.second_staging_path(*v));
         }
+        let _ = std::fs::remove_dir(self.nowhere_path());
     }
 
     /// The staging folder of `v`, made (the CO's part).
@@ -541,6 +602,14 @@ impl Exec {
             Prepared::CreateGroup(r) => group(self.ask(s, r).await.map(|a| a.group_snapshot)),
             Prepared::DeleteGroup(r) => empty(self.ask(s, r).await),
             Prepared::GetGroup(r) => group(self.ask(s, r).await.map(|a| a.group_snapshot)),
+            Prepared::Capacity(r) => match self.ask(s, r).await {
+                Ok(a) => Reply::Ok(Body::Bounds(Bounds {
+                    available: a.available_capacity,
+                    max: a.maximum_volume_size,
+                    min: a.minimum_volume_size,
+                })),
+                Err(e) => error(&e),
+            },
             Prepared::NodeExpand(r) => match self.ask(s, r).await {
                 Ok(a) => Reply::Ok(Body::Capacity(a.capacity_bytes)),
                 Err(e) => error(&e),

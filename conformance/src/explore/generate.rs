@@ -6,7 +6,7 @@
 //! random number of calls, so that an interleaving the common kinds would drown is reached in
 //! some epoch. Deterministic for a seed and the plugin's answers.
 
-use super::call::{At, Call, Filter, Grp, Snap, Source, Vol};
+use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
 use super::model::{Life, MIB, Model, TARGETS, VolState};
 
 /// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.
@@ -26,13 +26,15 @@ pub(crate) struct Generator {
 }
 
 /// Kinds of step a swarm draws factors for: at least as many as [`Generator::next`] lists.
-const KINDS: usize = 64;
+const KINDS: usize = 96;
 /// The shortest and longest epoch, in calls: long enough for a few lifecycles of several
 /// volumes, short enough to shrink quickly.
 const EPOCH: std::ops::RangeInclusive<usize> = 150..=400;
 
 /// Sizes a new volume asks for, in MiB (0: no capacity_range).
 const SIZES: [u32; 5] = [0, 1, 2, 3, 8];
+/// The largest volume the walk makes from GetCapacity's answer but at its maximum: 8 GiB.
+const LARGE: i64 = 8 << 30;
 /// Page sizes a listing asks for (0: all at once).
 const PAGES: [i32; 5] = [0, 0, 1, 2, 3];
 
@@ -132,6 +134,13 @@ impl Generator {
                 2 => (0, self.rng.u32(1..=8)),
                 _ => (mib, 0),
             };
+            // Now and then a size from the boundaries GetCapacity gave: its maximum_volume_size
+            // and just above, its minimum_volume_size as a limit and just below, or a large
+            // share of what is available (so that totals cross large values).
+            let (mib, limit) = match m.bounds {
+                Some(b) if self.one_in(4) => self.bounded(b),
+                _ => (mib, limit),
+            };
             let fresh = Call::CreateVolume { name: self.next_name, mib, limit, source: None };
             kinds.push((10, if room { vec![fresh] } else { Vec::new() }));
             let free: Vec<Call> = m
@@ -146,15 +155,19 @@ impl Generator {
                 .map(|(n, _)| Call::CreateVolume { name: *n, mib, limit: 0, source: None })
                 .collect();
             kinds.push((3, free));
+            // Sizes relative to the source's: required_bytes and limit_bytes below, equal to
+            // or above it (the "Unsupported capacity_range" row allows refusing; an OK is held
+            // to the range asked).
+            let rel = self.relative();
             let clones: Vec<Call> = alive
                 .iter()
                 .filter(|_| room)
-                .map(|(v, s)| (*v, mib_of(s)))
-                .chain(dead.iter().map(|v| (*v, 0)))
-                .map(|(v, mib)| Call::CreateVolume {
+                .map(|(v, s)| (*v, relative(mib_of(s), rel)))
+                .chain(dead.iter().map(|v| (*v, (0, 0))))
+                .map(|(v, (mib, limit))| Call::CreateVolume {
                     name: self.next_name,
                     mib,
-                    limit: 0,
+                    limit,
                     source: Some(Source::Volume(v)),
                 })
                 .collect();
@@ -168,12 +181,12 @@ impl Generator {
                 .filter(|_| room)
                 .map(|s| {
                     let size = m.snap(*s).map_or(0, |x| x.size);
-                    let mib =
-                        if sized { u32::try_from((size + MIB - 1) / MIB).unwrap_or(0) } else { 0 };
+                    let of = u32::try_from((size + MIB - 1) / MIB).unwrap_or(0);
+                    let (mib, limit) = if sized { relative(of, rel) } else { (0, 0) };
                     Call::CreateVolume {
                         name: self.next_name,
                         mib,
-                        limit: 0,
+                        limit,
                         source: Some(Source::Snapshot(*s)),
                     }
                 })
@@ -207,6 +220,10 @@ impl Generator {
         let unused: Vec<Vol> = alive.iter().filter(|(_, s)| s.unused()).map(|(v, _)| *v).collect();
         kinds.push((2 + live as u32, unused.iter().map(|v| Call::DeleteVolume(*v)).collect()));
         kinds.push((1, dead.iter().map(|v| Call::DeleteVolume(*v)).collect()));
+        // Out of the lifecycle's order (a crashed kubelet, a force-detach, an operator):
+        // DeleteVolume of a volume in use.
+        let in_use: Vec<Vol> = alive.iter().filter(|(_, s)| !s.unused()).map(|(v, _)| *v).collect();
+        kinds.push((1, in_use.iter().map(|v| Call::DeleteVolume(*v)).collect()));
 
         // The controller's publication.
         let readonly = self.one_in(3);
@@ -241,9 +258,27 @@ impl Generator {
                 .collect(),
         ));
         let all = self.one_in(4);
+        let node_free = |v: &Vol| {
+            m.vol(*v).is_some_and(|s| {
+                !s.staged && !s.second_staged && s.targets.iter().all(Option::is_none)
+            })
+        };
         kinds.push((
             4,
-            published.iter().map(|(v, _)| Call::ControllerUnpublish { vol: *v, all }).collect(),
+            published
+                .iter()
+                .filter(|(v, _)| node_free(v))
+                .map(|(v, _)| Call::ControllerUnpublish { vol: *v, all })
+                .collect(),
+        ));
+        // Out of order: while the node still stages or publishes it.
+        kinds.push((
+            1,
+            published
+                .iter()
+                .filter(|(v, _)| !node_free(v))
+                .map(|(v, _)| Call::ControllerUnpublish { vol: *v, all })
+                .collect(),
         ));
         kinds
             .push((1, unused.iter().map(|v| Call::ControllerUnpublish { vol: *v, all }).collect()));
@@ -252,6 +287,9 @@ impl Generator {
         let some: Vec<Vol> = alive.iter().map(|(v, _)| *v).chain(dead.iter().copied()).collect();
         kinds.push((2, some.iter().map(|v| Call::Validate(*v)).collect()));
         kinds.push((4, vec![Call::ListVolumes { max_entries: self.pick(&PAGES) }]));
+        // GetCapacity in every state, mostly with the capability and parameters of the walk's
+        // creations (whose sizes its answer then bounds).
+        kinds.push((2, vec![Call::GetCapacity { with: !self.one_in(4) }]));
         // A token held across later calls (creations and deletions among them, or not), then
         // followed to the end.
         kinds.push((1, vec![Call::ListHold { max_entries: self.rng.i32(1..=3) }]));
@@ -260,9 +298,35 @@ impl Generator {
 
         // Expansion.
         let grow = self.rng.u32(1..5);
+        // Expanded where the plugin expands (in use only ONLINE); out of order otherwise.
+        let expandable = |s: &VolState| m.caps.online || s.unused();
         kinds.push((
             3,
-            alive.iter().map(|(v, s)| Call::Expand { vol: *v, mib: mib_of(s) + grow }).collect(),
+            alive
+                .iter()
+                .filter(|(_, s)| expandable(s))
+                .map(|(v, s)| Call::Expand { vol: *v, mib: mib_of(s) + grow })
+                .collect(),
+        ));
+        kinds.push((
+            1,
+            alive
+                .iter()
+                .filter(|(_, s)| !expandable(s))
+                .map(|(v, s)| Call::Expand { vol: *v, mib: mib_of(s) + grow })
+                .collect(),
+        ));
+        // To the largest size GetCapacity said a volume may be made with (where that is a
+        // small share of the pool, see `bounded`).
+        let max =
+            m.bounds.and_then(|b| b.max.filter(|x| *x <= b.available / 8)).map_or(0, mib_floor);
+        kinds.push((
+            1,
+            alive
+                .iter()
+                .filter(|(_, s)| max > mib_of(s) && expandable(s))
+                .map(|(v, _)| Call::Expand { vol: *v, mib: max })
+                .collect(),
         ));
         kinds.push((
             1,
@@ -403,7 +467,23 @@ impl Generator {
             (4, alive.iter().filter(|(_, s)| !s.staged).map(|(v, _)| Call::Stage(*v)).collect()),
             (2, alive.iter().filter(|(_, s)| s.staged).map(|(v, _)| Call::Stage(*v)).collect()),
             (1, dead.iter().map(|v| Call::Stage(*v)).collect()),
-            (3, alive.iter().filter(|(_, s)| s.staged).map(|(v, _)| Call::Unstage(*v)).collect()),
+            (
+                3,
+                alive
+                    .iter()
+                    .filter(|(_, s)| s.staged && s.targets.iter().all(Option::is_none))
+                    .map(|(v, _)| Call::Unstage(*v))
+                    .collect(),
+            ),
+            // Out of order: unstaged while still published at a target.
+            (
+                1,
+                alive
+                    .iter()
+                    .filter(|(_, s)| s.staged && s.targets.iter().any(Option::is_some))
+                    .map(|(v, _)| Call::Unstage(*v))
+                    .collect(),
+            ),
             (
                 1,
                 alive
@@ -476,6 +556,7 @@ impl Generator {
             ),
         ];
         kinds.append(&mut node);
+        self.elsewhere(m, &alive, &mut kinds);
 
         // Keep what a CO may do now, weigh it by the epoch's swarm (by the plain weights when
         // the swarm leaves nothing), then choose: a kind by weight, then one of its calls.
@@ -518,6 +599,82 @@ impl Generator {
         Some(call)
     }
 
+    /// Node calls at paths that are not where the volume is: a second staging path (staged
+    /// there, and unstaged), another volume's staging path (or, for statistics, target #0), a
+    /// folder of no volume.
+    fn elsewhere(
+        &mut self,
+        m: &Model,
+        alive: &[(Vol, &VolState)],
+        kinds: &mut Vec<(u32, Vec<Call>)>,
+    ) {
+        let staged: Vec<Vol> = alive.iter().filter(|(_, s)| s.staged).map(|(v, _)| *v).collect();
+        let published: Vec<Vol> =
+            alive.iter().filter(|(_, s)| s.targets[0].is_some()).map(|(v, _)| *v).collect();
+        let second = |rpc| {
+            staged.iter().map(move |v| Call::Elsewhere {
+                vol: *v,
+                rpc,
+                at: Elsewhere::SecondStaging,
+            })
+        };
+        kinds.push((1, second(NodeRpc::Stage).collect()));
+        let unstage_second =
+            alive.iter().filter(|(_, s)| s.second_staged || s.staged).map(|(v, _)| {
+                Call::Elsewhere { vol: *v, rpc: NodeRpc::Unstage, at: Elsewhere::SecondStaging }
+            });
+        kinds.push((1, unstage_second.collect()));
+        // One volume at another's path (or at a folder of no volume): the other's first.
+        let at = |rpc: NodeRpc, of: &[Vol], place: fn(Vol) -> Elsewhere| -> Vec<Call> {
+            alive
+                .iter()
+                .flat_map(|(v, _)| {
+                    of.iter()
+                        .filter(move |w| *w != v)
+                        .take(1)
+                        .map(move |w| Call::Elsewhere { vol: *v, rpc, at: place(*w) })
+                        .chain(std::iter::once(Call::Elsewhere {
+                            vol: *v,
+                            rpc,
+                            at: Elsewhere::Nowhere,
+                        }))
+                })
+                .filter(|c| m.enabled(c))
+                .collect()
+        };
+        kinds.push((1, at(NodeRpc::Unstage, &staged, Elsewhere::Staging)));
+        kinds.push((1, at(NodeRpc::Unpublish, &[], Elsewhere::Target)));
+        let mut stats = at(NodeRpc::Stats, &staged, Elsewhere::Staging);
+        stats.extend(at(NodeRpc::Stats, &published, Elsewhere::Target));
+        kinds.push((1, stats));
+    }
+
+    /// Sizes from GetCapacity's answer: exactly its maximum_volume_size (in whole MiB) where
+    /// that is a small share of the pool, else just above it; a limit at its
+    /// minimum_volume_size or just below; or a large volume (an eighth of what is available, at
+    /// most 8 GiB, so that a few alive at once cross 2^32 bytes and more). A volume a plugin
+    /// cannot delete again (a bug, or still in use) stays out of the pool for the rest of the
+    /// run, so no size here takes much of it.
+    fn bounded(&mut self, b: Bounds) -> (u32, u32) {
+        let max = b.max.map(|x| (mib_floor(x), x <= b.available / 8));
+        let min = b.min.map(|x| u32::try_from((x + MIB - 1) / MIB).unwrap_or(u32::MAX));
+        match (self.rng.u8(..5), max, min) {
+            (0, Some((max, true)), _) if max > 0 => (max, 0),
+            (0 | 1, Some((max, _)), _) => (max.saturating_add(1), 0),
+            (2, _, Some(min)) if min > 0 => (0, min),
+            (3, _, Some(min)) if min > 1 => (0, min - 1),
+            _ => (mib_floor((b.available / 8).min(LARGE)).max(1), 0),
+        }
+    }
+
+    /// Where a size relative to a source's goes this time: required_bytes and limit_bytes
+    /// each one MiB below, equal to, or one MiB above it (a limit also unset).
+    fn relative(&mut self) -> (i8, Option<i8>) {
+        let required = self.rng.i8(-1..=1);
+        let limit = if self.one_in(2) { None } else { Some(self.rng.i8(-1..=1)) };
+        (required, limit)
+    }
+
     /// `call` takes the history forward: a new volume or snapshot, a volume published to the
     /// node, staged, or published at a target path.
     fn advances(&self, m: &Model, call: &Call) -> bool {
@@ -549,4 +706,23 @@ impl Generator {
             _ => {}
         }
     }
+}
+
+/// Whole MiB at most `bytes`, as a size the walk asks for.
+fn mib_floor(bytes: i64) -> u32 {
+    u32::try_from(bytes.max(0) / MIB).unwrap_or(u32::MAX - 1)
+}
+
+/// `(required, limit)` MiB relative to a source of `of` MiB by `(dr, dl)` (see
+/// [`Generator::relative`]); a size that would be 0 or less is left unset, and a limit never
+/// below the size required (a range no volume meets is a malformed request, the fixed cases'
+/// to send: here it would hide the answer the history calls for behind INVALID_ARGUMENT).
+fn relative(of: u32, (dr, dl): (i8, Option<i8>)) -> (u32, u32) {
+    let at = |d: i8| of.saturating_add_signed(i32::from(d));
+    let mib = if of == 0 { 0 } else { at(dr) };
+    let limit = match dl {
+        Some(d) if of > 0 => at(d).max(mib).max(1),
+        _ => 0,
+    };
+    (mib, limit)
 }

@@ -5,8 +5,8 @@
 
 use tonic::Code;
 
-use super::call::{Call, Source, Vol};
-use super::model::{Held, Life, MIB, Model, TARGETS, Undo, Violation, VolState};
+use super::call::{Bounds, Call, Source, Vol};
+use super::model::{Chose, Held, Life, MIB, Model, TARGETS, Undo, Violation, VolState};
 use super::rules::{
     NODE_NOT_EXIST, NOT_EXIST, PUBLISHED_INCOMPATIBLE, Rule, SOURCE_NOT_EXIST, VOLUME_INCOMPATIBLE,
 };
@@ -15,6 +15,7 @@ use crate::suite::code_name;
 mod change;
 mod group;
 mod node;
+mod order;
 mod retry;
 mod snapshot;
 
@@ -37,6 +38,8 @@ pub(crate) enum Body {
     Snapshot { id: String, source: String, size: i64, ready: bool, created: Option<(i64, i32)> },
     /// ValidateVolumeCapabilities: whether `confirmed` was set.
     Validated { confirmed: bool },
+    /// GetCapacity's numbers.
+    Bounds(Bounds),
     /// ControllerExpandVolume: `capacity_bytes` and `node_expansion_required`.
     Expanded { capacity: i64, node: bool },
     /// ListVolumes, every page.
@@ -171,6 +174,10 @@ impl Model {
         {
             h.changed = true;
         }
+        // GetCapacity's answer holds until the pool may have moved: anything made, grown or
+        // deleted since (or another lane at work).
+        self.bounds_fresh &= self.caps.alone;
+        let changes_pool = call.changes_pool();
         match *call {
             Call::CreateVolume { name, mib, limit, source } => {
                 self.create_volume(&mut v, name, (mib, limit), source, reply);
@@ -244,6 +251,13 @@ impl Model {
                 self.member(&mut v, group, usize::from(nth), delete, reply);
             }
             Call::NodeExpand { vol, mib } => self.node_expand(&mut v, vol, mib, reply),
+            Call::Elsewhere { vol, rpc, at } => {
+                self.elsewhere(&mut v, vol, (rpc, call.rpc()), at, reply);
+            }
+            Call::GetCapacity { with } => self.capacity_answer(with, reply),
+        }
+        if changes_pool {
+            self.bounds_fresh = false;
         }
         v
     }
@@ -275,8 +289,15 @@ impl Model {
     /// refused DeleteVolume, the refusal altered it).
     fn not_found(&self, v: &mut Verdicts, vol: Vol, rpc: &str, reply: &Reply) {
         let Some(s) = self.vols.get(&vol) else { return };
-        let rule =
-            if s.refused_delete { Rule::DeleteRefusedUnaltered } else { Rule::VolumeIdFound };
+        let rule = if s.refused_delete {
+            Rule::DeleteRefusedUnaltered
+        } else if s.chose.refused_in_use {
+            Rule::RefusedKept
+        } else if s.chose.foreign_touched {
+            Rule::ForeignPathKept
+        } else {
+            Rule::VolumeIdFound
+        };
         v.check(rule);
         v.broke(rule, format!("{rpc} of live {vol} (id {}) answered {}", s.id, show(reply)));
     }
@@ -332,6 +353,19 @@ impl Model {
                     s.id, s.floor
                 ),
             );
+        }
+        if let Some(asked) = s.chose.refused_expand
+            && capacity >= asked
+        {
+            v.broke(
+                Rule::ExpandRefusedKept,
+                format!(
+                    "{what} reports {vol} (id {}) at {capacity} bytes; ControllerExpandVolume to {asked} bytes was refused while in use"
+                    , s.id
+                ),
+            );
+        } else if s.chose.refused_expand.is_some() {
+            v.check(Rule::ExpandRefusedKept);
         }
         if s.limit > 0 && capacity > s.limit {
             v.broke(
@@ -497,6 +531,9 @@ impl Model {
                 );
             }
         }
+        if source.is_none() {
+            self.within_bounds(v, required, limit, &what);
+        }
         let life = if matches!(src, Src::Dead(_)) { Life::Lost } else { Life::Alive };
         self.vols.insert(
             vol,
@@ -525,6 +562,8 @@ impl Model {
                 targets_used: [false; TARGETS],
                 last_undo: None,
                 refused_delete: false,
+                second_staged: false,
+                chose: Chose::default(),
             },
         );
         self.names.entry(name).or_default().gens = nth + 1;
@@ -537,10 +576,19 @@ impl Model {
             v.ok(Rule::DeleteIdempotent, reply, &format!("{what}, deleted before"));
             return;
         }
+        let in_use = !s.unused();
         match reply {
             Reply::Ok(_) => {
                 if let Some(s) = self.state_mut(vol) {
                     s.life = Life::Dead;
+                    s.chose.deleted_in_use = in_use;
+                }
+            }
+            // Out of the lifecycle's order: the row "Volume in use" (FAILED_PRECONDITION) or
+            // any refusal; the volume is then held to be kept whole.
+            Reply::Err { code, .. } if in_use && *code != Code::NotFound => {
+                if let Some(s) = self.state_mut(vol) {
+                    s.chose.refused_in_use = true;
                 }
             }
             Reply::Err { code: Code::FailedPrecondition, .. } => {
@@ -647,7 +695,15 @@ impl Model {
             v.ok(Rule::UnpublishNotAttached, reply, &format!("{what}, not published"));
             return;
         }
+        // Out of the lifecycle's order (the node still stages or publishes it): OK, or a
+        // refusal that keeps the publication whole.
+        let node_uses = s.staged || s.second_staged || s.targets.iter().any(Option::is_some);
         match reply {
+            Reply::Err { code, .. } if node_uses && *code != Code::NotFound => {
+                if let Some(s) = self.state_mut(vol) {
+                    s.chose.refused_in_use = true;
+                }
+            }
             Reply::Ok(_) => {
                 if let Some(s) = self.state_mut(vol) {
                     s.published = None;
@@ -668,6 +724,9 @@ impl Model {
             v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol} (id {})", s.id));
         } else if code(reply) == Code::NotFound {
             self.not_found(v, vol, rpc, reply);
+        } else if s.chose.refused_in_use {
+            // Found after a refusal: the choice held (for the coverage table).
+            v.check(Rule::RefusedKept);
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::call::{At, Call, Filter, Grp, Snap, Source, Vol};
+use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
 use super::rules::Rule;
 
 /// What the plugin serves, as far as the explorer uses it.
@@ -43,6 +43,8 @@ pub(crate) struct Caps {
     pub(crate) modify: bool,
     /// The GroupController's CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT.
     pub(crate) groups: bool,
+    /// GET_CAPACITY.
+    pub(crate) capacity: bool,
     /// The plugin's paths are this machine's (a unix socket): target paths can be looked at.
     pub(crate) local: bool,
     /// The walk is the only one making and deleting volumes (one lane): a listing's pages
@@ -129,12 +131,20 @@ pub(crate) struct VolState {
     pub(crate) undone: Vec<Undo>,
     /// DeleteVolume was refused with FAILED_PRECONDITION (snapshots, or in use).
     pub(crate) refused_delete: bool,
+    /// Staged at its second staging path too (the plugin took a second NodeStageVolume).
+    pub(crate) second_staged: bool,
+    /// What the plugin chose where the spec let it answer a call out of order more than one
+    /// way, and what it is then held to.
+    pub(crate) chose: Chose,
 }
 
 impl VolState {
     /// Nothing uses it: the lifecycle's CREATED.
     pub(crate) fn unused(&self) -> bool {
-        self.published.is_none() && !self.staged && self.targets.iter().all(Option::is_none)
+        self.published.is_none()
+            && !self.staged
+            && !self.second_staged
+            && self.targets.iter().all(Option::is_none)
     }
 
     /// How it is used, as a number: controller-published, staged, node-published.
@@ -147,6 +157,7 @@ impl VolState {
     /// Its lifecycle state, for the coverage table.
     pub(crate) fn state(&self) -> &'static str {
         match self.life {
+            Life::Dead if self.chose.deleted_in_use => "DELETED while in use",
             Life::Dead => "DELETED",
             Life::Lost => "LOST",
             Life::Alive if self.targets.iter().any(Option::is_some) => "PUBLISHED",
@@ -155,6 +166,24 @@ impl VolState {
             Life::Alive => "CREATED",
         }
     }
+}
+
+/// The answers a plugin chose to calls out of the lifecycle's order or at paths that are not a
+/// volume's, each of which the spec allowed, and which the rest of the history is held to.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Chose {
+    /// A call out of order (DeleteVolume while in use, ControllerUnpublishVolume while the
+    /// node uses the volume, NodeUnstageVolume while published at a target) was refused: the
+    /// volume is kept as it was.
+    pub(crate) refused_in_use: bool,
+    /// DeleteVolume answered OK while the volume was in use: it is gone, on the node too.
+    pub(crate) deleted_in_use: bool,
+    /// ControllerExpandVolume to this many bytes was refused while in use (the row "Volume in
+    /// use", no ONLINE expansion): no read may show it grown to that size.
+    pub(crate) refused_expand: Option<i64>,
+    /// A call of another volume (or of this one) at a path that is not where this volume is
+    /// was answered OK: what this volume has at its own paths is held to still be there.
+    pub(crate) foreign_touched: bool,
 }
 
 /// A snapshot of the history.
@@ -214,6 +243,10 @@ pub(crate) struct Model {
     pub(crate) group_names: BTreeMap<u16, NameState>,
     /// The ListVolumes token held, if one.
     pub(crate) held: Option<Held>,
+    /// What GetCapacity last answered for the walk's capability and parameters.
+    pub(crate) bounds: Option<Bounds>,
+    /// Nothing that may move the pool was called since (see [`Call::changes_pool`]).
+    pub(crate) bounds_fresh: bool,
 }
 
 pub(crate) const MIB: i64 = 1 << 20;
@@ -307,9 +340,9 @@ impl Model {
                 };
                 c.create && name_ok && source_ok
             }
-            Call::DeleteVolume(v) => {
-                c.create && (self.alive(v).is_some_and(VolState::unused) || self.dead(v))
-            }
+            // In use too: a CO may call out of the lifecycle's order (a crashed kubelet, a
+            // force-detach, an operator).
+            Call::DeleteVolume(v) => c.create && (self.alive(v).is_some() || self.dead(v)),
             Call::ControllerPublish { vol, readonly, own } => {
                 if !c.publish || (readonly && !c.readonly) {
                     return false;
@@ -321,23 +354,13 @@ impl Model {
                 }
             }
             Call::ControllerUnpublish { vol, .. } => {
-                c.publish
-                    && match self.alive(vol) {
-                        Some(s) => !s.staged && s.targets.iter().all(Option::is_none),
-                        None => self.dead(vol),
-                    }
+                c.publish && (self.alive(vol).is_some() || self.dead(vol))
             }
             Call::Validate(v) => c.create && (self.alive(v).is_some() || self.dead(v)),
             Call::ListVolumes { .. } | Call::ListHold { .. } => c.list_volumes,
             Call::ListResume => c.list_volumes && self.held.is_some(),
             Call::GetVolume(v) => c.get_volume && (self.alive(v).is_some() || self.dead(v)),
-            Call::Expand { vol, .. } => {
-                c.expand
-                    && match self.alive(vol) {
-                        Some(s) => c.online || s.unused(),
-                        None => self.dead(vol),
-                    }
-            }
+            Call::Expand { vol, .. } => c.expand && (self.alive(vol).is_some() || self.dead(vol)),
             Call::CreateSnapshot { name, source } => {
                 let current = self.current_snap(name).and_then(|s| self.snap(s));
                 let name_ok = self.snap_names.get(&name).is_none_or(|n| !n.burnt)
@@ -367,9 +390,7 @@ impl Model {
                         None => self.dead(v),
                     }
             }
-            Call::Unstage(v) => {
-                c.stage && self.alive(v).is_some_and(|s| s.targets.iter().all(Option::is_none))
-            }
+            Call::Unstage(v) => c.stage && self.alive(v).is_some(),
             Call::Publish { vol, target, .. } => {
                 let t = usize::from(target);
                 c.node
@@ -425,6 +446,28 @@ impl Model {
             Call::DeleteGroup(g) | Call::GetGroup(g) => {
                 c.groups && self.groups.get(&g).is_some_and(|x| x.life != Life::Lost)
             }
+            Call::Elsewhere { vol, rpc, at } => {
+                let Some(s) = self.alive(vol) else { return false };
+                let other = |w: Vol| w != vol && self.alive(w).is_some();
+                let served = match rpc {
+                    NodeRpc::Stage => c.stage && s.staged && at == Elsewhere::SecondStaging,
+                    NodeRpc::Unstage => c.stage,
+                    NodeRpc::Unpublish => c.node,
+                    NodeRpc::Stats => c.stats,
+                };
+                served
+                    && match at {
+                        Elsewhere::SecondStaging => {
+                            matches!(rpc, NodeRpc::Stage | NodeRpc::Unstage)
+                        }
+                        Elsewhere::Staging(w) => c.stage && other(w),
+                        // Not another volume's target: "The CO SHALL ensure uniqueness of
+                        // target_path per volume", so no CO names one volume at another's.
+                        Elsewhere::Target(w) => rpc == NodeRpc::Stats && other(w),
+                        Elsewhere::Nowhere => true,
+                    }
+            }
+            Call::GetCapacity { .. } => c.capacity,
             Call::NodeExpand { vol, mib } => {
                 c.node_expand
                     && match self.alive(vol) {
@@ -438,11 +481,35 @@ impl Model {
         }
     }
 
+    /// `call` asks for a size GetCapacity's answer gave (its maximum_volume_size, or
+    /// just above; its minimum_volume_size as a limit, or just below).
+    fn sized_at_bound(&self, call: &Call) -> bool {
+        let Some(b) = self.bounds else { return false };
+        let mib = |x: Option<i64>| x.map(|x| (x / MIB, (x + MIB - 1) / MIB));
+        let near = |asked: u32, x: Option<(i64, i64)>| {
+            let a = i64::from(asked);
+            asked > 0 && x.is_some_and(|(lo, hi)| a == lo || a == lo + 1 || a == hi || a == hi - 1)
+        };
+        match *call {
+            Call::CreateVolume { mib: m, limit, source: None, .. } => {
+                near(m, mib(b.max)) || near(limit, mib(b.min))
+            }
+            Call::Expand { mib: m, .. } => near(m, mib(b.max)),
+            _ => false,
+        }
+    }
+
     /// The lifecycle state of what `call` is about, for the coverage table: the volume's
     /// (`CREATED` ... `DELETED`), a snapshot's (`snapshot alive` ...), or `-`.
     pub(crate) fn state_of(&self, call: &Call) -> &'static str {
         match call {
-            Call::CreateVolume { name, .. } => {
+            Call::CreateVolume { name, source: Some(_), mib, limit } if *mib > 0 || *limit > 0 => {
+                match self.current(*name).and_then(|v| self.vol(v)) {
+                    Some(s) if s.life == Life::Alive => "name held",
+                    _ => "new name, a size relative to its source",
+                }
+            }
+            Call::CreateVolume { name, .. } if !self.sized_at_bound(call) => {
                 match self.current(*name).and_then(|v| self.vol(v)) {
                     Some(s) if s.life == Life::Alive => "name held",
                     Some(_) => "name free again",
@@ -486,6 +553,26 @@ impl Model {
                 }) =>
             {
                 "another target published"
+            }
+            Call::Elsewhere { at, .. } => match at {
+                Elsewhere::SecondStaging => "at its second staging path",
+                Elsewhere::Staging(_) => "at another volume's staging path",
+                Elsewhere::Target(_) => "at another volume's target path",
+                Elsewhere::Nowhere => "at a folder of no volume",
+            },
+            Call::GetCapacity { with: true } => "with the walk's capability",
+            Call::GetCapacity { with: false } => "with no capability",
+            Call::CreateVolume { .. } | Call::Expand { .. } if self.sized_at_bound(call) => {
+                "a size at GetCapacity's bounds"
+            }
+            Call::DeleteSnapshot(s)
+                if self
+                    .vols
+                    .values()
+                    .any(|v| v.life == Life::Alive && v.source == Some(Source::Snapshot(*s)))
+                    && self.snap(*s).is_some_and(|x| x.life == Life::Alive) =>
+            {
+                "snapshot alive, a restore of it alive"
             }
             Call::DeleteSnapshot(s)
             | Call::GetSnapshot(s)

@@ -54,6 +54,11 @@ pub(crate) enum Rule {
     GroupIdUnique,
     GroupIdFound,
     DeleteGroupIdempotent,
+    RefusedKept,
+    ForeignPathKept,
+    ExpandRefusedKept,
+    CapacityMaxSize,
+    CapacityMinSize,
     /// A row of an RPC's error table: the RPC and the row's condition, as the Model words it.
     Row(&'static str, &'static str),
 }
@@ -126,6 +131,17 @@ const INVARIANTS: &[(Rule, &str, Sentence)] = &[
     (Rule::GroupIdUnique, "group-id-unique", Sentence::must("VolumeGroupSnapshot.group_snapshot_id", "This field MUST contain enough information to uniquely identify this specific snapshot vs all other group snapshots supported by this plugin.")),
     (Rule::GroupIdFound, "group-id-found", Sentence::must("VolumeGroupSnapshot.group_snapshot_id", "This field MUST contain enough information to uniquely identify this specific snapshot vs all other group snapshots supported by this plugin.")),
     (Rule::DeleteGroupIdempotent, "delete-group-idempotent", Sentence::must("DeleteVolumeGroupSnapshot", "If a group snapshot corresponding to the specified `group_snapshot_id` does not exist or the artifacts associated with the group snapshot do not exist anymore, the Plugin MUST reply `0 OK`.")),
+    // A call out of the lifecycle's order refused (DeleteVolume, ControllerUnpublishVolume,
+    // NodeUnstageVolume while the volume is in use; DeleteVolume's row "Volume in use" says it
+    // "could not be deleted"): the volume stays as it was, its id naming it.
+    (Rule::RefusedKept, "refused-kept", Sentence::must("Volume.volume_id", "This field MUST contain enough information to uniquely identify this specific volume vs all other volumes supported by this plugin.")),
+    // The corresponding one only: a call of one volume at another volume's path (or at a path
+    // where it is not) undoes nothing of what stands elsewhere.
+    (Rule::ForeignPathKept, "foreign-path-kept", Sentence::must("NodeUnstageVolume / NodeUnpublishVolume", "This RPC MUST undo the work by the corresponding `NodeStageVolume`. / This RPC MUST undo the work by the corresponding `NodePublishVolume`.")),
+    (Rule::ExpandRefusedKept, "expand-refused-kept", Sentence::must("ControllerExpandVolume Errors", "Volume in use | 9 FAILED_PRECONDITION | Indicates that the volume corresponding to the specified `volume_id` could not be expanded because it is currently published on a node but the plugin does not have ONLINE expansion capability.")),
+    // Notes: the fields say what may be used, not what the plugin must refuse.
+    (Rule::CapacityMaxSize, "capacity-max-size", Sentence::should("GetCapacityResponse.maximum_volume_size", "If `volume_capabilities` or `parameters` is specified in the request, the Plugin SHALL take those into consideration when calculating the minimum volume size of the storage. / (maximum_volume_size: the largest size that may be used in a CreateVolumeRequest.capacity_range.required_bytes field to create a volume with the same parameters; a CreateVolume of the same capability and parameters above it answered OK, nothing made, grown or deleted in between)")),
+    (Rule::CapacityMinSize, "capacity-min-size", Sentence::should("GetCapacityResponse.minimum_volume_size", "If `volume_capabilities` or `parameters` is specified in the request, the Plugin SHALL take those into consideration when calculating the maximum volume size of the storage. / (minimum_volume_size: the smallest size that may be used in a CreateVolumeRequest.capacity_range.limit_bytes field to create a volume with the same parameters; a CreateVolume of the same capability and parameters with a limit below it answered OK, nothing made, grown or deleted in between)")),
 ];
 
 impl Rule {

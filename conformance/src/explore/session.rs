@@ -159,7 +159,16 @@ impl Session {
             .filter(|(_, v)| v.life != Life::Dead)
             .map(|(vol, v)| (*vol, v.life == Life::Lost))
             .collect();
-        for (vol, lost) in &live {
+        // A volume deleted while in use may still be staged or published on the node: the CO
+        // undoes that too (the answers are the plugin's, not judged).
+        let used_dead = a
+            .model
+            .vols
+            .iter()
+            .filter(|(_, v)| v.chose.deleted_in_use)
+            .map(|(vol, _)| (*vol, true));
+        let undo: Vec<(Vol, bool)> = live.iter().copied().chain(used_dead).collect();
+        for (vol, lost) in &undo {
             let Some(v) = a.model.vol(*vol) else { continue };
             if self.caps.node {
                 for t in 0..TARGETS as u8 {
@@ -175,6 +184,12 @@ impl Session {
                             .await;
                     }
                 }
+            }
+            if self.caps.stage && (v.second_staged || *lost) {
+                let staging_target_path = a.exec.second_staging_path(*vol).display().to_string();
+                let _ = s
+                    .ask(NodeUnstageVolumeRequest { volume_id: v.id.clone(), staging_target_path })
+                    .await;
             }
             if self.caps.stage && (v.staged || (*lost && v.staged_ever)) {
                 let staging_target_path = a.exec.staging_path(*vol).display().to_string();
@@ -277,6 +292,7 @@ fn caps(s: &Suite, endpoint: &Endpoint) -> (Caps, Vec<String>) {
         node_expand: p.node_has(Nd::ExpandVolume),
         modify: p.has(Ctl::ModifyVolume) && !s.cfg.mutable_parameters.is_empty(),
         groups: p.group_has(GroupCap::CreateDeleteGetVolumeGroupSnapshot),
+        capacity: p.has(Ctl::GetCapacity),
         local: matches!(endpoint, Endpoint::Unix(_)),
         alone: true,
     };
@@ -302,6 +318,7 @@ fn caps(s: &Suite, endpoint: &Endpoint) -> (Caps, Vec<String>) {
     );
     skip(!c.list_volumes, "ListVolumes: no LIST_VOLUMES");
     skip(!c.get_volume, "ControllerGetVolume: no GET_VOLUME");
+    skip(!c.capacity, "GetCapacity: no GET_CAPACITY");
     skip(!c.expand, "ControllerExpandVolume: no EXPAND_VOLUME");
     skip(!c.snapshots, "snapshots: no CREATE_DELETE_SNAPSHOT");
     skip(c.snapshots && !c.list_snapshots, "ListSnapshots: no LIST_SNAPSHOTS");

@@ -27,6 +27,7 @@ use super::{
     publish_context, supported,
 };
 use crate::fault::Fault;
+use csikit::v1::volume_content_source::Type as SourceType;
 
 // One plain function per RPC, as the spec has one section per RPC: their openings (the secrets
 // checked, the state locked, the volume looked up with the RPC's own NOT_FOUND row) are alike on
@@ -114,7 +115,16 @@ impl Driver {
         let capacity = if self.fault(Fault::IgnoreCapacity) {
             1 << 20
         } else {
-            self.choose_capacity(request.capacity_range.as_ref(), source_size)?
+            // The fault checks a clone's limit against its source's size when the source was
+            // created, not its size now (a size cached at creation).
+            let source = request.volume_content_source.as_ref().and_then(|c| c.r#type.as_ref());
+            let checked = match source {
+                Some(SourceType::Volume(v)) if self.fault(Fault::CloneLimitOfCreatedSize) => {
+                    state.volumes.get(&v.volume_id).map(|v| v.created_capacity)
+                }
+                _ => source_size,
+            };
+            self.choose_capacity(request.capacity_range.as_ref(), source_size, checked)?
         };
         if capacity > self.config.total_capacity - state.used {
             // The spec's one RESOURCE_EXHAUSTED row for CreateVolume: the pool, memdriver's only
@@ -158,6 +168,7 @@ impl Driver {
         &self,
         range: Option<&CapacityRange>,
         source_size: Option<i64>,
+        checked_size: Option<i64>,
     ) -> Result<i64, Status> {
         let out_of_range = |why: String| CreateVolumeError::UnsupportedCapacityRange.status(why);
         let (required, limit) = range.map_or((0, 0), |r| (r.required_bytes, r.limit_bytes));
@@ -170,7 +181,7 @@ impl Driver {
             )));
         }
         let floor = source_size.unwrap_or(0);
-        if limit > 0 && limit < floor {
+        if limit > 0 && limit < checked_size.unwrap_or(0) {
             return Err(out_of_range(format!(
                 "limit_bytes {limit} is below the source's size {floor}"
             )));
@@ -215,6 +226,16 @@ impl Driver {
         };
         if self.fault(Fault::LeakOnDelete) {
             return Ok(DeleteVolumeResponse {});
+        }
+        let in_use = !volume.published_nodes.is_empty()
+            || !volume.staged.is_empty()
+            || !volume.published.is_empty();
+        if in_use && self.fault(Fault::DeleteInUseForgets) {
+            let id = volume.id.clone();
+            let capacity = volume.capacity;
+            state.volumes.remove(&id);
+            state.used -= capacity;
+            return Err(DeleteVolumeError::VolumeInUse.status(format!("volume '{id}' is in use")));
         }
         if let Some(node) = volume.published_nodes.keys().next() {
             return Err(DeleteVolumeError::VolumeInUse

@@ -87,7 +87,9 @@ impl Driver {
                 volume.id
             )));
         }
-        if !self.fault(Fault::UnstageKeepsPath) {
+        if self.fault(Fault::UnstageAnyPath) {
+            volume.staged.clear();
+        } else if !self.fault(Fault::UnstageKeepsPath) {
             volume.staged.remove(&request.staging_target_path);
         }
         Ok(NodeUnstageVolumeResponse {})
@@ -190,6 +192,11 @@ impl Driver {
         };
         if published {
             remove_target(&request.target_path)?;
+        } else if self.fault(Fault::UnpublishAnyTarget) {
+            // Unpublished "from the node": every publication of the volume goes.
+            for (target, _) in std::mem::take(&mut volume.published) {
+                remove_target(&target)?;
+            }
         } else if self.fault(Fault::UnpublishNotIdempotent) {
             return Err(Status::not_found(format!("'{}' is not published", request.target_path)));
         }

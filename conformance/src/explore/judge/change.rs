@@ -51,6 +51,18 @@ impl Model {
         }
         let required = i64::from(mib) * MIB;
         let smaller = s.capacity > 0 && required <= s.capacity;
+        // Out of order for a plugin without ONLINE expansion: the row "Volume in use"
+        // (FAILED_PRECONDITION) or OK; refused, the volume keeps its size.
+        if !self.caps.online
+            && !s.unused()
+            && let Reply::Err { code: Code::FailedPrecondition, .. } = reply
+        {
+            let grows = s.capacity > 0 && s.capacity < required;
+            if let Some(s) = self.state_mut(vol) {
+                s.chose.refused_expand = grows.then_some(required);
+            }
+            return;
+        }
         // The same expansion again in the same use, or (a CO's late retry) a size answered
         // OK before, in any use the walk may expand in.
         // In another use, the row "Volume in use" (FAILED_PRECONDITION: the file system
@@ -93,6 +105,7 @@ impl Model {
                     }
                 }
                 if let Some(s) = self.state_mut(vol) {
+                    s.chose.refused_expand = None;
                     s.floor = s.floor.max(required);
                     s.limit = 0;
                     s.capacity = capacity.max(0);

@@ -22,6 +22,7 @@ impl Model {
             return;
         }
         let undo = s.last_undo;
+        let second = s.second_staged;
         match reply {
             Reply::Ok(_) => {
                 if let Some(s) = self.state_mut(vol) {
@@ -29,6 +30,8 @@ impl Model {
                     s.staged_ever = true;
                 }
             }
+            // Staged at its second path still: a plugin that stages once per node may refuse.
+            Reply::Err { code, .. } if second && *code != Code::NotFound => {}
             Reply::Err { code: Code::NotFound, .. } => {
                 self.not_found(v, vol, "NodeStageVolume", reply)
             }
@@ -53,6 +56,9 @@ impl Model {
             return;
         }
         let undo = s.last_undo;
+        // Out of the lifecycle's order: still published at a target. OK (the plugin unstaged
+        // under the publication), or a refusal that keeps the staging whole.
+        let published = s.targets.iter().any(Option::is_some);
         match reply {
             Reply::Ok(_) => {
                 if let Some(s) = self.state_mut(vol) {
@@ -62,6 +68,11 @@ impl Model {
             }
             Reply::Err { code: Code::NotFound, .. } => {
                 self.not_found(v, vol, "NodeUnstageVolume", reply)
+            }
+            Reply::Err { .. } if published => {
+                if let Some(s) = self.state_mut(vol) {
+                    s.chose.refused_in_use = true;
+                }
             }
             Reply::Err { code: Code::FailedPrecondition, .. }
                 if undo == Some(Undo::NodeUnpublish) || s.undone.contains(&Undo::NodeUnpublish) =>
@@ -180,16 +191,7 @@ impl Model {
                     if others {
                         v.check(Rule::OtherTargetsKept);
                     }
-                    if !gone.is_empty() {
-                        let gone: Vec<String> = gone.iter().map(|g| format!("#{g}")).collect();
-                        v.broke(
-                            Rule::OtherTargetsKept,
-                            format!(
-                                "{what} answered OK and removed target {} too, still published",
-                                gone.join(", ")
-                            ),
-                        );
-                    }
+                    v.targets_gone(Rule::OtherTargetsKept, gone, &format!("{what} answered OK"));
                 }
                 if let Some(s) = self.state_mut(vol) {
                     s.targets[t] = None;
@@ -219,6 +221,23 @@ impl Model {
             );
         } else if code(reply) == Code::NotFound {
             self.not_found(v, vol, rpc, reply);
+        } else if s.chose.foreign_touched {
+            // Still there after a call at a path that was not its own (for the coverage table).
+            v.check(Rule::ForeignPathKept);
+        }
+    }
+}
+
+impl Verdicts {
+    /// `rule` broken when `gone` (target paths of the volume still published, removed by a
+    /// call `what` names) is not empty.
+    pub(super) fn targets_gone(&mut self, rule: Rule, gone: &[u8], what: &str) {
+        if !gone.is_empty() {
+            let gone: Vec<String> = gone.iter().map(|g| format!("#{g}")).collect();
+            self.broke(
+                rule,
+                format!("{what} and removed target {}, still published", gone.join(", ")),
+            );
         }
     }
 }

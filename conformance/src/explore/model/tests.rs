@@ -7,7 +7,7 @@
 use tonic::Code;
 
 use super::*;
-use crate::explore::call::{At, Call};
+use crate::explore::call::{At, Bounds, Call};
 use crate::explore::generate::Generator;
 use crate::explore::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
 use crate::explore::rules::{self, Rule};
@@ -32,10 +32,14 @@ fn caps() -> Caps {
         node_expand: true,
         modify: true,
         groups: true,
+        capacity: true,
         local: true,
         alone: true,
     }
 }
+
+/// The largest volume the ideal plugin makes, as its GetCapacity says.
+const IDEAL_MAX: i64 = 64 * MIB;
 
 /// A plugin that answers every call as the spec asks, from the model's own state (read before
 /// the model applies the answer): new ids from a counter, sizes as asked (1 MiB when not).
@@ -82,6 +86,10 @@ impl Ideal {
                     Some(Source::Volume(v)) => m.vol(v).map_or(0, |s| s.capacity),
                     None => 0,
                 };
+                // The "Unsupported capacity_range" row: no size meets the range and the source.
+                if (limit > 0 && limit < required.max(floor)) || required.max(floor) > IDEAL_MAX {
+                    return err(Code::OutOfRange);
+                }
                 let capacity = required.max(floor).max(if mib == 0 { MIB } else { 0 });
                 let capacity = if limit > 0 { capacity.min(limit) } else { capacity };
                 let source = source.and_then(|x| match x {
@@ -249,6 +257,15 @@ impl Ideal {
                 },
                 None => err(Code::NotFound),
             },
+            // Not the volume's path: the row's NOT_FOUND.
+            Call::Elsewhere { rpc: crate::explore::call::NodeRpc::Stats, .. } => {
+                err(Code::NotFound)
+            }
+            Call::GetCapacity { .. } => Reply::Ok(Body::Bounds(Bounds {
+                available: 1 << 40,
+                max: Some(IDEAL_MAX),
+                min: None,
+            })),
             Call::Unpublish { vol, .. } if !alive(vol) => err(Code::NotFound),
             Call::Unpublish { .. } => {
                 Reply::Ok(Body::Target { exists: Some(false), gone: Vec::new() })
@@ -301,7 +318,7 @@ fn a_plugin_answering_as_the_spec_asks_breaks_nothing_over_many_walks() {
         reached.extend(calls.iter().map(Call::rpc));
     }
     // Every RPC the model knows is reached.
-    assert_eq!(reached.len(), 22, "{reached:?}");
+    assert_eq!(reached.len(), 23, "{reached:?}");
 }
 
 #[test]
@@ -742,3 +759,4 @@ fn group_snapshots_are_held_to_their_sentences() {
 }
 
 mod history;
+mod order;
