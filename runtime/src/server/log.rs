@@ -323,6 +323,17 @@ mod tests {
     }
 
     #[test]
+    fn a_call_that_panics_leaves_the_thread_outside_it() {
+        let mut call = Some(CallContext::new("NodeStageVolume", Some("vol-1")));
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            CallContext::enter(&mut call, || panic!("the driver panicked"));
+        }));
+        assert!(caught.is_err());
+        assert!(!CallContext::record_waited(1), "no call's context left on the thread");
+        assert!(call.is_some(), "the call has its context back");
+    }
+
+    #[test]
     fn dropping_the_guard_writes_what_is_queued() {
         let memory = Memory::default();
         let (layer, guard) = LogLayer::new(memory.clone()).unwrap();

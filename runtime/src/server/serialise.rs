@@ -110,13 +110,19 @@ struct State {
 }
 
 impl State {
-    /// `parts` joined as a key, in a spare string when there is one.
-    fn key(&mut self, parts: &[&str]) -> KeyId {
-        let mut key = self.spare.pop().unwrap_or_default();
-        for part in parts {
-            key.push_str(part);
-        }
+    /// The key of `id` of `kind` ([`KeyId`]'s form), in a spare string when there is one.
+    fn key(&mut self, kind: &str, id: &str) -> KeyId {
+        let mut key = self.copy(kind);
+        key.push('\0');
+        key.push_str(id);
         key
+    }
+
+    /// `text` in a spare string when there is one.
+    fn copy(&mut self, text: &str) -> String {
+        let mut copy = self.spare.pop().unwrap_or_default();
+        copy.push_str(text);
+        copy
     }
 
     /// Keeps `key`'s string for a later key.
@@ -220,12 +226,12 @@ impl KeyLocks {
     /// Takes the key of `id` (of `kind`) if no call holds it.
     pub(crate) fn try_acquire(&self, kind: &'static str, id: &str) -> Option<Held<'_>> {
         let mut state = self.lock();
-        let key = state.key(&[kind, "\0", id]);
+        let key = state.key(kind, id);
         if state.keys.contains_key(&key) {
             state.recycle(key);
             return None;
         }
-        let held = state.key(&[&key]);
+        let held = state.copy(&key);
         state.keys.insert(key, VecDeque::new());
         Some(Held { locks: self, key: held })
     }
@@ -248,9 +254,9 @@ impl KeyLocks {
         let (key, ticket, ahead) = {
             let mut state = self.lock();
             let ticket = state.next_ticket;
-            let key = state.key(&[kind, "\0", id]);
+            let key = state.key(kind, id);
             let Some(queue) = state.keys.get_mut(&key) else {
-                let kept = state.key(&[&key]);
+                let kept = state.copy(&key);
                 state.keys.insert(kept, VecDeque::new());
                 return Ok((Held { locks: self, key }, Duration::ZERO));
             };

@@ -68,23 +68,34 @@ impl CallContext {
     }
 
     /// Runs `poll` with this context as the thread's, as a span is entered for one poll; what
-    /// the poll records (the time waited) stays with the context.
+    /// the poll records (the time waited) stays with the context. The thread's own is given back
+    /// however `poll` ends, a panic included (as a span's guard exits it), so no later event on
+    /// the thread is written in a call it is not in.
     pub(crate) fn enter<T>(slot: &mut Option<CallContext>, poll: impl FnOnce() -> T) -> T {
+        /// Gives the thread its own context back, and the call its context, when dropped.
+        struct Entered<'a> {
+            slot: &'a mut Option<CallContext>,
+            outer: Option<CallContext>,
+        }
+        impl Drop for Entered<'_> {
+            fn drop(&mut self) {
+                let outer = self.outer.take();
+                *self.slot = CURRENT.with(|current| current.replace(outer));
+            }
+        }
         let outer = CURRENT.with(|current| current.replace(slot.take()));
-        let out = poll();
-        *slot = CURRENT.with(|current| current.replace(outer));
-        out
+        let _entered = Entered { slot, outer };
+        poll()
     }
 
     /// Records the time the current call waited for its turn; `false` when the thread polls no
     /// call with a context (the caller records it on its span instead).
     pub(crate) fn record_waited(ms: u64) -> bool {
-        CURRENT.with(|current| match current.borrow_mut().as_mut() {
-            Some(context) => {
-                context.waited_ms = Some(ms);
-                true
-            }
-            None => false,
+        CURRENT.with(|current| {
+            let Ok(mut current) = current.try_borrow_mut() else { return false };
+            let Some(context) = current.as_mut() else { return false };
+            context.waited_ms = Some(ms);
+            true
         })
     }
 
