@@ -157,16 +157,26 @@ pub fn unimplemented(rpc: &str) -> Status {
 
 /// The layers, shared by every service of one server (so serialisation spans services: a
 /// `NodePublishVolume` and a `ControllerExpandVolume` on one volume are serialised too).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Pipeline {
     layers: Layers,
     keys: KeyLocks,
 }
 
+impl Default for Pipeline {
+    fn default() -> Self {
+        Self::new(Layers::default())
+    }
+}
+
 impl Pipeline {
     /// A pipeline with these layers.
     pub fn new(layers: Layers) -> Self {
-        Self { layers, keys: KeyLocks::default() }
+        let keys = match layers.serialisation {
+            Serialisation::FailFast => KeyLocks::fail_fast(),
+            Serialisation::Wait { .. } => KeyLocks::default(),
+        };
+        Self { layers, keys }
     }
 
     /// The layers in force.
