@@ -15,13 +15,13 @@ use prost::Message;
 use tonic::Status;
 
 use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
-use super::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
+use super::judge::{Body, Listed, Reply};
 use super::model::{MIB, Model, TARGETS};
+
+mod pages;
 use crate::answers::Rpc;
 use crate::suite::Suite;
 
-/// The most pages one listing follows.
-const MAX_PAGES: usize = 1000;
 /// A node id no plugin names.
 const NO_SUCH_NODE: &str = "csi-explore-no-such-node";
 
@@ -251,8 +251,7 @@ impl Exec {
             Call::ListVolumes { max_entries } => Prepared::ListVolumes(max_entries, String::new()),
             Call::ListHold { max_entries } => Prepared::ListHold(max_entries),
             Call::ListResume => {
-                let token = self.held_token.lock().unwrap_or_else(PoisonError::into_inner).take();
-                Prepared::ListVolumes(0, token.ok_or("no ListVolumes token held")?)
+                Prepared::ListVolumes(0, self.take_held_token().ok_or("no ListVolumes token held")?)
             }
             Call::GetVolume(v) => Prepared::Get(ControllerGetVolumeRequest { volume_id: vid(v)? }),
             Call::Expand { vol, mib } => Prepared::Expand(ControllerExpandVolumeRequest {
@@ -443,13 +442,6 @@ impl Exec {
         ids.map(|ids| ids.contains(&self.node_id))
     }
 
-    /// A ListVolumes entry as the model reads it.
-    fn listed(&self, e: list_volumes_response::Entry) -> Option<Listed> {
-        let v = e.volume?;
-        let on_node = self.on_node(e.status.map(|st| st.published_node_ids));
-        Some(Listed { id: v.volume_id, capacity: v.capacity_bytes, on_node })
-    }
-
     /// Removes the folders the CO's part made for `vols` under `mount` and `staging` (if these
     /// are the attempt's), once the attempt is cleaned up: a long walk would otherwise leave
     /// thousands in one folder, and every later folder made there costs more. Only empty
@@ -530,20 +522,7 @@ impl Exec {
             Prepared::ListVolumes(max_entries, token) => {
                 self.list_volumes(s, max_entries, token).await
             }
-            Prepared::ListHold(max_entries) => {
-                let r = ListVolumesRequest { max_entries, starting_token: String::new() };
-                match self.ask(s, r).await {
-                    Ok(a) => {
-                        let token = !a.next_token.is_empty();
-                        *self.held_token.lock().unwrap_or_else(PoisonError::into_inner) =
-                            token.then_some(a.next_token);
-                        let entries =
-                            a.entries.into_iter().filter_map(|e| self.listed(e)).collect();
-                        Reply::Ok(Body::Page { entries, token })
-                    }
-                    Err(e) => error(&e),
-                }
-            }
+            Prepared::ListHold(max_entries) => self.hold_first_page(s, max_entries).await,
             Prepared::Get(r) => match self.ask(s, r).await {
                 Ok(ControllerGetVolumeResponse { volume: Some(v), status }) => {
                     let on_node = self.on_node(status.map(|st| st.published_node_ids));
@@ -663,100 +642,6 @@ impl Exec {
         recorded.lock().unwrap_or_else(PoisonError::into_inner).push(exchange);
         answer
     }
-
-    /// Every page from `token` (empty: from the start).
-    async fn list_volumes(&self, s: &Suite, max_entries: i32, mut token: String) -> Reply {
-        let mut entries = Vec::new();
-        for page in 0..MAX_PAGES {
-            let r = ListVolumesRequest { max_entries, starting_token: token.clone() };
-            match self.ask(s, r).await {
-                Err(e) if page == 0 => return error(&e),
-                Err(e) => return listed(Body::Volumes, entries, End::Failed(e.code()), 0),
-                Ok(a) => {
-                    let last = a.entries.len();
-                    entries.extend(a.entries.into_iter().filter_map(|e| self.listed(e)));
-                    if a.next_token.is_empty() {
-                        let unpaged = if one_full_page(max_entries, entries.len(), last) {
-                            let r = ListVolumesRequest {
-                                max_entries: 0,
-                                starting_token: String::new(),
-                            };
-                            self.ask(s, r).await.ok().map(|a| {
-                                a.entries.into_iter().filter_map(|e| self.listed(e)).collect()
-                            })
-                        } else {
-                            None
-                        };
-                        let listing =
-                            Listing { entries, end: End::Complete, last_page: last, unpaged };
-                        return Reply::Ok(Body::Volumes(listing));
-                    }
-                    if a.next_token == token {
-                        return listed(Body::Volumes, entries, End::Loop(token), last);
-                    }
-                    token = a.next_token;
-                }
-            }
-        }
-        listed(Body::Volumes, entries, End::Loop(token), 0)
-    }
-
-    async fn list_snapshots(&self, s: &Suite, request: ListSnapshotsRequest) -> Reply {
-        let mut entries = Vec::new();
-        let mut token = String::new();
-        for page in 0..MAX_PAGES {
-            let r = ListSnapshotsRequest { starting_token: token.clone(), ..request.clone() };
-            match self.ask(s, r).await {
-                Err(e) if page == 0 => return error(&e),
-                Err(e) => return listed(Body::Snapshots, entries, End::Failed(e.code()), 0),
-                Ok(a) => {
-                    let last = a.entries.len();
-                    entries.extend(a.entries.into_iter().filter_map(|e| e.snapshot).map(|x| {
-                        ListedSnapshot {
-                            id: x.snapshot_id,
-                            source: x.source_volume_id,
-                            ready: x.ready_to_use,
-                        }
-                    }));
-                    if a.next_token.is_empty() {
-                        let unpaged = if one_full_page(request.max_entries, entries.len(), last) {
-                            let r = ListSnapshotsRequest { max_entries: 0, ..request.clone() };
-                            self.ask(s, r).await.ok().map(|a| {
-                                a.entries
-                                    .into_iter()
-                                    .filter_map(|e| e.snapshot)
-                                    .map(|x| ListedSnapshot {
-                                        id: x.snapshot_id,
-                                        source: x.source_volume_id,
-                                        ready: x.ready_to_use,
-                                    })
-                                    .collect()
-                            })
-                        } else {
-                            None
-                        };
-                        let listing =
-                            Listing { entries, end: End::Complete, last_page: last, unpaged };
-                        return Reply::Ok(Body::Snapshots(listing));
-                    }
-                    if a.next_token == token {
-                        return listed(Body::Snapshots, entries, End::Loop(token), last);
-                    }
-                    token = a.next_token;
-                }
-            }
-        }
-        listed(Body::Snapshots, entries, End::Loop(token), 0)
-    }
-}
-
-fn listed<T>(body: fn(Listing<T>) -> Body, entries: Vec<T>, end: End, last_page: usize) -> Reply {
-    Reply::Ok(body(Listing { entries, end, last_page, unpaged: None }))
-}
-
-/// One full page and no `next_token`: the listing may have stopped early.
-fn one_full_page(max_entries: i32, entries: usize, last: usize) -> bool {
-    max_entries > 0 && entries == last && last >= usize::try_from(max_entries).unwrap_or(0)
 }
 
 fn error(e: &Status) -> Reply {
