@@ -130,6 +130,17 @@ pub enum Fault {
     /// two, is answered at the source's size, over the limit. Needs a volume, its expansion,
     /// then the clone.
     CloneLimitOfCreatedSize,
+    /// GetSnapshot of a group snapshot's snapshot leaves `group_snapshot_id` unset, though
+    /// DeleteSnapshot refuses it alone (csi-driver-host-path v1.18.0's GetSnapshot does this).
+    /// Needs two volumes, their group snapshot, then the GetSnapshot.
+    MemberGetNoGroupId,
+    /// ListSnapshots answers each snapshot's `creation_time` as the time of the listing. Needs a
+    /// snapshot, then a listing.
+    ListSnapshotsTimeNow,
+    /// ListVolumes and ControllerGetVolume describe a clone of a volume that was itself cloned
+    /// or restored with its source's source (the chain's origin) as `content_source`. Needs a
+    /// clone of a clone (or of a restore), then a read.
+    ReadSourceOfOrigin,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -155,7 +166,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 52] = [
+    pub const ALL: [Fault; 55] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -199,6 +210,9 @@ impl Fault {
         Fault::UnstageAnyPath,
         Fault::UnpublishAnyTarget,
         Fault::CloneLimitOfCreatedSize,
+        Fault::MemberGetNoGroupId,
+        Fault::ListSnapshotsTimeNow,
+        Fault::ReadSourceOfOrigin,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -256,6 +270,9 @@ impl Fault {
             Fault::UnstageAnyPath => "unstage-any-path",
             Fault::UnpublishAnyTarget => "unpublish-any-target",
             Fault::CloneLimitOfCreatedSize => "clone-limit-of-created-size",
+            Fault::MemberGetNoGroupId => "member-get-no-group-id",
+            Fault::ListSnapshotsTimeNow => "list-snapshots-time-now",
+            Fault::ReadSourceOfOrigin => "read-source-of-origin",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

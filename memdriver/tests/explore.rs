@@ -196,6 +196,15 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
         Fault::MemberDeletedAlone,
         Some(&["CreateVolume", "CreateVolume", "CreateVolumeGroupSnapshot", "DeleteSnapshot"]),
     ),
+    // Every read of an object held to what earlier answers said of it: a group's snapshot read
+    // alone without its group's id; a snapshot listed at another creation time; a clone of a
+    // clone described as made from its source's source.
+    (
+        Fault::MemberGetNoGroupId,
+        Some(&["CreateVolume", "CreateVolume", "CreateVolumeGroupSnapshot", "GetSnapshot"]),
+    ),
+    (Fault::ListSnapshotsTimeNow, Some(&["CreateVolume", "CreateSnapshot", "ListSnapshots"])),
+    (Fault::ReadSourceOfOrigin, None),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).
@@ -260,7 +269,10 @@ fn every_fault_a_history_shows_is_found_and_shrunk() {
         let (seed, steps) = walk_for(*fault);
         let config = memdriver::Config {
             fault: Some(*fault),
-            group_controller: *fault == Fault::MemberDeletedAlone,
+            group_controller: matches!(
+                *fault,
+                Fault::MemberDeletedAlone | Fault::MemberGetNoGroupId
+            ),
             ..memdriver::Config::default()
         };
         let report = explore_driver(config, seed, steps, 1, tmp.path());

@@ -492,14 +492,10 @@ impl Exec {
                         if !v.volume_context.is_empty() {
                             self.remember(true, &v.volume_id, &v.volume_context);
                         }
-                        let source = v.content_source.and_then(|c| c.r#type).map(|t| match t {
-                            SourceType::Snapshot(x) => (true, x.snapshot_id),
-                            SourceType::Volume(x) => (false, x.volume_id),
-                        });
                         Reply::Ok(Body::Volume {
+                            source: content_source(v.content_source),
                             id: v.volume_id,
                             capacity: v.capacity_bytes,
-                            source,
                         })
                     }
                     other => empty(other),
@@ -527,6 +523,7 @@ impl Exec {
                 Ok(ControllerGetVolumeResponse { volume: Some(v), status }) => {
                     let on_node = self.on_node(status.map(|st| st.published_node_ids));
                     Reply::Ok(Body::Got(Listed {
+                        source: content_source(v.content_source),
                         id: v.volume_id,
                         capacity: v.capacity_bytes,
                         on_node,
@@ -553,7 +550,12 @@ impl Exec {
             },
             Prepared::DeleteSnapshot(r) => empty(self.ask(s, r).await),
             Prepared::ListSnapshots(r) => self.list_snapshots(s, r).await,
-            Prepared::GetSnapshot(r) => empty(self.ask(s, r).await),
+            Prepared::GetSnapshot(r) => match self.ask(s, r).await {
+                Ok(GetSnapshotResponse { snapshot: Some(x) }) => {
+                    Reply::Ok(Body::GotSnapshot(pages::described_snapshot(x)))
+                }
+                other => empty(other),
+            },
             Prepared::Stage(r) => empty(self.ask(s, r).await),
             Prepared::Unstage(r) => empty(self.ask(s, r).await),
             Prepared::NodePublish(r, local) => {
@@ -654,10 +656,23 @@ fn group(answer: Result<Option<VolumeGroupSnapshot>, Status>) -> Reply {
         Ok(Some(g)) => Reply::Ok(Body::Group {
             id: g.group_snapshot_id,
             bound: g.snapshots.iter().map(|x| !x.group_snapshot_id.is_empty()).collect(),
-            members: g.snapshots.into_iter().map(|x| (x.snapshot_id, x.source_volume_id)).collect(),
+            members: g
+                .snapshots
+                .iter()
+                .map(|x| (x.snapshot_id.clone(), x.source_volume_id.clone()))
+                .collect(),
+            described: g.snapshots.into_iter().map(pages::described_snapshot).collect(),
         }),
         other => empty(other),
     }
+}
+
+/// A volume's `content_source` as the model reads it: (a snapshot, its id).
+fn content_source(c: Option<VolumeContentSource>) -> Option<(bool, String)> {
+    c.and_then(|c| c.r#type).map(|t| match t {
+        SourceType::Snapshot(x) => (true, x.snapshot_id),
+        SourceType::Volume(x) => (false, x.volume_id),
+    })
 }
 
 /// An answer whose body the model does not read.

@@ -27,10 +27,7 @@ impl Model {
         for (vol, s) in &self.vols {
             match s.life {
                 Life::Alive => match seen.get(s.id.as_str()) {
-                    Some(e) => {
-                        self.capacity(out, *vol, e.capacity, "ListVolumes");
-                        self.published_nodes(out, *vol, e.on_node, "ListVolumes");
-                    }
+                    Some(e) => self.volume_described(out, *vol, e, "ListVolumes"),
                     None => missing.push((*vol, s.id.clone(), s.refused_delete)),
                 },
                 Life::Dead if !self.id_in_use(&s.id) && seen.contains_key(s.id.as_str()) => {
@@ -98,10 +95,7 @@ impl Model {
                 continue;
             };
             match s.life {
-                Life::Alive => {
-                    self.capacity(out, *vol, e.capacity, "ListVolumes");
-                    self.published_nodes(out, *vol, e.on_node, "ListVolumes");
-                }
+                Life::Alive => self.volume_described(out, *vol, e, "ListVolumes"),
                 _ if !self.id_in_use(&s.id) => out.broke(
                     Rule::VolumeDeletedGone,
                     format!(
@@ -223,15 +217,7 @@ impl Model {
             let listed = seen.get(s.id.as_str());
             match s.life {
                 Life::Alive => match listed {
-                    Some(e) => {
-                        ready.push((*snap, e.ready));
-                        if e.source != s.source_id {
-                            out.broke(Rule::SnapshotsCurrent, format!(
-                                    "ListSnapshots lists snapshot {snap} (id {}) with source_volume_id '{}'; it was cut from {} (id {})",
-                                    s.id, e.source, s.source, s.source_id
-                                ));
-                        }
-                    }
+                    Some(e) => ready.push((*snap, e.ready)),
                     None if wanted(*snap, &s.source_id) => {
                         let gone = self.vols.get(&s.source).is_some_and(|v| v.life == Life::Dead);
                         missing.push((*snap, s.id.clone(), gone));
@@ -254,6 +240,9 @@ impl Model {
             if let Some(s) = self.snaps.get_mut(&snap) {
                 s.ready = r;
             }
+        }
+        for e in &listing.entries {
+            self.snapshot_described(out, e, "ListSnapshots");
         }
         self.group_members_listed(out, filter, source_id.as_deref(), listing);
         if let End::Loop(token) = &listing.end {

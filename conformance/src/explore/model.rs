@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
+use super::describe::SnapFacts;
 use super::rules::Rule;
 
 /// What the plugin serves, as far as the explorer uses it.
@@ -247,6 +248,8 @@ pub(crate) struct Model {
     pub(crate) bounds: Option<Bounds>,
     /// Nothing that may move the pool was called since (see [`Call::changes_pool`]).
     pub(crate) bounds_fresh: bool,
+    /// What earlier answers said of each snapshot, by id (see `describe`).
+    pub(crate) snap_facts: BTreeMap<String, SnapFacts>,
 }
 
 pub(crate) const MIB: i64 = 1 << 20;

@@ -346,6 +346,23 @@ impl State {
     }
 }
 
+impl State {
+    /// `volume` as ListVolumes and ControllerGetVolume describe it: [`Volume::to_csi_read`],
+    /// and under [`Fault::ReadSourceOfOrigin`] a clone of a clone (or of a restore) with its
+    /// source's own source.
+    fn read(&self, volume: &Volume, fault: Option<Fault>) -> csikit::v1::Volume {
+        let mut v = volume.to_csi_read(fault);
+        if fault == Some(Fault::ReadSourceOfOrigin)
+            && let Some(SourceType::Volume(VolumeSource { volume_id })) =
+                volume.source.as_ref().and_then(|s| s.r#type.as_ref())
+            && let Some(origin) = self.volumes.get(volume_id).and_then(|s| s.source.clone())
+        {
+            v.content_source = Some(origin);
+        }
+        v
+    }
+}
+
 impl Volume {
     /// The volume as ListVolumes and ControllerGetVolume describe it: as [`Volume::to_csi`], but
     /// at the size it was created with under [`Fault::ExpandNotListed`].

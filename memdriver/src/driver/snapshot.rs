@@ -142,9 +142,15 @@ impl Driver {
                         request.starting_token
                     ))
                 })?;
+        // The fault: every creation_time is the listing's.
+        let now = self.fault(Fault::ListSnapshotsTimeNow).then(|| SystemTime::now().into());
         let entries = page
             .into_iter()
-            .map(|s| list_snapshots_response::Entry { snapshot: Some(s.to_csi()) })
+            .map(|s| {
+                let mut snapshot = s.to_csi();
+                snapshot.creation_time = now.or(snapshot.creation_time);
+                list_snapshots_response::Entry { snapshot: Some(snapshot) }
+            })
             .collect();
         Ok(ListSnapshotsResponse { entries, next_token })
     }
@@ -166,6 +172,10 @@ impl Driver {
         } else {
             snapshot
         };
-        Ok(GetSnapshotResponse { snapshot: Some(snapshot.to_csi()) })
+        let mut snapshot = snapshot.to_csi();
+        if self.fault(Fault::MemberGetNoGroupId) {
+            snapshot.group_snapshot_id.clear();
+        }
+        Ok(GetSnapshotResponse { snapshot: Some(snapshot) })
     }
 }

@@ -8,7 +8,7 @@ use std::sync::PoisonError;
 use csikit::v1::*;
 
 use super::super::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
-use super::{Exec, error};
+use super::{Exec, content_source, error};
 use crate::suite::Suite;
 
 /// The most pages one listing follows.
@@ -39,7 +39,12 @@ impl Exec {
     pub(super) fn listed(&self, e: list_volumes_response::Entry) -> Option<Listed> {
         let v = e.volume?;
         let on_node = self.on_node(e.status.map(|st| st.published_node_ids));
-        Some(Listed { id: v.volume_id, capacity: v.capacity_bytes, on_node })
+        Some(Listed {
+            source: content_source(v.content_source),
+            id: v.volume_id,
+            capacity: v.capacity_bytes,
+            on_node,
+        })
     }
 
     /// Every page from `token` (empty: from the start).
@@ -121,8 +126,19 @@ impl Exec {
 
 /// A ListSnapshots entry as the model reads it.
 fn listed_snapshot(e: list_snapshots_response::Entry) -> Option<ListedSnapshot> {
-    let x = e.snapshot?;
-    Some(ListedSnapshot { id: x.snapshot_id, source: x.source_volume_id, ready: x.ready_to_use })
+    e.snapshot.map(described_snapshot)
+}
+
+/// A snapshot as the model reads it, whichever answer describes it.
+pub(super) fn described_snapshot(x: Snapshot) -> ListedSnapshot {
+    ListedSnapshot {
+        id: x.snapshot_id,
+        source: x.source_volume_id,
+        ready: x.ready_to_use,
+        size: x.size_bytes,
+        created: x.creation_time.map(|t| (t.seconds, t.nanos)),
+        group: x.group_snapshot_id,
+    }
 }
 
 fn listed<T>(body: fn(Listing<T>) -> Body, entries: Vec<T>, end: End, last_page: usize) -> Reply {

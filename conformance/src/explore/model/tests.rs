@@ -112,6 +112,7 @@ impl Ideal {
                 Reply::Ok(Body::Got(Listed {
                     id: s.id.clone(),
                     capacity: s.capacity,
+                    source: s.answered_source.clone(),
                     on_node: Some(s.published.is_some()),
                 }))
             }
@@ -176,18 +177,15 @@ impl Ideal {
                                 _ => true,
                             }
                     })
-                    .map(|(_, x)| ListedSnapshot {
-                        id: x.id.clone(),
-                        source: x.source_id.clone(),
-                        ready: true,
-                    })
+                    .map(|(_, x)| described(m, &x.id, &x.source_id))
                     .collect();
                 // The snapshots of group snapshots standing.
                 if !matches!(filter, Filter::Id(_)) {
                     entries.extend(
-                        m.group_members(true).into_iter().filter(|(_, v)| of_source(v)).map(
-                            |(s, v)| ListedSnapshot { id: s.into(), source: v.into(), ready: true },
-                        ),
+                        m.group_members(true)
+                            .into_iter()
+                            .filter(|(_, v)| of_source(v))
+                            .map(|(s, v)| described(m, s, v)),
                     );
                 }
                 Reply::Ok(Body::Snapshots(Listing {
@@ -205,15 +203,25 @@ impl Ideal {
                         id: g.id.clone(),
                         members: g.members.clone(),
                         bound: g.bound.clone(),
+                        described: g.members.iter().map(|(s, v)| described(m, s, v)).collect(),
                     }),
                     Some(_) => err(Code::AlreadyExists),
                     None => {
-                        let members = ids.iter().map(|v| (self.id("member"), v.clone())).collect();
-                        Reply::Ok(Body::Group {
-                            id: self.id("group"),
-                            members,
-                            bound: vec![true; 2],
-                        })
+                        let id = self.id("group");
+                        let members: Vec<(String, String)> =
+                            ids.iter().map(|v| (self.id("member"), v.clone())).collect();
+                        let described = members
+                            .iter()
+                            .map(|(s, v)| ListedSnapshot {
+                                id: s.clone(),
+                                source: v.clone(),
+                                ready: true,
+                                size: 0,
+                                created: Some((i64::from(self.next), 0)),
+                                group: id.clone(),
+                            })
+                            .collect();
+                        Reply::Ok(Body::Group { id, members, bound: vec![true; 2], described })
                     }
                 }
             }
@@ -222,17 +230,26 @@ impl Ideal {
                     id: x.id.clone(),
                     members: x.members.clone(),
                     bound: x.bound.clone(),
+                    described: x.members.iter().map(|(s, v)| described(m, s, v)).collect(),
                 }),
                 _ => err(Code::NotFound),
             },
-            Call::Member { group, delete, .. } => {
-                match (m.groups.get(&group).map(|g| g.life), delete) {
+            Call::Member { group, nth, delete } => {
+                let g = m.groups.get(&group);
+                match (g.map(|g| g.life), delete) {
                     (Some(Life::Alive), true) => err(Code::InvalidArgument),
-                    (Some(Life::Alive), false) | (_, true) => ok(),
+                    (Some(Life::Alive), false) => {
+                        let (s, v) = &g.expect("standing").members[usize::from(nth)];
+                        Reply::Ok(Body::GotSnapshot(described(m, s, v)))
+                    }
+                    (_, true) => ok(),
                     _ => err(Code::NotFound),
                 }
             }
-            Call::GetSnapshot(s) if m.snap(s).is_some_and(|x| x.life == Life::Alive) => ok(),
+            Call::GetSnapshot(s) if m.snap(s).is_some_and(|x| x.life == Life::Alive) => {
+                let x = m.snap(s).expect("alive");
+                Reply::Ok(Body::GotSnapshot(described(m, &x.id, &x.source_id)))
+            }
             Call::GetSnapshot(_) => err(Code::NotFound),
             Call::Stage(v) | Call::Stats { vol: v, .. } | Call::NodeExpand { vol: v, .. }
                 if !alive(v) =>
@@ -283,9 +300,23 @@ fn live(m: &Model, except: &[String]) -> Vec<Listed> {
         .map(|s| Listed {
             id: s.id.clone(),
             capacity: s.capacity,
+            source: s.answered_source.clone(),
             on_node: Some(s.published.is_some()),
         })
         .collect()
+}
+
+/// Snapshot `id` (of volume `source`) as the ideal plugin describes it: as it was cut.
+fn described(m: &Model, id: &str, source: &str) -> ListedSnapshot {
+    let f = m.snap_facts.get(id).cloned().unwrap_or_default();
+    ListedSnapshot {
+        id: id.to_owned(),
+        source: source.to_owned(),
+        ready: true,
+        size: 0,
+        created: f.created,
+        group: f.group.unwrap_or_default(),
+    }
 }
 
 /// A listing followed to its end.
@@ -327,6 +358,32 @@ fn the_same_seed_gives_the_same_walk_and_another_seed_another() {
     assert_ne!(walk(7, 500).0, walk(8, 500).0);
 }
 
+#[test]
+fn a_volume_read_names_the_source_it_was_made_from_or_none() {
+    let mut m = Model::new(caps());
+    let (a, b) = (v(0, 0), v(1, 0));
+    assert!(rules_of(&mut m, create(0, 1), ok_volume("a", MIB)).is_empty());
+    let clone = Call::CreateVolume { name: 1, mib: 0, limit: 0, source: Some(Source::Volume(a)) };
+    let made = Reply::Ok(Body::Volume { id: "b".into(), capacity: MIB, source: None });
+    assert!(rules_of(&mut m, clone, made).is_empty());
+    let got = |id: &str, source: Option<(bool, &str)>| {
+        let source = source.map(|(k, s)| (k, s.to_owned()));
+        Reply::Ok(Body::Got(Listed { id: id.into(), capacity: MIB, source, on_node: None }))
+    };
+    // No content_source (OPTIONAL), or the one it was made from: as it is.
+    assert!(rules_of(&mut m, Call::GetVolume(b), got("b", None)).is_empty());
+    assert!(rules_of(&mut m, Call::GetVolume(b), got("b", Some((false, "a")))).is_empty());
+    // Another source, or one for a volume made empty: another volume under that id.
+    let wrong = [
+        (b, got("b", Some((true, "a")))),
+        (b, got("b", Some((false, "x")))),
+        (a, got("a", Some((false, "b")))),
+    ];
+    for (vol, reply) in wrong {
+        assert_eq!(rules_of(&mut m, Call::GetVolume(vol), reply), [Rule::VolumeDescribedSame]);
+    }
+}
+
 fn v(name: u16, nth: u16) -> Vol {
     Vol { name, nth }
 }
@@ -350,7 +407,7 @@ fn create(name: u16, mib: u32) -> Call {
 fn listing(ids: &[(&str, i64)]) -> Reply {
     let entries = ids
         .iter()
-        .map(|(id, c)| Listed { id: (*id).into(), capacity: *c, on_node: None })
+        .map(|(id, c)| Listed { id: (*id).into(), capacity: *c, source: None, on_node: None })
         .collect();
     Reply::Ok(Body::Volumes(Listing {
         entries,
@@ -434,7 +491,7 @@ fn each_wrong_answer_breaks_its_rule() {
     assert_eq!(rules_of(&mut m, list, listing(&[("a", MIB)])), [Rule::CapacityAtLeast]);
     // One full page without next_token, the rest there when asked without max_entries: the
     // paging rule (csi-driver-host-path's ListVolumes); not there either: the listing's.
-    let other = Listed { id: "z".into(), capacity: MIB, on_node: None };
+    let other = Listed { id: "z".into(), capacity: MIB, source: None, on_node: None };
     let page = |unpaged: Vec<Listed>| {
         Reply::Ok(Body::Volumes(Listing {
             entries: vec![other.clone()],
@@ -444,7 +501,10 @@ fn each_wrong_answer_breaks_its_rule() {
         }))
     };
     let paged = Call::ListVolumes { max_entries: 1 };
-    let all = vec![other.clone(), Listed { id: "a".into(), capacity: 2 * MIB, on_node: None }];
+    let all = vec![
+        other.clone(),
+        Listed { id: "a".into(), capacity: 2 * MIB, source: None, on_node: None },
+    ];
     assert_eq!(rules_of(&mut m, paged, page(all)), [Rule::VolumesPaged]);
     assert_eq!(rules_of(&mut m, paged, page(vec![other.clone()])), [Rule::VolumesListed]);
     // Deleted: still listed; still found; its id deleted again is OK.
@@ -473,7 +533,12 @@ fn each_wrong_answer_breaks_its_rule() {
     // right, after it is the publication not undone; without LIST_VOLUMES_PUBLISHED_NODES the
     // field is not the plugin's to keep.
     let got = |on_node| {
-        Reply::Ok(Body::Got(Listed { id: "c".into(), capacity: MIB, on_node: Some(on_node) }))
+        Reply::Ok(Body::Got(Listed {
+            id: "c".into(),
+            capacity: MIB,
+            source: None,
+            on_node: Some(on_node),
+        }))
     };
     let publish = Call::ControllerPublish { vol: v(1, 0), readonly: false, own: true };
     assert!(rules_of(&mut m, publish, Reply::Ok(Body::Empty)).is_empty());
@@ -502,7 +567,14 @@ fn snapshots_outlive_their_source_and_lists_hold_every_one() {
     }
     let by_source = Call::ListSnapshots { filter: Filter::Source(v(0, 0)), max_entries: 0 };
     let one = |id: &str| {
-        let e = ListedSnapshot { id: id.into(), source: "a".into(), ready: true };
+        let e = ListedSnapshot {
+            id: id.into(),
+            source: "a".into(),
+            ready: true,
+            size: 0,
+            created: None,
+            group: String::new(),
+        };
         Reply::Ok(Body::Snapshots(Listing {
             entries: vec![e],
             end: End::Complete,
@@ -689,7 +761,8 @@ fn group_snapshots_are_held_to_their_sentences() {
     let group = |id: &str| {
         let members =
             vec![(format!("{id}-a"), "a".to_owned()), (format!("{id}-b"), "b".to_owned())];
-        Reply::Ok(Body::Group { id: id.into(), members, bound: vec![true; 2] })
+        let described = members.iter().map(|(s, v)| member(s, v, id)).collect();
+        Reply::Ok(Body::Group { id: id.into(), members, bound: vec![true; 2], described })
     };
     let cut = Call::CreateGroup { name: 0, vols: [a, b] };
     assert!(rules_of(&mut m, cut, group("g")).is_empty());
@@ -707,7 +780,7 @@ fn group_snapshots_are_held_to_their_sentences() {
     let listed = |ids: &[&str]| {
         let entries = ids
             .iter()
-            .map(|id| ListedSnapshot { id: (*id).into(), source: "a".into(), ready: true })
+            .map(|id| member(id, if id.ends_with("-a") { "a" } else { "b" }, "g"))
             .collect();
         Reply::Ok(Body::Snapshots(Listing {
             entries,
@@ -718,12 +791,37 @@ fn group_snapshots_are_held_to_their_sentences() {
     };
     assert!(rules_of(&mut m, all, listed(&["g-a", "g-b"])).is_empty());
     assert_eq!(rules_of(&mut m, all, listed(&["g-a"])), [Rule::SnapshotsListed]);
+    // Each described as its group's answer did: a listing without its group_snapshot_id, or
+    // with another source, breaks the rules of every description.
+    let mut stray = listed(&["g-a", "g-b"]);
+    if let Reply::Ok(Body::Snapshots(l)) = &mut stray {
+        l.entries[0].group.clear();
+        l.entries[1].source = "a".into();
+    }
+    assert_eq!(rules_of(&mut m, all, stray), [Rule::SnapshotGroupCarried, Rule::SnapshotsCurrent]);
     let g = crate::explore::call::Grp { name: 0, nth: 0 };
+    // GetSnapshot of one alone: the same rules, another creation time too, and ready_to_use
+    // back to false a note.
+    let get = Call::Member { group: g, nth: 0, delete: false };
+    let got = |f: &dyn Fn(&mut ListedSnapshot)| {
+        let mut e = member("g-a", "a", "g");
+        f(&mut e);
+        Reply::Ok(Body::GotSnapshot(e))
+    };
+    assert!(rules_of(&mut m, get, got(&|_| ())).is_empty());
+    assert_eq!(
+        rules_of(&mut m, get, got(&|e| e.created = Some((9, 9)))),
+        [Rule::SnapshotDescribedSame]
+    );
+    assert_eq!(rules_of(&mut m, get, got(&|e| e.group.clear())), [Rule::SnapshotGroupCarried]);
+    assert_eq!(rules_of(&mut m, get, got(&|e| e.ready = false)), [Rule::SnapshotReadyKept]);
+    assert!(rules_of(&mut m, get, got(&|_| ())).is_empty());
     // Again, later, answered with other snapshots: not the corresponding response.
     let other = Reply::Ok(Body::Group {
         id: "g".into(),
         members: vec![("g-a".into(), "a".into()), ("g-x".into(), "b".into())],
         bound: vec![true; 2],
+        described: Vec::new(),
     });
     assert_eq!(rules_of(&mut m, cut, other), [Rule::GroupRetrySame]);
     // One of its snapshots alone, while it stands: found; deleted alone, the row's
@@ -760,3 +858,15 @@ fn group_snapshots_are_held_to_their_sentences() {
 
 mod history;
 mod order;
+
+/// A group's snapshot as the group's answers describe it, cut at one time.
+fn member(id: &str, source: &str, group: &str) -> ListedSnapshot {
+    ListedSnapshot {
+        id: id.into(),
+        source: source.into(),
+        ready: true,
+        size: 0,
+        created: Some((1, 0)),
+        group: group.into(),
+    }
+}

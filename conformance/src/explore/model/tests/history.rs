@@ -94,14 +94,14 @@ fn a_token_held_across_calls_is_followed_as_the_spec_allows() {
     let page = |ids: &[&str], token| {
         let entries = ids
             .iter()
-            .map(|id| Listed { id: (*id).into(), capacity: MIB, on_node: None })
+            .map(|id| Listed { id: (*id).into(), capacity: MIB, source: None, on_node: None })
             .collect();
         Reply::Ok(Body::Page { entries, token })
     };
     let rest = |ids: &[&str]| {
         let entries: Vec<Listed> = ids
             .iter()
-            .map(|id| Listed { id: (*id).into(), capacity: MIB, on_node: None })
+            .map(|id| Listed { id: (*id).into(), capacity: MIB, source: None, on_node: None })
             .collect();
         Reply::Ok(Body::Volumes(Listing {
             entries,

@@ -27,7 +27,12 @@ fn in_use(caps: Caps) -> Model {
 fn a_call_out_of_order_may_be_refused_or_done_and_the_choice_holds() {
     let a = v(0, 0);
     let got = |id: &str| {
-        Reply::Ok(Body::Got(Listed { id: id.into(), capacity: 2 * MIB, on_node: Some(true) }))
+        Reply::Ok(Body::Got(Listed {
+            id: id.into(),
+            capacity: 2 * MIB,
+            source: None,
+            on_node: Some(true),
+        }))
     };
     // DeleteVolume while in use, refused: kept whole, its id still names it.
     let mut m = in_use(caps());
@@ -73,7 +78,12 @@ fn a_call_out_of_order_may_be_refused_or_done_and_the_choice_holds() {
     assert!(m.enabled(&expand));
     assert!(rules_of(&mut m, expand, error(Code::FailedPrecondition)).is_empty());
     assert_eq!(m.vol(a).map(|s| s.capacity), Some(2 * MIB));
-    let grown = Reply::Ok(Body::Got(Listed { id: "a".into(), capacity: 4 * MIB, on_node: None }));
+    let grown = Reply::Ok(Body::Got(Listed {
+        id: "a".into(),
+        capacity: 4 * MIB,
+        source: None,
+        on_node: None,
+    }));
     assert_eq!(rules_of(&mut m, Call::GetVolume(a), grown), [Rule::ExpandRefusedKept]);
 }
 
