@@ -141,6 +141,10 @@ pub enum Fault {
     /// or restored with its source's source (the chain's origin) as `content_source`. Needs a
     /// clone of a clone (or of a restore), then a read.
     ReadSourceOfOrigin,
+    /// The pages of ListSnapshots from a `next_token` list the snapshots of when the token was
+    /// handed out (a listing cache kept per token), a snapshot deleted since among them. Needs
+    /// a few snapshots, a first page, a DeleteSnapshot, then the pages from the token.
+    ListSnapshotsTokenStale,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -166,7 +170,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 55] = [
+    pub const ALL: [Fault; 56] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -213,6 +217,7 @@ impl Fault {
         Fault::MemberGetNoGroupId,
         Fault::ListSnapshotsTimeNow,
         Fault::ReadSourceOfOrigin,
+        Fault::ListSnapshotsTokenStale,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -273,6 +278,7 @@ impl Fault {
             Fault::MemberGetNoGroupId => "member-get-no-group-id",
             Fault::ListSnapshotsTimeNow => "list-snapshots-time-now",
             Fault::ReadSourceOfOrigin => "read-source-of-origin",
+            Fault::ListSnapshotsTokenStale => "list-snapshots-token-stale",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

@@ -205,6 +205,8 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     ),
     (Fault::ListSnapshotsTimeNow, Some(&["CreateVolume", "CreateSnapshot", "ListSnapshots"])),
     (Fault::ReadSourceOfOrigin, None),
+    // A ListSnapshots token held across a DeleteSnapshot.
+    (Fault::ListSnapshotsTokenStale, None),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).

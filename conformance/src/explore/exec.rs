@@ -50,8 +50,9 @@ pub(crate) struct Exec {
     /// `publish_context`, by volume id.
     contexts: Mutex<HashMap<String, HashMap<String, String>>>,
     publish_contexts: Mutex<HashMap<String, HashMap<String, String>>>,
-    /// The ListVolumes `next_token` a [`Call::ListHold`] holds.
-    held_token: Mutex<Option<String>>,
+    /// The ListVolumes and ListSnapshots `next_token` a [`Call::ListHold`] holds, by
+    /// `snapshots`.
+    held_tokens: Mutex<[Option<String>; 2]>,
     /// Calls as a capture holds them, when recording.
     pub(crate) recorded: Option<Mutex<Vec<Exchange>>>,
 }
@@ -68,6 +69,8 @@ pub(crate) enum Prepared {
     ListVolumes(i32, String),
     /// The first page only, of `max_entries`.
     ListHold(i32),
+    /// The first page only.
+    SnapHold(ListSnapshotsRequest),
     Get(ControllerGetVolumeRequest),
     Expand(ControllerExpandVolumeRequest),
     Snapshot(CreateSnapshotRequest),
@@ -98,7 +101,7 @@ impl Exec {
             node_id,
             contexts: Mutex::default(),
             publish_contexts: Mutex::default(),
-            held_token: Mutex::default(),
+            held_tokens: Mutex::default(),
             recorded: None,
         }
     }
@@ -249,10 +252,23 @@ impl Exec {
                 })
             }
             Call::ListVolumes { max_entries } => Prepared::ListVolumes(max_entries, String::new()),
-            Call::ListHold { max_entries } => Prepared::ListHold(max_entries),
-            Call::ListResume => {
-                Prepared::ListVolumes(0, self.take_held_token().ok_or("no ListVolumes token held")?)
+            Call::ListHold { max_entries, snapshots: false } => Prepared::ListHold(max_entries),
+            Call::ListHold { max_entries, snapshots: true } => {
+                Prepared::SnapHold(ListSnapshotsRequest {
+                    max_entries,
+                    secrets: s.secrets("ListSnapshots"),
+                    ..ListSnapshotsRequest::default()
+                })
             }
+            Call::ListResume { snapshots: true } => Prepared::ListSnapshots(ListSnapshotsRequest {
+                starting_token: self.take_held_token(true).ok_or("no ListSnapshots token held")?,
+                secrets: s.secrets("ListSnapshots"),
+                ..ListSnapshotsRequest::default()
+            }),
+            Call::ListResume { snapshots: false } => Prepared::ListVolumes(
+                0,
+                self.take_held_token(false).ok_or("no ListVolumes token held")?,
+            ),
             Call::GetVolume(v) => Prepared::Get(ControllerGetVolumeRequest { volume_id: vid(v)? }),
             Call::Expand { vol, mib } => Prepared::Expand(ControllerExpandVolumeRequest {
                 volume_id: vid(vol)?,
@@ -519,6 +535,7 @@ impl Exec {
                 self.list_volumes(s, max_entries, token).await
             }
             Prepared::ListHold(max_entries) => self.hold_first_page(s, max_entries).await,
+            Prepared::SnapHold(r) => self.hold_first_snapshots(s, r).await,
             Prepared::Get(r) => match self.ask(s, r).await {
                 Ok(ControllerGetVolumeResponse { volume: Some(v), status }) => {
                     let on_node = self.on_node(status.map(|st| st.published_node_ids));

@@ -292,8 +292,10 @@ impl Generator {
         kinds.push((2, vec![Call::GetCapacity { with: !self.one_in(4) }]));
         // A token held across later calls (creations and deletions among them, or not), then
         // followed to the end.
-        kinds.push((1, vec![Call::ListHold { max_entries: self.rng.i32(1..=3) }]));
-        kinds.push((3, if m.held.is_some() { vec![Call::ListResume] } else { Vec::new() }));
+        kinds
+            .push((1, vec![Call::ListHold { max_entries: self.rng.i32(1..=3), snapshots: false }]));
+        let resume = Call::ListResume { snapshots: false };
+        kinds.push((3, if m.held.is_some() { vec![resume] } else { Vec::new() }));
         kinds.push((3, some.iter().map(|v| Call::GetVolume(*v)).collect()));
 
         // Expansion.
@@ -401,6 +403,11 @@ impl Generator {
                 .map(|v| Call::ListSnapshots { filter: Filter::Source(*v), max_entries: page }),
         );
         kinds.push((4, filters));
+        // A ListSnapshots token held across later calls (snapshots cut and deleted among them,
+        // or not), then followed to the end, as ListVolumes' are.
+        kinds.push((1, vec![Call::ListHold { max_entries: self.rng.i32(1..=3), snapshots: true }]));
+        let resume = Call::ListResume { snapshots: true };
+        kinds.push((3, if m.held_snaps.is_some() { vec![resume] } else { Vec::new() }));
         kinds.push((2, snaps.iter().map(|s| Call::GetSnapshot(*s)).collect()));
         kinds.push((1, dead_snaps.iter().map(|s| Call::GetSnapshot(*s)).collect()));
 

@@ -48,6 +48,8 @@ pub(crate) enum Body {
     Page { entries: Vec<Listed>, token: bool },
     /// ListSnapshots, every page.
     Snapshots(Listing<ListedSnapshot>),
+    /// ListSnapshots, its first page only: its entries, and whether it set `next_token`.
+    SnapPage { entries: Vec<ListedSnapshot>, token: bool },
     /// ControllerGetVolume.
     Got(Listed),
     /// GetSnapshot.
@@ -189,6 +191,11 @@ impl Model {
         {
             h.changed = true;
         }
+        if call.makes_or_deletes_snapshots()
+            && let Some(h) = &mut self.held_snaps
+        {
+            h.changed = true;
+        }
         // GetCapacity's answer holds until the pool may have moved: anything made, grown or
         // deleted since (or another lane at work).
         self.bounds_fresh &= self.caps.alone;
@@ -222,6 +229,9 @@ impl Model {
                     self.list_volumes(&mut v, max_entries, l);
                 }
             }
+            Call::ListHold { snapshots: true, .. } | Call::ListResume { snapshots: true } => {
+                self.held_snapshots(&mut v, call, reply);
+            }
             Call::ListHold { .. } => {
                 self.held = None;
                 if let Reply::Ok(Body::Page { entries, token }) = reply {
@@ -230,7 +240,7 @@ impl Model {
                     self.held = token.then_some(Held { first, changed: false });
                 }
             }
-            Call::ListResume => {
+            Call::ListResume { snapshots: false } => {
                 // ABORTED ("Invalid starting_token") or any error: the plugin's to give.
                 if let (Some(held), Reply::Ok(Body::Volumes(l))) = (self.held.take(), reply) {
                     self.listed_entries(&mut v, &l.entries);

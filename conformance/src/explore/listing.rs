@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 
-use super::call::{Filter, Snap, Vol};
-use super::judge::{End, Listed, ListedSnapshot, Listing, Verdicts};
+use super::call::{Call, Filter, Snap, Vol};
+use super::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply, Verdicts};
 use super::model::{Held, Life, Model};
 use super::rules::Rule;
 
@@ -131,6 +131,77 @@ impl Model {
                 Rule::VolumesListed,
                 format!(
                     "ListVolumes' first page ({} entries) and the pages from its next_token, held while no volume was created or deleted, list {} entries and not live {}",
+                    held.first.len(),
+                    listing.entries.len(),
+                    missing.join(", ")
+                ),
+            );
+        }
+    }
+
+    /// ListSnapshots' first page with its token held ([`Call::ListHold`]), or the pages from
+    /// that token ([`Call::ListResume`]), after whatever came since: ABORTED ("Invalid
+    /// `starting_token`") or any error is the plugin's to answer; the entries never list a
+    /// snapshot deleted with OK and describe each standing one as it was cut; with no snapshot
+    /// cut or deleted since the token was handed out (and no other lane), the first page and
+    /// the rest list every standing snapshot ("If snapshots are created and/or deleted while
+    /// the CO is concurrently paging ... the CO MAY either witness duplicate snapshots in the
+    /// list, not witness existing snapshots, or both": only then).
+    pub(super) fn held_snapshots(&mut self, out: &mut Verdicts, call: &Call, reply: &Reply) {
+        let held = self.held_snaps.take();
+        let (entries, listing) = match (call, reply) {
+            (Call::ListHold { .. }, Reply::Ok(Body::SnapPage { entries, token })) => {
+                let first = entries.iter().map(|e| e.id.clone()).collect();
+                self.held_snaps = token.then_some(Held { first, changed: false });
+                (entries, None)
+            }
+            (Call::ListResume { .. }, Reply::Ok(Body::Snapshots(l))) if held.is_some() => {
+                (&l.entries, Some(l))
+            }
+            _ => return,
+        };
+        out.check(Rule::SnapshotDeletedGone);
+        let ids = |m: &Model, alive| -> Vec<String> {
+            m.group_members(alive).into_iter().map(|(s, _)| s.to_owned()).collect()
+        };
+        let (standing, gone_groups) = (ids(self, true), ids(self, false));
+        for e in entries {
+            let alone_dead = self.snaps.iter().find(|(_, x)| x.id == e.id && x.life == Life::Dead);
+            let alive = self.snaps.values().any(|x| x.id == e.id && x.life != Life::Dead)
+                || standing.contains(&e.id);
+            let dead = alone_dead
+                .map(|(s, _)| s.to_string())
+                .or_else(|| gone_groups.contains(&e.id).then(|| "of a group deleted".into()));
+            if let (Some(which), false) = (dead, alive) {
+                out.broke(
+                    Rule::SnapshotDeletedGone,
+                    format!("ListSnapshots from a held token lists snapshot {} ({which}), deleted with OK", e.id),
+                );
+            }
+        }
+        for e in entries {
+            self.snapshot_described(out, e, "ListSnapshots");
+        }
+        let (Some(held), Some(listing)) = (held, listing) else { return };
+        if held.changed || !self.caps.alone || listing.end != End::Complete {
+            return;
+        }
+        out.check(Rule::SnapshotsListed);
+        let listed = |id: &str| {
+            held.first.iter().any(|f| f == id) || listing.entries.iter().any(|e| e.id == id)
+        };
+        let missing: Vec<String> = self
+            .snaps
+            .iter()
+            .filter(|(_, x)| x.life == Life::Alive && !listed(&x.id))
+            .map(|(s, x)| format!("{s} (id {})", x.id))
+            .chain(standing.iter().filter(|s| !listed(s)).map(|s| format!("id {s}")))
+            .collect();
+        if !missing.is_empty() {
+            out.broke(
+                Rule::SnapshotsListed,
+                format!(
+                    "ListSnapshots' first page ({} entries) and the pages from its next_token, held while no snapshot was cut or deleted, list {} entries and not standing {}",
                     held.first.len(),
                     listing.entries.len(),
                     missing.join(", ")

@@ -53,9 +53,10 @@ pub(crate) struct Caps {
     pub(crate) alone: bool,
 }
 
-/// A ListVolumes `next_token` the attempt holds: the ids its first page listed, and whether a
-/// volume was created or deleted since (then the spec lets the pages shift: "the CO MAY
-/// either witness duplicate volumes in the list, not witness existing volumes, or both").
+/// A ListVolumes (or ListSnapshots) `next_token` the attempt holds: the ids its first page
+/// listed, and whether a volume (a snapshot) was created or deleted since (then the spec lets
+/// the pages shift: "the CO MAY either witness duplicate volumes in the list, not witness
+/// existing volumes, or both", and the same of snapshots).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Held {
     pub(crate) first: Vec<String>,
@@ -244,6 +245,8 @@ pub(crate) struct Model {
     pub(crate) group_names: BTreeMap<u16, NameState>,
     /// The ListVolumes token held, if one.
     pub(crate) held: Option<Held>,
+    /// The ListSnapshots token held, if one.
+    pub(crate) held_snaps: Option<Held>,
     /// What GetCapacity last answered for the walk's capability and parameters.
     pub(crate) bounds: Option<Bounds>,
     /// Nothing that may move the pool was called since (see [`Call::changes_pool`]).
@@ -360,8 +363,10 @@ impl Model {
                 c.publish && (self.alive(vol).is_some() || self.dead(vol))
             }
             Call::Validate(v) => c.create && (self.alive(v).is_some() || self.dead(v)),
-            Call::ListVolumes { .. } | Call::ListHold { .. } => c.list_volumes,
-            Call::ListResume => c.list_volumes && self.held.is_some(),
+            Call::ListVolumes { .. } | Call::ListHold { snapshots: false, .. } => c.list_volumes,
+            Call::ListResume { snapshots: false } => c.list_volumes && self.held.is_some(),
+            Call::ListHold { snapshots: true, .. } => c.list_snapshots,
+            Call::ListResume { snapshots: true } => c.list_snapshots && self.held_snaps.is_some(),
             Call::GetVolume(v) => c.get_volume && (self.alive(v).is_some() || self.dead(v)),
             Call::Expand { vol, .. } => c.expand && (self.alive(vol).is_some() || self.dead(vol)),
             Call::CreateSnapshot { name, source } => {
@@ -532,8 +537,12 @@ impl Model {
                 }
             }
             Call::ListHold { .. } => "first page, its token held",
-            Call::ListResume => match &self.held {
+            Call::ListResume { snapshots: false } => match &self.held {
                 Some(h) if h.changed => "held token, volumes made or deleted since",
+                _ => "held token, nothing made or deleted since",
+            },
+            Call::ListResume { snapshots: true } => match &self.held_snaps {
+                Some(h) if h.changed => "held token, snapshots made or deleted since",
                 _ => "held token, nothing made or deleted since",
             },
             // The kinds of move a state does not tell apart: a late retry, a second target.

@@ -198,6 +198,9 @@ struct State {
     /// The capacities of every volume when a ListVolumes `next_token` was handed out, by
     /// token: what [`Fault::ListTokenStaleSizes`] pages from.
     list_sizes: HashMap<String, HashMap<String, i64>>,
+    /// The snapshots when a ListSnapshots `next_token` was handed out, by token: what
+    /// [`Fault::ListSnapshotsTokenStale`] pages from.
+    list_snapshots: HashMap<String, BTreeMap<String, Snapshot>>,
     next_id: u64,
     used: i64,
 }

@@ -15,14 +15,13 @@ use crate::suite::Suite;
 const MAX_PAGES: usize = 1000;
 
 impl Exec {
-    /// The first page of `max_entries`, its `next_token` held for [`Exec::take_held_token`].
+    /// ListVolumes' first page of `max_entries`, its `next_token` held for
+    /// [`Exec::take_held_token`].
     pub(super) async fn hold_first_page(&self, s: &Suite, max_entries: i32) -> Reply {
         let r = ListVolumesRequest { max_entries, starting_token: String::new() };
         match self.ask(s, r).await {
             Ok(a) => {
-                let token = !a.next_token.is_empty();
-                *self.held_token.lock().unwrap_or_else(PoisonError::into_inner) =
-                    token.then_some(a.next_token);
+                let token = self.hold(false, a.next_token);
                 let entries = a.entries.into_iter().filter_map(|e| self.listed(e)).collect();
                 Reply::Ok(Body::Page { entries, token })
             }
@@ -30,9 +29,31 @@ impl Exec {
         }
     }
 
-    /// The ListVolumes `next_token` the last first page held, taken (a token is followed once).
-    pub(super) fn take_held_token(&self) -> Option<String> {
-        self.held_token.lock().unwrap_or_else(PoisonError::into_inner).take()
+    /// ListSnapshots' first page, its `next_token` held for [`Exec::take_held_token`].
+    pub(super) async fn hold_first_snapshots(&self, s: &Suite, r: ListSnapshotsRequest) -> Reply {
+        match self.ask(s, r).await {
+            Ok(a) => {
+                let token = self.hold(true, a.next_token);
+                let entries = a.entries.into_iter().filter_map(listed_snapshot).collect();
+                Reply::Ok(Body::SnapPage { entries, token })
+            }
+            Err(e) => error(&e),
+        }
+    }
+
+    /// Holds `token` (ListSnapshots': `snapshots`), if one was set; whether it was.
+    fn hold(&self, snapshots: bool, token: String) -> bool {
+        let set = !token.is_empty();
+        self.held_tokens.lock().unwrap_or_else(PoisonError::into_inner)[usize::from(snapshots)] =
+            set.then_some(token);
+        set
+    }
+
+    /// The `next_token` the last first page of ListVolumes (`snapshots`: ListSnapshots) held,
+    /// taken (a token is followed once).
+    pub(super) fn take_held_token(&self, snapshots: bool) -> Option<String> {
+        self.held_tokens.lock().unwrap_or_else(PoisonError::into_inner)[usize::from(snapshots)]
+            .take()
     }
 
     /// A ListVolumes entry as the model reads it.
@@ -91,7 +112,8 @@ impl Exec {
 
     pub(super) async fn list_snapshots(&self, s: &Suite, request: ListSnapshotsRequest) -> Reply {
         let mut entries = Vec::new();
-        let mut token = String::new();
+        // From the start, or from a token held.
+        let mut token = request.starting_token.clone();
         for page in 0..MAX_PAGES {
             let r = ListSnapshotsRequest { starting_token: token.clone(), ..request.clone() };
             match self.ask(s, r).await {

@@ -124,15 +124,32 @@ impl Ideal {
                 _ => err(Code::NotFound),
             },
             Call::ListVolumes { .. } => complete(live(m, &[])),
-            Call::ListHold { max_entries } => {
+            Call::ListHold { max_entries, snapshots: false } => {
                 let live = live(m, &[]);
                 let n = usize::try_from(max_entries).unwrap_or(0);
                 let token = live.len() > n;
                 Reply::Ok(Body::Page { entries: live.into_iter().take(n).collect(), token })
             }
-            Call::ListResume => {
+            Call::ListResume { snapshots: false } => {
                 let first = m.held.as_ref().map(|h| h.first.clone()).unwrap_or_default();
                 complete(live(m, &first))
+            }
+            Call::ListHold { max_entries, snapshots: true } => {
+                let all = standing(m, Filter::All);
+                let n = usize::try_from(max_entries).unwrap_or(0);
+                let token = all.len() > n;
+                Reply::Ok(Body::SnapPage { entries: all.into_iter().take(n).collect(), token })
+            }
+            Call::ListResume { snapshots: true } => {
+                let first = m.held_snaps.as_ref().map(|h| h.first.clone()).unwrap_or_default();
+                let entries =
+                    standing(m, Filter::All).into_iter().filter(|e| !first.contains(&e.id));
+                Reply::Ok(Body::Snapshots(Listing {
+                    entries: entries.collect(),
+                    end: End::Complete,
+                    last_page: 0,
+                    unpaged: None,
+                }))
             }
             Call::CreateSnapshot { name, source } => {
                 if let Some(x) =
@@ -161,40 +178,12 @@ impl Ideal {
                     _ => err(Code::NotFound),
                 }
             }
-            Call::ListSnapshots { filter, .. } => {
-                let of_source = |id: &str| match filter {
-                    Filter::Source(v) => m.vol(v).is_some_and(|y| y.id == id),
-                    _ => true,
-                };
-                let mut entries: Vec<ListedSnapshot> = m
-                    .snaps
-                    .iter()
-                    .filter(|(s, x)| {
-                        x.life == Life::Alive
-                            && of_source(&x.source_id)
-                            && match filter {
-                                Filter::Id(f) => f == **s,
-                                _ => true,
-                            }
-                    })
-                    .map(|(_, x)| described(m, &x.id, &x.source_id))
-                    .collect();
-                // The snapshots of group snapshots standing.
-                if !matches!(filter, Filter::Id(_)) {
-                    entries.extend(
-                        m.group_members(true)
-                            .into_iter()
-                            .filter(|(_, v)| of_source(v))
-                            .map(|(s, v)| described(m, s, v)),
-                    );
-                }
-                Reply::Ok(Body::Snapshots(Listing {
-                    entries,
-                    end: End::Complete,
-                    last_page: 0,
-                    unpaged: None,
-                }))
-            }
+            Call::ListSnapshots { filter, .. } => Reply::Ok(Body::Snapshots(Listing {
+                entries: standing(m, filter),
+                end: End::Complete,
+                last_page: 0,
+                unpaged: None,
+            })),
             Call::CreateGroup { name, vols } => {
                 let ids = vols.map(|v| m.vol(v).map(|s| s.id.clone()).unwrap_or_default());
                 let held = m.current_group(name).and_then(|g| m.groups.get(&g));
@@ -304,6 +293,38 @@ fn live(m: &Model, except: &[String]) -> Vec<Listed> {
             on_node: Some(s.published.is_some()),
         })
         .collect()
+}
+
+/// The snapshots standing within `filter`, as the ideal plugin lists them: those cut alone,
+/// then those of group snapshots standing.
+fn standing(m: &Model, filter: Filter) -> Vec<ListedSnapshot> {
+    let of_source = |id: &str| match filter {
+        Filter::Source(v) => m.vol(v).is_some_and(|y| y.id == id),
+        _ => true,
+    };
+    let mut entries: Vec<ListedSnapshot> = m
+        .snaps
+        .iter()
+        .filter(|(s, x)| {
+            x.life == Life::Alive
+                && of_source(&x.source_id)
+                && match filter {
+                    Filter::Id(f) => f == **s,
+                    _ => true,
+                }
+        })
+        .map(|(_, x)| described(m, &x.id, &x.source_id))
+        .collect();
+    // The snapshots of group snapshots standing.
+    if !matches!(filter, Filter::Id(_)) {
+        entries.extend(
+            m.group_members(true)
+                .into_iter()
+                .filter(|(_, v)| of_source(v))
+                .map(|(s, v)| described(m, s, v)),
+        );
+    }
+    entries
 }
 
 /// Snapshot `id` (of volume `source`) as the ideal plugin describes it: as it was cut.

@@ -162,7 +162,7 @@ fn clones_and_restores_are_sized_around_their_source() {
     let mut m = Model::new(caps());
     let mut plugin = Ideal { next: 0 };
     let mut relative = std::collections::BTreeSet::new();
-    for _ in 0..3000 {
+    for _ in 0..6000 {
         let Some(call) = g.next(&m) else { break };
         if let Call::CreateVolume { mib, limit, .. } = call {
             assert!(limit == 0 || limit >= mib, "a range no volume meets: {call}");
