@@ -192,6 +192,30 @@ impl Generator {
                 })
                 .collect();
             kinds.push((3, restores));
+            // A source used before, used again: a snapshot restored once more (its earlier
+            // restores alive or deleted), a volume cloned once more; each use is held to leave
+            // the source as it was (its reads, `describe`) and to be judged as the first was.
+            let mut used: Vec<Source> = m
+                .vols
+                .values()
+                .filter_map(|s| s.source)
+                .filter(|src| match src {
+                    Source::Snapshot(x) => m.snap(*x).is_some_and(|y| y.life == Life::Alive),
+                    Source::Volume(v) => m.vol(*v).is_some_and(|y| y.life == Life::Alive),
+                })
+                .collect();
+            used.dedup();
+            let again: Vec<Call> = used
+                .into_iter()
+                .filter(|_| room)
+                .map(|src| Call::CreateVolume {
+                    name: self.next_name,
+                    mib: 0,
+                    limit: 0,
+                    source: Some(src),
+                })
+                .collect();
+            kinds.push((2, again));
         }
         let again: Vec<Call> = alive
             .iter()

@@ -489,6 +489,39 @@ impl Model {
         }
     }
 
+    /// Name #n holds a volume standing.
+    fn name_held(&self, name: u16) -> bool {
+        self.current(name).and_then(|v| self.vol(v)).is_some_and(|s| s.life == Life::Alive)
+    }
+
+    /// What `source` went through before a new volume is made from it, for the coverage
+    /// table: used before (its earlier uses alive or deleted), itself a clone or restore, or
+    /// published on the node; `None` when nothing of these.
+    fn source_history(&self, source: Source) -> Option<&'static str> {
+        let uses: Vec<&VolState> =
+            self.vols.values().filter(|s| s.source == Some(source)).collect();
+        let deleted = uses.iter().any(|s| s.life == Life::Dead);
+        match source {
+            Source::Snapshot(_) if deleted => {
+                Some("a snapshot restored again, an earlier restore of it deleted")
+            }
+            Source::Snapshot(_) if !uses.is_empty() => Some("a snapshot restored again"),
+            Source::Snapshot(_) => None,
+            Source::Volume(v) => {
+                let s = self.vol(v)?;
+                if s.source.is_some() {
+                    Some("a clone of a clone or a restore")
+                } else if s.targets.iter().any(Option::is_some) {
+                    Some("a clone of a node-published volume")
+                } else if !uses.is_empty() {
+                    Some("a volume cloned again")
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
     /// `call` asks for a size GetCapacity's answer gave (its maximum_volume_size, or
     /// just above; its minimum_volume_size as a limit, or just below).
     fn sized_at_bound(&self, call: &Call) -> bool {
@@ -511,6 +544,19 @@ impl Model {
     /// (`CREATED` ... `DELETED`), a snapshot's (`snapshot alive` ...), or `-`.
     pub(crate) fn state_of(&self, call: &Call) -> &'static str {
         match call {
+            Call::CreateVolume { name, source: Some(src), .. }
+                if !self.name_held(*name) && self.source_history(*src).is_some() =>
+            {
+                self.source_history(*src).unwrap_or("-")
+            }
+            Call::CreateSnapshot { name, source }
+                if self.current_snap(*name).is_none()
+                    && self
+                        .vol(*source)
+                        .is_some_and(|s| s.life == Life::Alive && s.source.is_some()) =>
+            {
+                "new name, of a clone or a restore"
+            }
             Call::CreateVolume { name, source: Some(_), mib, limit } if *mib > 0 || *limit > 0 => {
                 match self.current(*name).and_then(|v| self.vol(v)) {
                     Some(s) if s.life == Life::Alive => "name held",

@@ -158,23 +158,26 @@ fn getcapacity_bounds_the_creations_that_follow_until_the_pool_moves() {
 
 #[test]
 fn clones_and_restores_are_sized_around_their_source() {
-    let mut g = Generator::new(7);
-    let mut m = Model::new(caps());
-    let mut plugin = Ideal { next: 0 };
     let mut relative = std::collections::BTreeSet::new();
-    for _ in 0..6000 {
-        let Some(call) = g.next(&m) else { break };
-        if let Call::CreateVolume { mib, limit, .. } = call {
-            assert!(limit == 0 || limit >= mib, "a range no volume meets: {call}");
+    // A few walks: each size relative to its source is a rare draw of a rare kind.
+    for seed in [7, 8, 9] {
+        let mut g = Generator::new(seed);
+        let mut m = Model::new(caps());
+        let mut plugin = Ideal { next: 0 };
+        for _ in 0..3000 {
+            let Some(call) = g.next(&m) else { break };
+            if let Call::CreateVolume { mib, limit, .. } = call {
+                assert!(limit == 0 || limit >= mib, "a range no volume meets: {call}");
+            }
+            if let Call::CreateVolume { source: Some(Source::Volume(src)), mib, limit, .. } = call
+                && let Some(s) = m.vol(src).filter(|s| s.life == Life::Alive && s.capacity > 0)
+            {
+                let of = (s.capacity + MIB - 1) / MIB;
+                relative.insert((i64::from(mib) - of, (limit > 0).then(|| i64::from(limit) - of)));
+            }
+            let reply = plugin.answer(&m, &call);
+            assert!(m.judge(&call, &reply).broken.is_empty(), "{call}");
         }
-        if let Call::CreateVolume { source: Some(Source::Volume(src)), mib, limit, .. } = call
-            && let Some(s) = m.vol(src).filter(|s| s.life == Life::Alive && s.capacity > 0)
-        {
-            let of = (s.capacity + MIB - 1) / MIB;
-            relative.insert((i64::from(mib) - of, (limit > 0).then(|| i64::from(limit) - of)));
-        }
-        let reply = plugin.answer(&m, &call);
-        assert!(m.judge(&call, &reply).broken.is_empty(), "{call}");
     }
     for dr in -1..=1 {
         assert!(relative.iter().any(|(r, _)| *r == dr), "required {dr}: {relative:?}");
