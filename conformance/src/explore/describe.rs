@@ -31,26 +31,6 @@ use super::judge::{Listed, ListedSnapshot, Verdicts};
 use super::model::{Life, Model};
 use super::rules::Rule;
 
-/// What earlier answers said of a snapshot (by id) that later descriptions are held to.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct SnapFacts {
-    /// `source_volume_id` as first answered (or, unanswered, the id it was cut from).
-    pub(crate) source: String,
-    pub(crate) created: Option<(i64, i32)>,
-    /// `ready_to_use` as last described.
-    pub(crate) ready: bool,
-    /// The group snapshot whose answer set its `group_snapshot_id`.
-    pub(crate) group: Option<String>,
-}
-
-impl SnapFacts {
-    /// The facts of `x` as first described, with `source` when it left `source_volume_id` empty.
-    pub(crate) fn first(x: &ListedSnapshot, source: &str, group: Option<String>) -> SnapFacts {
-        let source = if x.source.is_empty() { source } else { &x.source };
-        SnapFacts { source: source.to_owned(), created: x.created, ready: x.ready, group }
-    }
-}
-
 impl Model {
     /// A volume of the history as `rpc` describes it.
     pub(super) fn volume_described(&self, v: &mut Verdicts, vol: Vol, e: &Listed, rpc: &str) {

@@ -113,30 +113,17 @@ impl Model {
     /// and these together list every live volume ("all the volumes that it knows about"; the
     /// pages may shift only under creations and deletions).
     pub(super) fn resumed(&self, out: &mut Verdicts, held: &Held, listing: &Listing<Listed>) {
-        if held.changed || !self.caps.alone || listing.end != End::Complete {
-            return;
-        }
-        out.check(Rule::VolumesListed);
-        let listed = |id: &str| {
-            held.first.iter().any(|f| f == id) || listing.entries.iter().any(|e| e.id == id)
-        };
-        let missing: Vec<String> = self
-            .vols
-            .iter()
-            .filter(|(_, s)| s.life == Life::Alive && !listed(&s.id))
-            .map(|(v, s)| format!("{v} (id {})", s.id))
-            .collect();
-        if !missing.is_empty() {
-            out.broke(
-                Rule::VolumesListed,
-                format!(
-                    "ListVolumes' first page ({} entries) and the pages from its next_token, held while no volume was created or deleted, list {} entries and not live {}",
-                    held.first.len(),
-                    listing.entries.len(),
-                    missing.join(", ")
-                ),
-            );
-        }
+        let live = self.vols.iter().filter(|(_, s)| s.life == Life::Alive);
+        let live = live.map(|(v, s)| (format!("{v} (id {})", s.id), s.id.clone())).collect();
+        let rest: Vec<&str> = listing.entries.iter().map(|e| e.id.as_str()).collect();
+        let how = ("ListVolumes", "no volume was created or deleted", "live");
+        held_complete(
+            out,
+            Rule::VolumesListed,
+            (self.caps.alone, held, &rest, &listing.end),
+            live,
+            how,
+        );
     }
 
     /// ListSnapshots' first page with its token held ([`Call::ListHold`]), or the pages from
@@ -183,31 +170,20 @@ impl Model {
             self.snapshot_described(out, e, "ListSnapshots");
         }
         let (Some(held), Some(listing)) = (held, listing) else { return };
-        if held.changed || !self.caps.alone || listing.end != End::Complete {
-            return;
-        }
-        out.check(Rule::SnapshotsListed);
-        let listed = |id: &str| {
-            held.first.iter().any(|f| f == id) || listing.entries.iter().any(|e| e.id == id)
-        };
-        let missing: Vec<String> = self
-            .snaps
-            .iter()
-            .filter(|(_, x)| x.life == Life::Alive && !listed(&x.id))
-            .map(|(s, x)| format!("{s} (id {})", x.id))
-            .chain(standing.iter().filter(|s| !listed(s)).map(|s| format!("id {s}")))
+        let live = self.snaps.iter().filter(|(_, x)| x.life == Life::Alive);
+        let live = live
+            .map(|(s, x)| (format!("{s} (id {})", x.id), x.id.clone()))
+            .chain(standing.into_iter().map(|s| (format!("id {s}"), s)))
             .collect();
-        if !missing.is_empty() {
-            out.broke(
-                Rule::SnapshotsListed,
-                format!(
-                    "ListSnapshots' first page ({} entries) and the pages from its next_token, held while no snapshot was cut or deleted, list {} entries and not standing {}",
-                    held.first.len(),
-                    listing.entries.len(),
-                    missing.join(", ")
-                ),
-            );
-        }
+        let rest: Vec<&str> = listing.entries.iter().map(|e| e.id.as_str()).collect();
+        let how = ("ListSnapshots", "no snapshot was cut or deleted", "standing");
+        held_complete(
+            out,
+            Rule::SnapshotsListed,
+            (self.caps.alone, &held, &rest, &listing.end),
+            live,
+            how,
+        );
     }
 
     /// The snapshots of group snapshots in a ListSnapshots answer: each of a group standing
@@ -366,5 +342,36 @@ impl Model {
                 listing.entries.len(),
                 names.join(", ")
             ));
+    }
+}
+
+/// The pages from a held token, followed to their end with nothing made or deleted since it
+/// was handed out and no other lane (`alone`): its first page and these (`rest`, by id) list
+/// every one of `live` (its words, its id), or `rule` is broken. `how`: the RPC, what did not
+/// happen since, what the objects are.
+fn held_complete(
+    out: &mut Verdicts,
+    rule: Rule,
+    (alone, held, rest, end): (bool, &Held, &[&str], &End),
+    live: Vec<(String, String)>,
+    (rpc, since, kind): (&str, &str, &str),
+) {
+    if held.changed || !alone || *end != End::Complete {
+        return;
+    }
+    out.check(rule);
+    let listed = |id: &str| held.first.iter().any(|f| f == id) || rest.contains(&id);
+    let missing: Vec<String> =
+        live.into_iter().filter(|(_, id)| !listed(id)).map(|(words, _)| words).collect();
+    if !missing.is_empty() {
+        out.broke(
+            rule,
+            format!(
+                "{rpc}' first page ({} entries) and the pages from its next_token, held while {since}, list {} entries and not {kind} {}",
+                held.first.len(),
+                rest.len(),
+                missing.join(", ")
+            ),
+        );
     }
 }

@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 
 use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
-use super::describe::SnapFacts;
 use super::rules::Rule;
 
 /// What the plugin serves, as far as the explorer uses it.
@@ -202,6 +201,18 @@ pub(crate) struct SnapState {
     /// snapshot, fixed when it was cut.
     pub(crate) answered_source: String,
     pub(crate) created: Option<(i64, i32)>,
+}
+
+/// What earlier answers said of a snapshot (by id) that later descriptions are held to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct SnapFacts {
+    /// `source_volume_id` as first answered (or, unanswered, the id it was cut from).
+    pub(crate) source: String,
+    pub(crate) created: Option<(i64, i32)>,
+    /// `ready_to_use` as last described.
+    pub(crate) ready: bool,
+    /// The group snapshot whose answer set its `group_snapshot_id`.
+    pub(crate) group: Option<String>,
 }
 
 /// A group snapshot of the history.

@@ -6,8 +6,7 @@
 use tonic::Code;
 
 use super::super::call::{Grp, Vol};
-use super::super::describe::SnapFacts;
-use super::super::model::{GroupState, Life, Model};
+use super::super::model::{GroupState, Life, Model, SnapFacts};
 use super::super::rules::{GROUP_INCOMPATIBLE, GROUP_NOT_EXIST, IN_GROUP, Rule, SNAP_NOT_EXIST};
 use super::{Body, Reply, Verdicts, code, show};
 
@@ -93,8 +92,11 @@ impl Model {
         self.groups.insert(grp, g);
         for (e, bound) in described.iter().zip(bound) {
             let group = bound.then(|| id.clone());
-            let source = members.iter().find(|(s, _)| *s == e.id).map_or("", |(_, v)| v.as_str());
-            self.snap_facts.insert(e.id.clone(), SnapFacts::first(e, source, group));
+            let asked = members.iter().find(|(s, _)| *s == e.id).map_or("", |(_, v)| v.as_str());
+            let source = if e.source.is_empty() { asked } else { &e.source };
+            let facts =
+                SnapFacts { source: source.to_owned(), created: e.created, ready: e.ready, group };
+            self.snap_facts.insert(e.id.clone(), facts);
         }
         self.group_names.entry(name).or_default().gens = nth + 1;
     }

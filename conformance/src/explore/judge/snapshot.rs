@@ -7,10 +7,9 @@
 use tonic::Code;
 
 use super::super::call::{Snap, Vol};
-use super::super::describe::SnapFacts;
-use super::super::model::{Life, Model, SnapState};
+use super::super::model::{Life, Model, SnapFacts, SnapState};
 use super::super::rules::{Rule, SNAP_NOT_EXIST, SNAPSHOT_INCOMPATIBLE};
-use super::{Body, ListedSnapshot, Reply, Verdicts, code, show};
+use super::{Body, Reply, Verdicts, code, show};
 
 impl Model {
     pub(super) fn create_snapshot(
@@ -97,17 +96,11 @@ impl Model {
                 format!("{what} answered id {id}, the id of live snapshot {other}"),
             );
         }
-        let first = ListedSnapshot {
-            id: id.clone(),
-            // The volume it was cut from: a wrong `source_volume_id` in this answer is the
-            // answer checks' (and a retry's) to find, not every later read's.
-            source: source_id.clone(),
-            ready: *ready,
-            size: *size,
-            created: *created,
-            group: String::new(),
-        };
-        self.snap_facts.insert(id.clone(), SnapFacts::first(&first, &source_id, None));
+        // The volume it was cut from: a wrong `source_volume_id` in this answer is the answer
+        // checks' (and a retry's) to find, not every later read's.
+        let facts =
+            SnapFacts { source: source_id.clone(), created: *created, ready: *ready, group: None };
+        self.snap_facts.insert(id.clone(), facts);
         self.snaps.insert(
             snap,
             SnapState {
