@@ -130,6 +130,21 @@ pub enum Fault {
     /// two, is answered at the source's size, over the limit. Needs a volume, its expansion,
     /// then the clone.
     CloneLimitOfCreatedSize,
+    /// GetSnapshot of a group snapshot's snapshot leaves `group_snapshot_id` unset, though
+    /// DeleteSnapshot refuses it alone (csi-driver-host-path v1.18.0's GetSnapshot does this).
+    /// Needs two volumes, their group snapshot, then the GetSnapshot.
+    MemberGetNoGroupId,
+    /// ListSnapshots answers each snapshot's `creation_time` as the time of the listing. Needs a
+    /// snapshot, then a listing.
+    ListSnapshotsTimeNow,
+    /// ListVolumes and ControllerGetVolume describe a clone of a volume that was itself cloned
+    /// or restored with its source's source (the chain's origin) as `content_source`. Needs a
+    /// clone of a clone (or of a restore), then a read.
+    ReadSourceOfOrigin,
+    /// The pages of ListSnapshots from a `next_token` list the snapshots of when the token was
+    /// handed out (a listing cache kept per token), a snapshot deleted since among them. Needs
+    /// a few snapshots, a first page, a DeleteSnapshot, then the pages from the token.
+    ListSnapshotsTokenStale,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -155,7 +170,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 52] = [
+    pub const ALL: [Fault; 56] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -199,6 +214,10 @@ impl Fault {
         Fault::UnstageAnyPath,
         Fault::UnpublishAnyTarget,
         Fault::CloneLimitOfCreatedSize,
+        Fault::MemberGetNoGroupId,
+        Fault::ListSnapshotsTimeNow,
+        Fault::ReadSourceOfOrigin,
+        Fault::ListSnapshotsTokenStale,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -256,6 +275,10 @@ impl Fault {
             Fault::UnstageAnyPath => "unstage-any-path",
             Fault::UnpublishAnyTarget => "unpublish-any-target",
             Fault::CloneLimitOfCreatedSize => "clone-limit-of-created-size",
+            Fault::MemberGetNoGroupId => "member-get-no-group-id",
+            Fault::ListSnapshotsTimeNow => "list-snapshots-time-now",
+            Fault::ReadSourceOfOrigin => "read-source-of-origin",
+            Fault::ListSnapshotsTokenStale => "list-snapshots-token-stale",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

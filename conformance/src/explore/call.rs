@@ -160,14 +160,17 @@ pub(crate) enum Call {
     DeleteGroup(Grp),
     /// GetVolumeGroupSnapshot, with the group's snapshot ids.
     GetGroup(Grp),
-    /// ListVolumes' first page of `max_entries`, its `next_token` held (by the attempt) for
-    /// a later [`Call::ListResume`].
+    /// ListVolumes' (`snapshots`: ListSnapshots') first page of `max_entries`, its
+    /// `next_token` held (by the attempt) for a later [`Call::ListResume`].
     ListHold {
         max_entries: i32,
+        snapshots: bool,
     },
-    /// ListVolumes from the token [`Call::ListHold`] held, after whatever came since, every
-    /// page to the end.
-    ListResume,
+    /// ListVolumes (`snapshots`: ListSnapshots) from the token [`Call::ListHold`] held, after
+    /// whatever came since, every page to the end.
+    ListResume {
+        snapshots: bool,
+    },
     /// DeleteSnapshot (`delete`) or GetSnapshot of the group's `nth` snapshot alone, while the
     /// group stands or after it was deleted.
     Member {
@@ -197,7 +200,12 @@ impl Call {
             Call::ControllerPublish { .. } => "ControllerPublishVolume",
             Call::ControllerUnpublish { .. } => "ControllerUnpublishVolume",
             Call::Validate(_) => "ValidateVolumeCapabilities",
-            Call::ListVolumes { .. } | Call::ListHold { .. } | Call::ListResume => "ListVolumes",
+            Call::ListHold { snapshots: true, .. } | Call::ListResume { snapshots: true } => {
+                "ListSnapshots"
+            }
+            Call::ListVolumes { .. } | Call::ListHold { .. } | Call::ListResume { .. } => {
+                "ListVolumes"
+            }
             Call::GetVolume(_) => "ControllerGetVolume",
             Call::Expand { .. } => "ControllerExpandVolume",
             Call::CreateSnapshot { .. } => "CreateSnapshot",
@@ -253,6 +261,18 @@ impl Call {
         )
     }
 
+    /// The call may cut or delete a snapshot (a held ListSnapshots token's pages may shift).
+    pub(crate) fn makes_or_deletes_snapshots(&self) -> bool {
+        matches!(
+            self,
+            Call::CreateSnapshot { .. }
+                | Call::DeleteSnapshot(_)
+                | Call::CreateGroup { .. }
+                | Call::DeleteGroup(_)
+                | Call::Member { delete: true, .. }
+        )
+    }
+
     /// A listing: it reads every lane's objects, so it goes alone (see `concurrent`).
     pub(crate) fn listing(&self) -> bool {
         matches!(
@@ -260,13 +280,13 @@ impl Call {
             Call::ListVolumes { .. }
                 | Call::ListSnapshots { .. }
                 | Call::ListHold { .. }
-                | Call::ListResume
+                | Call::ListResume { .. }
         )
     }
 
     /// Simpler forms of the call that may still show the same problem, for the shrinker: the
-    /// first page size that lists everything at once (a held page: of one entry), no size, no
-    /// filter.
+    /// first page size that lists everything at once (a held page: the whole listing, or a page
+    /// of one entry), no size, no filter.
     pub(crate) fn simpler(&self) -> Vec<Call> {
         match *self {
             Call::ListVolumes { max_entries } if max_entries != 0 => {
@@ -275,8 +295,16 @@ impl Call {
             Call::ListSnapshots { filter, max_entries } if max_entries != 0 => {
                 vec![Call::ListSnapshots { filter, max_entries: 0 }]
             }
-            Call::ListHold { max_entries } if max_entries > 1 => {
-                vec![Call::ListHold { max_entries: 1 }]
+            // A held first page is a listing made harder: the whole listing at once (the token
+            // it held then goes unfollowed), or a page of one.
+            Call::ListHold { max_entries, snapshots } => {
+                let whole = if snapshots {
+                    Call::ListSnapshots { filter: Filter::All, max_entries: 0 }
+                } else {
+                    Call::ListVolumes { max_entries: 0 }
+                };
+                let one = (max_entries > 1).then_some(Call::ListHold { max_entries: 1, snapshots });
+                std::iter::once(whole).chain(one).collect()
             }
             Call::CreateVolume { name, mib, limit, source } => {
                 let mut out = Vec::new();
@@ -393,7 +421,7 @@ impl Call {
             }
             Call::ListVolumes { .. }
             | Call::ListHold { .. }
-            | Call::ListResume
+            | Call::ListResume { .. }
             | Call::GetCapacity { .. }
             | Call::DeleteGroup(_)
             | Call::GetGroup(_)
@@ -521,10 +549,10 @@ impl fmt::Display for Call {
             Call::DeleteSnapshot(s) | Call::GetSnapshot(s) => write!(f, "{rpc} {s}"),
             Call::CreateGroup { name, vols: [a, b] } => write!(f, "{rpc} name g{name} of {a}, {b}"),
             Call::DeleteGroup(g) | Call::GetGroup(g) => write!(f, "{rpc} {g}"),
-            Call::ListHold { max_entries } => {
+            Call::ListHold { max_entries, .. } => {
                 write!(f, "{rpc}, the first page of max_entries {max_entries}, its next_token held")
             }
-            Call::ListResume => write!(f, "{rpc} from the held next_token, every page"),
+            Call::ListResume { .. } => write!(f, "{rpc} from the held next_token, every page"),
             Call::Member { group, nth, .. } => {
                 write!(f, "{rpc} of {group}'s snapshot #{nth} alone")
             }

@@ -15,13 +15,13 @@ use prost::Message;
 use tonic::Status;
 
 use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
-use super::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply};
+use super::judge::{Body, Listed, Reply};
 use super::model::{MIB, Model, TARGETS};
+
+mod pages;
 use crate::answers::Rpc;
 use crate::suite::Suite;
 
-/// The most pages one listing follows.
-const MAX_PAGES: usize = 1000;
 /// A node id no plugin names.
 const NO_SUCH_NODE: &str = "csi-explore-no-such-node";
 
@@ -50,8 +50,9 @@ pub(crate) struct Exec {
     /// `publish_context`, by volume id.
     contexts: Mutex<HashMap<String, HashMap<String, String>>>,
     publish_contexts: Mutex<HashMap<String, HashMap<String, String>>>,
-    /// The ListVolumes `next_token` a [`Call::ListHold`] holds.
-    held_token: Mutex<Option<String>>,
+    /// The ListVolumes and ListSnapshots `next_token` a [`Call::ListHold`] holds, by
+    /// `snapshots`.
+    held_tokens: Mutex<[Option<String>; 2]>,
     /// Calls as a capture holds them, when recording.
     pub(crate) recorded: Option<Mutex<Vec<Exchange>>>,
 }
@@ -68,6 +69,8 @@ pub(crate) enum Prepared {
     ListVolumes(i32, String),
     /// The first page only, of `max_entries`.
     ListHold(i32),
+    /// The first page only.
+    SnapHold(ListSnapshotsRequest),
     Get(ControllerGetVolumeRequest),
     Expand(ControllerExpandVolumeRequest),
     Snapshot(CreateSnapshotRequest),
@@ -98,7 +101,7 @@ impl Exec {
             node_id,
             contexts: Mutex::default(),
             publish_contexts: Mutex::default(),
-            held_token: Mutex::default(),
+            held_tokens: Mutex::default(),
             recorded: None,
         }
     }
@@ -249,11 +252,23 @@ impl Exec {
                 })
             }
             Call::ListVolumes { max_entries } => Prepared::ListVolumes(max_entries, String::new()),
-            Call::ListHold { max_entries } => Prepared::ListHold(max_entries),
-            Call::ListResume => {
-                let token = self.held_token.lock().unwrap_or_else(PoisonError::into_inner).take();
-                Prepared::ListVolumes(0, token.ok_or("no ListVolumes token held")?)
+            Call::ListHold { max_entries, snapshots: false } => Prepared::ListHold(max_entries),
+            Call::ListHold { max_entries, snapshots: true } => {
+                Prepared::SnapHold(ListSnapshotsRequest {
+                    max_entries,
+                    secrets: s.secrets("ListSnapshots"),
+                    ..ListSnapshotsRequest::default()
+                })
             }
+            Call::ListResume { snapshots: true } => Prepared::ListSnapshots(ListSnapshotsRequest {
+                starting_token: self.take_held_token(true).ok_or("no ListSnapshots token held")?,
+                secrets: s.secrets("ListSnapshots"),
+                ..ListSnapshotsRequest::default()
+            }),
+            Call::ListResume { snapshots: false } => Prepared::ListVolumes(
+                0,
+                self.take_held_token(false).ok_or("no ListVolumes token held")?,
+            ),
             Call::GetVolume(v) => Prepared::Get(ControllerGetVolumeRequest { volume_id: vid(v)? }),
             Call::Expand { vol, mib } => Prepared::Expand(ControllerExpandVolumeRequest {
                 volume_id: vid(vol)?,
@@ -443,13 +458,6 @@ impl Exec {
         ids.map(|ids| ids.contains(&self.node_id))
     }
 
-    /// A ListVolumes entry as the model reads it.
-    fn listed(&self, e: list_volumes_response::Entry) -> Option<Listed> {
-        let v = e.volume?;
-        let on_node = self.on_node(e.status.map(|st| st.published_node_ids));
-        Some(Listed { id: v.volume_id, capacity: v.capacity_bytes, on_node })
-    }
-
     /// Removes the folders the CO's part made for `vols` under `mount` and `staging` (if these
     /// are the attempt's), once the attempt is cleaned up: a long walk would otherwise leave
     /// thousands in one folder, and every later folder made there costs more. Only empty
@@ -500,14 +508,10 @@ impl Exec {
                         if !v.volume_context.is_empty() {
                             self.remember(true, &v.volume_id, &v.volume_context);
                         }
-                        let source = v.content_source.and_then(|c| c.r#type).map(|t| match t {
-                            SourceType::Snapshot(x) => (true, x.snapshot_id),
-                            SourceType::Volume(x) => (false, x.volume_id),
-                        });
                         Reply::Ok(Body::Volume {
+                            source: content_source(v.content_source),
                             id: v.volume_id,
                             capacity: v.capacity_bytes,
-                            source,
                         })
                     }
                     other => empty(other),
@@ -530,24 +534,13 @@ impl Exec {
             Prepared::ListVolumes(max_entries, token) => {
                 self.list_volumes(s, max_entries, token).await
             }
-            Prepared::ListHold(max_entries) => {
-                let r = ListVolumesRequest { max_entries, starting_token: String::new() };
-                match self.ask(s, r).await {
-                    Ok(a) => {
-                        let token = !a.next_token.is_empty();
-                        *self.held_token.lock().unwrap_or_else(PoisonError::into_inner) =
-                            token.then_some(a.next_token);
-                        let entries =
-                            a.entries.into_iter().filter_map(|e| self.listed(e)).collect();
-                        Reply::Ok(Body::Page { entries, token })
-                    }
-                    Err(e) => error(&e),
-                }
-            }
+            Prepared::ListHold(max_entries) => self.hold_first_page(s, max_entries).await,
+            Prepared::SnapHold(r) => self.hold_first_snapshots(s, r).await,
             Prepared::Get(r) => match self.ask(s, r).await {
                 Ok(ControllerGetVolumeResponse { volume: Some(v), status }) => {
                     let on_node = self.on_node(status.map(|st| st.published_node_ids));
                     Reply::Ok(Body::Got(Listed {
+                        source: content_source(v.content_source),
                         id: v.volume_id,
                         capacity: v.capacity_bytes,
                         on_node,
@@ -574,7 +567,12 @@ impl Exec {
             },
             Prepared::DeleteSnapshot(r) => empty(self.ask(s, r).await),
             Prepared::ListSnapshots(r) => self.list_snapshots(s, r).await,
-            Prepared::GetSnapshot(r) => empty(self.ask(s, r).await),
+            Prepared::GetSnapshot(r) => match self.ask(s, r).await {
+                Ok(GetSnapshotResponse { snapshot: Some(x) }) => {
+                    Reply::Ok(Body::GotSnapshot(pages::described_snapshot(x)))
+                }
+                other => empty(other),
+            },
             Prepared::Stage(r) => empty(self.ask(s, r).await),
             Prepared::Unstage(r) => empty(self.ask(s, r).await),
             Prepared::NodePublish(r, local) => {
@@ -663,100 +661,6 @@ impl Exec {
         recorded.lock().unwrap_or_else(PoisonError::into_inner).push(exchange);
         answer
     }
-
-    /// Every page from `token` (empty: from the start).
-    async fn list_volumes(&self, s: &Suite, max_entries: i32, mut token: String) -> Reply {
-        let mut entries = Vec::new();
-        for page in 0..MAX_PAGES {
-            let r = ListVolumesRequest { max_entries, starting_token: token.clone() };
-            match self.ask(s, r).await {
-                Err(e) if page == 0 => return error(&e),
-                Err(e) => return listed(Body::Volumes, entries, End::Failed(e.code()), 0),
-                Ok(a) => {
-                    let last = a.entries.len();
-                    entries.extend(a.entries.into_iter().filter_map(|e| self.listed(e)));
-                    if a.next_token.is_empty() {
-                        let unpaged = if one_full_page(max_entries, entries.len(), last) {
-                            let r = ListVolumesRequest {
-                                max_entries: 0,
-                                starting_token: String::new(),
-                            };
-                            self.ask(s, r).await.ok().map(|a| {
-                                a.entries.into_iter().filter_map(|e| self.listed(e)).collect()
-                            })
-                        } else {
-                            None
-                        };
-                        let listing =
-                            Listing { entries, end: End::Complete, last_page: last, unpaged };
-                        return Reply::Ok(Body::Volumes(listing));
-                    }
-                    if a.next_token == token {
-                        return listed(Body::Volumes, entries, End::Loop(token), last);
-                    }
-                    token = a.next_token;
-                }
-            }
-        }
-        listed(Body::Volumes, entries, End::Loop(token), 0)
-    }
-
-    async fn list_snapshots(&self, s: &Suite, request: ListSnapshotsRequest) -> Reply {
-        let mut entries = Vec::new();
-        let mut token = String::new();
-        for page in 0..MAX_PAGES {
-            let r = ListSnapshotsRequest { starting_token: token.clone(), ..request.clone() };
-            match self.ask(s, r).await {
-                Err(e) if page == 0 => return error(&e),
-                Err(e) => return listed(Body::Snapshots, entries, End::Failed(e.code()), 0),
-                Ok(a) => {
-                    let last = a.entries.len();
-                    entries.extend(a.entries.into_iter().filter_map(|e| e.snapshot).map(|x| {
-                        ListedSnapshot {
-                            id: x.snapshot_id,
-                            source: x.source_volume_id,
-                            ready: x.ready_to_use,
-                        }
-                    }));
-                    if a.next_token.is_empty() {
-                        let unpaged = if one_full_page(request.max_entries, entries.len(), last) {
-                            let r = ListSnapshotsRequest { max_entries: 0, ..request.clone() };
-                            self.ask(s, r).await.ok().map(|a| {
-                                a.entries
-                                    .into_iter()
-                                    .filter_map(|e| e.snapshot)
-                                    .map(|x| ListedSnapshot {
-                                        id: x.snapshot_id,
-                                        source: x.source_volume_id,
-                                        ready: x.ready_to_use,
-                                    })
-                                    .collect()
-                            })
-                        } else {
-                            None
-                        };
-                        let listing =
-                            Listing { entries, end: End::Complete, last_page: last, unpaged };
-                        return Reply::Ok(Body::Snapshots(listing));
-                    }
-                    if a.next_token == token {
-                        return listed(Body::Snapshots, entries, End::Loop(token), last);
-                    }
-                    token = a.next_token;
-                }
-            }
-        }
-        listed(Body::Snapshots, entries, End::Loop(token), 0)
-    }
-}
-
-fn listed<T>(body: fn(Listing<T>) -> Body, entries: Vec<T>, end: End, last_page: usize) -> Reply {
-    Reply::Ok(body(Listing { entries, end, last_page, unpaged: None }))
-}
-
-/// One full page and no `next_token`: the listing may have stopped early.
-fn one_full_page(max_entries: i32, entries: usize, last: usize) -> bool {
-    max_entries > 0 && entries == last && last >= usize::try_from(max_entries).unwrap_or(0)
 }
 
 fn error(e: &Status) -> Reply {
@@ -769,10 +673,23 @@ fn group(answer: Result<Option<VolumeGroupSnapshot>, Status>) -> Reply {
         Ok(Some(g)) => Reply::Ok(Body::Group {
             id: g.group_snapshot_id,
             bound: g.snapshots.iter().map(|x| !x.group_snapshot_id.is_empty()).collect(),
-            members: g.snapshots.into_iter().map(|x| (x.snapshot_id, x.source_volume_id)).collect(),
+            members: g
+                .snapshots
+                .iter()
+                .map(|x| (x.snapshot_id.clone(), x.source_volume_id.clone()))
+                .collect(),
+            described: g.snapshots.into_iter().map(pages::described_snapshot).collect(),
         }),
         other => empty(other),
     }
+}
+
+/// A volume's `content_source` as the model reads it: (a snapshot, its id).
+fn content_source(c: Option<VolumeContentSource>) -> Option<(bool, String)> {
+    c.and_then(|c| c.r#type).map(|t| match t {
+        SourceType::Snapshot(x) => (true, x.snapshot_id),
+        SourceType::Volume(x) => (false, x.volume_id),
+    })
 }
 
 /// An answer whose body the model does not read.

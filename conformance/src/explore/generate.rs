@@ -192,6 +192,30 @@ impl Generator {
                 })
                 .collect();
             kinds.push((3, restores));
+            // A source used before, used again: a snapshot restored once more (its earlier
+            // restores alive or deleted), a volume cloned once more; each use is held to leave
+            // the source as it was (its reads, `describe`) and to be judged as the first was.
+            let mut used: Vec<Source> = m
+                .vols
+                .values()
+                .filter_map(|s| s.source)
+                .filter(|src| match src {
+                    Source::Snapshot(x) => m.snap(*x).is_some_and(|y| y.life == Life::Alive),
+                    Source::Volume(v) => m.vol(*v).is_some_and(|y| y.life == Life::Alive),
+                })
+                .collect();
+            used.dedup();
+            let again: Vec<Call> = used
+                .into_iter()
+                .filter(|_| room)
+                .map(|src| Call::CreateVolume {
+                    name: self.next_name,
+                    mib: 0,
+                    limit: 0,
+                    source: Some(src),
+                })
+                .collect();
+            kinds.push((2, again));
         }
         let again: Vec<Call> = alive
             .iter()
@@ -292,8 +316,10 @@ impl Generator {
         kinds.push((2, vec![Call::GetCapacity { with: !self.one_in(4) }]));
         // A token held across later calls (creations and deletions among them, or not), then
         // followed to the end.
-        kinds.push((1, vec![Call::ListHold { max_entries: self.rng.i32(1..=3) }]));
-        kinds.push((3, if m.held.is_some() { vec![Call::ListResume] } else { Vec::new() }));
+        kinds
+            .push((1, vec![Call::ListHold { max_entries: self.rng.i32(1..=3), snapshots: false }]));
+        let resume = Call::ListResume { snapshots: false };
+        kinds.push((3, if m.held.is_some() { vec![resume] } else { Vec::new() }));
         kinds.push((3, some.iter().map(|v| Call::GetVolume(*v)).collect()));
 
         // Expansion.
@@ -401,6 +427,11 @@ impl Generator {
                 .map(|v| Call::ListSnapshots { filter: Filter::Source(*v), max_entries: page }),
         );
         kinds.push((4, filters));
+        // A ListSnapshots token held across later calls (snapshots cut and deleted among them,
+        // or not), then followed to the end, as ListVolumes' are.
+        kinds.push((1, vec![Call::ListHold { max_entries: self.rng.i32(1..=3), snapshots: true }]));
+        let resume = Call::ListResume { snapshots: true };
+        kinds.push((3, if m.held_snaps.is_some() { vec![resume] } else { Vec::new() }));
         kinds.push((2, snaps.iter().map(|s| Call::GetSnapshot(*s)).collect()));
         kinds.push((1, dead_snaps.iter().map(|s| Call::GetSnapshot(*s)).collect()));
 

@@ -48,14 +48,24 @@ pub(crate) enum Body {
     Page { entries: Vec<Listed>, token: bool },
     /// ListSnapshots, every page.
     Snapshots(Listing<ListedSnapshot>),
+    /// ListSnapshots, its first page only: its entries, and whether it set `next_token`.
+    SnapPage { entries: Vec<ListedSnapshot>, token: bool },
     /// ControllerGetVolume.
     Got(Listed),
+    /// GetSnapshot.
+    GotSnapshot(ListedSnapshot),
     /// NodeExpandVolume.
     Capacity(i64),
     /// CreateVolumeGroupSnapshot, GetVolumeGroupSnapshot: the group's id and its snapshots
     /// (snapshot id, source volume id).
-    /// `bound`: each snapshot's `group_snapshot_id` was set (it CAN NOT be deleted alone).
-    Group { id: String, members: Vec<(String, String)>, bound: Vec<bool> },
+    /// `bound`: each snapshot's `group_snapshot_id` was set (it CAN NOT be deleted alone);
+    /// `described`: each snapshot as the answer describes it.
+    Group {
+        id: String,
+        members: Vec<(String, String)>,
+        bound: Vec<bool>,
+        described: Vec<ListedSnapshot>,
+    },
     /// NodePublishVolume, NodeUnpublishVolume: whether something is at the target path after
     /// the call (`None`: the path is not this machine's to look at), and (NodeUnpublishVolume)
     /// which of the volume's other targets, published before the call, are gone after it.
@@ -90,16 +100,23 @@ pub(crate) enum End {
 pub(crate) struct Listed {
     pub(crate) id: String,
     pub(crate) capacity: i64,
+    /// Its `content_source` (kind: a snapshot; id), when answered.
+    pub(crate) source: Option<(bool, String)>,
     /// Whether `published_node_ids` holds the explorer's node (`None`: no status answered).
     pub(crate) on_node: Option<bool>,
 }
 
-/// A snapshot as ListSnapshots describes it.
+/// A snapshot as ListSnapshots, GetSnapshot or a group snapshot describes it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ListedSnapshot {
     pub(crate) id: String,
     pub(crate) source: String,
     pub(crate) ready: bool,
+    pub(crate) size: i64,
+    /// `creation_time` (seconds, nanos), when answered.
+    pub(crate) created: Option<(i64, i32)>,
+    /// `group_snapshot_id` (empty: not set).
+    pub(crate) group: String,
 }
 
 /// `OK`, or `NOT_FOUND: message`.
@@ -174,6 +191,11 @@ impl Model {
         {
             h.changed = true;
         }
+        if call.makes_or_deletes_snapshots()
+            && let Some(h) = &mut self.held_snaps
+        {
+            h.changed = true;
+        }
         // GetCapacity's answer holds until the pool may have moved: anything made, grown or
         // deleted since (or another lane at work).
         self.bounds_fresh &= self.caps.alone;
@@ -198,8 +220,7 @@ impl Model {
             Call::GetVolume(vol) => {
                 self.read_volume(&mut v, "ControllerGetVolume", vol, reply);
                 if let Reply::Ok(Body::Got(e)) = reply {
-                    self.capacity(&mut v, vol, e.capacity, "ControllerGetVolume");
-                    self.published_nodes(&mut v, vol, e.on_node, "ControllerGetVolume");
+                    self.volume_described(&mut v, vol, e, "ControllerGetVolume");
                 }
             }
             Call::Expand { vol, mib } => self.expand(&mut v, vol, mib, reply),
@@ -207,6 +228,9 @@ impl Model {
                 if let Reply::Ok(Body::Volumes(l)) = reply {
                     self.list_volumes(&mut v, max_entries, l);
                 }
+            }
+            Call::ListHold { snapshots: true, .. } | Call::ListResume { snapshots: true } => {
+                self.held_snapshots(&mut v, call, reply);
             }
             Call::ListHold { .. } => {
                 self.held = None;
@@ -216,7 +240,7 @@ impl Model {
                     self.held = token.then_some(Held { first, changed: false });
                 }
             }
-            Call::ListResume => {
+            Call::ListResume { snapshots: false } => {
                 // ABORTED ("Invalid starting_token") or any error: the plugin's to give.
                 if let (Some(held), Reply::Ok(Body::Volumes(l))) = (self.held.take(), reply) {
                     self.listed_entries(&mut v, &l.entries);
@@ -264,7 +288,7 @@ impl Model {
 
     /// What a plugin sees of a content source: its kind and id (two volumes of the history may
     /// share an id, one deleted and the other made since).
-    fn source_id(&self, source: Option<Source>) -> Option<(bool, String)> {
+    pub(super) fn source_id(&self, source: Option<Source>) -> Option<(bool, String)> {
         match source? {
             Source::Snapshot(x) => Some((true, self.snaps.get(&x)?.id.clone())),
             Source::Volume(v) => Some((false, self.vols.get(&v)?.id.clone())),

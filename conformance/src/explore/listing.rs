@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 
-use super::call::{Filter, Snap, Vol};
-use super::judge::{End, Listed, ListedSnapshot, Listing, Verdicts};
+use super::call::{Call, Filter, Snap, Vol};
+use super::judge::{Body, End, Listed, ListedSnapshot, Listing, Reply, Verdicts};
 use super::model::{Held, Life, Model};
 use super::rules::Rule;
 
@@ -27,10 +27,7 @@ impl Model {
         for (vol, s) in &self.vols {
             match s.life {
                 Life::Alive => match seen.get(s.id.as_str()) {
-                    Some(e) => {
-                        self.capacity(out, *vol, e.capacity, "ListVolumes");
-                        self.published_nodes(out, *vol, e.on_node, "ListVolumes");
-                    }
+                    Some(e) => self.volume_described(out, *vol, e, "ListVolumes"),
                     None => missing.push((*vol, s.id.clone(), s.refused_delete)),
                 },
                 Life::Dead if !self.id_in_use(&s.id) && seen.contains_key(s.id.as_str()) => {
@@ -98,10 +95,7 @@ impl Model {
                 continue;
             };
             match s.life {
-                Life::Alive => {
-                    self.capacity(out, *vol, e.capacity, "ListVolumes");
-                    self.published_nodes(out, *vol, e.on_node, "ListVolumes");
-                }
+                Life::Alive => self.volume_described(out, *vol, e, "ListVolumes"),
                 _ if !self.id_in_use(&s.id) => out.broke(
                     Rule::VolumeDeletedGone,
                     format!(
@@ -119,30 +113,77 @@ impl Model {
     /// and these together list every live volume ("all the volumes that it knows about"; the
     /// pages may shift only under creations and deletions).
     pub(super) fn resumed(&self, out: &mut Verdicts, held: &Held, listing: &Listing<Listed>) {
-        if held.changed || !self.caps.alone || listing.end != End::Complete {
-            return;
-        }
-        out.check(Rule::VolumesListed);
-        let listed = |id: &str| {
-            held.first.iter().any(|f| f == id) || listing.entries.iter().any(|e| e.id == id)
+        let live = self.vols.iter().filter(|(_, s)| s.life == Life::Alive);
+        let live = live.map(|(v, s)| (format!("{v} (id {})", s.id), s.id.clone())).collect();
+        let rest: Vec<&str> = listing.entries.iter().map(|e| e.id.as_str()).collect();
+        let how = ("ListVolumes", "no volume was created or deleted", "live");
+        held_complete(
+            out,
+            Rule::VolumesListed,
+            (self.caps.alone, held, &rest, &listing.end),
+            live,
+            how,
+        );
+    }
+
+    /// ListSnapshots' first page with its token held ([`Call::ListHold`]), or the pages from
+    /// that token ([`Call::ListResume`]), after whatever came since: ABORTED ("Invalid
+    /// `starting_token`") or any error is the plugin's to answer; the entries never list a
+    /// snapshot deleted with OK and describe each standing one as it was cut; with no snapshot
+    /// cut or deleted since the token was handed out (and no other lane), the first page and
+    /// the rest list every standing snapshot ("If snapshots are created and/or deleted while
+    /// the CO is concurrently paging ... the CO MAY either witness duplicate snapshots in the
+    /// list, not witness existing snapshots, or both": only then).
+    pub(super) fn held_snapshots(&mut self, out: &mut Verdicts, call: &Call, reply: &Reply) {
+        let held = self.held_snaps.take();
+        let (entries, listing) = match (call, reply) {
+            (Call::ListHold { .. }, Reply::Ok(Body::SnapPage { entries, token })) => {
+                let first = entries.iter().map(|e| e.id.clone()).collect();
+                self.held_snaps = token.then_some(Held { first, changed: false });
+                (entries, None)
+            }
+            (Call::ListResume { .. }, Reply::Ok(Body::Snapshots(l))) if held.is_some() => {
+                (&l.entries, Some(l))
+            }
+            _ => return,
         };
-        let missing: Vec<String> = self
-            .vols
-            .iter()
-            .filter(|(_, s)| s.life == Life::Alive && !listed(&s.id))
-            .map(|(v, s)| format!("{v} (id {})", s.id))
-            .collect();
-        if !missing.is_empty() {
-            out.broke(
-                Rule::VolumesListed,
-                format!(
-                    "ListVolumes' first page ({} entries) and the pages from its next_token, held while no volume was created or deleted, list {} entries and not live {}",
-                    held.first.len(),
-                    listing.entries.len(),
-                    missing.join(", ")
-                ),
-            );
+        out.check(Rule::SnapshotDeletedGone);
+        let ids = |m: &Model, alive| -> Vec<String> {
+            m.group_members(alive).into_iter().map(|(s, _)| s.to_owned()).collect()
+        };
+        let (standing, gone_groups) = (ids(self, true), ids(self, false));
+        for e in entries {
+            let alone_dead = self.snaps.iter().find(|(_, x)| x.id == e.id && x.life == Life::Dead);
+            let alive = self.snaps.values().any(|x| x.id == e.id && x.life != Life::Dead)
+                || standing.contains(&e.id);
+            let dead = alone_dead
+                .map(|(s, _)| s.to_string())
+                .or_else(|| gone_groups.contains(&e.id).then(|| "of a group deleted".into()));
+            if let (Some(which), false) = (dead, alive) {
+                out.broke(
+                    Rule::SnapshotDeletedGone,
+                    format!("ListSnapshots from a held token lists snapshot {} ({which}), deleted with OK", e.id),
+                );
+            }
         }
+        for e in entries {
+            self.snapshot_described(out, e, "ListSnapshots");
+        }
+        let (Some(held), Some(listing)) = (held, listing) else { return };
+        let live = self.snaps.iter().filter(|(_, x)| x.life == Life::Alive);
+        let live = live
+            .map(|(s, x)| (format!("{s} (id {})", x.id), x.id.clone()))
+            .chain(standing.into_iter().map(|s| (format!("id {s}"), s)))
+            .collect();
+        let rest: Vec<&str> = listing.entries.iter().map(|e| e.id.as_str()).collect();
+        let how = ("ListSnapshots", "no snapshot was cut or deleted", "standing");
+        held_complete(
+            out,
+            Rule::SnapshotsListed,
+            (self.caps.alone, &held, &rest, &listing.end),
+            live,
+            how,
+        );
     }
 
     /// The snapshots of group snapshots in a ListSnapshots answer: each of a group standing
@@ -223,15 +264,7 @@ impl Model {
             let listed = seen.get(s.id.as_str());
             match s.life {
                 Life::Alive => match listed {
-                    Some(e) => {
-                        ready.push((*snap, e.ready));
-                        if e.source != s.source_id {
-                            out.broke(Rule::SnapshotsCurrent, format!(
-                                    "ListSnapshots lists snapshot {snap} (id {}) with source_volume_id '{}'; it was cut from {} (id {})",
-                                    s.id, e.source, s.source, s.source_id
-                                ));
-                        }
-                    }
+                    Some(e) => ready.push((*snap, e.ready)),
                     None if wanted(*snap, &s.source_id) => {
                         let gone = self.vols.get(&s.source).is_some_and(|v| v.life == Life::Dead);
                         missing.push((*snap, s.id.clone(), gone));
@@ -254,6 +287,9 @@ impl Model {
             if let Some(s) = self.snaps.get_mut(&snap) {
                 s.ready = r;
             }
+        }
+        for e in &listing.entries {
+            self.snapshot_described(out, e, "ListSnapshots");
         }
         self.group_members_listed(out, filter, source_id.as_deref(), listing);
         if let End::Loop(token) = &listing.end {
@@ -306,5 +342,36 @@ impl Model {
                 listing.entries.len(),
                 names.join(", ")
             ));
+    }
+}
+
+/// The pages from a held token, followed to their end with nothing made or deleted since it
+/// was handed out and no other lane (`alone`): its first page and these (`rest`, by id) list
+/// every one of `live` (its words, its id), or `rule` is broken. `how`: the RPC, what did not
+/// happen since, what the objects are.
+fn held_complete(
+    out: &mut Verdicts,
+    rule: Rule,
+    (alone, held, rest, end): (bool, &Held, &[&str], &End),
+    live: Vec<(String, String)>,
+    (rpc, since, kind): (&str, &str, &str),
+) {
+    if held.changed || !alone || *end != End::Complete {
+        return;
+    }
+    out.check(rule);
+    let listed = |id: &str| held.first.iter().any(|f| f == id) || rest.contains(&id);
+    let missing: Vec<String> =
+        live.into_iter().filter(|(_, id)| !listed(id)).map(|(words, _)| words).collect();
+    if !missing.is_empty() {
+        out.broke(
+            rule,
+            format!(
+                "{rpc}' first page ({} entries) and the pages from its next_token, held while {since}, list {} entries and not {kind} {}",
+                held.first.len(),
+                rest.len(),
+                missing.join(", ")
+            ),
+        );
     }
 }

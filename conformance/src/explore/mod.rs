@@ -16,6 +16,7 @@ mod call;
 mod capture;
 mod concurrent;
 mod coverage;
+mod describe;
 mod exec;
 mod generate;
 mod judge;

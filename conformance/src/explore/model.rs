@@ -52,9 +52,10 @@ pub(crate) struct Caps {
     pub(crate) alone: bool,
 }
 
-/// A ListVolumes `next_token` the attempt holds: the ids its first page listed, and whether a
-/// volume was created or deleted since (then the spec lets the pages shift: "the CO MAY
-/// either witness duplicate volumes in the list, not witness existing volumes, or both").
+/// A ListVolumes (or ListSnapshots) `next_token` the attempt holds: the ids its first page
+/// listed, and whether a volume (a snapshot) was created or deleted since (then the spec lets
+/// the pages shift: "the CO MAY either witness duplicate volumes in the list, not witness
+/// existing volumes, or both", and the same of snapshots).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Held {
     pub(crate) first: Vec<String>,
@@ -202,6 +203,18 @@ pub(crate) struct SnapState {
     pub(crate) created: Option<(i64, i32)>,
 }
 
+/// What earlier answers said of a snapshot (by id) that later descriptions are held to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct SnapFacts {
+    /// `source_volume_id` as first answered (or, unanswered, the id it was cut from).
+    pub(crate) source: String,
+    pub(crate) created: Option<(i64, i32)>,
+    /// `ready_to_use` as last described.
+    pub(crate) ready: bool,
+    /// The group snapshot whose answer set its `group_snapshot_id`.
+    pub(crate) group: Option<String>,
+}
+
 /// A group snapshot of the history.
 #[derive(Debug, Clone)]
 pub(crate) struct GroupState {
@@ -243,10 +256,14 @@ pub(crate) struct Model {
     pub(crate) group_names: BTreeMap<u16, NameState>,
     /// The ListVolumes token held, if one.
     pub(crate) held: Option<Held>,
+    /// The ListSnapshots token held, if one.
+    pub(crate) held_snaps: Option<Held>,
     /// What GetCapacity last answered for the walk's capability and parameters.
     pub(crate) bounds: Option<Bounds>,
     /// Nothing that may move the pool was called since (see [`Call::changes_pool`]).
     pub(crate) bounds_fresh: bool,
+    /// What earlier answers said of each snapshot, by id (see `describe`).
+    pub(crate) snap_facts: BTreeMap<String, SnapFacts>,
 }
 
 pub(crate) const MIB: i64 = 1 << 20;
@@ -357,8 +374,10 @@ impl Model {
                 c.publish && (self.alive(vol).is_some() || self.dead(vol))
             }
             Call::Validate(v) => c.create && (self.alive(v).is_some() || self.dead(v)),
-            Call::ListVolumes { .. } | Call::ListHold { .. } => c.list_volumes,
-            Call::ListResume => c.list_volumes && self.held.is_some(),
+            Call::ListVolumes { .. } | Call::ListHold { snapshots: false, .. } => c.list_volumes,
+            Call::ListResume { snapshots: false } => c.list_volumes && self.held.is_some(),
+            Call::ListHold { snapshots: true, .. } => c.list_snapshots,
+            Call::ListResume { snapshots: true } => c.list_snapshots && self.held_snaps.is_some(),
             Call::GetVolume(v) => c.get_volume && (self.alive(v).is_some() || self.dead(v)),
             Call::Expand { vol, .. } => c.expand && (self.alive(vol).is_some() || self.dead(vol)),
             Call::CreateSnapshot { name, source } => {
@@ -481,6 +500,39 @@ impl Model {
         }
     }
 
+    /// Name #n holds a volume standing.
+    fn name_held(&self, name: u16) -> bool {
+        self.current(name).and_then(|v| self.vol(v)).is_some_and(|s| s.life == Life::Alive)
+    }
+
+    /// What `source` went through before a new volume is made from it, for the coverage
+    /// table: used before (its earlier uses alive or deleted), itself a clone or restore, or
+    /// published on the node; `None` when nothing of these.
+    fn source_history(&self, source: Source) -> Option<&'static str> {
+        let uses: Vec<&VolState> =
+            self.vols.values().filter(|s| s.source == Some(source)).collect();
+        let deleted = uses.iter().any(|s| s.life == Life::Dead);
+        match source {
+            Source::Snapshot(_) if deleted => {
+                Some("a snapshot restored again, an earlier restore of it deleted")
+            }
+            Source::Snapshot(_) if !uses.is_empty() => Some("a snapshot restored again"),
+            Source::Snapshot(_) => None,
+            Source::Volume(v) => {
+                let s = self.vol(v)?;
+                if s.source.is_some() {
+                    Some("a clone of a clone or a restore")
+                } else if s.targets.iter().any(Option::is_some) {
+                    Some("a clone of a node-published volume")
+                } else if !uses.is_empty() {
+                    Some("a volume cloned again")
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
     /// `call` asks for a size GetCapacity's answer gave (its maximum_volume_size, or
     /// just above; its minimum_volume_size as a limit, or just below).
     fn sized_at_bound(&self, call: &Call) -> bool {
@@ -503,6 +555,19 @@ impl Model {
     /// (`CREATED` ... `DELETED`), a snapshot's (`snapshot alive` ...), or `-`.
     pub(crate) fn state_of(&self, call: &Call) -> &'static str {
         match call {
+            Call::CreateVolume { name, source: Some(src), .. }
+                if !self.name_held(*name) && self.source_history(*src).is_some() =>
+            {
+                self.source_history(*src).unwrap_or("-")
+            }
+            Call::CreateSnapshot { name, source }
+                if self.current_snap(*name).is_none()
+                    && self
+                        .vol(*source)
+                        .is_some_and(|s| s.life == Life::Alive && s.source.is_some()) =>
+            {
+                "new name, of a clone or a restore"
+            }
             Call::CreateVolume { name, source: Some(_), mib, limit } if *mib > 0 || *limit > 0 => {
                 match self.current(*name).and_then(|v| self.vol(v)) {
                     Some(s) if s.life == Life::Alive => "name held",
@@ -529,8 +594,12 @@ impl Model {
                 }
             }
             Call::ListHold { .. } => "first page, its token held",
-            Call::ListResume => match &self.held {
+            Call::ListResume { snapshots: false } => match &self.held {
                 Some(h) if h.changed => "held token, volumes made or deleted since",
+                _ => "held token, nothing made or deleted since",
+            },
+            Call::ListResume { snapshots: true } => match &self.held_snaps {
+                Some(h) if h.changed => "held token, snapshots made or deleted since",
                 _ => "held token, nothing made or deleted since",
             },
             // The kinds of move a state does not tell apart: a late retry, a second target.

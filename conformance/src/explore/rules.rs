@@ -59,6 +59,10 @@ pub(crate) enum Rule {
     ExpandRefusedKept,
     CapacityMaxSize,
     CapacityMinSize,
+    VolumeDescribedSame,
+    SnapshotDescribedSame,
+    SnapshotGroupCarried,
+    SnapshotReadyKept,
     /// A row of an RPC's error table: the RPC and the row's condition, as the Model words it.
     Row(&'static str, &'static str),
 }
@@ -139,6 +143,20 @@ const INVARIANTS: &[(Rule, &str, Sentence)] = &[
     // where it is not) undoes nothing of what stands elsewhere.
     (Rule::ForeignPathKept, "foreign-path-kept", Sentence::must("NodeUnstageVolume / NodeUnpublishVolume", "This RPC MUST undo the work by the corresponding `NodeStageVolume`. / This RPC MUST undo the work by the corresponding `NodePublishVolume`.")),
     (Rule::ExpandRefusedKept, "expand-refused-kept", Sentence::must("ControllerExpandVolume Errors", "Volume in use | 9 FAILED_PRECONDITION | Indicates that the volume corresponding to the specified `volume_id` could not be expanded because it is currently published on a node but the plugin does not have ONLINE expansion capability.")),
+    // A read of the volume's id that answers another content_source (or one for a volume made
+    // empty) describes another volume under that id: "If specified, indicates that the volume
+    // is not empty and is pre-populated with data from the specified source".
+    (Rule::VolumeDescribedSame, "volume-described-same", Sentence::must("Volume.volume_id", "This field MUST contain enough information to uniquely identify this specific volume vs all other volumes supported by this plugin.")),
+    // A read of the snapshot's id (GetSnapshot, a group's snapshots) that answers another
+    // source_volume_id or creation_time, facts of the moment it was cut, describes another
+    // snapshot under that id. ListSnapshots is held to its own sentence, `snapshots-current`.
+    (Rule::SnapshotDescribedSame, "snapshot-described-same", Sentence::must("Snapshot.snapshot_id", "This field MUST contain enough information to uniquely identify this specific snapshot vs all other snapshots supported by this plugin.")),
+    // Its group's answer set group_snapshot_id (so it CAN NOT be deleted alone): every later
+    // description of it, while the group stands, carries the same id.
+    (Rule::SnapshotGroupCarried, "snapshot-group-carried", Sentence::must("Snapshot.group_snapshot_id", "If this snapshot is a member of a volume group snapshot, and it MUST NOT be deleted as a stand alone snapshot, then the SP MUST provide the ID of the volume group snapshot in this field.")),
+    // A note: no sentence forbids ready_to_use going back to false, but a CO that saw it ready
+    // may have used it as a source already.
+    (Rule::SnapshotReadyKept, "snapshot-ready-kept", Sentence::should("CreateSnapshot, DeleteSnapshot, ListSnapshots", "When processing is complete, the `ready_to_use` parameter of the snapshot from ListSnapshots SHALL become `true`. / (a snapshot described ready_to_use, later described not ready: a note, as no sentence forbids it)")),
     // Notes: the fields say what may be used, not what the plugin must refuse.
     (Rule::CapacityMaxSize, "capacity-max-size", Sentence::should("GetCapacityResponse.maximum_volume_size", "If `volume_capabilities` or `parameters` is specified in the request, the Plugin SHALL take those into consideration when calculating the minimum volume size of the storage. / (maximum_volume_size: the largest size that may be used in a CreateVolumeRequest.capacity_range.required_bytes field to create a volume with the same parameters; a CreateVolume of the same capability and parameters above it answered OK, nothing made, grown or deleted in between)")),
     (Rule::CapacityMinSize, "capacity-min-size", Sentence::should("GetCapacityResponse.minimum_volume_size", "If `volume_capabilities` or `parameters` is specified in the request, the Plugin SHALL take those into consideration when calculating the maximum volume size of the storage. / (minimum_volume_size: the smallest size that may be used in a CreateVolumeRequest.capacity_range.limit_bytes field to create a volume with the same parameters; a CreateVolume of the same capability and parameters with a limit below it answered OK, nothing made, grown or deleted in between)")),

@@ -124,7 +124,7 @@ impl Session {
             call,
             Call::ListVolumes { .. }
                 | Call::ListHold { .. }
-                | Call::ListResume
+                | Call::ListResume { .. }
                 | Call::GetVolume(_)
         ) {
             // The answer checks hold published_node_ids to the publications standing.

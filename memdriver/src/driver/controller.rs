@@ -445,7 +445,7 @@ impl Driver {
         let entries = page
             .into_iter()
             .map(|v| {
-                let mut volume = v.to_csi_read(self.config.fault);
+                let mut volume = state.read(v, self.config.fault);
                 if let Some(size) = sizes.and_then(|s| s.get(&v.id)) {
                     volume.capacity_bytes = *size;
                 }
@@ -481,7 +481,7 @@ impl Driver {
             ControllerGetVolumeError::VolumeDoesNotExist.status(no_volume(&request.volume_id))
         })?;
         Ok(ControllerGetVolumeResponse {
-            volume: Some(volume.to_csi_read(self.config.fault)),
+            volume: Some(state.read(volume, self.config.fault)),
             status: Some(controller_get_volume_response::VolumeStatus {
                 published_node_ids: volume.published_nodes.keys().cloned().collect(),
             }),

@@ -198,6 +198,9 @@ struct State {
     /// The capacities of every volume when a ListVolumes `next_token` was handed out, by
     /// token: what [`Fault::ListTokenStaleSizes`] pages from.
     list_sizes: HashMap<String, HashMap<String, i64>>,
+    /// The snapshots when a ListSnapshots `next_token` was handed out, by token: what
+    /// [`Fault::ListSnapshotsTokenStale`] pages from.
+    list_snapshots: HashMap<String, BTreeMap<String, Snapshot>>,
     next_id: u64,
     used: i64,
 }
@@ -343,6 +346,23 @@ impl State {
             None => Err(CreateVolumeError::SourceIncompatibleOrNotSupported
                 .status("volume_content_source names no snapshot or volume")),
         }
+    }
+}
+
+impl State {
+    /// `volume` as ListVolumes and ControllerGetVolume describe it: [`Volume::to_csi_read`],
+    /// and under [`Fault::ReadSourceOfOrigin`] a clone of a clone (or of a restore) with its
+    /// source's own source.
+    fn read(&self, volume: &Volume, fault: Option<Fault>) -> csikit::v1::Volume {
+        let mut v = volume.to_csi_read(fault);
+        if fault == Some(Fault::ReadSourceOfOrigin)
+            && let Some(SourceType::Volume(VolumeSource { volume_id })) =
+                volume.source.as_ref().and_then(|s| s.r#type.as_ref())
+            && let Some(origin) = self.volumes.get(volume_id).and_then(|s| s.source.clone())
+        {
+            v.content_source = Some(origin);
+        }
+        v
     }
 }
 

@@ -115,10 +115,16 @@ impl Driver {
         request: ListSnapshotsRequest,
     ) -> Result<ListSnapshotsResponse, Status> {
         self.authenticate(&request.secrets)?;
-        let state = self.state();
+        let mut state = self.state();
+        // The fault: the pages from a token list the snapshots of when it was handed out.
+        let stale = self.fault(Fault::ListSnapshotsTokenStale).then(|| {
+            let then = state.list_snapshots.get(&request.starting_token);
+            then.cloned().unwrap_or_else(|| state.snapshots.clone())
+        });
+        let snapshots = stale.as_ref().unwrap_or(&state.snapshots);
         // The fault: an id it does not hold is taken for no filter at all.
         let ignore_id = self.fault(Fault::ListSnapshotsUnknownIdAll)
-            && !state.snapshots.contains_key(&request.snapshot_id);
+            && !snapshots.contains_key(&request.snapshot_id);
         let wanted = |s: &Snapshot| {
             (request.snapshot_id.is_empty() || ignore_id || s.id == request.snapshot_id)
                 && (request.source_volume_id.is_empty()
@@ -128,24 +134,34 @@ impl Driver {
         let first_of_source = if self.fault(Fault::ListSnapshotsFirstOfSource)
             && !request.source_volume_id.is_empty()
         {
-            state.snapshots.values().find(|s| wanted(s)).map(|s| s.id.clone())
+            snapshots.values().find(|s| wanted(s)).map(|s| s.id.clone())
         } else {
             None
         };
         let wanted =
             |s: &Snapshot| wanted(s) && first_of_source.as_ref().is_none_or(|f| *f == s.id);
         let (page, next_token) =
-            page(&state.snapshots, "snap", &request.starting_token, request.max_entries, wanted)
-                .map_err(|()| {
+            page(snapshots, "snap", &request.starting_token, request.max_entries, wanted).map_err(
+                |()| {
                     ListSnapshotsError::InvalidStartingToken.status(format!(
                         "starting_token '{}' is not one this plugin issued",
                         request.starting_token
                     ))
-                })?;
+                },
+            )?;
+        // The fault: every creation_time is the listing's.
+        let now = self.fault(Fault::ListSnapshotsTimeNow).then(|| SystemTime::now().into());
         let entries = page
             .into_iter()
-            .map(|s| list_snapshots_response::Entry { snapshot: Some(s.to_csi()) })
+            .map(|s| {
+                let mut snapshot = s.to_csi();
+                snapshot.creation_time = now.or(snapshot.creation_time);
+                list_snapshots_response::Entry { snapshot: Some(snapshot) }
+            })
             .collect();
+        if let Some(then) = stale.filter(|_| !next_token.is_empty()) {
+            state.list_snapshots.insert(next_token.clone(), then);
+        }
         Ok(ListSnapshotsResponse { entries, next_token })
     }
 
@@ -166,6 +182,10 @@ impl Driver {
         } else {
             snapshot
         };
-        Ok(GetSnapshotResponse { snapshot: Some(snapshot.to_csi()) })
+        let mut snapshot = snapshot.to_csi();
+        if self.fault(Fault::MemberGetNoGroupId) {
+            snapshot.group_snapshot_id.clear();
+        }
+        Ok(GetSnapshotResponse { snapshot: Some(snapshot) })
     }
 }

@@ -6,7 +6,7 @@
 use tonic::Code;
 
 use super::super::call::{Grp, Vol};
-use super::super::model::{GroupState, Life, Model};
+use super::super::model::{GroupState, Life, Model, SnapFacts};
 use super::super::rules::{GROUP_INCOMPATIBLE, GROUP_NOT_EXIST, IN_GROUP, Rule, SNAP_NOT_EXIST};
 use super::{Body, Reply, Verdicts, code, show};
 
@@ -50,6 +50,11 @@ impl Model {
                     v.ok(Rule::GroupRetrySame, other, &format!("{what}, the same volumes"));
                 }
             }
+            if let Reply::Ok(Body::Group { described, .. }) = reply {
+                for e in described {
+                    self.snapshot_described(v, e, rpc);
+                }
+            }
             return;
         }
         let nth = self.group_names.get(&name).map_or(0, |n| n.gens);
@@ -63,7 +68,7 @@ impl Model {
                 );
             }
         }
-        let Reply::Ok(Body::Group { id, members, bound }) = reply else {
+        let Reply::Ok(Body::Group { id, members, bound, described }) = reply else {
             // Not made, or not known to be: the name is not used again.
             self.group_names.entry(name).or_default().burnt = true;
             return;
@@ -85,6 +90,14 @@ impl Model {
             bound: bound.clone(),
         };
         self.groups.insert(grp, g);
+        for (e, bound) in described.iter().zip(bound) {
+            let group = bound.then(|| id.clone());
+            let asked = members.iter().find(|(s, _)| *s == e.id).map_or("", |(_, v)| v.as_str());
+            let source = if e.source.is_empty() { asked } else { &e.source };
+            let facts =
+                SnapFacts { source: source.to_owned(), created: e.created, ready: e.ready, group };
+            self.snap_facts.insert(e.id.clone(), facts);
+        }
         self.group_names.entry(name).or_default().gens = nth + 1;
     }
 
@@ -143,6 +156,11 @@ impl Model {
                     format!("{rpc} of live {g} (id {}) answered group {id}", x.id),
                 );
             }
+            Reply::Ok(Body::Group { described, .. }) => {
+                for e in described {
+                    self.snapshot_described(v, e, rpc);
+                }
+            }
             _ => {}
         }
     }
@@ -179,6 +197,9 @@ impl Model {
         if delete && bound {
             v.row("DeleteSnapshot", IN_GROUP, reply, &what);
             return;
+        }
+        if let Reply::Ok(Body::GotSnapshot(e)) = reply {
+            self.snapshot_described(v, e, "GetSnapshot");
         }
         if code(reply) == Code::NotFound {
             let rpc = if delete { "DeleteSnapshot" } else { "GetSnapshot" };

@@ -7,7 +7,7 @@
 use tonic::Code;
 
 use super::super::call::{Snap, Vol};
-use super::super::model::{Life, Model, SnapState};
+use super::super::model::{Life, Model, SnapFacts, SnapState};
 use super::super::rules::{Rule, SNAP_NOT_EXIST, SNAPSHOT_INCOMPATIBLE};
 use super::{Body, Reply, Verdicts, code, show};
 
@@ -54,6 +54,10 @@ impl Model {
                         if s.created.is_none() {
                             s.created = created;
                         }
+                        if let Some(f) = self.snap_facts.get_mut(&s.id) {
+                            f.ready = ready;
+                            f.created = f.created.or(created);
+                        }
                     }
                 }
                 Reply::Ok(_) => {}
@@ -92,6 +96,11 @@ impl Model {
                 format!("{what} answered id {id}, the id of live snapshot {other}"),
             );
         }
+        // The volume it was cut from: a wrong `source_volume_id` in this answer is the answer
+        // checks' (and a retry's) to find, not every later read's.
+        let facts =
+            SnapFacts { source: source_id.clone(), created: *created, ready: *ready, group: None };
+        self.snap_facts.insert(id.clone(), facts);
         self.snaps.insert(
             snap,
             SnapState {
@@ -151,6 +160,8 @@ impl Model {
             v.row("GetSnapshot", SNAP_NOT_EXIST, reply, &format!("of deleted {s} (id {})", x.id));
         } else if code(reply) == Code::NotFound {
             self.snap_not_found(v, s, "GetSnapshot", reply);
+        } else if let Reply::Ok(Body::GotSnapshot(e)) = reply {
+            self.snapshot_described(v, e, "GetSnapshot");
         }
     }
 }

@@ -112,6 +112,7 @@ impl Ideal {
                 Reply::Ok(Body::Got(Listed {
                     id: s.id.clone(),
                     capacity: s.capacity,
+                    source: s.answered_source.clone(),
                     on_node: Some(s.published.is_some()),
                 }))
             }
@@ -123,15 +124,32 @@ impl Ideal {
                 _ => err(Code::NotFound),
             },
             Call::ListVolumes { .. } => complete(live(m, &[])),
-            Call::ListHold { max_entries } => {
+            Call::ListHold { max_entries, snapshots: false } => {
                 let live = live(m, &[]);
                 let n = usize::try_from(max_entries).unwrap_or(0);
                 let token = live.len() > n;
                 Reply::Ok(Body::Page { entries: live.into_iter().take(n).collect(), token })
             }
-            Call::ListResume => {
+            Call::ListResume { snapshots: false } => {
                 let first = m.held.as_ref().map(|h| h.first.clone()).unwrap_or_default();
                 complete(live(m, &first))
+            }
+            Call::ListHold { max_entries, snapshots: true } => {
+                let all = standing(m, Filter::All);
+                let n = usize::try_from(max_entries).unwrap_or(0);
+                let token = all.len() > n;
+                Reply::Ok(Body::SnapPage { entries: all.into_iter().take(n).collect(), token })
+            }
+            Call::ListResume { snapshots: true } => {
+                let first = m.held_snaps.as_ref().map(|h| h.first.clone()).unwrap_or_default();
+                let entries =
+                    standing(m, Filter::All).into_iter().filter(|e| !first.contains(&e.id));
+                Reply::Ok(Body::Snapshots(Listing {
+                    entries: entries.collect(),
+                    end: End::Complete,
+                    last_page: 0,
+                    unpaged: None,
+                }))
             }
             Call::CreateSnapshot { name, source } => {
                 if let Some(x) =
@@ -160,43 +178,12 @@ impl Ideal {
                     _ => err(Code::NotFound),
                 }
             }
-            Call::ListSnapshots { filter, .. } => {
-                let of_source = |id: &str| match filter {
-                    Filter::Source(v) => m.vol(v).is_some_and(|y| y.id == id),
-                    _ => true,
-                };
-                let mut entries: Vec<ListedSnapshot> = m
-                    .snaps
-                    .iter()
-                    .filter(|(s, x)| {
-                        x.life == Life::Alive
-                            && of_source(&x.source_id)
-                            && match filter {
-                                Filter::Id(f) => f == **s,
-                                _ => true,
-                            }
-                    })
-                    .map(|(_, x)| ListedSnapshot {
-                        id: x.id.clone(),
-                        source: x.source_id.clone(),
-                        ready: true,
-                    })
-                    .collect();
-                // The snapshots of group snapshots standing.
-                if !matches!(filter, Filter::Id(_)) {
-                    entries.extend(
-                        m.group_members(true).into_iter().filter(|(_, v)| of_source(v)).map(
-                            |(s, v)| ListedSnapshot { id: s.into(), source: v.into(), ready: true },
-                        ),
-                    );
-                }
-                Reply::Ok(Body::Snapshots(Listing {
-                    entries,
-                    end: End::Complete,
-                    last_page: 0,
-                    unpaged: None,
-                }))
-            }
+            Call::ListSnapshots { filter, .. } => Reply::Ok(Body::Snapshots(Listing {
+                entries: standing(m, filter),
+                end: End::Complete,
+                last_page: 0,
+                unpaged: None,
+            })),
             Call::CreateGroup { name, vols } => {
                 let ids = vols.map(|v| m.vol(v).map(|s| s.id.clone()).unwrap_or_default());
                 let held = m.current_group(name).and_then(|g| m.groups.get(&g));
@@ -205,15 +192,25 @@ impl Ideal {
                         id: g.id.clone(),
                         members: g.members.clone(),
                         bound: g.bound.clone(),
+                        described: g.members.iter().map(|(s, v)| described(m, s, v)).collect(),
                     }),
                     Some(_) => err(Code::AlreadyExists),
                     None => {
-                        let members = ids.iter().map(|v| (self.id("member"), v.clone())).collect();
-                        Reply::Ok(Body::Group {
-                            id: self.id("group"),
-                            members,
-                            bound: vec![true; 2],
-                        })
+                        let id = self.id("group");
+                        let members: Vec<(String, String)> =
+                            ids.iter().map(|v| (self.id("member"), v.clone())).collect();
+                        let described = members
+                            .iter()
+                            .map(|(s, v)| ListedSnapshot {
+                                id: s.clone(),
+                                source: v.clone(),
+                                ready: true,
+                                size: 0,
+                                created: Some((i64::from(self.next), 0)),
+                                group: id.clone(),
+                            })
+                            .collect();
+                        Reply::Ok(Body::Group { id, members, bound: vec![true; 2], described })
                     }
                 }
             }
@@ -222,17 +219,26 @@ impl Ideal {
                     id: x.id.clone(),
                     members: x.members.clone(),
                     bound: x.bound.clone(),
+                    described: x.members.iter().map(|(s, v)| described(m, s, v)).collect(),
                 }),
                 _ => err(Code::NotFound),
             },
-            Call::Member { group, delete, .. } => {
-                match (m.groups.get(&group).map(|g| g.life), delete) {
+            Call::Member { group, nth, delete } => {
+                let g = m.groups.get(&group);
+                match (g.map(|g| g.life), delete) {
                     (Some(Life::Alive), true) => err(Code::InvalidArgument),
-                    (Some(Life::Alive), false) | (_, true) => ok(),
+                    (Some(Life::Alive), false) => {
+                        let (s, v) = &g.expect("standing").members[usize::from(nth)];
+                        Reply::Ok(Body::GotSnapshot(described(m, s, v)))
+                    }
+                    (_, true) => ok(),
                     _ => err(Code::NotFound),
                 }
             }
-            Call::GetSnapshot(s) if m.snap(s).is_some_and(|x| x.life == Life::Alive) => ok(),
+            Call::GetSnapshot(s) if m.snap(s).is_some_and(|x| x.life == Life::Alive) => {
+                let x = m.snap(s).expect("alive");
+                Reply::Ok(Body::GotSnapshot(described(m, &x.id, &x.source_id)))
+            }
             Call::GetSnapshot(_) => err(Code::NotFound),
             Call::Stage(v) | Call::Stats { vol: v, .. } | Call::NodeExpand { vol: v, .. }
                 if !alive(v) =>
@@ -283,9 +289,55 @@ fn live(m: &Model, except: &[String]) -> Vec<Listed> {
         .map(|s| Listed {
             id: s.id.clone(),
             capacity: s.capacity,
+            source: s.answered_source.clone(),
             on_node: Some(s.published.is_some()),
         })
         .collect()
+}
+
+/// The snapshots standing within `filter`, as the ideal plugin lists them: those cut alone,
+/// then those of group snapshots standing.
+fn standing(m: &Model, filter: Filter) -> Vec<ListedSnapshot> {
+    let of_source = |id: &str| match filter {
+        Filter::Source(v) => m.vol(v).is_some_and(|y| y.id == id),
+        _ => true,
+    };
+    let mut entries: Vec<ListedSnapshot> = m
+        .snaps
+        .iter()
+        .filter(|(s, x)| {
+            x.life == Life::Alive
+                && of_source(&x.source_id)
+                && match filter {
+                    Filter::Id(f) => f == **s,
+                    _ => true,
+                }
+        })
+        .map(|(_, x)| described(m, &x.id, &x.source_id))
+        .collect();
+    // The snapshots of group snapshots standing.
+    if !matches!(filter, Filter::Id(_)) {
+        entries.extend(
+            m.group_members(true)
+                .into_iter()
+                .filter(|(_, v)| of_source(v))
+                .map(|(s, v)| described(m, s, v)),
+        );
+    }
+    entries
+}
+
+/// Snapshot `id` (of volume `source`) as the ideal plugin describes it: as it was cut.
+fn described(m: &Model, id: &str, source: &str) -> ListedSnapshot {
+    let f = m.snap_facts.get(id).cloned().unwrap_or_default();
+    ListedSnapshot {
+        id: id.to_owned(),
+        source: source.to_owned(),
+        ready: true,
+        size: 0,
+        created: f.created,
+        group: f.group.unwrap_or_default(),
+    }
 }
 
 /// A listing followed to its end.
@@ -350,7 +402,7 @@ fn create(name: u16, mib: u32) -> Call {
 fn listing(ids: &[(&str, i64)]) -> Reply {
     let entries = ids
         .iter()
-        .map(|(id, c)| Listed { id: (*id).into(), capacity: *c, on_node: None })
+        .map(|(id, c)| Listed { id: (*id).into(), capacity: *c, source: None, on_node: None })
         .collect();
     Reply::Ok(Body::Volumes(Listing {
         entries,
@@ -434,7 +486,7 @@ fn each_wrong_answer_breaks_its_rule() {
     assert_eq!(rules_of(&mut m, list, listing(&[("a", MIB)])), [Rule::CapacityAtLeast]);
     // One full page without next_token, the rest there when asked without max_entries: the
     // paging rule (csi-driver-host-path's ListVolumes); not there either: the listing's.
-    let other = Listed { id: "z".into(), capacity: MIB, on_node: None };
+    let other = Listed { id: "z".into(), capacity: MIB, source: None, on_node: None };
     let page = |unpaged: Vec<Listed>| {
         Reply::Ok(Body::Volumes(Listing {
             entries: vec![other.clone()],
@@ -444,7 +496,10 @@ fn each_wrong_answer_breaks_its_rule() {
         }))
     };
     let paged = Call::ListVolumes { max_entries: 1 };
-    let all = vec![other.clone(), Listed { id: "a".into(), capacity: 2 * MIB, on_node: None }];
+    let all = vec![
+        other.clone(),
+        Listed { id: "a".into(), capacity: 2 * MIB, source: None, on_node: None },
+    ];
     assert_eq!(rules_of(&mut m, paged, page(all)), [Rule::VolumesPaged]);
     assert_eq!(rules_of(&mut m, paged, page(vec![other.clone()])), [Rule::VolumesListed]);
     // Deleted: still listed; still found; its id deleted again is OK.
@@ -473,7 +528,12 @@ fn each_wrong_answer_breaks_its_rule() {
     // right, after it is the publication not undone; without LIST_VOLUMES_PUBLISHED_NODES the
     // field is not the plugin's to keep.
     let got = |on_node| {
-        Reply::Ok(Body::Got(Listed { id: "c".into(), capacity: MIB, on_node: Some(on_node) }))
+        Reply::Ok(Body::Got(Listed {
+            id: "c".into(),
+            capacity: MIB,
+            source: None,
+            on_node: Some(on_node),
+        }))
     };
     let publish = Call::ControllerPublish { vol: v(1, 0), readonly: false, own: true };
     assert!(rules_of(&mut m, publish, Reply::Ok(Body::Empty)).is_empty());
@@ -502,7 +562,14 @@ fn snapshots_outlive_their_source_and_lists_hold_every_one() {
     }
     let by_source = Call::ListSnapshots { filter: Filter::Source(v(0, 0)), max_entries: 0 };
     let one = |id: &str| {
-        let e = ListedSnapshot { id: id.into(), source: "a".into(), ready: true };
+        let e = ListedSnapshot {
+            id: id.into(),
+            source: "a".into(),
+            ready: true,
+            size: 0,
+            created: None,
+            group: String::new(),
+        };
         Reply::Ok(Body::Snapshots(Listing {
             entries: vec![e],
             end: End::Complete,
@@ -680,83 +747,6 @@ fn each_epoch_of_a_swarm_leaves_out_kinds_and_its_length_varies() {
     assert!(reached.windows(2).any(|w| w[0] != w[1]), "{reached:?}");
 }
 
-#[test]
-fn group_snapshots_are_held_to_their_sentences() {
-    let mut m = Model::new(caps());
-    let (a, b) = (v(0, 0), v(1, 0));
-    assert!(rules_of(&mut m, create(0, 1), ok_volume("a", MIB)).is_empty());
-    assert!(rules_of(&mut m, create(1, 1), ok_volume("b", MIB)).is_empty());
-    let group = |id: &str| {
-        let members =
-            vec![(format!("{id}-a"), "a".to_owned()), (format!("{id}-b"), "b".to_owned())];
-        Reply::Ok(Body::Group { id: id.into(), members, bound: vec![true; 2] })
-    };
-    let cut = Call::CreateGroup { name: 0, vols: [a, b] };
-    assert!(rules_of(&mut m, cut, group("g")).is_empty());
-    // The same name and volumes again: the same group; another group breaks the retry.
-    assert!(rules_of(&mut m, cut, group("g")).is_empty());
-    assert_eq!(rules_of(&mut m, cut, group("h")), [Rule::GroupRetrySame]);
-    // The same name over the volumes the other way round: the row's ALREADY_EXISTS.
-    let swapped = Call::CreateGroup { name: 0, vols: [b, a] };
-    assert_eq!(
-        rules_of(&mut m, swapped, group("g")),
-        [Rule::Row("CreateVolumeGroupSnapshot", rules::GROUP_INCOMPATIBLE)]
-    );
-    // Its snapshots listed while it stands; gone once it is deleted.
-    let all = Call::ListSnapshots { filter: Filter::All, max_entries: 0 };
-    let listed = |ids: &[&str]| {
-        let entries = ids
-            .iter()
-            .map(|id| ListedSnapshot { id: (*id).into(), source: "a".into(), ready: true })
-            .collect();
-        Reply::Ok(Body::Snapshots(Listing {
-            entries,
-            end: End::Complete,
-            last_page: ids.len(),
-            unpaged: None,
-        }))
-    };
-    assert!(rules_of(&mut m, all, listed(&["g-a", "g-b"])).is_empty());
-    assert_eq!(rules_of(&mut m, all, listed(&["g-a"])), [Rule::SnapshotsListed]);
-    let g = crate::explore::call::Grp { name: 0, nth: 0 };
-    // Again, later, answered with other snapshots: not the corresponding response.
-    let other = Reply::Ok(Body::Group {
-        id: "g".into(),
-        members: vec![("g-a".into(), "a".into()), ("g-x".into(), "b".into())],
-        bound: vec![true; 2],
-    });
-    assert_eq!(rules_of(&mut m, cut, other), [Rule::GroupRetrySame]);
-    // One of its snapshots alone, while it stands: found; deleted alone, the row's
-    // INVALID_ARGUMENT ("CAN NOT be deleted stand alone").
-    let alone = |delete| Call::Member { group: g, nth: 1, delete };
-    assert!(rules_of(&mut m, alone(false), Reply::Ok(Body::Empty)).is_empty());
-    assert_eq!(rules_of(&mut m, alone(false), error(Code::NotFound)), [Rule::SnapshotIdFound]);
-    assert!(rules_of(&mut m, alone(true), error(Code::InvalidArgument)).is_empty());
-    assert_eq!(
-        rules_of(&mut m, alone(true), Reply::Ok(Body::Empty)),
-        [Rule::Row("DeleteSnapshot", rules::IN_GROUP)]
-    );
-    assert_eq!(rules_of(&mut m, Call::GetGroup(g), error(Code::NotFound)), [Rule::GroupIdFound]);
-    assert!(rules_of(&mut m, Call::DeleteGroup(g), Reply::Ok(Body::Empty)).is_empty());
-    assert_eq!(rules_of(&mut m, all, listed(&["g-b"])), [Rule::SnapshotDeletedGone]);
-    assert_eq!(
-        rules_of(&mut m, Call::GetGroup(g), group("g")),
-        [Rule::Row("GetVolumeGroupSnapshot", rules::GROUP_NOT_EXIST)]
-    );
-    assert_eq!(
-        rules_of(&mut m, Call::DeleteGroup(g), error(Code::NotFound)),
-        [Rule::DeleteGroupIdempotent]
-    );
-    // Its snapshots' ids, stale once it is deleted: GetSnapshot's NOT_FOUND row, a delete OK.
-    assert_eq!(
-        rules_of(&mut m, alone(false), Reply::Ok(Body::Empty)),
-        [Rule::Row("GetSnapshot", rules::SNAP_NOT_EXIST)]
-    );
-    assert_eq!(
-        rules_of(&mut m, alone(true), error(Code::NotFound)),
-        [Rule::DeleteSnapshotIdempotent]
-    );
-}
-
+mod describe;
 mod history;
 mod order;

@@ -1,6 +1,6 @@
 //! The model's properties across longer histories: a CO's late retries answered as the first
 //! time, undos in any order keeping what they do not undo, and a ListVolumes token held across
-//! later calls.
+//! later calls (and a ListSnapshots one).
 
 use tonic::Code;
 
@@ -94,14 +94,14 @@ fn a_token_held_across_calls_is_followed_as_the_spec_allows() {
     let page = |ids: &[&str], token| {
         let entries = ids
             .iter()
-            .map(|id| Listed { id: (*id).into(), capacity: MIB, on_node: None })
+            .map(|id| Listed { id: (*id).into(), capacity: MIB, source: None, on_node: None })
             .collect();
         Reply::Ok(Body::Page { entries, token })
     };
     let rest = |ids: &[&str]| {
         let entries: Vec<Listed> = ids
             .iter()
-            .map(|id| Listed { id: (*id).into(), capacity: MIB, on_node: None })
+            .map(|id| Listed { id: (*id).into(), capacity: MIB, source: None, on_node: None })
             .collect();
         Reply::Ok(Body::Volumes(Listing {
             entries,
@@ -110,29 +110,105 @@ fn a_token_held_across_calls_is_followed_as_the_spec_allows() {
             unpaged: None,
         }))
     };
-    let hold = Call::ListHold { max_entries: 1 };
+    let hold = Call::ListHold { snapshots: false, max_entries: 1 };
     // Nothing created or deleted since: the pages from the token list the rest.
     assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
-    assert!(m.enabled(&Call::ListResume));
+    assert!(m.enabled(&Call::ListResume { snapshots: false }));
     let grow = Reply::Ok(Body::Expanded { capacity: 2 * MIB, node: false });
     assert!(rules_of(&mut m, Call::Expand { vol: v(1, 0), mib: 2 }, grow).is_empty());
-    assert_eq!(rules_of(&mut m, Call::ListResume, rest(&["c"])), [Rule::VolumesListed]);
-    assert!(!m.enabled(&Call::ListResume));
+    assert_eq!(
+        rules_of(&mut m, Call::ListResume { snapshots: false }, rest(&["c"])),
+        [Rule::VolumesListed]
+    );
+    assert!(!m.enabled(&Call::ListResume { snapshots: false }));
     // A page of the token answered from before the expansion: a capacity it outgrew.
     assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
-    assert_eq!(rules_of(&mut m, Call::ListResume, rest(&["b", "c"])), [Rule::CapacityAtLeast]);
+    assert_eq!(
+        rules_of(&mut m, Call::ListResume { snapshots: false }, rest(&["b", "c"])),
+        [Rule::CapacityAtLeast]
+    );
     // Created or deleted since: the pages may shift (missing or repeated), never list what
     // was deleted; ABORTED (Invalid starting_token) is the plugin's to answer.
     assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
     assert!(rules_of(&mut m, Call::DeleteVolume(v(2, 0)), Reply::Ok(Body::Empty)).is_empty());
     assert!(rules_of(&mut m, create(3, 1), ok_volume("d", MIB)).is_empty());
-    assert!(rules_of(&mut m, Call::ListResume, rest(&["a"])).is_empty());
+    assert!(rules_of(&mut m, Call::ListResume { snapshots: false }, rest(&["a"])).is_empty());
     assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
-    assert!(rules_of(&mut m, Call::ListResume, error(Code::Aborted)).is_empty());
+    assert!(
+        rules_of(&mut m, Call::ListResume { snapshots: false }, error(Code::Aborted)).is_empty()
+    );
     assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
     assert!(rules_of(&mut m, Call::DeleteVolume(v(3, 0)), Reply::Ok(Body::Empty)).is_empty());
-    assert_eq!(rules_of(&mut m, Call::ListResume, rest(&["d"])), [Rule::VolumeDeletedGone]);
+    assert_eq!(
+        rules_of(&mut m, Call::ListResume { snapshots: false }, rest(&["d"])),
+        [Rule::VolumeDeletedGone]
+    );
     // A first page without next_token holds nothing.
-    assert!(rules_of(&mut m, Call::ListHold { max_entries: 3 }, page(&["a"], false)).is_empty());
-    assert!(!m.enabled(&Call::ListResume));
+    assert!(
+        rules_of(&mut m, Call::ListHold { snapshots: false, max_entries: 3 }, page(&["a"], false))
+            .is_empty()
+    );
+    assert!(!m.enabled(&Call::ListResume { snapshots: false }));
+}
+
+#[test]
+fn a_listsnapshots_token_held_across_calls_is_followed_as_the_spec_allows() {
+    let mut m = Model::new(caps());
+    assert!(rules_of(&mut m, create(0, 1), ok_volume("a", MIB)).is_empty());
+    for (name, id) in [(0, "s0"), (1, "s1"), (2, "s2")] {
+        let cut = Reply::Ok(Body::Snapshot {
+            id: id.into(),
+            source: "a".into(),
+            size: MIB,
+            ready: true,
+            created: Some((1, 0)),
+        });
+        assert!(rules_of(&mut m, Call::CreateSnapshot { name, source: v(0, 0) }, cut).is_empty());
+    }
+    let snap = |id: &str| ListedSnapshot {
+        id: id.into(),
+        source: "a".into(),
+        ready: true,
+        size: MIB,
+        created: Some((1, 0)),
+        group: String::new(),
+    };
+    let page = |ids: &[&str]| {
+        Reply::Ok(Body::SnapPage { entries: ids.iter().map(|id| snap(id)).collect(), token: true })
+    };
+    let rest = |ids: &[&str]| {
+        Reply::Ok(Body::Snapshots(Listing {
+            entries: ids.iter().map(|id| snap(id)).collect(),
+            end: End::Complete,
+            last_page: 0,
+            unpaged: None,
+        }))
+    };
+    let hold = Call::ListHold { max_entries: 1, snapshots: true };
+    let resume = Call::ListResume { snapshots: true };
+    assert!(!m.enabled(&resume));
+    // Nothing cut or deleted since: the first page and the rest list every snapshot.
+    assert!(rules_of(&mut m, hold, page(&["s0"])).is_empty());
+    assert!(m.enabled(&resume) && !m.enabled(&Call::ListResume { snapshots: false }));
+    assert!(rules_of(&mut m, resume, rest(&["s1", "s2"])).is_empty());
+    assert!(!m.enabled(&resume));
+    assert!(rules_of(&mut m, hold, page(&["s0"])).is_empty());
+    assert_eq!(rules_of(&mut m, resume, rest(&["s2"])), [Rule::SnapshotsListed]);
+    // Each entry as it was cut.
+    assert!(rules_of(&mut m, hold, page(&["s0"])).is_empty());
+    let mut later = rest(&["s1", "s2"]);
+    if let Reply::Ok(Body::Snapshots(l)) = &mut later {
+        l.entries[0].created = Some((2, 0));
+    }
+    assert_eq!(rules_of(&mut m, resume, later), [Rule::SnapshotsCurrent]);
+    // Cut or deleted since: the pages may shift, never list what was deleted; ABORTED is the
+    // plugin's to answer.
+    assert!(rules_of(&mut m, hold, page(&["s0"])).is_empty());
+    let s2 = Snap { name: 2, nth: 0 };
+    assert!(rules_of(&mut m, Call::DeleteSnapshot(s2), Reply::Ok(Body::Empty)).is_empty());
+    assert!(rules_of(&mut m, resume, rest(&["s1"])).is_empty());
+    assert!(rules_of(&mut m, hold, page(&["s0"])).is_empty());
+    assert!(rules_of(&mut m, resume, error(Code::Aborted)).is_empty());
+    assert!(rules_of(&mut m, hold, page(&["s0"])).is_empty());
+    assert_eq!(rules_of(&mut m, resume, rest(&["s1", "s2"])), [Rule::SnapshotDeletedGone]);
 }

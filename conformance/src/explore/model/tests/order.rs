@@ -27,7 +27,12 @@ fn in_use(caps: Caps) -> Model {
 fn a_call_out_of_order_may_be_refused_or_done_and_the_choice_holds() {
     let a = v(0, 0);
     let got = |id: &str| {
-        Reply::Ok(Body::Got(Listed { id: id.into(), capacity: 2 * MIB, on_node: Some(true) }))
+        Reply::Ok(Body::Got(Listed {
+            id: id.into(),
+            capacity: 2 * MIB,
+            source: None,
+            on_node: Some(true),
+        }))
     };
     // DeleteVolume while in use, refused: kept whole, its id still names it.
     let mut m = in_use(caps());
@@ -73,7 +78,12 @@ fn a_call_out_of_order_may_be_refused_or_done_and_the_choice_holds() {
     assert!(m.enabled(&expand));
     assert!(rules_of(&mut m, expand, error(Code::FailedPrecondition)).is_empty());
     assert_eq!(m.vol(a).map(|s| s.capacity), Some(2 * MIB));
-    let grown = Reply::Ok(Body::Got(Listed { id: "a".into(), capacity: 4 * MIB, on_node: None }));
+    let grown = Reply::Ok(Body::Got(Listed {
+        id: "a".into(),
+        capacity: 4 * MIB,
+        source: None,
+        on_node: None,
+    }));
     assert_eq!(rules_of(&mut m, Call::GetVolume(a), grown), [Rule::ExpandRefusedKept]);
 }
 
@@ -148,23 +158,26 @@ fn getcapacity_bounds_the_creations_that_follow_until_the_pool_moves() {
 
 #[test]
 fn clones_and_restores_are_sized_around_their_source() {
-    let mut g = Generator::new(7);
-    let mut m = Model::new(caps());
-    let mut plugin = Ideal { next: 0 };
     let mut relative = std::collections::BTreeSet::new();
-    for _ in 0..3000 {
-        let Some(call) = g.next(&m) else { break };
-        if let Call::CreateVolume { mib, limit, .. } = call {
-            assert!(limit == 0 || limit >= mib, "a range no volume meets: {call}");
+    // A few walks: each size relative to its source is a rare draw of a rare kind.
+    for seed in [7, 8, 9] {
+        let mut g = Generator::new(seed);
+        let mut m = Model::new(caps());
+        let mut plugin = Ideal { next: 0 };
+        for _ in 0..3000 {
+            let Some(call) = g.next(&m) else { break };
+            if let Call::CreateVolume { mib, limit, .. } = call {
+                assert!(limit == 0 || limit >= mib, "a range no volume meets: {call}");
+            }
+            if let Call::CreateVolume { source: Some(Source::Volume(src)), mib, limit, .. } = call
+                && let Some(s) = m.vol(src).filter(|s| s.life == Life::Alive && s.capacity > 0)
+            {
+                let of = (s.capacity + MIB - 1) / MIB;
+                relative.insert((i64::from(mib) - of, (limit > 0).then(|| i64::from(limit) - of)));
+            }
+            let reply = plugin.answer(&m, &call);
+            assert!(m.judge(&call, &reply).broken.is_empty(), "{call}");
         }
-        if let Call::CreateVolume { source: Some(Source::Volume(src)), mib, limit, .. } = call
-            && let Some(s) = m.vol(src).filter(|s| s.life == Life::Alive && s.capacity > 0)
-        {
-            let of = (s.capacity + MIB - 1) / MIB;
-            relative.insert((i64::from(mib) - of, (limit > 0).then(|| i64::from(limit) - of)));
-        }
-        let reply = plugin.answer(&m, &call);
-        assert!(m.judge(&call, &reply).broken.is_empty(), "{call}");
     }
     for dr in -1..=1 {
         assert!(relative.iter().any(|(r, _)| *r == dr), "required {dr}: {relative:?}");
