@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 pub use coverage::Coverage;
-pub use report::{Finding, FoundCall, Report};
+pub use report::{Finding, FoundCall, MAX_FINDINGS, Report, Unshown};
 
 use crate::answers::Problem;
 use crate::client::Endpoint;
