@@ -298,7 +298,7 @@ pub(crate) async fn found(
         let shrunk = shrink(s, history, breach).await?;
         line(&format!("shrunk to {} calls in {} replays", shrunk.calls.len(), shrunk.replays));
         let n = report.findings.len() + 1;
-        let path = capture_path(options, n, &format!("{} {rpc}", b.id));
+        let path = capture_path(options, n, &b.id, rpc);
         let folders = path.with_extension("paths");
         let r = replay(s, &shrunk.calls, breach, Some(&folders)).await?;
         let schema = csi_view_core::schema::Schema::builtin().map_err(|e| format!("{e:#}"))?;
@@ -344,18 +344,25 @@ pub(crate) async fn found(
     Ok(())
 }
 
-/// Where finding #n's capture goes (see [`Options::capture_out`]); `what` (the rule and RPC)
-/// names it.
-fn capture_path(options: &Options, n: usize, what: &str) -> PathBuf {
-    let slug: String = what
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
-        .collect::<String>()
-        .split('-')
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join("-");
-    let own = format!("csi-explore-{}-{n}-{}.jsonl", options.seed, &slug[..slug.len().min(72)]);
+/// Where finding #n's capture goes (see [`Options::capture_out`]): named by the rule (its first
+/// 48 characters) and the RPC, whole, so that two findings of one rule are told apart by name.
+fn capture_path(options: &Options, n: usize, rule: &str, rpc: &str) -> PathBuf {
+    let slug = |what: &str| -> String {
+        what.chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+            .collect::<String>()
+            .split('-')
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("-")
+    };
+    let rule = slug(rule);
+    let own = format!(
+        "csi-explore-{}-{n}-{}-{}.jsonl",
+        options.seed,
+        rule[..rule.len().min(48)].trim_end_matches('-'),
+        slug(rpc)
+    );
     match &options.capture_out {
         None => PathBuf::from(own),
         Some(p) if p.is_dir() => p.join(own),
