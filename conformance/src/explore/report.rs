@@ -42,7 +42,8 @@ pub struct Finding {
     /// The stable id: an invariant (`volumes-listed`), a row (`errors: <Rpc>: <condition>`) or an
     /// answer check (`answers: <what>`).
     pub rule: String,
-    /// The RPC whose answer broke it (the last call of `calls`, when reproduced): `ListVolumes`.
+    /// The RPC whose answer broke it: `ListVolumes`. The last call of `calls` when the history
+    /// was reproduced; the same rule broken by another RPC's answer is another finding.
     pub rpc: &'static str,
     /// The sentence it rests on.
     pub sentence: Sentence,
@@ -93,7 +94,8 @@ pub struct Report {
     pub shrink_time: Duration,
     /// Each rule broken in each RPC's answers, failures and notes, in the order found.
     pub findings: Vec<Finding>,
-    /// What was broken past the cap of [`MAX_FINDINGS`], in the order found.
+    /// What was broken past the cap of [`MAX_FINDINGS`], in the order found: counted, never
+    /// shrunk nor captured.
     pub unshown: Vec<Unshown>,
     /// What the walk reached.
     pub coverage: Coverage,
