@@ -276,3 +276,35 @@ impl Shrinker<'_> {
         Ok(cur)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explore::call::Vol;
+    use crate::explore::judge::{Body, Reply};
+    use crate::sentence::Sentence;
+
+    /// A call that broke `rule`.
+    fn made(call: Call, rule: &str) -> Made {
+        let broken = Broken {
+            id: rule.to_owned(),
+            sentence: Sentence::must("Volume", "a sentence"),
+            detail: "broken".to_owned(),
+        };
+        Made { call, reply: Reply::Ok(Body::Empty), broken: vec![broken] }
+    }
+
+    #[test]
+    fn a_breach_is_its_rule_in_its_rpcs_answer_only() {
+        let rule = "volume-source-carried";
+        let listing = made(Call::ListVolumes { max_entries: 0 }, rule);
+        let get = made(Call::GetVolume(Vol { name: 0, nth: 0 }), rule);
+        let in_listing = Breach { rule, rpc: "ListVolumes" };
+        assert_eq!(in_listing.in_answer(&listing).map(|b| b.id), Some(rule.to_owned()));
+        // The same rule broken by ControllerGetVolume's answer is another finding's breach.
+        assert_eq!(in_listing.in_answer(&get), None);
+        assert!(Breach { rule, rpc: "ControllerGetVolume" }.in_answer(&get).is_some());
+        // Another rule in the same RPC is not this breach either.
+        assert_eq!(Breach { rule: "volumes-listed", rpc: "ListVolumes" }.in_answer(&listing), None);
+    }
+}
