@@ -27,7 +27,7 @@ pub(crate) struct Args {
     /// Histories in flight at once, each on volumes of its own.
     #[arg(long, default_value_t = 1)]
     concurrency: usize,
-    /// Stop once this many rules are found broken.
+    /// Stop once this many findings (a rule broken in one RPC's answers) are shrunk.
     #[arg(long, value_name = "N")]
     stop_after: Option<usize>,
     /// Notes (a plugin's SHOULD) are findings too.

@@ -100,8 +100,8 @@ impl Inputs {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Stateful, model-based exploration: random histories of calls a CO may make, each answer
-    /// judged against a reference model of the plugin's state; a broken rule is shrunk to the
-    /// shortest history that breaks it, printed with its sentence and written as a capture
+    /// judged against a reference model of the plugin's state; a rule broken in an RPC's answer
+    /// is shrunk to the shortest history that ends in that breach, printed with its sentence and written as a capture
     /// `csi-view replay` sends again. Exit 0 with no finding, 1 with findings, 2 on bad input.
     Explore(explore_cli::Args),
 }

@@ -2,8 +2,9 @@
 //! gives no finding over several walks; every `MEMDRIVER_FAULT` whose bug needs a history of
 //! calls is found and shrunk to at most ten calls, the planted bugs with a known shortest
 //! history shrunk to exactly it; four histories in flight at once give no finding on the clean
-//! driver and find a history bug; the same seed gives the same walk and the same verdict; and a
-//! finding's capture, replayed by `csi-view replay`'s library, answers the same against the
+//! driver and find a history bug; one rule broken in two RPCs' answers gives two findings, each
+//! shrunk to a history ending in its own RPC; the same seed gives the same walk and the same
+//! verdict; and a finding's capture, replayed by `csi-view replay`'s library, answers the same against the
 //! faulty build and differs against a fixed one.
 
 mod support;
@@ -43,24 +44,41 @@ fn explore_driver(
     concurrency: usize,
     captures: &std::path::Path,
 ) -> Report {
+    let options = Options { concurrency, ..options(seed, steps, Some(1), captures) };
+    explore_options(config, &options)
+}
+
+/// The walk of seed `seed`, `steps` calls, stopping after `stop_after` findings; captures under
+/// `captures`; ControllerModifyVolume sends `iops`, a mutable parameter memdriver takes by
+/// default.
+fn options(
+    seed: u64,
+    steps: u64,
+    stop_after: Option<usize>,
+    captures: &std::path::Path,
+) -> Options {
+    Options {
+        seed,
+        steps: Some(steps),
+        time: None,
+        concurrency: 1,
+        stop_after,
+        capture_out: Some(captures.to_path_buf()),
+        config: Config {
+            timeout: Duration::from_secs(20),
+            mutable_parameters: [("iops".to_owned(), "3000".to_owned())].into(),
+            ..Config::default()
+        },
+    }
+}
+
+/// Explores memdriver configured by `config`, in process, as `options` say.
+fn explore_options(config: memdriver::Config, options: &Options) -> Report {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
         let server =
             builder(Arc::new(Driver::new(config))).build().await.expect("memdriver builds");
-        let options = Options {
-            seed,
-            steps: Some(steps),
-            time: None,
-            concurrency,
-            stop_after: Some(1),
-            capture_out: Some(captures.to_path_buf()),
-            config: Config {
-                timeout: Duration::from_secs(20),
-                mutable_parameters: [("iops".to_owned(), "3000".to_owned())].into(),
-                ..Config::default()
-            },
-        };
-        explore_in_process(server.into_routes(), &options).await.expect("the explorer runs")
+        explore_in_process(server.into_routes(), options).await.expect("the explorer runs")
     })
 }
 
@@ -105,6 +123,43 @@ fn histories_in_flight_at_once_give_no_finding_on_memdriver_and_find_a_history_b
         "{}",
         f.text()
     );
+}
+
+#[test]
+fn one_rule_broken_in_two_rpcs_gives_two_findings_each_shrunk_to_its_own_rpc() {
+    // A clone of a clone described with its source's source by both ListVolumes and
+    // ControllerGetVolume: one rule, two answers that break it (two code paths in a real driver).
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let config = memdriver::Config {
+        fault: Some(Fault::ReadSourceOfOrigin),
+        ..memdriver::Config::default()
+    };
+    let report = explore_options(config, &options(5, 4000, None, tmp.path()));
+    let rule = report.findings.first().map(|f| f.rule.clone()).unwrap_or_default();
+    let mut rpcs: Vec<&str> = Vec::new();
+    for f in &report.findings {
+        assert_eq!(f.rule, rule, "one rule only: {}", report.text());
+        assert!(f.fails && f.reproduced, "{}", f.text());
+        assert_eq!(f.calls.last().map(|c| c.method), Some(f.rpc), "{}", f.text());
+        assert!(f.calls.len() <= 10, "{}", f.text());
+        assert!(f.text().contains(&format!(" in {}: ", f.rpc)), "{}", f.text());
+        let capture = f.capture.as_ref().expect("a capture");
+        let text = std::fs::read_to_string(capture).expect("the capture reads");
+        assert!(text.contains(f.rpc), "{}: {}", capture.display(), f.text());
+        rpcs.push(f.rpc);
+    }
+    rpcs.sort_unstable();
+    assert_eq!(rpcs, ["ControllerGetVolume", "ListVolumes"], "{}", report.text());
+    assert!(report.failed() && report.unshown.is_empty(), "{}", report.text());
+    let json = report.to_json();
+    let listed: Vec<&str> = json["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| f["rpc"].as_str().expect("rpc"))
+        .collect();
+    assert_eq!(listed.len(), 2, "{json}");
+    assert!(json["findings"].as_array().expect("findings").iter().all(|f| f["rule"] == rule));
 }
 
 /// The faults whose bug only a history shows, each with the RPCs of its shortest history
@@ -308,10 +363,10 @@ fn the_same_seed_gives_the_same_walk_and_verdict() {
     let run = || explore(Some(Fault::ListSnapshotsFirstOfSource), 11, 4000, tmp.path());
     let (a, b) = (run(), run());
     assert_eq!(a.steps, b.steps);
-    let steps = |r: &Report| -> Vec<(String, String)> {
+    let steps = |r: &Report| -> Vec<(String, &str, String)> {
         r.findings
             .iter()
-            .flat_map(|f| f.calls.iter().map(|c| (f.rule.clone(), c.step.clone())))
+            .flat_map(|f| f.calls.iter().map(|c| (f.rule.clone(), f.rpc, c.step.clone())))
             .collect()
     };
     assert!(!steps(&a).is_empty());

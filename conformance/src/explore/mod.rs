@@ -5,8 +5,9 @@
 //! through the suite's exchange (`exec`, `session`: every answer checked against the facts as
 //! the fixed cases' are), and the answer is judged against what the history allows (`judge`,
 //! `listing`: error-table rows, the spec's MUST-OK sentences, invariants across calls, each in
-//! `rules` with its sentence). A broken rule is shrunk to the shortest history that still breaks
-//! it (`shrink`), printed with its sentence, and written as a capture `csi-view replay` sends
+//! `rules` with its sentence). A rule broken in an RPC's answer is a finding of its own (the same
+//! rule broken by another RPC is another), shrunk to the shortest history that still ends in it
+//! (`shrink`), printed with its sentence, and written as a capture `csi-view replay` sends
 //! again (`capture`); the walk goes on from a clean state. `coverage` counts each RPC in each
 //! lifecycle state and each invariant held; `concurrent` walks, one history or several in
 //! flight at once (`--concurrency`), each on objects of its own; `report` prints and writes the result. The same seed gives the same walk against the
@@ -31,7 +32,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 pub use coverage::Coverage;
-pub use report::{Finding, FoundCall, Report};
+pub use report::{Finding, FoundCall, MAX_FINDINGS, Report, Unshown};
 
 use crate::answers::Problem;
 use crate::client::Endpoint;
@@ -55,10 +56,12 @@ pub struct Options {
     pub time: Option<Duration>,
     /// Histories in flight at once, each on volumes of its own.
     pub concurrency: usize,
-    /// Stop once this many rules are found broken (none: walk the whole budget).
+    /// Stop once this many findings (a rule broken in one RPC's answers) are shrunk (none: walk
+    /// the whole budget).
     pub stop_after: Option<usize>,
     /// Where to write each finding's capture: a folder, or a file name (`NAME.jsonl`, then
-    /// `NAME-2.jsonl` ...); none: `csi-explore-<seed>-<n>.jsonl` in the current folder.
+    /// `NAME-2.jsonl` ...); none: `csi-explore-<seed>-<n>-<rule>-<rpc>.jsonl` in the current
+    /// folder.
     pub capture_out: Option<PathBuf>,
     /// The suite's settings: deadline, secrets, parameters, folders, `strict`.
     pub config: Config,

@@ -1,7 +1,9 @@
-//! A run's result: each finding (the rule, its sentence, the shrunk history with what each call
-//! answered, the capture), the coverage and what was skipped; printed as text, and as the JSON
-//! `--report` writes: `{"seed", "steps", "findings": [{"rule", "level", "sentence", "section",
-//! "calls": [{"method", ...}], "capture"}], "coverage"}`.
+//! A run's result: each finding (a rule and the RPC whose answer broke it, its sentence, the
+//! shrunk history with what each call answered, the capture), the coverage and what was skipped;
+//! printed as text, and as the JSON `--report` writes: `{"seed", "steps", "findings": [{"rule",
+//! "rpc", "level", "sentence", "section", "calls": [{"method", ...}], "capture"}], "coverage"}`.
+//! A rule broken by two RPCs' answers is two findings, each shrunk on its own: two bugs, most
+//! often, and neither hidden behind the other.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -9,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::coverage::Coverage;
 use super::session::Session;
-use super::shrink::{replay, shrink};
+use super::shrink::{Breach, replay, shrink};
 use super::{Broken, Options};
 use crate::record::verdict;
 use crate::report::Outcome;
@@ -28,12 +30,21 @@ pub struct FoundCall {
     pub requests: Vec<serde_json::Value>,
 }
 
-/// A rule a plugin broke, shrunk to the shortest history found that breaks it.
+/// The most findings a run shrinks and shows (distinct rule and RPC pairs, failures and notes):
+/// each costs up to a shrink's budget (400 replays or 120 s), so this bounds both the report and
+/// the run. A pair first broken past it is counted in [`Report::unshown`], not shrunk.
+pub const MAX_FINDINGS: usize = 32;
+
+/// A rule a plugin broke in the answer of one RPC, shrunk to the shortest history found whose
+/// last call's answer breaks it.
 #[derive(Debug, Clone)]
 pub struct Finding {
     /// The stable id: an invariant (`volumes-listed`), a row (`errors: <Rpc>: <condition>`) or an
     /// answer check (`answers: <what>`).
     pub rule: String,
+    /// The RPC whose answer broke it: `ListVolumes`. The last call of `calls` when the history
+    /// was reproduced; the same rule broken by another RPC's answer is another finding.
+    pub rpc: &'static str,
     /// The sentence it rests on.
     pub sentence: Sentence,
     /// What the last call did, in the explorer's words.
@@ -49,6 +60,19 @@ pub struct Finding {
     pub reproduced: bool,
     /// The capture of the shortest history's replay.
     pub capture: Option<PathBuf>,
+    /// How many times the walk broke it in this RPC's answers.
+    pub seen: u64,
+}
+
+/// A rule and RPC first broken once [`MAX_FINDINGS`] findings were shown: counted, not shrunk.
+#[derive(Debug, Clone)]
+pub struct Unshown {
+    /// As [`Finding::rule`].
+    pub rule: String,
+    /// As [`Finding::rpc`].
+    pub rpc: &'static str,
+    /// A failure, not a note.
+    pub fails: bool,
     /// How many times the walk broke it.
     pub seen: u64,
 }
@@ -68,8 +92,11 @@ pub struct Report {
     pub duration: Duration,
     /// Of `duration`, shrinking and writing captures.
     pub shrink_time: Duration,
-    /// Each rule broken, failures and notes, in the order found.
+    /// Each rule broken in each RPC's answers, failures and notes, in the order found.
     pub findings: Vec<Finding>,
+    /// What was broken past the cap of [`MAX_FINDINGS`], in the order found: counted, never
+    /// shrunk nor captured.
+    pub unshown: Vec<Unshown>,
     /// What the walk reached.
     pub coverage: Coverage,
     /// What the plugin does not serve, and what the walk leaves out for it.
@@ -79,9 +106,9 @@ pub struct Report {
 }
 
 impl Report {
-    /// True when a finding is a failure.
+    /// True when a finding is a failure (shown or past the cap).
     pub fn failed(&self) -> bool {
-        self.findings.iter().any(|f| f.fails)
+        self.findings.iter().any(|f| f.fails) || self.unshown.iter().any(|u| u.fails)
     }
 
     /// Calls of the walk per second of walking.
@@ -102,6 +129,7 @@ impl Report {
                 .collect();
             serde_json::json!({
                 "rule": f.rule,
+                "rpc": f.rpc,
                 "level": level(&f.sentence),
                 "fails": f.fails,
                 "sentence": f.sentence.text,
@@ -126,6 +154,9 @@ impl Report {
             "steps_per_second": self.steps_per_second(),
             "findings": failures.into_iter().map(finding).collect::<Vec<_>>(),
             "notes": notes.into_iter().map(finding).collect::<Vec<_>>(),
+            "unshown": self.unshown.iter().map(|u| serde_json::json!({
+                "rule": u.rule, "rpc": u.rpc, "fails": u.fails, "seen": u.seen,
+            })).collect::<Vec<_>>(),
             "coverage": self.coverage.json(),
             "skipped": self.skipped,
             "left_over": self.left_over,
@@ -137,6 +168,14 @@ impl Report {
         let mut out = String::new();
         for f in &self.findings {
             out.push_str(&f.text());
+        }
+        for u in &self.unshown {
+            let mark = if u.fails { "finding" } else { "note" };
+            let _ = writeln!(
+                out,
+                "{mark} {} in {}: broken {} times, not shrunk (past the cap of {MAX_FINDINGS} findings)",
+                u.rule, u.rpc, u.seen
+            );
         }
         out.push_str(&self.coverage.text());
         for s in &self.skipped {
@@ -150,11 +189,17 @@ impl Report {
         out
     }
 
-    /// The last line: `# <plugin>: N steps (N calls) in S s, N steps/s; N findings, N notes; seed N`.
+    /// The last line: `# <plugin>: N steps (N calls) in S s, N steps/s; N findings, N notes[, N
+    /// more not shrunk]; seed N`.
     pub fn summary(&self) -> String {
         let failures = self.findings.iter().filter(|f| f.fails).count();
+        let more = if self.unshown.is_empty() {
+            String::new()
+        } else {
+            format!(", {} more not shrunk", self.unshown.len())
+        };
         format!(
-            "# {}: {} steps ({} calls) in {:.1} s, {:.0} steps/s; {failures} findings, {} notes; seed {}",
+            "# {}: {} steps ({} calls) in {:.1} s, {:.0} steps/s; {failures} findings, {} notes{more}; seed {}",
             self.plugin,
             self.steps,
             self.calls,
@@ -171,7 +216,7 @@ impl Finding {
     pub fn text(&self) -> String {
         let mut out = String::new();
         let mark = if self.fails { "FINDING" } else { "note" };
-        let _ = writeln!(out, "{mark} {}: {}", self.rule, self.detail);
+        let _ = writeln!(out, "{mark} {} in {}: {}", self.rule, self.rpc, self.detail);
         let _ = writeln!(out, "  {}", self.sentence);
         let how = if self.reproduced {
             format!("shrunk from {} calls to {}", self.shrunk_from, self.calls.len())
@@ -215,8 +260,9 @@ pub(crate) fn fails(b: &Broken, options: &Options) -> bool {
     )
 }
 
-/// What one call of the walk broke: each rule not found before is shrunk, replayed once more
-/// with its capture recorded, and added to the report; one found before is counted.
+/// What one call of the walk broke: each rule not found before in this call's RPC is shrunk
+/// (keeping it broken in this RPC's answer), replayed once more with its capture recorded, and
+/// added to the report; one found before in this RPC is counted, as is one past the cap.
 pub(crate) async fn found(
     s: &mut Session,
     options: &Options,
@@ -226,25 +272,37 @@ pub(crate) async fn found(
     line: &mut dyn FnMut(&str),
 ) -> Result<(), String> {
     let started = Instant::now();
+    // The call whose answer broke them: the history's last.
+    let Some(rpc) = history.last().map(super::call::Call::rpc) else {
+        return Ok(());
+    };
     for b in broken {
-        if let Some(f) = report.findings.iter_mut().find(|f| f.rule == b.id) {
+        if let Some(f) = report.findings.iter_mut().find(|f| f.rule == b.id && f.rpc == rpc) {
             f.seen += 1;
             continue;
         }
         let fails = fails(b, options);
+        if report.findings.len() >= MAX_FINDINGS {
+            match report.unshown.iter_mut().find(|u| u.rule == b.id && u.rpc == rpc) {
+                Some(u) => u.seen += 1,
+                None => report.unshown.push(Unshown { rule: b.id.clone(), rpc, fails, seen: 1 }),
+            }
+            continue;
+        }
         line(&format!(
-            "{} {} after {} calls: {}; shrinking",
+            "{} {} in {rpc} after {} calls: {}; shrinking",
             if fails { "found" } else { "noted" },
             b.id,
             history.len(),
             b.detail
         ));
-        let shrunk = shrink(s, history, &b.id).await?;
+        let breach = Breach { rule: &b.id, rpc };
+        let shrunk = shrink(s, history, breach).await?;
         line(&format!("shrunk to {} calls in {} replays", shrunk.calls.len(), shrunk.replays));
         let n = report.findings.len() + 1;
-        let path = capture_path(options, n, &b.id);
+        let path = capture_path(options, n, &b.id, rpc);
         let folders = path.with_extension("paths");
-        let r = replay(s, &shrunk.calls, &b.id, Some(&folders)).await?;
+        let r = replay(s, &shrunk.calls, breach, Some(&folders)).await?;
         let schema = csi_view_core::schema::Schema::builtin().map_err(|e| format!("{e:#}"))?;
         let calls: Vec<FoundCall> = r
             .made
@@ -271,6 +329,7 @@ pub(crate) async fn found(
         let detail = r.found.as_ref().map_or_else(|| b.detail.clone(), |f| f.detail.clone());
         let finding = Finding {
             rule: b.id.clone(),
+            rpc,
             sentence: b.sentence,
             detail,
             fails,
@@ -287,17 +346,25 @@ pub(crate) async fn found(
     Ok(())
 }
 
-/// Where finding #n's capture goes (see [`Options::capture_out`]).
-fn capture_path(options: &Options, n: usize, rule: &str) -> PathBuf {
-    let slug: String = rule
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
-        .collect::<String>()
-        .split('-')
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join("-");
-    let own = format!("csi-explore-{}-{n}-{}.jsonl", options.seed, &slug[..slug.len().min(48)]);
+/// Where finding #n's capture goes (see [`Options::capture_out`]): named by the rule (its first
+/// 48 characters) and the RPC, whole, so that two findings of one rule are told apart by name.
+fn capture_path(options: &Options, n: usize, rule: &str, rpc: &str) -> PathBuf {
+    let slug = |what: &str| -> String {
+        what.chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+            .collect::<String>()
+            .split('-')
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("-")
+    };
+    let rule = slug(rule);
+    let own = format!(
+        "csi-explore-{}-{n}-{}-{}.jsonl",
+        options.seed,
+        rule[..rule.len().min(48)].trim_end_matches('-'),
+        slug(rpc)
+    );
     match &options.capture_out {
         None => PathBuf::from(own),
         Some(p) if p.is_dir() => p.join(own),

@@ -1,7 +1,8 @@
 //! From a history that broke a rule to the shortest one that still does: delta debugging over
 //! the symbolic calls (drop chunks, halving their size; then single calls; then simpler forms of
 //! each call), each candidate replayed from a clean state in a fresh attempt, kept only when it
-//! breaks the same rule. A call a shorter history no longer makes possible (what it names was
+//! breaks the same rule in the answer of the same RPC (a [`Breach`]: the rule broken in another
+//! RPC is another finding, another bug). A call a shorter history no longer makes possible (what it names was
 //! never made) is left out as the replay goes. Deterministic for a deterministic plugin.
 
 use std::path::Path;
@@ -12,16 +13,36 @@ use super::call::{Call, Names};
 use super::exec::Exchange;
 use super::session::{Made, Session};
 
-/// How many replays, and how long, one shrink may take.
+/// How many replays, and how long, one shrink (one finding) may take; past either, the shortest
+/// history found so far is the finding's.
 const MAX_REPLAYS: u32 = 400;
 const MAX_TIME: Duration = Duration::from_secs(120);
+
+/// What a finding is: a rule, broken by the answer of one RPC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Breach<'a> {
+    /// The rule's id: `volumes-listed`, `answers: <key>`.
+    pub(crate) rule: &'a str,
+    /// The RPC whose answer broke it: `ListVolumes`.
+    pub(crate) rpc: &'static str,
+}
+
+impl Breach<'_> {
+    /// What of `made`'s answer is this breach, if any.
+    fn in_answer(&self, made: &Made) -> Option<Broken> {
+        if made.call.rpc() != self.rpc {
+            return None;
+        }
+        made.broken.iter().find(|b| b.id == self.rule).cloned()
+    }
+}
 
 /// A history replayed.
 #[derive(Debug)]
 pub(crate) struct Replayed {
-    /// The calls made, up to the first that broke the rule (all, if none did).
+    /// The calls made, up to the first whose answer is the breach (all, if none was).
     pub(crate) made: Vec<Made>,
-    /// What broke the rule, if a call did.
+    /// What broke the rule, if a call's answer did.
     pub(crate) found: Option<Broken>,
     /// When recording: what was asked before the history (NodeGetInfo), then each call
     /// made's exchanges, in order.
@@ -29,13 +50,13 @@ pub(crate) struct Replayed {
     pub(crate) recorded: Vec<Vec<Exchange>>,
 }
 
-/// Replays `history` in a fresh attempt until a call breaks the rule named `id`, then undoes
-/// everything. `paths`: make the attempt's paths there (kept for a capture's replay), and
+/// Replays `history` in a fresh attempt until a call's answer is `breach` (the rule broken by
+/// that RPC), then undoes everything. `paths`: make the attempt's paths there (kept for a capture's replay), and
 /// record what is sent and answered.
 pub(crate) async fn replay(
     s: &mut Session,
     history: &[Call],
-    id: &str,
+    breach: Breach<'_>,
     paths: Option<&Path>,
 ) -> Result<Replayed, String> {
     let mut a = s.attempt(paths);
@@ -65,7 +86,7 @@ pub(crate) async fn replay(
         if recording {
             out.recorded.push(a.exec.take_recorded());
         }
-        let found = made.broken.iter().find(|b| b.id == id).cloned();
+        let found = breach.in_answer(&made);
         out.made.push(made);
         if found.is_some() {
             out.found = found;
@@ -86,11 +107,15 @@ pub(crate) struct Shrunk {
     pub(crate) replays: u32,
 }
 
-/// The shortest history found that still breaks the rule named `id`, from `history` (whose
-/// last call broke it during the walk).
-pub(crate) async fn shrink(s: &mut Session, history: &[Call], id: &str) -> Result<Shrunk, String> {
-    let mut k = Shrinker { s, id, replays: 0, started: Instant::now() };
-    let first = replay(k.s, history, id, None).await?;
+/// The shortest history found that still ends in `breach`, from `history` (whose last call's
+/// answer was it during the walk).
+pub(crate) async fn shrink(
+    s: &mut Session,
+    history: &[Call],
+    breach: Breach<'_>,
+) -> Result<Shrunk, String> {
+    let mut k = Shrinker { s, breach, replays: 0, started: Instant::now() };
+    let first = replay(k.s, history, breach, None).await?;
     k.replays += 1;
     if first.found.is_none() {
         return Ok(Shrunk { calls: history.to_vec(), reproduced: false, replays: k.replays });
@@ -110,10 +135,10 @@ pub(crate) async fn shrink(s: &mut Session, history: &[Call], id: &str) -> Resul
     Ok(Shrunk { calls: cur, reproduced: true, replays: k.replays })
 }
 
-/// One shrink: the rule it keeps broken and what it has spent.
+/// One shrink: the breach it keeps and what it has spent.
 struct Shrinker<'a> {
     s: &'a mut Session,
-    id: &'a str,
+    breach: Breach<'a>,
     replays: u32,
     started: Instant,
 }
@@ -123,14 +148,14 @@ impl Shrinker<'_> {
         self.replays >= MAX_REPLAYS || self.started.elapsed() >= MAX_TIME
     }
 
-    /// Replays `candidate`; the calls it made up to the one that broke the rule again, when
-    /// one did within `at_most` calls.
+    /// Replays `candidate`; the calls it made up to the one whose answer was the breach again,
+    /// when one was within `at_most` calls.
     async fn attempt(
         &mut self,
         candidate: &[Call],
         at_most: usize,
     ) -> Result<Option<Vec<Call>>, String> {
-        let r = replay(self.s, candidate, self.id, None).await?;
+        let r = replay(self.s, candidate, self.breach, None).await?;
         self.replays += 1;
         Ok((r.found.is_some() && r.made.len() <= at_most)
             .then(|| r.made.iter().map(|m| m.call).collect()))
@@ -249,5 +274,37 @@ impl Shrinker<'_> {
             i += 1;
         }
         Ok(cur)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explore::call::Vol;
+    use crate::explore::judge::{Body, Reply};
+    use crate::sentence::Sentence;
+
+    /// A call that broke `rule`.
+    fn made(call: Call, rule: &str) -> Made {
+        let broken = Broken {
+            id: rule.to_owned(),
+            sentence: Sentence::must("Volume", "a sentence"),
+            detail: "broken".to_owned(),
+        };
+        Made { call, reply: Reply::Ok(Body::Empty), broken: vec![broken] }
+    }
+
+    #[test]
+    fn a_breach_is_its_rule_in_its_rpcs_answer_only() {
+        let rule = "volume-source-carried";
+        let listing = made(Call::ListVolumes { max_entries: 0 }, rule);
+        let get = made(Call::GetVolume(Vol { name: 0, nth: 0 }), rule);
+        let in_listing = Breach { rule, rpc: "ListVolumes" };
+        assert_eq!(in_listing.in_answer(&listing).map(|b| b.id), Some(rule.to_owned()));
+        // The same rule broken by ControllerGetVolume's answer is another finding's breach.
+        assert_eq!(in_listing.in_answer(&get), None);
+        assert!(Breach { rule, rpc: "ControllerGetVolume" }.in_answer(&get).is_some());
+        // Another rule in the same RPC is not this breach either.
+        assert_eq!(Breach { rule: "volumes-listed", rpc: "ListVolumes" }.in_answer(&listing), None);
     }
 }
