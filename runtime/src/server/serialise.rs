@@ -18,7 +18,7 @@
 //! refused. That writes one cache line per call where the map writes several (the lock, the
 //! map's control bytes and slot, the key strings), and over a socket, where a call comes long
 //! after the last and finds the layer's memory out of the caches, it measured 1.1–1.5 µs for the
-//! map against 0.2 µs for the slot (BENCHMARKS.md). A key whose slot another key holds goes to
+//! map against 0.3–0.7 µs for the slots (BENCHMARKS.md). A key whose slot another key holds goes to
 //! the map, as in wait mode. The two never disagree on a key: a call that takes a slot then
 //! looks at the map (under its lock) whenever the map holds keys, and a call that puts a key in
 //! the map counts it there first and then looks at the slot (both sequentially consistent), so
