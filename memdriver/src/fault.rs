@@ -145,6 +145,17 @@ pub enum Fault {
     /// handed out (a listing cache kept per token), a snapshot deleted since among them. Needs
     /// a few snapshots, a first page, a DeleteSnapshot, then the pages from the token.
     ListSnapshotsTokenStale,
+    /// NodeUnstageVolume of a path the volume is staged at unstages the path it was first
+    /// staged at (kept from its first NodeStageVolume, as a plugin that derives its staging
+    /// record once): a volume staged again at another path stays staged there.
+    /// Needs a stage, an unstage, a stage at another staging path, its unstage, then a use of
+    /// the volume (a stage at the first path again, a DeleteVolume).
+    UnstageFirstPath,
+    /// NodeUnpublishVolume keeps the `readonly` flag a target path was published with (a
+    /// cache of mount options by path), and NodePublishVolume at that path again with the
+    /// other flag answers ALREADY_EXISTS. Needs a publication, its undo, then a publication at
+    /// the same target with the other flag.
+    TargetKeepsReadonly,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -170,7 +181,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 56] = [
+    pub const ALL: [Fault; 58] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -218,6 +229,8 @@ impl Fault {
         Fault::ListSnapshotsTimeNow,
         Fault::ReadSourceOfOrigin,
         Fault::ListSnapshotsTokenStale,
+        Fault::UnstageFirstPath,
+        Fault::TargetKeepsReadonly,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -279,6 +292,8 @@ impl Fault {
             Fault::ListSnapshotsTimeNow => "list-snapshots-time-now",
             Fault::ReadSourceOfOrigin => "read-source-of-origin",
             Fault::ListSnapshotsTokenStale => "list-snapshots-token-stale",
+            Fault::UnstageFirstPath => "unstage-first-path",
+            Fault::TargetKeepsReadonly => "target-keeps-readonly",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

@@ -134,7 +134,9 @@ fn one_rule_broken_in_two_rpcs_gives_two_findings_each_shrunk_to_its_own_rpc() {
         fault: Some(Fault::ReadSourceOfOrigin),
         ..memdriver::Config::default()
     };
-    let report = explore_options(config, &options(5, 4000, None, tmp.path()));
+    // Seed 3: seed 5's walk, since volumes are staged again at their other staging path, reads
+    // no clone of a clone with ControllerGetVolume within 4,000 steps.
+    let report = explore_options(config, &options(3, 4000, None, tmp.path()));
     let rule = report.findings.first().map(|f| f.rule.clone()).unwrap_or_default();
     let mut rpcs: Vec<&str> = Vec::new();
     for f in &report.findings {
@@ -262,6 +264,31 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     (Fault::ReadSourceOfOrigin, None),
     // A ListSnapshots token held across a DeleteSnapshot.
     (Fault::ListSnapshotsTokenStale, None),
+    // Histories a kubelet makes: a volume staged again at another staging path after an
+    // unstage; a target published again after its unpublish, with the other readonly flag.
+    (
+        Fault::UnstageFirstPath,
+        Some(&[
+            "CreateVolume",
+            "ControllerPublishVolume",
+            "NodeStageVolume",
+            "NodeUnstageVolume",
+            "NodeStageVolume",
+            "NodeUnstageVolume",
+            "NodeStageVolume",
+        ]),
+    ),
+    (
+        Fault::TargetKeepsReadonly,
+        Some(&[
+            "CreateVolume",
+            "ControllerPublishVolume",
+            "NodeStageVolume",
+            "NodePublishVolume",
+            "NodeUnpublishVolume",
+            "NodePublishVolume",
+        ]),
+    ),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).
@@ -286,6 +313,9 @@ fn walk_for(fault: Fault) -> (u64, u64) {
         // Seed 5 validates no volume both before and after a publication, with no modification
         // between, within 4,000 steps.
         Fault::ValidateUnconfirmedWhenPublished => (2, 4000),
+        // Seed 5 holds no ListSnapshots token across a DeleteSnapshot within 4,000 steps since
+        // the walk stages volumes again at their other staging path (seeds 1 to 4 do).
+        Fault::ListSnapshotsTokenStale => (3, 4000),
         _ => (5, 4000),
     }
 }

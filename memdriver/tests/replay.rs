@@ -337,6 +337,14 @@ const FAULTS: [FaultCase; 56] = [
         "list-snapshots-token-stale",
         "neither capture deletes a snapshot between the pages of one ListSnapshots",
     ),
+    neither(
+        "unstage-first-path",
+        "neither capture stages a volume again at another staging path after an unstage",
+    ),
+    neither(
+        "target-keeps-readonly",
+        "neither capture publishes a volume again at a target it was unpublished from, with the other readonly flag",
+    ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),
     neither("health-no-reason", NO_HEALTH_CALLS),

@@ -240,7 +240,9 @@ impl Ideal {
                 Reply::Ok(Body::GotSnapshot(described(m, &x.id, &x.source_id)))
             }
             Call::GetSnapshot(_) => err(Code::NotFound),
-            Call::Stage(v) | Call::Stats { vol: v, .. } | Call::NodeExpand { vol: v, .. }
+            Call::Stage { vol: v, .. }
+            | Call::Stats { vol: v, .. }
+            | Call::NodeExpand { vol: v, .. }
                 if !alive(v) =>
             {
                 err(Code::NotFound)
@@ -460,7 +462,9 @@ fn every_answer_the_spec_allows_is_accepted() {
     // A second target for a single-node writer refused: the table's answer.
     let vol = v(3, 0);
     assert!(rules_of(&mut m, create(3, 1), ok_volume("c", MIB)).is_empty());
-    for call in [Call::ControllerPublish { vol, readonly: false, own: true }, Call::Stage(vol)] {
+    for call in
+        [Call::ControllerPublish { vol, readonly: false, own: true }, Call::Stage { vol, path: 0 }]
+    {
         assert!(rules_of(&mut m, call, Reply::Ok(Body::Empty)).is_empty());
     }
     let placed = Reply::Ok(Body::Target { exists: Some(true), gone: Vec::new() });
@@ -622,7 +626,9 @@ fn an_undo_the_plugin_forgot_breaks_the_undos_sentence() {
     // A target still there after NodeUnpublishVolume answered OK.
     let mut m = Model::new(caps());
     assert!(rules_of(&mut m, create(0, 1), ok_volume("a", MIB)).is_empty());
-    for call in [Call::ControllerPublish { vol, readonly: false, own: true }, Call::Stage(vol)] {
+    for call in
+        [Call::ControllerPublish { vol, readonly: false, own: true }, Call::Stage { vol, path: 0 }]
+    {
         assert!(rules_of(&mut m, call, Reply::Ok(Body::Empty)).is_empty());
     }
     let publish = Call::Publish { vol, target: 0, readonly: false };
@@ -702,7 +708,7 @@ fn restores_expansions_modifications_and_limits_are_held_to_their_sentences() {
     assert!(rules_of(&mut m, Call::Expand { vol, mib: 7 }, answered(7 * MIB, false)).is_empty());
     assert!(rules_of(&mut m, grow, answered(7 * MIB, true)).is_empty());
     // NodeExpandVolume likewise, once staged.
-    assert!(rules_of(&mut m, Call::Stage(vol), Reply::Ok(Body::Empty)).is_empty());
+    assert!(rules_of(&mut m, Call::Stage { vol, path: 0 }, Reply::Ok(Body::Empty)).is_empty());
     let node_grow = Call::NodeExpand { vol, mib: 6 };
     assert!(rules_of(&mut m, node_grow, Reply::Ok(Body::Capacity(6 * MIB))).is_empty());
     assert_eq!(rules_of(&mut m, node_grow, error(Code::Internal)), [Rule::NodeExpandIdempotent]);

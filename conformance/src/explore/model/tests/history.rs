@@ -57,7 +57,10 @@ fn late_retries_are_answered_as_the_first_time_and_undos_in_any_order_keep_the_r
     assert!(rules_of(&mut m, Call::Modify(a), Reply::Ok(Body::Empty)).is_empty());
     assert!(rules_of(&mut m, validate, confirmed(false)).is_empty());
     // Published at three targets, undone in any order: the others stay where they are.
-    for call in [Call::ControllerPublish { vol: a, readonly: false, own: true }, Call::Stage(a)] {
+    for call in [
+        Call::ControllerPublish { vol: a, readonly: false, own: true },
+        Call::Stage { vol: a, path: 0 },
+    ] {
         assert!(rules_of(&mut m, call, Reply::Ok(Body::Empty)).is_empty());
     }
     let at = |target| Call::Publish { vol: a, target, readonly: false };
@@ -211,4 +214,72 @@ fn a_listsnapshots_token_held_across_calls_is_followed_as_the_spec_allows() {
     assert!(rules_of(&mut m, resume, error(Code::Aborted)).is_empty());
     assert!(rules_of(&mut m, hold, page(&["s0"])).is_empty());
     assert_eq!(rules_of(&mut m, resume, rest(&["s1", "s2"])), [Rule::SnapshotDeletedGone]);
+}
+
+#[test]
+fn a_volume_is_staged_again_at_another_path_and_published_again_at_a_target_undone() {
+    // The walk makes the histories a kubelet makes after a pod is deleted or restarted.
+    let mut reached = std::collections::BTreeSet::new();
+    for seed in [1, 2, 3] {
+        let mut g = Generator::new(seed);
+        let mut m = Model::new(caps());
+        let mut plugin = Ideal { next: 0 };
+        for _ in 0..3000 {
+            let Some(call) = g.next(&m) else { break };
+            reached.insert(m.state_of(&call));
+            let reply = plugin.answer(&m, &call);
+            assert!(m.judge(&call, &reply).broken.is_empty(), "{call}");
+        }
+    }
+    for state in [
+        "staged again at the staging path it was unstaged from",
+        "staged again at its other staging path",
+        "again at a target unpublished, the same readonly flag",
+        "again at a target unpublished, the other readonly flag",
+        "at a new target after an unpublish",
+    ] {
+        assert!(reached.contains(state), "{state}: {reached:?}");
+    }
+    // Staged again at path #1: recorded there; a retry there, the other is its second.
+    let a = v(0, 0);
+    let mut m = Model::new(caps());
+    let ok = || Reply::Ok(Body::Empty);
+    assert!(rules_of(&mut m, create(0, 2), ok_volume("a", 2 * MIB)).is_empty());
+    let publish = Call::ControllerPublish { vol: a, readonly: false, own: true };
+    assert!(rules_of(&mut m, publish, ok()).is_empty());
+    for call in [Call::Stage { vol: a, path: 0 }, Call::Unstage(a)] {
+        assert!(rules_of(&mut m, call, ok()).is_empty());
+    }
+    let again = Call::Stage { vol: a, path: 1 };
+    assert_eq!(m.state_of(&again), "staged again at its other staging path");
+    assert_eq!(
+        rules_of(&mut m, again, error(Code::FailedPrecondition)),
+        [Rule::UnstageUndoes],
+        "refused where nothing is staged after the unstage"
+    );
+    let mut m = Model::new(caps());
+    assert!(rules_of(&mut m, create(0, 2), ok_volume("a", 2 * MIB)).is_empty());
+    assert!(rules_of(&mut m, publish, ok()).is_empty());
+    for call in [Call::Stage { vol: a, path: 0 }, Call::Unstage(a), again] {
+        assert!(rules_of(&mut m, call, ok()).is_empty());
+    }
+    assert!(m.vol(a).is_some_and(|s| s.staged && s.staging == 1));
+    assert!(!m.enabled(&Call::Stage { vol: a, path: 0 }), "staged: a retry goes where it is");
+    assert!(rules_of(&mut m, again, ok()).is_empty());
+    // Published read-only at target #0, unpublished: the other flag there is a new publication.
+    let placed = || Reply::Ok(Body::Target { exists: Some(true), gone: Vec::new() });
+    let gone = || Reply::Ok(Body::Target { exists: Some(false), gone: Vec::new() });
+    let at = |readonly| Call::Publish { vol: a, target: 0, readonly };
+    assert!(rules_of(&mut m, at(true), placed()).is_empty());
+    let other = rules_of(&mut m, at(false), error(Code::AlreadyExists));
+    assert!(other.is_empty(), "published there with the other flag: the row's ALREADY_EXISTS");
+    assert!(rules_of(&mut m, Call::Unpublish { vol: a, target: 0 }, gone()).is_empty());
+    assert_eq!(m.state_of(&at(false)), "again at a target unpublished, the other readonly flag");
+    let mut refused = m.clone();
+    assert_eq!(
+        rules_of(&mut refused, at(false), error(Code::AlreadyExists)),
+        [Rule::NodeUnpublishUndoes]
+    );
+    assert!(rules_of(&mut m, at(false), placed()).is_empty());
+    assert!(m.vol(a).is_some_and(|s| s.targets[0] == Some(false)));
 }
