@@ -156,6 +156,12 @@ pub enum Fault {
     /// other flag answers ALREADY_EXISTS. Needs a publication, its undo, then a publication at
     /// the same target with the other flag.
     TargetKeepsReadonly,
+    /// Two bugs in two code paths of ListSnapshots: by `source_volume_id` it lists only the
+    /// first snapshot of the volume (as [`Fault::ListSnapshotsFirstOfSource`]), and unfiltered
+    /// with `max_entries` a page that has a next one leaves out its last entry. Needs two
+    /// snapshots of one volume listed by source, and three snapshots listed in pages of two or
+    /// three: one rule, broken in the answers to two request shapes.
+    ListSnapshotsTwoPaths,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -181,7 +187,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 58] = [
+    pub const ALL: [Fault; 59] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -231,6 +237,7 @@ impl Fault {
         Fault::ListSnapshotsTokenStale,
         Fault::UnstageFirstPath,
         Fault::TargetKeepsReadonly,
+        Fault::ListSnapshotsTwoPaths,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -294,6 +301,7 @@ impl Fault {
             Fault::ListSnapshotsTokenStale => "list-snapshots-token-stale",
             Fault::UnstageFirstPath => "unstage-first-path",
             Fault::TargetKeepsReadonly => "target-keeps-readonly",
+            Fault::ListSnapshotsTwoPaths => "list-snapshots-two-paths",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

@@ -144,13 +144,16 @@ fn one_rule_broken_in_two_rpcs_gives_two_findings_each_shrunk_to_its_own_rpc() {
         assert!(f.fails && f.reproduced, "{}", f.text());
         assert_eq!(f.calls.last().map(|c| c.method), Some(f.rpc), "{}", f.text());
         assert!(f.calls.len() <= 10, "{}", f.text());
-        assert!(f.text().contains(&format!(" in {}: ", f.rpc)), "{}", f.text());
+        let shaped = f.shape.map(|s| format!(" ({s})")).unwrap_or_default();
+        assert!(f.text().contains(&format!(" in {}{shaped}: ", f.rpc)), "{}", f.text());
         let capture = f.capture.as_ref().expect("a capture");
         let text = std::fs::read_to_string(capture).expect("the capture reads");
         assert!(text.contains(f.rpc), "{}: {}", capture.display(), f.text());
         rpcs.push(f.rpc);
     }
+    // ListVolumes once per request shape it broke the rule in (paged or not).
     rpcs.sort_unstable();
+    rpcs.dedup();
     assert_eq!(rpcs, ["ControllerGetVolume", "ListVolumes"], "{}", report.text());
     assert!(report.failed() && report.unshown.is_empty(), "{}", report.text());
     let json = report.to_json();
@@ -160,8 +163,46 @@ fn one_rule_broken_in_two_rpcs_gives_two_findings_each_shrunk_to_its_own_rpc() {
         .iter()
         .map(|f| f["rpc"].as_str().expect("rpc"))
         .collect();
-    assert_eq!(listed.len(), 2, "{json}");
+    assert_eq!(listed.len(), report.findings.len(), "{json}");
     assert!(json["findings"].as_array().expect("findings").iter().all(|f| f["rule"] == rule));
+}
+
+#[test]
+fn one_rule_broken_in_two_request_shapes_of_a_listing_gives_two_findings() {
+    // ListSnapshots by source lists one snapshot of two, and its unfiltered pages each leave
+    // one out: one rule, one RPC, two code paths; each finding is shrunk keeping its shape.
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let config = memdriver::Config {
+        fault: Some(Fault::ListSnapshotsTwoPaths),
+        ..memdriver::Config::default()
+    };
+    let report = explore_options(config, &options(5, 4000, None, tmp.path()));
+    let mut shapes: Vec<&str> = Vec::new();
+    for f in report.findings.iter().filter(|f| f.rule == "snapshots-listed") {
+        assert_eq!(f.rpc, "ListSnapshots", "{}", f.text());
+        assert!(f.fails && f.reproduced, "{}", f.text());
+        let shape = f.shape.expect("a listing's shape");
+        assert!(f.text().contains(&format!(" in ListSnapshots ({shape}): ")), "{}", f.text());
+        let last = f.calls.last().expect("a history");
+        let (by_source, paged) =
+            (shape.contains("source_volume_id"), shape.contains("max_entries"));
+        assert_eq!(last.step.contains("source_volume_id"), by_source, "{}", f.text());
+        assert_eq!(last.step.contains("max_entries"), paged, "{}", f.text());
+        shapes.push(shape);
+    }
+    assert!(
+        shapes.iter().any(|s| s.starts_with("source_volume_id")),
+        "by source: {}",
+        report.text()
+    );
+    // Unfiltered and paged: the pages of a listing, or the pages from a held first page's token.
+    let unfiltered = ["max_entries", "starting_token"];
+    assert!(shapes.iter().any(|s| unfiltered.contains(s)), "unfiltered, paged: {}", report.text());
+    let json = report.to_json();
+    let findings = json["findings"].as_array().expect("findings");
+    let shaped =
+        findings.iter().filter(|f| f["shape"].as_str().is_some_and(|s| shapes.contains(&s)));
+    assert_eq!(shaped.count(), shapes.len(), "{json}");
 }
 
 /// The faults whose bug only a history shows, each with the RPCs of its shortest history
@@ -264,6 +305,9 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     (Fault::ReadSourceOfOrigin, None),
     // A ListSnapshots token held across a DeleteSnapshot.
     (Fault::ListSnapshotsTokenStale, None),
+    // Two bugs in two code paths of one RPC: the first shape broken is shown here; the test
+    // below finds both.
+    (Fault::ListSnapshotsTwoPaths, None),
     // Histories a kubelet makes: a volume staged again at another staging path after an
     // unstage; a target published again after its unpublish, with the other readonly flag.
     (

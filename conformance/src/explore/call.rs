@@ -202,6 +202,30 @@ pub(crate) enum Call {
 }
 
 impl Call {
+    /// A listing's request shape: which of `snapshot_id`, `source_volume_id`, `starting_token`
+    /// and `max_entries` its first request sets (a paged listing's later pages add the token).
+    /// A plugin answers each through code of its own (csi-driver-host-path's listing by source
+    /// is not its unfiltered one), so a rule broken by a listing is a finding per shape. `None`
+    /// for a call that lists nothing.
+    pub(crate) fn shape(&self) -> Option<&'static str> {
+        let paged = |n: i32| n > 0;
+        Some(match *self {
+            Call::ListVolumes { max_entries } if paged(max_entries) => "max_entries",
+            Call::ListVolumes { .. } => "no max_entries",
+            Call::ListHold { .. } => "max_entries",
+            Call::ListResume { .. } => "starting_token",
+            Call::ListSnapshots { filter, max_entries } => match (filter, paged(max_entries)) {
+                (Filter::All, false) => "no filter, no max_entries",
+                (Filter::All, true) => "max_entries",
+                (Filter::Id(_), false) => "snapshot_id",
+                (Filter::Id(_), true) => "snapshot_id, max_entries",
+                (Filter::Source(_), false) => "source_volume_id",
+                (Filter::Source(_), true) => "source_volume_id, max_entries",
+            },
+            _ => return None,
+        })
+    }
+
     /// The RPC it makes.
     pub(crate) fn rpc(&self) -> &'static str {
         match self {

@@ -131,7 +131,8 @@ impl Driver {
                     || s.source_volume_id == request.source_volume_id)
         };
         // The fault: of a source's snapshots, only the first is ever listed.
-        let first_of_source = if self.fault(Fault::ListSnapshotsFirstOfSource)
+        let two_paths = self.fault(Fault::ListSnapshotsTwoPaths);
+        let first_of_source = if (self.fault(Fault::ListSnapshotsFirstOfSource) || two_paths)
             && !request.source_volume_id.is_empty()
         {
             snapshots.values().find(|s| wanted(s)).map(|s| s.id.clone())
@@ -151,6 +152,13 @@ impl Driver {
             )?;
         // The fault: every creation_time is the listing's.
         let now = self.fault(Fault::ListSnapshotsTimeNow).then(|| SystemTime::now().into());
+        // The fault's second bug: an unfiltered page that has a next page leaves out its last
+        // entry (the token already points past it).
+        let unfiltered = request.snapshot_id.is_empty() && request.source_volume_id.is_empty();
+        let mut page = page;
+        if two_paths && unfiltered && !next_token.is_empty() && page.len() > 1 {
+            page.pop();
+        }
         let entries = page
             .into_iter()
             .map(|s| {
