@@ -156,6 +156,11 @@ pub enum Fault {
     /// other flag answers ALREADY_EXISTS. Needs a publication, its undo, then a publication at
     /// the same target with the other flag.
     TargetKeepsReadonly,
+    /// CreateSnapshot of a name it already made answers `ready_to_use` false once a volume was
+    /// restored from the snapshot (the answer rebuilt from an "in use" flag the restore sets),
+    /// though the snapshot was answered ready and still restores. Needs a snapshot, a restore
+    /// from it, then the same CreateSnapshot again.
+    SnapshotRetryUnreadyAfterRestore,
     /// Two bugs in two code paths of ListSnapshots: by `source_volume_id` it lists only the
     /// first snapshot of the volume (as [`Fault::ListSnapshotsFirstOfSource`]), and unfiltered
     /// with `max_entries` a page that has a next one leaves out its last entry. Needs two
@@ -187,7 +192,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 59] = [
+    pub const ALL: [Fault; 60] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -237,6 +242,7 @@ impl Fault {
         Fault::ListSnapshotsTokenStale,
         Fault::UnstageFirstPath,
         Fault::TargetKeepsReadonly,
+        Fault::SnapshotRetryUnreadyAfterRestore,
         Fault::ListSnapshotsTwoPaths,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
@@ -301,6 +307,7 @@ impl Fault {
             Fault::ListSnapshotsTokenStale => "list-snapshots-token-stale",
             Fault::UnstageFirstPath => "unstage-first-path",
             Fault::TargetKeepsReadonly => "target-keeps-readonly",
+            Fault::SnapshotRetryUnreadyAfterRestore => "snapshot-retry-unready-after-restore",
             Fault::ListSnapshotsTwoPaths => "list-snapshots-two-paths",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",

@@ -305,6 +305,11 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     (Fault::ReadSourceOfOrigin, None),
     // A ListSnapshots token held across a DeleteSnapshot.
     (Fault::ListSnapshotsTokenStale, None),
+    // A snapshot used as a source: its retry after a restore answered not ready.
+    (
+        Fault::SnapshotRetryUnreadyAfterRestore,
+        Some(&["CreateVolume", "CreateSnapshot", "CreateVolume", "CreateSnapshot"]),
+    ),
     // Two bugs in two code paths of one RPC: the first shape broken is shown here; the test
     // below finds both.
     (Fault::ListSnapshotsTwoPaths, None),

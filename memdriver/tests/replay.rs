@@ -345,6 +345,10 @@ const FAULTS: [FaultCase; 56] = [
         "target-keeps-readonly",
         "neither capture publishes a volume again at a target it was unpublished from, with the other readonly flag",
     ),
+    neither(
+        "snapshot-retry-unready-after-restore",
+        "neither capture sends a CreateSnapshot again after a restore from its snapshot",
+    ),
     conformance_only(
         "list-snapshots-two-paths",
         "csi-sanity's capture lists by source_volume_id a volume with one snapshot, and pages no unfiltered listing past a page that leaves an entry out",

@@ -503,6 +503,9 @@ impl Model {
                 None => Src::None,
             },
         };
+        if let Some(Source::Snapshot(x)) = source {
+            self.restore_again(v, &what, x, reply);
+        }
         match (&src, reply) {
             (Src::Dead(from), _) => {
                 v.row("CreateVolume", SOURCE_NOT_EXIST, reply, &format!("{what} from {from}"));

@@ -14,6 +14,12 @@ use tonic::Status;
 use super::{Driver, Snapshot, page};
 use crate::fault::Fault;
 
+/// `source` is snapshot `id`.
+fn restored_from(source: Option<&csikit::v1::VolumeContentSource>, id: &str) -> bool {
+    use csikit::v1::volume_content_source::Type;
+    matches!(source.and_then(|s| s.r#type.as_ref()), Some(Type::Snapshot(x)) if x.snapshot_id == id)
+}
+
 impl Driver {
     /// `CreateSnapshot`: cut at once, so always `ready_to_use`.
     ///
@@ -50,6 +56,13 @@ impl Driver {
                 && let Some(volume) = state.volumes.get(&existing.source_volume_id)
             {
                 snapshot.size_bytes = volume.capacity;
+            }
+            // The fault: a snapshot a volume was restored from is answered as in use, not
+            // ready (the answer rebuilt from a flag the restore sets and nothing clears).
+            if self.fault(Fault::SnapshotRetryUnreadyAfterRestore)
+                && state.volumes.values().any(|v| restored_from(v.source.as_ref(), &existing.id))
+            {
+                snapshot.ready_to_use = false;
             }
             return Ok(CreateSnapshotResponse { snapshot: Some(snapshot) });
         }

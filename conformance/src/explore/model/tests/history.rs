@@ -283,3 +283,48 @@ fn a_volume_is_staged_again_at_another_path_and_published_again_at_a_target_undo
     assert!(rules_of(&mut m, at(false), placed()).is_empty());
     assert!(m.vol(a).is_some_and(|s| s.targets[0] == Some(false)));
 }
+
+#[test]
+fn a_ready_snapshot_stays_ready_in_its_retry_and_restores_again() {
+    let mut m = Model::new(caps());
+    let a = v(0, 0);
+    let x = Snap { name: 0, nth: 0 };
+    assert!(rules_of(&mut m, create(0, 2), ok_volume("a", 2 * MIB)).is_empty());
+    let snap = Call::CreateSnapshot { name: 0, source: a };
+    let cut = |ready| {
+        Reply::Ok(Body::Snapshot {
+            id: "s".into(),
+            source: "a".into(),
+            size: 2 * MIB,
+            ready,
+            created: Some((7, 0)),
+        })
+    };
+    assert!(rules_of(&mut m, snap, cut(true)).is_empty());
+    let restore =
+        |name| Call::CreateVolume { name, mib: 0, limit: 0, source: Some(Source::Snapshot(x)) };
+    let restored = |id: &str| {
+        Reply::Ok(Body::Volume {
+            id: id.into(),
+            capacity: 2 * MIB,
+            source: Some((true, "s".to_owned())),
+        })
+    };
+    // The first restore may fail any way; once one was answered OK, a later one refused with
+    // an error no table gives is a note.
+    assert!(rules_of(&mut m, restore(1), error(Code::Internal)).is_empty());
+    assert!(rules_of(&mut m, restore(2), restored("b")).is_empty());
+    assert_eq!(
+        rules_of(&mut m, restore(3), error(Code::FailedPrecondition)),
+        [Rule::RestoreReadyRefused]
+    );
+    assert!(rules_of(&mut m, restore(4), error(Code::OutOfRange)).is_empty());
+    // The retry of a snapshot answered ready: ready again (a MUST), not ready is the retry's rule.
+    assert_eq!(rules_of(&mut m, snap, cut(false)), [Rule::SnapshotRetrySame]);
+    // Cut not ready at first: the retry may still say so.
+    let mut m = Model::new(caps());
+    assert!(rules_of(&mut m, create(0, 2), ok_volume("a", 2 * MIB)).is_empty());
+    assert!(rules_of(&mut m, snap, cut(false)).is_empty());
+    assert!(rules_of(&mut m, snap, cut(false)).is_empty());
+    assert!(rules_of(&mut m, snap, cut(true)).is_empty());
+}
