@@ -4,6 +4,8 @@
 //! stand, OK or NOT_FOUND to unpublish what is gone); each wrong answer breaks the rule it
 //! should; and the same seed gives the same walk.
 
+use std::collections::BTreeSet;
+
 use tonic::Code;
 
 use super::*;
@@ -348,31 +350,45 @@ fn complete(entries: Vec<Listed>) -> Reply {
 }
 
 /// A walk of `steps` calls against the ideal plugin: the calls, and every rule broken.
-fn walk(seed: u64, steps: usize) -> (Vec<Call>, Vec<Violation>) {
+/// The walk of `seed`, answered by the ideal plugin: its calls, the rules they broke, and the
+/// coverage table's state of each call.
+fn walk(seed: u64, steps: usize) -> (Vec<Call>, Vec<Violation>, Vec<&'static str>) {
     let mut m = Model::new(caps());
     let mut g = Generator::new(seed);
     let mut plugin = Ideal { next: 0 };
-    let (mut calls, mut broken) = (Vec::new(), Vec::new());
+    let (mut calls, mut broken, mut states) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..steps {
         let Some(call) = g.next(&m) else { break };
         assert!(m.enabled(&call), "seed {seed}: generated a call the model does not allow: {call}");
+        states.push(m.state_of(&call));
         let reply = plugin.answer(&m, &call);
         broken.extend(m.judge(&call, &reply).broken);
         calls.push(call);
     }
-    (calls, broken)
+    (calls, broken, states)
 }
 
 #[test]
 fn a_plugin_answering_as_the_spec_asks_breaks_nothing_over_many_walks() {
-    let mut reached = std::collections::BTreeSet::new();
+    let (mut reached, mut states) = (BTreeSet::new(), BTreeSet::new());
     for seed in 0..100 {
-        let (calls, broken) = walk(seed, 250);
+        let (calls, broken, of) = walk(seed, 250);
         assert!(broken.is_empty(), "seed {seed}: {broken:#?}");
         reached.extend(calls.iter().map(Call::rpc));
+        states.extend(of);
     }
     // Every RPC the model knows is reached.
     assert_eq!(reached.len(), 23, "{reached:?}");
+    // And the histories a kubelet makes after a pod is deleted or it restarted elsewhere.
+    for state in [
+        "staged again at the staging path it was unstaged from",
+        "staged again at its other staging path",
+        "again at a target unpublished, the same readonly flag",
+        "again at a target unpublished, the other readonly flag",
+        "at a new target after an unpublish",
+    ] {
+        assert!(states.contains(state), "{state}: {states:?}");
+    }
 }
 
 #[test]

@@ -218,28 +218,8 @@ fn a_listsnapshots_token_held_across_calls_is_followed_as_the_spec_allows() {
 
 #[test]
 fn a_volume_is_staged_again_at_another_path_and_published_again_at_a_target_undone() {
-    // The walk makes the histories a kubelet makes after a pod is deleted or restarted.
-    let mut reached = std::collections::BTreeSet::new();
-    for seed in [1, 2, 3] {
-        let mut g = Generator::new(seed);
-        let mut m = Model::new(caps());
-        let mut plugin = Ideal { next: 0 };
-        for _ in 0..3000 {
-            let Some(call) = g.next(&m) else { break };
-            reached.insert(m.state_of(&call));
-            let reply = plugin.answer(&m, &call);
-            assert!(m.judge(&call, &reply).broken.is_empty(), "{call}");
-        }
-    }
-    for state in [
-        "staged again at the staging path it was unstaged from",
-        "staged again at its other staging path",
-        "again at a target unpublished, the same readonly flag",
-        "again at a target unpublished, the other readonly flag",
-        "at a new target after an unpublish",
-    ] {
-        assert!(reached.contains(state), "{state}: {reached:?}");
-    }
+    // (The walks of `a_plugin_answering_as_the_spec_asks_breaks_nothing_over_many_walks` make
+    // each of these histories.)
     // Staged again at path #1: recorded there; a retry there, the other is its second.
     let a = v(0, 0);
     let mut m = Model::new(caps());
