@@ -145,6 +145,28 @@ pub enum Fault {
     /// handed out (a listing cache kept per token), a snapshot deleted since among them. Needs
     /// a few snapshots, a first page, a DeleteSnapshot, then the pages from the token.
     ListSnapshotsTokenStale,
+    /// NodeUnstageVolume of a path the volume is staged at unstages the path it was first
+    /// staged at (kept from its first NodeStageVolume, as a plugin that derives its staging
+    /// record once): a volume staged again at another path stays staged there.
+    /// Needs a stage, an unstage, a stage at another staging path, its unstage, then a use of
+    /// the volume (a stage at the first path again, a DeleteVolume).
+    UnstageFirstPath,
+    /// NodeUnpublishVolume keeps the `readonly` flag a target path was published with (a
+    /// cache of mount options by path), and NodePublishVolume at that path again with the
+    /// other flag answers ALREADY_EXISTS. Needs a publication, its undo, then a publication at
+    /// the same target with the other flag.
+    TargetKeepsReadonly,
+    /// CreateSnapshot of a name it already made answers `ready_to_use` false once a volume was
+    /// restored from the snapshot (the answer rebuilt from an "in use" flag the restore sets),
+    /// though the snapshot was answered ready and still restores. Needs a snapshot, a restore
+    /// from it, then the same CreateSnapshot again.
+    SnapshotRetryUnreadyAfterRestore,
+    /// Two bugs in two code paths of ListSnapshots: by `source_volume_id` it lists only the
+    /// first snapshot of the volume (as [`Fault::ListSnapshotsFirstOfSource`]), and unfiltered
+    /// with `max_entries` a page that has a next one leaves out its last entry. Needs two
+    /// snapshots of one volume listed by source, and three snapshots listed in pages of two or
+    /// three: one rule, broken in the answers to two request shapes.
+    ListSnapshotsTwoPaths,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -170,7 +192,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 56] = [
+    pub const ALL: [Fault; 60] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -218,6 +240,10 @@ impl Fault {
         Fault::ListSnapshotsTimeNow,
         Fault::ReadSourceOfOrigin,
         Fault::ListSnapshotsTokenStale,
+        Fault::UnstageFirstPath,
+        Fault::TargetKeepsReadonly,
+        Fault::SnapshotRetryUnreadyAfterRestore,
+        Fault::ListSnapshotsTwoPaths,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -279,6 +305,10 @@ impl Fault {
             Fault::ListSnapshotsTimeNow => "list-snapshots-time-now",
             Fault::ReadSourceOfOrigin => "read-source-of-origin",
             Fault::ListSnapshotsTokenStale => "list-snapshots-token-stale",
+            Fault::UnstageFirstPath => "unstage-first-path",
+            Fault::TargetKeepsReadonly => "target-keeps-readonly",
+            Fault::SnapshotRetryUnreadyAfterRestore => "snapshot-retry-unready-after-restore",
+            Fault::ListSnapshotsTwoPaths => "list-snapshots-two-paths",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

@@ -3,7 +3,8 @@
 //! calls is found and shrunk to at most ten calls, the planted bugs with a known shortest
 //! history shrunk to exactly it; four histories in flight at once give no finding on the clean
 //! driver and find a history bug; one rule broken in two RPCs' answers gives two findings, each
-//! shrunk to a history ending in its own RPC; the same seed gives the same walk and the same
+//! shrunk to a history ending in its own RPC, and in the answers to two request shapes of one
+//! listing RPC two findings, each shrunk keeping its shape; the same seed gives the same walk and the same
 //! verdict; and a finding's capture, replayed by `csi-view replay`'s library, answers the same against the
 //! faulty build and differs against a fixed one.
 
@@ -134,7 +135,9 @@ fn one_rule_broken_in_two_rpcs_gives_two_findings_each_shrunk_to_its_own_rpc() {
         fault: Some(Fault::ReadSourceOfOrigin),
         ..memdriver::Config::default()
     };
-    let report = explore_options(config, &options(5, 4000, None, tmp.path()));
+    // Seed 3: seed 5's walk, since volumes are staged again at their other staging path, reads
+    // no clone of a clone with ControllerGetVolume within 4,000 steps.
+    let report = explore_options(config, &options(3, 4000, None, tmp.path()));
     let rule = report.findings.first().map(|f| f.rule.clone()).unwrap_or_default();
     let mut rpcs: Vec<&str> = Vec::new();
     for f in &report.findings {
@@ -142,13 +145,16 @@ fn one_rule_broken_in_two_rpcs_gives_two_findings_each_shrunk_to_its_own_rpc() {
         assert!(f.fails && f.reproduced, "{}", f.text());
         assert_eq!(f.calls.last().map(|c| c.method), Some(f.rpc), "{}", f.text());
         assert!(f.calls.len() <= 10, "{}", f.text());
-        assert!(f.text().contains(&format!(" in {}: ", f.rpc)), "{}", f.text());
+        let shaped = f.shape.map(|s| format!(" ({s})")).unwrap_or_default();
+        assert!(f.text().contains(&format!(" in {}{shaped}: ", f.rpc)), "{}", f.text());
         let capture = f.capture.as_ref().expect("a capture");
         let text = std::fs::read_to_string(capture).expect("the capture reads");
         assert!(text.contains(f.rpc), "{}: {}", capture.display(), f.text());
         rpcs.push(f.rpc);
     }
+    // ListVolumes once per request shape it broke the rule in (paged or not).
     rpcs.sort_unstable();
+    rpcs.dedup();
     assert_eq!(rpcs, ["ControllerGetVolume", "ListVolumes"], "{}", report.text());
     assert!(report.failed() && report.unshown.is_empty(), "{}", report.text());
     let json = report.to_json();
@@ -158,8 +164,46 @@ fn one_rule_broken_in_two_rpcs_gives_two_findings_each_shrunk_to_its_own_rpc() {
         .iter()
         .map(|f| f["rpc"].as_str().expect("rpc"))
         .collect();
-    assert_eq!(listed.len(), 2, "{json}");
+    assert_eq!(listed.len(), report.findings.len(), "{json}");
     assert!(json["findings"].as_array().expect("findings").iter().all(|f| f["rule"] == rule));
+}
+
+#[test]
+fn one_rule_broken_in_two_request_shapes_of_a_listing_gives_two_findings() {
+    // ListSnapshots by source lists one snapshot of two, and its unfiltered pages each leave
+    // one out: one rule, one RPC, two code paths; each finding is shrunk keeping its shape.
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let config = memdriver::Config {
+        fault: Some(Fault::ListSnapshotsTwoPaths),
+        ..memdriver::Config::default()
+    };
+    let report = explore_options(config, &options(5, 4000, None, tmp.path()));
+    let mut shapes: Vec<&str> = Vec::new();
+    for f in report.findings.iter().filter(|f| f.rule == "snapshots-listed") {
+        assert_eq!(f.rpc, "ListSnapshots", "{}", f.text());
+        assert!(f.fails && f.reproduced, "{}", f.text());
+        let shape = f.shape.expect("a listing's shape");
+        assert!(f.text().contains(&format!(" in ListSnapshots ({shape}): ")), "{}", f.text());
+        let last = f.calls.last().expect("a history");
+        let (by_source, paged) =
+            (shape.contains("source_volume_id"), shape.contains("max_entries"));
+        assert_eq!(last.step.contains("source_volume_id"), by_source, "{}", f.text());
+        assert_eq!(last.step.contains("max_entries"), paged, "{}", f.text());
+        shapes.push(shape);
+    }
+    assert!(
+        shapes.iter().any(|s| s.starts_with("source_volume_id")),
+        "by source: {}",
+        report.text()
+    );
+    // Unfiltered and paged: the pages of a listing, or the pages from a held first page's token.
+    let unfiltered = ["max_entries", "starting_token"];
+    assert!(shapes.iter().any(|s| unfiltered.contains(s)), "unfiltered, paged: {}", report.text());
+    let json = report.to_json();
+    let findings = json["findings"].as_array().expect("findings");
+    let shaped =
+        findings.iter().filter(|f| f["shape"].as_str().is_some_and(|s| shapes.contains(&s)));
+    assert_eq!(shaped.count(), shapes.len(), "{json}");
 }
 
 /// The faults whose bug only a history shows, each with the RPCs of its shortest history
@@ -262,6 +306,36 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     (Fault::ReadSourceOfOrigin, None),
     // A ListSnapshots token held across a DeleteSnapshot.
     (Fault::ListSnapshotsTokenStale, None),
+    // A snapshot used as a source: its retry after a restore answered not ready.
+    (
+        Fault::SnapshotRetryUnreadyAfterRestore,
+        Some(&["CreateVolume", "CreateSnapshot", "CreateVolume", "CreateSnapshot"]),
+    ),
+    // Histories a kubelet makes: a volume staged again at another staging path after an
+    // unstage; a target published again after its unpublish, with the other readonly flag.
+    (
+        Fault::UnstageFirstPath,
+        Some(&[
+            "CreateVolume",
+            "ControllerPublishVolume",
+            "NodeStageVolume",
+            "NodeUnstageVolume",
+            "NodeStageVolume",
+            "NodeUnstageVolume",
+            "NodeStageVolume",
+        ]),
+    ),
+    (
+        Fault::TargetKeepsReadonly,
+        Some(&[
+            "CreateVolume",
+            "ControllerPublishVolume",
+            "NodeStageVolume",
+            "NodePublishVolume",
+            "NodeUnpublishVolume",
+            "NodePublishVolume",
+        ]),
+    ),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).
@@ -286,9 +360,18 @@ fn walk_for(fault: Fault) -> (u64, u64) {
         // Seed 5 validates no volume both before and after a publication, with no modification
         // between, within 4,000 steps.
         Fault::ValidateUnconfirmedWhenPublished => (2, 4000),
+        // Seed 5 holds no ListSnapshots token across a DeleteSnapshot within 4,000 steps since
+        // the walk stages volumes again at their other staging path (seeds 1 to 4 do).
+        Fault::ListSnapshotsTokenStale => (3, 4000),
         _ => (5, 4000),
     }
 }
+
+/// The history faults looked for by a test of their own, not by the one that walks every fault.
+const OWN_TEST: &[(Fault, &str)] = &[(
+    Fault::ListSnapshotsTwoPaths,
+    "one_rule_broken_in_two_request_shapes_of_a_listing_gives_two_findings",
+)];
 
 /// The faults the explorer does not look for, each with why.
 const NOT_HISTORY: &[(Fault, &str)] = &[
@@ -316,15 +399,35 @@ const NOT_HISTORY: &[(Fault, &str)] = &[
 ];
 
 #[test]
-fn every_fault_a_history_shows_is_found_and_shrunk() {
-    let listed: Vec<Fault> =
-        HISTORY_FAULTS.iter().map(|(f, _)| *f).chain(NOT_HISTORY.iter().map(|(f, _)| *f)).collect();
+fn every_fault_is_listed_once() {
+    let listed: Vec<Fault> = HISTORY_FAULTS
+        .iter()
+        .map(|(f, _)| *f)
+        .chain(OWN_TEST.iter().map(|(f, _)| *f))
+        .chain(NOT_HISTORY.iter().map(|(f, _)| *f))
+        .collect();
     for f in Fault::ALL {
         assert_eq!(listed.iter().filter(|l| **l == f).count(), 1, "{} is listed once", f.name());
     }
+}
+
+// The history faults in two tests (those at even places of the list, and at odd), so that the
+// test harness walks them on two threads.
+#[test]
+fn every_fault_a_history_shows_is_found_and_shrunk_of_even_place() {
+    find_and_shrink(0);
+}
+
+#[test]
+fn every_fault_a_history_shows_is_found_and_shrunk_of_odd_place() {
+    find_and_shrink(1);
+}
+
+/// Each fault of [`HISTORY_FAULTS`] at a place of parity `part` is found and shrunk.
+fn find_and_shrink(part: usize) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let mut lines = Vec::new();
-    for (fault, shortest) in HISTORY_FAULTS {
+    for (_, (fault, shortest)) in HISTORY_FAULTS.iter().enumerate().filter(|(i, _)| i % 2 == part) {
         let (seed, steps) = walk_for(*fault);
         let config = memdriver::Config {
             fault: Some(*fault),

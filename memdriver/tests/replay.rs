@@ -219,7 +219,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 56] = [
+const FAULTS: [FaultCase; 60] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -337,6 +337,19 @@ const FAULTS: [FaultCase; 56] = [
         "list-snapshots-token-stale",
         "neither capture deletes a snapshot between the pages of one ListSnapshots",
     ),
+    conformance_only(
+        "unstage-first-path",
+        "csi-sanity's capture stages each volume at one staging path only",
+    ),
+    neither(
+        "target-keeps-readonly",
+        "neither capture publishes a volume again at a target it was unpublished from, with the other readonly flag",
+    ),
+    neither(
+        "snapshot-retry-unready-after-restore",
+        "neither capture sends a CreateSnapshot again after a restore from its snapshot",
+    ),
+    both("list-snapshots-two-paths"),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),
     neither("health-no-reason", NO_HEALTH_CALLS),
@@ -391,7 +404,7 @@ fn each_fault_shows_as_a_difference_where_the_capture_holds_calls_it_changes() {
         shown.1 += usize::from(case.conformance);
         shown.2 += usize::from(case.sanity || case.conformance);
     }
-    assert_eq!(shown, (24, 30, 31), "faults shown by the sanity capture, conformance's, either");
+    assert_eq!(shown, (25, 32, 33), "faults shown by the sanity capture, conformance's, either");
     println!(
         "faults shown: {} of 33 (csi-sanity capture {}, csi-conformance capture {})",
         shown.2, shown.0, shown.1

@@ -65,7 +65,7 @@ pub(crate) enum At {
 }
 
 /// A node path a call names that is not where the volume is staged or published: the
-/// volume's own second staging path, another volume's staging path or target path #0, or a
+/// volume's own staging path it is not staged at (its second), another volume's staging path or target path #0, or a
 /// folder the CO made that belongs to no volume.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Elsewhere {
@@ -74,6 +74,10 @@ pub(crate) enum Elsewhere {
     Target(Vol),
     Nowhere,
 }
+
+/// Staging paths a volume may be staged at, one at a time: #0, or #1 when staged again after
+/// an unstage. [`Elsewhere::SecondStaging`] is the one it is not staged at.
+pub(crate) const STAGINGS: u8 = 2;
 
 /// The Node calls sent with a path of [`Elsewhere`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -130,7 +134,13 @@ pub(crate) enum Call {
         max_entries: i32,
     },
     GetSnapshot(Snap),
-    Stage(Vol),
+    /// NodeStageVolume at staging path #`path` of the volume (0 or 1, see [`STAGINGS`]): a
+    /// retry goes to where it is staged; a CO may stage a volume unstaged again at another
+    /// (a kubelet restarted with a new plugin folder).
+    Stage {
+        vol: Vol,
+        path: u8,
+    },
     Unstage(Vol),
     Publish {
         vol: Vol,
@@ -192,6 +202,30 @@ pub(crate) enum Call {
 }
 
 impl Call {
+    /// A listing's request shape: which of `snapshot_id`, `source_volume_id`, `starting_token`
+    /// and `max_entries` its first request sets (a paged listing's later pages add the token).
+    /// A plugin answers each through code of its own (csi-driver-host-path's listing by source
+    /// is not its unfiltered one), so a rule broken by a listing is a finding per shape. `None`
+    /// for a call that lists nothing.
+    pub(crate) fn shape(&self) -> Option<&'static str> {
+        let paged = |n: i32| n > 0;
+        Some(match *self {
+            Call::ListVolumes { max_entries } if paged(max_entries) => "max_entries",
+            Call::ListVolumes { .. } => "no max_entries",
+            Call::ListHold { .. } => "max_entries",
+            Call::ListResume { .. } => "starting_token",
+            Call::ListSnapshots { filter, max_entries } => match (filter, paged(max_entries)) {
+                (Filter::All, false) => "no filter, no max_entries",
+                (Filter::All, true) => "max_entries",
+                (Filter::Id(_), false) => "snapshot_id",
+                (Filter::Id(_), true) => "snapshot_id, max_entries",
+                (Filter::Source(_), false) => "source_volume_id",
+                (Filter::Source(_), true) => "source_volume_id, max_entries",
+            },
+            _ => return None,
+        })
+    }
+
     /// The RPC it makes.
     pub(crate) fn rpc(&self) -> &'static str {
         match self {
@@ -212,7 +246,7 @@ impl Call {
             Call::DeleteSnapshot(_) => "DeleteSnapshot",
             Call::ListSnapshots { .. } => "ListSnapshots",
             Call::GetSnapshot(_) => "GetSnapshot",
-            Call::Stage(_) => "NodeStageVolume",
+            Call::Stage { .. } => "NodeStageVolume",
             Call::Unstage(_) => "NodeUnstageVolume",
             Call::Publish { .. } => "NodePublishVolume",
             Call::Unpublish { .. } => "NodeUnpublishVolume",
@@ -445,7 +479,7 @@ impl Call {
             | Call::Validate(v)
             | Call::GetVolume(v)
             | Call::Expand { vol: v, .. }
-            | Call::Stage(v)
+            | Call::Stage { vol: v, .. }
             | Call::Unstage(v)
             | Call::Publish { vol: v, .. }
             | Call::Unpublish { vol: v, .. }
@@ -543,9 +577,10 @@ impl fmt::Display for Call {
             Call::DeleteVolume(v)
             | Call::Validate(v)
             | Call::GetVolume(v)
-            | Call::Stage(v)
             | Call::Unstage(v)
             | Call::Modify(v) => write!(f, "{rpc} {v}"),
+            Call::Stage { vol, path: 0 } => write!(f, "{rpc} {vol}"),
+            Call::Stage { vol, path } => write!(f, "{rpc} {vol} at staging path #{path}"),
             Call::DeleteSnapshot(s) | Call::GetSnapshot(s) => write!(f, "{rpc} {s}"),
             Call::CreateGroup { name, vols: [a, b] } => write!(f, "{rpc} name g{name} of {a}, {b}"),
             Call::DeleteGroup(g) | Call::GetGroup(g) => write!(f, "{rpc} {g}"),

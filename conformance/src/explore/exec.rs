@@ -14,7 +14,7 @@ use csikit::v1::*;
 use prost::Message;
 use tonic::Status;
 
-use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
+use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, STAGINGS, Snap, Source, Vol};
 use super::judge::{Body, Listed, Reply};
 use super::model::{MIB, Model, TARGETS};
 
@@ -118,19 +118,17 @@ impl Exec {
         format!("{}-g{name}", self.prefix)
     }
 
-    /// The staging path of `v`: a folder the CO makes.
-    pub(crate) fn staging_path(&self, v: Vol) -> PathBuf {
-        self.staging.join(format!("{}-{v}", self.prefix))
+    /// Staging path #n of `v` (see [`STAGINGS`]): a folder the CO makes.
+    pub(crate) fn staging_path(&self, v: Vol, n: u8) -> PathBuf {
+        match n {
+            0 => self.staging.join(format!("{}-{v}", self.prefix)),
+            n => self.staging.join(format!("{}-{v}-{}", self.prefix, n + 1)),
+        }
     }
 
     /// Target path #t of `v`: its parent the CO makes, itself the plugin.
     pub(crate) fn target_path(&self, v: Vol, t: u8) -> PathBuf {
         self.mount.join(format!("{}-{v}-t{t}", self.prefix)).join("mount")
-    }
-
-    /// The second staging path of `v`: a folder the CO makes.
-    pub(crate) fn second_staging_path(&self, v: Vol) -> PathBuf {
-        self.staging.join(format!("{}-{v}-2", self.prefix))
     }
 
     /// A folder the CO made that belongs to no volume of the attempt.
@@ -139,10 +137,10 @@ impl Exec {
     }
 
     /// The path `at` names for `v`, the folders a CO makes made.
-    fn elsewhere_dir(&self, v: Vol, at: Elsewhere) -> Result<String, String> {
+    fn elsewhere_dir(&self, m: &Model, v: Vol, at: Elsewhere) -> Result<String, String> {
         let dir = match at {
-            Elsewhere::SecondStaging => self.second_staging_path(v),
-            Elsewhere::Staging(w) => return self.staging_dir(w),
+            Elsewhere::SecondStaging => self.staging_path(v, second_staging(m, v)),
+            Elsewhere::Staging(w) => return self.staging_dir(m, w),
             Elsewhere::Target(w) => return self.target_dir(w, 0),
             Elsewhere::Nowhere => self.nowhere_path(),
         };
@@ -303,14 +301,17 @@ impl Exec {
                 snapshot_id: sid(x)?,
                 secrets: s.secrets("GetSnapshot"),
             }),
-            Call::Stage(v) => Prepared::Stage(self.stage_request(s, vid(v)?, self.staging_dir(v)?)),
+            Call::Stage { vol, path } => {
+                let dir = self.make_staging(vol, path)?;
+                Prepared::Stage(self.stage_request(s, vid(vol)?, dir))
+            }
             Call::Unstage(v) => Prepared::Unstage(NodeUnstageVolumeRequest {
                 volume_id: vid(v)?,
-                staging_target_path: self.staging_dir(v)?,
+                staging_target_path: self.staging_dir(m, v)?,
             }),
             Call::Publish { vol, target, readonly } => {
                 let id = vid(vol)?;
-                let staging = if m.caps.stage { self.staging_dir(vol)? } else { String::new() };
+                let staging = if m.caps.stage { self.staging_dir(m, vol)? } else { String::new() };
                 Prepared::NodePublish(
                     NodePublishVolumeRequest {
                         publish_context: self.context(true, &id),
@@ -338,10 +339,10 @@ impl Exec {
             }
             Call::Stats { vol, at } => {
                 let path = match at {
-                    At::Staging => self.staging_dir(vol)?,
+                    At::Staging => self.staging_dir(m, vol)?,
                     At::Target(t) => self.target_dir(vol, t)?,
                 };
-                let staging = if m.caps.stage { self.staging_dir(vol)? } else { String::new() };
+                let staging = if m.caps.stage { self.staging_dir(m, vol)? } else { String::new() };
                 Prepared::Stats(NodeGetVolumeStatsRequest {
                     volume_id: vid(vol)?,
                     volume_path: path,
@@ -398,7 +399,7 @@ impl Exec {
             }),
             Call::Elsewhere { vol, rpc, at } => {
                 let id = vid(vol)?;
-                let path = self.elsewhere_dir(vol, at)?;
+                let path = self.elsewhere_dir(m, vol, at)?;
                 match rpc {
                     NodeRpc::Stage => Prepared::Stage(self.stage_request(s, id, path)),
                     NodeRpc::Unstage => Prepared::Unstage(NodeUnstageVolumeRequest {
@@ -414,7 +415,7 @@ impl Exec {
                         volume_id: id,
                         volume_path: path,
                         staging_target_path: if m.caps.stage {
-                            self.staging_dir(vol)?
+                            self.staging_dir(m, vol)?
                         } else {
                             String::new()
                         },
@@ -429,7 +430,7 @@ impl Exec {
             Call::NodeExpand { vol, mib } => {
                 let staged = m.caps.stage;
                 let path = if staged {
-                    self.staging_dir(vol)?
+                    self.staging_dir(m, vol)?
                 } else {
                     let t = m
                         .vol(vol)
@@ -442,7 +443,7 @@ impl Exec {
                     volume_path: path,
                     capacity_range: range(mib, 0),
                     staging_target_path: if staged {
-                        self.staging_dir(vol)?
+                        self.staging_dir(m, vol)?
                     } else {
                         String::new()
                     },
@@ -474,15 +475,22 @@ impl Exec {
                     let _ = std::fs::remove_dir(parent);
                 }
             }
-            let _ = std::fs::remove_dir(self.staging_path(*v));
-            let _ = std::fs::remove_dir(self.second_staging_path(*v));
+            for n in 0..STAGINGS {
+                let _ = std::fs::remove_dir(self.staging_path(*v, n));
+            }
         }
         let _ = std::fs::remove_dir(self.nowhere_path());
     }
 
-    /// The staging folder of `v`, made (the CO's part).
-    fn staging_dir(&self, v: Vol) -> Result<String, String> {
-        let dir = self.staging_path(v);
+    /// The staging folder of `v` where the model has it staged (or last had), made (the CO's
+    /// part).
+    fn staging_dir(&self, m: &Model, v: Vol) -> Result<String, String> {
+        self.make_staging(v, m.vol(v).map_or(0, |s| s.staging))
+    }
+
+    /// Staging folder #n of `v`, made (the CO's part).
+    fn make_staging(&self, v: Vol, n: u8) -> Result<String, String> {
+        let dir = self.staging_path(v, n);
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot make the staging folder '{}': {e}", dir.display()))?;
         Ok(dir.display().to_string())
@@ -661,6 +669,11 @@ impl Exec {
         recorded.lock().unwrap_or_else(PoisonError::into_inner).push(exchange);
         answer
     }
+}
+
+/// The staging path of `v` it is not staged at (or was not last): its second.
+pub(crate) fn second_staging(m: &Model, v: Vol) -> u8 {
+    (m.vol(v).map_or(0, |s| s.staging) + 1) % STAGINGS
 }
 
 fn error(e: &Status) -> Reply {

@@ -6,7 +6,7 @@
 //! random number of calls, so that an interleaving the common kinds would drown is reached in
 //! some epoch. Deterministic for a seed and the plugin's answers.
 
-use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
+use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, STAGINGS, Snap, Source, Vol};
 use super::model::{Life, MIB, Model, TARGETS, VolState};
 
 /// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.
@@ -494,10 +494,12 @@ impl Generator {
                 })
                 .collect()
         };
+        // Where it is staged, or was last (see `restage` for the other path).
+        let stage = |vol: Vol, s: &VolState| Call::Stage { vol, path: s.staging };
         let mut node: Vec<(u32, Vec<Call>)> = vec![
-            (4, alive.iter().filter(|(_, s)| !s.staged).map(|(v, _)| Call::Stage(*v)).collect()),
-            (2, alive.iter().filter(|(_, s)| s.staged).map(|(v, _)| Call::Stage(*v)).collect()),
-            (1, dead.iter().map(|v| Call::Stage(*v)).collect()),
+            (4, alive.iter().filter(|(_, s)| !s.staged).map(|(v, s)| stage(*v, s)).collect()),
+            (2, alive.iter().filter(|(_, s)| s.staged).map(|(v, s)| stage(*v, s)).collect()),
+            (1, dead.iter().map(|v| Call::Stage { vol: *v, path: 0 }).collect()),
             (
                 3,
                 alive
@@ -626,6 +628,7 @@ impl Generator {
             }
         })?;
         let call = calls[self.rng.usize(..calls.len())];
+        let call = self.restage(m, call);
         self.took(&call);
         Some(call)
     }
@@ -716,11 +719,28 @@ impl Generator {
             Call::ControllerPublish { vol: v, own: true, .. } => {
                 vol(v).is_some_and(|s| s.published.is_none())
             }
-            Call::Stage(v) => vol(v).is_some_and(|s| !s.staged),
+            Call::Stage { vol: v, .. } => vol(v).is_some_and(|s| !s.staged),
             Call::Publish { vol: v, target, .. } => {
                 vol(v).is_some_and(|s| s.targets[usize::from(target)].is_none())
             }
             _ => false,
+        }
+    }
+
+    /// A NodeStageVolume of a volume staged before and unstaged since goes, one time in two, to
+    /// the staging path it was not staged at last (a kubelet restarted with another plugin
+    /// folder): the CO's "staging_target_path" is its own to choose at each stage. Drawn only
+    /// for such a call, so that a walk is the same as before up to its first stage again.
+    fn restage(&mut self, m: &Model, call: Call) -> Call {
+        match call {
+            Call::Stage { vol, path }
+                if m.vol(vol).is_some_and(|s| {
+                    s.life == Life::Alive && s.staged_ever && !s.staged && !s.second_staged
+                }) && self.one_in(2) =>
+            {
+                Call::Stage { vol, path: (path + 1) % STAGINGS }
+            }
+            other => other,
         }
     }
 

@@ -258,7 +258,7 @@ impl Model {
                 }
             }
             Call::GetSnapshot(s) => self.get_snapshot(&mut v, s, reply),
-            Call::Stage(vol) => self.stage(&mut v, vol, reply),
+            Call::Stage { vol, path } => self.stage(&mut v, vol, path, reply),
             Call::Unstage(vol) => self.unstage(&mut v, vol, reply),
             Call::Publish { vol, target, readonly } => {
                 self.node_publish(&mut v, vol, usize::from(target), readonly, reply);
@@ -503,6 +503,9 @@ impl Model {
                 None => Src::None,
             },
         };
+        if let Some(Source::Snapshot(x)) = source {
+            self.restore_again(v, &what, x, reply);
+        }
         match (&src, reply) {
             (Src::Dead(from), _) => {
                 v.row("CreateVolume", SOURCE_NOT_EXIST, reply, &format!("{what} from {from}"));
@@ -582,8 +585,9 @@ impl Model {
                 published: None,
                 staged: false,
                 staged_ever: false,
+                staging: 0,
                 targets: [None; TARGETS],
-                targets_used: [false; TARGETS],
+                targets_used: [None; TARGETS],
                 last_undo: None,
                 refused_delete: false,
                 second_staged: false,

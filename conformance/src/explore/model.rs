@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, Snap, Source, Vol};
+use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, STAGINGS, Snap, Source, Vol};
 use super::rules::Rule;
 
 /// What the plugin serves, as far as the explorer uses it.
@@ -123,16 +123,20 @@ pub(crate) struct VolState {
     pub(crate) staged: bool,
     /// It was staged at some time.
     pub(crate) staged_ever: bool,
+    /// The staging path (#0 or #1) it is staged at, or was last: where it is published from,
+    /// unstaged, asked for statistics and expanded; its other is its second staging path.
+    pub(crate) staging: u8,
     /// Node-published at target #t: with `readonly`.
     pub(crate) targets: [Option<bool>; TARGETS],
-    /// Target #t was published at some time.
-    pub(crate) targets_used: [bool; TARGETS],
+    /// Target #t was published at some time: with `readonly`, the last time.
+    pub(crate) targets_used: [Option<bool>; TARGETS],
     pub(crate) last_undo: Option<Undo>,
     /// Every kind of undo it went through, in order, for a finding's words.
     pub(crate) undone: Vec<Undo>,
     /// DeleteVolume was refused with FAILED_PRECONDITION (snapshots, or in use).
     pub(crate) refused_delete: bool,
-    /// Staged at its second staging path too (the plugin took a second NodeStageVolume).
+    /// Staged at its second staging path too, the one of the two it is not staged at (the
+    /// plugin took a second NodeStageVolume).
     pub(crate) second_staged: bool,
     /// What the plugin chose where the spec let it answer a call out of order more than one
     /// way, and what it is then held to.
@@ -402,11 +406,17 @@ impl Model {
                 c.get_snapshot
                     && (self.snap(s).is_some_and(|x| x.life == Life::Alive) || self.snap_dead(s))
             }
-            Call::Stage(v) => {
+            Call::Stage { vol, path } => {
+                // Staged (at either path): the retry goes where it is staged; unstaged, it
+                // may go to either.
                 c.stage
-                    && match self.alive(v) {
-                        Some(s) => !c.publish || s.published.is_some(),
-                        None => self.dead(v),
+                    && path < STAGINGS
+                    && match self.alive(vol) {
+                        Some(s) => {
+                            (!c.publish || s.published.is_some())
+                                && (path == s.staging || !(s.staged || s.second_staged))
+                        }
+                        None => self.dead(vol),
                     }
             }
             Call::Unstage(v) => c.stage && self.alive(v).is_some(),
@@ -424,7 +434,7 @@ impl Model {
                 c.node
                     && t < TARGETS
                     && match self.alive(vol) {
-                        Some(s) => s.targets[t].is_some() || s.targets_used[t],
+                        Some(s) => s.targets[t].is_some() || s.targets_used[t].is_some(),
                         None => self.dead(vol),
                     }
             }
@@ -437,7 +447,7 @@ impl Model {
                         (Some(s), At::Staging) => c.stage && (s.staged || s.staged_ever),
                         (Some(s), At::Target(t)) => {
                             let t = usize::from(t);
-                            t < TARGETS && (s.targets[t].is_some() || s.targets_used[t])
+                            t < TARGETS && (s.targets[t].is_some() || s.targets_used[t].is_some())
                         }
                         (None, At::Staging) => dead && c.stage,
                         (None, At::Target(t)) => dead && usize::from(t) < TARGETS,
@@ -533,6 +543,37 @@ impl Model {
         }
     }
 
+    /// A NodeStageVolume or NodePublishVolume of a live volume after it was undone (a pod
+    /// deleted, a new pod; a kubelet restarted with another plugin folder), for the coverage
+    /// table: staged again at the same or at the other staging path; published again at the
+    /// target unpublished (with the same or the other readonly flag) or at a new one.
+    fn again(&self, call: &Call) -> Option<&'static str> {
+        match *call {
+            Call::Stage { vol, path } => {
+                let s = self.alive(vol).filter(|s| s.staged_ever && !s.staged)?;
+                Some(if path == s.staging {
+                    "staged again at the staging path it was unstaged from"
+                } else {
+                    "staged again at its other staging path"
+                })
+            }
+            Call::Publish { vol, target, readonly } => {
+                let s = self.alive(vol).filter(|s| s.targets.iter().all(Option::is_none))?;
+                match s.targets_used[usize::from(target)] {
+                    Some(ro) if ro == readonly => {
+                        Some("again at a target unpublished, the same readonly flag")
+                    }
+                    Some(_) => Some("again at a target unpublished, the other readonly flag"),
+                    None if s.targets_used.iter().any(Option::is_some) => {
+                        Some("at a new target after an unpublish")
+                    }
+                    None => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
     /// `call` asks for a size GetCapacity's answer gave (its maximum_volume_size, or
     /// just above; its minimum_volume_size as a limit, or just below).
     fn sized_at_bound(&self, call: &Call) -> bool {
@@ -611,6 +652,9 @@ impl Model {
                 }) =>
             {
                 "a size answered before, grown since"
+            }
+            Call::Publish { .. } | Call::Stage { .. } if self.again(call).is_some() => {
+                self.again(call).unwrap_or("-")
             }
             Call::Publish { vol, target, .. } | Call::Unpublish { vol, target }
                 if self.vol(*vol).is_some_and(|s| {

@@ -48,6 +48,11 @@ pub struct Finding {
     /// The RPC whose answer broke it: `ListVolumes`. The last call of `calls` when the history
     /// was reproduced; the same rule broken by another RPC's answer is another finding.
     pub rpc: &'static str,
+    /// Of a listing RPC, the shape of the request whose answer broke it: which of
+    /// `snapshot_id`, `source_volume_id`, `starting_token` and `max_entries` it set
+    /// (`source_volume_id, max_entries`; `no filter, no max_entries`); the same rule broken in
+    /// the answer to another shape is another finding (another code path of the plugin).
+    pub shape: Option<&'static str>,
     /// The sentence it rests on.
     pub sentence: Sentence,
     /// What the last call did, in the explorer's words.
@@ -74,6 +79,8 @@ pub struct Unshown {
     pub rule: String,
     /// As [`Finding::rpc`].
     pub rpc: &'static str,
+    /// As [`Finding::shape`].
+    pub shape: Option<&'static str>,
     /// A failure, not a note.
     pub fails: bool,
     /// How many times the walk broke it.
@@ -133,6 +140,7 @@ impl Report {
             serde_json::json!({
                 "rule": f.rule,
                 "rpc": f.rpc,
+                "shape": f.shape,
                 "level": level(&f.sentence),
                 "fails": f.fails,
                 "sentence": f.sentence.text,
@@ -158,7 +166,7 @@ impl Report {
             "findings": failures.into_iter().map(finding).collect::<Vec<_>>(),
             "notes": notes.into_iter().map(finding).collect::<Vec<_>>(),
             "unshown": self.unshown.iter().map(|u| serde_json::json!({
-                "rule": u.rule, "rpc": u.rpc, "fails": u.fails, "seen": u.seen,
+                "rule": u.rule, "rpc": u.rpc, "shape": u.shape, "fails": u.fails, "seen": u.seen,
             })).collect::<Vec<_>>(),
             "coverage": self.coverage.json(),
             "skipped": self.skipped,
@@ -176,8 +184,11 @@ impl Report {
             let mark = if u.fails { "finding" } else { "note" };
             let _ = writeln!(
                 out,
-                "{mark} {} in {}: broken {} times, not shrunk (past the cap of {MAX_FINDINGS} findings)",
-                u.rule, u.rpc, u.seen
+                "{mark} {} in {}{}: broken {} times, not shrunk (past the cap of {MAX_FINDINGS} findings)",
+                u.rule,
+                u.rpc,
+                shaped(u.shape),
+                u.seen
             );
         }
         out.push_str(&self.coverage.text());
@@ -219,7 +230,14 @@ impl Finding {
     pub fn text(&self) -> String {
         let mut out = String::new();
         let mark = if self.fails { "FINDING" } else { "note" };
-        let _ = writeln!(out, "{mark} {} in {}: {}", self.rule, self.rpc, self.detail);
+        let _ = writeln!(
+            out,
+            "{mark} {} in {}{}: {}",
+            self.rule,
+            self.rpc,
+            shaped(self.shape),
+            self.detail
+        );
         let _ = writeln!(out, "  {}", self.sentence);
         let how = if self.reproduced {
             format!("shrunk from {} calls to {}", self.shrunk_from, self.calls.len())
@@ -243,6 +261,11 @@ impl Finding {
         }
         out
     }
+}
+
+/// A listing's request shape as printed after its RPC: ` (source_volume_id, max_entries)`.
+fn shaped(shape: Option<&str>) -> String {
+    shape.map(|s| format!(" ({s})")).unwrap_or_default()
 }
 
 /// `must`, `should`, `may`; a sentence binding the sender: `sender`.
@@ -276,34 +299,43 @@ pub(crate) async fn found(
 ) -> Result<(), String> {
     let started = Instant::now();
     // The call whose answer broke them: the history's last.
-    let Some(rpc) = history.last().map(super::call::Call::rpc) else {
+    let Some(last) = history.last() else {
         return Ok(());
     };
+    let (rpc, shape) = (last.rpc(), last.shape());
     for b in broken {
-        if let Some(f) = report.findings.iter_mut().find(|f| f.rule == b.id && f.rpc == rpc) {
+        let same = |rule: &str, r: &str, sh: Option<&str>| rule == b.id && r == rpc && sh == shape;
+        if let Some(f) = report.findings.iter_mut().find(|f| same(&f.rule, f.rpc, f.shape)) {
             f.seen += 1;
             continue;
         }
         let fails = fails(b, options);
         if report.findings.len() >= MAX_FINDINGS {
-            match report.unshown.iter_mut().find(|u| u.rule == b.id && u.rpc == rpc) {
+            match report.unshown.iter_mut().find(|u| same(&u.rule, u.rpc, u.shape)) {
                 Some(u) => u.seen += 1,
-                None => report.unshown.push(Unshown { rule: b.id.clone(), rpc, fails, seen: 1 }),
+                None => {
+                    report.unshown.push(Unshown { rule: b.id.clone(), rpc, shape, fails, seen: 1 })
+                }
             }
             continue;
         }
         line(&format!(
-            "{} {} in {rpc} after {} calls: {}; shrinking",
+            "{} {} in {rpc}{} after {} calls: {}; shrinking",
             if fails { "found" } else { "noted" },
             b.id,
+            shaped(shape),
             history.len(),
             b.detail
         ));
-        let breach = Breach { rule: &b.id, rpc };
+        let breach = Breach { rule: &b.id, rpc, shape };
         let shrunk = shrink(s, history, breach).await?;
         line(&format!("shrunk to {} calls in {} replays", shrunk.calls.len(), shrunk.replays));
         let n = report.findings.len() + 1;
-        let path = capture_path(options, n, &b.id, rpc);
+        let named = match shape {
+            Some(sh) => format!("{rpc} {sh}"),
+            None => rpc.to_owned(),
+        };
+        let path = capture_path(options, n, &b.id, &named);
         let folders = path.with_extension("paths");
         let r = replay(s, &shrunk.calls, breach, Some(&folders)).await?;
         let schema = csi_view_core::schema::Schema::builtin().map_err(|e| format!("{e:#}"))?;
@@ -333,6 +365,7 @@ pub(crate) async fn found(
         let finding = Finding {
             rule: b.id.clone(),
             rpc,
+            shape,
             sentence: b.sentence,
             detail,
             fails,

@@ -63,6 +63,7 @@ pub(crate) enum Rule {
     SnapshotDescribedSame,
     SnapshotGroupCarried,
     SnapshotReadyKept,
+    RestoreReadyRefused,
     /// A row of an RPC's error table: the RPC and the row's condition, as the Model words it.
     Row(&'static str, &'static str),
 }
@@ -156,7 +157,14 @@ const INVARIANTS: &[(Rule, &str, Sentence)] = &[
     (Rule::SnapshotGroupCarried, "snapshot-group-carried", Sentence::must("Snapshot.group_snapshot_id", "If this snapshot is a member of a volume group snapshot, and it MUST NOT be deleted as a stand alone snapshot, then the SP MUST provide the ID of the volume group snapshot in this field.")),
     // A note: no sentence forbids ready_to_use going back to false, but a CO that saw it ready
     // may have used it as a source already.
-    (Rule::SnapshotReadyKept, "snapshot-ready-kept", Sentence::should("CreateSnapshot, DeleteSnapshot, ListSnapshots", "When processing is complete, the `ready_to_use` parameter of the snapshot from ListSnapshots SHALL become `true`. / (a snapshot described ready_to_use, later described not ready: a note, as no sentence forbids it)")),
+    // In CreateSnapshot's retry it is a MUST, `snapshot-retry-same`: a snapshot described ready
+    // is "successfully cut and ready to use", and the retry's answer "the corresponding
+    // CreateSnapshotResponse" (its ready_to_use "Indicates if a snapshot is ready to use").
+    (Rule::SnapshotReadyKept, "snapshot-ready-kept", Sentence::should("CreateSnapshot, DeleteSnapshot, ListSnapshots", "When processing is complete, the `ready_to_use` parameter of the snapshot from ListSnapshots SHALL become `true`. / (a snapshot described ready_to_use, later described not ready by GetSnapshot, ListSnapshots or a group's answer: a note, as no sentence forbids it)")),
+    // A note: "If the plugin is unable to complete the CreateVolume call successfully, it MUST
+    // return a non-ok gRPC code", any code; but a snapshot standing and ready "MAY be
+    // specified as a volume_content_source", and restored once it was.
+    (Rule::RestoreReadyRefused, "restore-ready-refused", Sentence::should("CreateSnapshot", "If a snapshot corresponding to the specified snapshot `name` is successfully cut and ready to use (meaning it MAY be specified as a `volume_content_source` in a `CreateVolumeRequest`), the Plugin MUST reply `0 OK` with the corresponding `CreateSnapshotResponse`. / (ready to use, it MAY be a source: a restore from a snapshot standing and described ready, restored before with OK, answered an error no row of CreateVolume's table nor of the general table gives: a note, as the spec lets a call fail with any non-OK code)")),
     // Notes: the fields say what may be used, not what the plugin must refuse.
     (Rule::CapacityMaxSize, "capacity-max-size", Sentence::should("GetCapacityResponse.maximum_volume_size", "If `volume_capabilities` or `parameters` is specified in the request, the Plugin SHALL take those into consideration when calculating the minimum volume size of the storage. / (maximum_volume_size: the largest size that may be used in a CreateVolumeRequest.capacity_range.required_bytes field to create a volume with the same parameters; a CreateVolume of the same capability and parameters above it answered OK, nothing made, grown or deleted in between)")),
     (Rule::CapacityMinSize, "capacity-min-size", Sentence::should("GetCapacityResponse.minimum_volume_size", "If `volume_capabilities` or `parameters` is specified in the request, the Plugin SHALL take those into consideration when calculating the maximum volume size of the storage. / (minimum_volume_size: the smallest size that may be used in a CreateVolumeRequest.capacity_range.limit_bytes field to create a volume with the same parameters; a CreateVolume of the same capability and parameters with a limit below it answered OK, nothing made, grown or deleted in between)")),

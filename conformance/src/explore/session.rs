@@ -17,7 +17,7 @@ use csikit::v1::{
 use super::Broken;
 use super::call::{Call, Vol};
 use super::coverage::Coverage;
-use super::exec::Exec;
+use super::exec::{self, Exec};
 use super::judge::Reply;
 use super::model::{Caps, Life, Model, TARGETS};
 use crate::client::Endpoint;
@@ -173,7 +173,7 @@ impl Session {
             if self.caps.node {
                 for t in 0..TARGETS as u8 {
                     if v.targets[usize::from(t)].is_some()
-                        || (*lost && v.targets_used[usize::from(t)])
+                        || (*lost && v.targets_used[usize::from(t)].is_some())
                     {
                         let target_path = a.exec.target_path(*vol, t).display().to_string();
                         let _ = s
@@ -186,13 +186,15 @@ impl Session {
                 }
             }
             if self.caps.stage && (v.second_staged || *lost) {
-                let staging_target_path = a.exec.second_staging_path(*vol).display().to_string();
+                let second = exec::second_staging(&a.model, *vol);
+                let staging_target_path = a.exec.staging_path(*vol, second).display().to_string();
                 let _ = s
                     .ask(NodeUnstageVolumeRequest { volume_id: v.id.clone(), staging_target_path })
                     .await;
             }
             if self.caps.stage && (v.staged || (*lost && v.staged_ever)) {
-                let staging_target_path = a.exec.staging_path(*vol).display().to_string();
+                let staging_target_path =
+                    a.exec.staging_path(*vol, v.staging).display().to_string();
                 let _ = s
                     .ask(NodeUnstageVolumeRequest { volume_id: v.id.clone(), staging_target_path })
                     .await;

@@ -18,19 +18,22 @@ use super::session::{Made, Session};
 const MAX_REPLAYS: u32 = 400;
 const MAX_TIME: Duration = Duration::from_secs(120);
 
-/// What a finding is: a rule, broken by the answer of one RPC.
+/// What a finding is: a rule, broken by the answer of one RPC (of a listing, to a request of
+/// one shape: see [`Call::shape`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Breach<'a> {
     /// The rule's id: `volumes-listed`, `answers: <key>`.
     pub(crate) rule: &'a str,
     /// The RPC whose answer broke it: `ListVolumes`.
     pub(crate) rpc: &'static str,
+    /// The listing's request shape: `source_volume_id, max_entries`.
+    pub(crate) shape: Option<&'static str>,
 }
 
 impl Breach<'_> {
     /// What of `made`'s answer is this breach, if any.
     fn in_answer(&self, made: &Made) -> Option<Broken> {
-        if made.call.rpc() != self.rpc {
+        if made.call.rpc() != self.rpc || made.call.shape() != self.shape {
             return None;
         }
         made.broken.iter().find(|b| b.id == self.rule).cloned()
@@ -299,12 +302,19 @@ mod tests {
         let rule = "volume-source-carried";
         let listing = made(Call::ListVolumes { max_entries: 0 }, rule);
         let get = made(Call::GetVolume(Vol { name: 0, nth: 0 }), rule);
-        let in_listing = Breach { rule, rpc: "ListVolumes" };
+        let shape = Some("no max_entries");
+        let in_listing = Breach { rule, rpc: "ListVolumes", shape };
         assert_eq!(in_listing.in_answer(&listing).map(|b| b.id), Some(rule.to_owned()));
         // The same rule broken by ControllerGetVolume's answer is another finding's breach.
         assert_eq!(in_listing.in_answer(&get), None);
-        assert!(Breach { rule, rpc: "ControllerGetVolume" }.in_answer(&get).is_some());
+        assert!(Breach { rule, rpc: "ControllerGetVolume", shape: None }.in_answer(&get).is_some());
         // Another rule in the same RPC is not this breach either.
-        assert_eq!(Breach { rule: "volumes-listed", rpc: "ListVolumes" }.in_answer(&listing), None);
+        let other = Breach { rule: "volumes-listed", rpc: "ListVolumes", shape };
+        assert_eq!(other.in_answer(&listing), None);
+        // Nor the same rule in the answer to a request of another shape (paged).
+        let paged = made(Call::ListVolumes { max_entries: 2 }, rule);
+        assert_eq!(in_listing.in_answer(&paged), None);
+        let by_pages = Breach { shape: Some("max_entries"), ..in_listing };
+        assert!(by_pages.in_answer(&paged).is_some());
     }
 }

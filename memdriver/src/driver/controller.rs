@@ -151,6 +151,8 @@ impl Driver {
             published_nodes: BTreeMap::new(),
             staged: BTreeMap::new(),
             published: BTreeMap::new(),
+            first_staging: None,
+            target_readonly: BTreeMap::new(),
             node_capacity: capacity,
             created_capacity: capacity,
             publications: 0,

@@ -135,6 +135,12 @@ struct Volume {
     staged: BTreeMap<String, VolumeCapability>,
     /// Node-published: target path to how.
     published: BTreeMap<String, NodePublication>,
+    /// The staging path of its first NodeStageVolume (what [`Fault::UnstageFirstPath`]
+    /// unstages).
+    first_staging: Option<String>,
+    /// Each target path's `readonly` flag when last published there (what
+    /// [`Fault::TargetKeepsReadonly`] holds a new publication to).
+    target_readonly: BTreeMap<String, bool>,
     /// The size the node last expanded its file system to.
     node_capacity: i64,
     /// The size it was created with (what [`Fault::ExpandNotListed`] reports).

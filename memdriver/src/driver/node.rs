@@ -61,6 +61,7 @@ impl Driver {
                 volume.id
             )));
         }
+        volume.first_staging.get_or_insert_with(|| request.staging_target_path.clone());
         volume.staged.insert(request.staging_target_path, capability);
         Ok(NodeStageVolumeResponse {})
     }
@@ -89,6 +90,12 @@ impl Driver {
         }
         if self.fault(Fault::UnstageAnyPath) {
             volume.staged.clear();
+        } else if self.fault(Fault::UnstageFirstPath) {
+            // Staged where the request names: the record of the first staging path goes.
+            if volume.staged.contains_key(&request.staging_target_path) {
+                let first = volume.first_staging.clone().unwrap_or_default();
+                volume.staged.remove(&first);
+            }
         } else if !self.fault(Fault::UnstageKeepsPath) {
             volume.staged.remove(&request.staging_target_path);
         }
@@ -147,6 +154,17 @@ impl Driver {
                 volume.id, request.target_path
             )));
         }
+        if self.fault(Fault::TargetKeepsReadonly)
+            && volume
+                .target_readonly
+                .get(&request.target_path)
+                .is_some_and(|r| *r != request.readonly)
+        {
+            return Err(NodePublishVolumeError::VolumePublishedIncompatible.status(format!(
+                "volume '{}' was published at '{}' with the other readonly flag",
+                volume.id, request.target_path
+            )));
+        }
         if let Some(other) = volume.published.keys().next()
             && !multi_writer_on_node(&publication.capability)
             && !(self.fault(Fault::SingleWriterTwice)
@@ -161,6 +179,7 @@ impl Driver {
         if !self.fault(Fault::NoTargetPath) {
             create_target(&request.target_path, block)?;
         }
+        volume.target_readonly.insert(request.target_path.clone(), publication.readonly);
         volume.published.insert(request.target_path, publication);
         Ok(NodePublishVolumeResponse {})
     }

@@ -14,6 +14,12 @@ use tonic::Status;
 use super::{Driver, Snapshot, page};
 use crate::fault::Fault;
 
+/// `source` is snapshot `id`.
+fn restored_from(source: Option<&csikit::v1::VolumeContentSource>, id: &str) -> bool {
+    use csikit::v1::volume_content_source::Type;
+    matches!(source.and_then(|s| s.r#type.as_ref()), Some(Type::Snapshot(x)) if x.snapshot_id == id)
+}
+
 impl Driver {
     /// `CreateSnapshot`: cut at once, so always `ready_to_use`.
     ///
@@ -50,6 +56,13 @@ impl Driver {
                 && let Some(volume) = state.volumes.get(&existing.source_volume_id)
             {
                 snapshot.size_bytes = volume.capacity;
+            }
+            // The fault: a snapshot a volume was restored from is answered as in use, not
+            // ready (the answer rebuilt from a flag the restore sets and nothing clears).
+            if self.fault(Fault::SnapshotRetryUnreadyAfterRestore)
+                && state.volumes.values().any(|v| restored_from(v.source.as_ref(), &existing.id))
+            {
+                snapshot.ready_to_use = false;
             }
             return Ok(CreateSnapshotResponse { snapshot: Some(snapshot) });
         }
@@ -131,7 +144,8 @@ impl Driver {
                     || s.source_volume_id == request.source_volume_id)
         };
         // The fault: of a source's snapshots, only the first is ever listed.
-        let first_of_source = if self.fault(Fault::ListSnapshotsFirstOfSource)
+        let two_paths = self.fault(Fault::ListSnapshotsTwoPaths);
+        let first_of_source = if (self.fault(Fault::ListSnapshotsFirstOfSource) || two_paths)
             && !request.source_volume_id.is_empty()
         {
             snapshots.values().find(|s| wanted(s)).map(|s| s.id.clone())
@@ -151,6 +165,13 @@ impl Driver {
             )?;
         // The fault: every creation_time is the listing's.
         let now = self.fault(Fault::ListSnapshotsTimeNow).then(|| SystemTime::now().into());
+        // The fault's second bug: an unfiltered page that has a next page leaves out its last
+        // entry (the token already points past it).
+        let unfiltered = request.snapshot_id.is_empty() && request.source_volume_id.is_empty();
+        let mut page = page;
+        if two_paths && unfiltered && !next_token.is_empty() && page.len() > 1 {
+            page.pop();
+        }
         let entries = page
             .into_iter()
             .map(|s| {

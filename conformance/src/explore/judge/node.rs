@@ -10,9 +10,9 @@ use super::super::rules::{NOT_EXIST, PUBLISHED_INCOMPATIBLE, Rule};
 use super::{Body, Reply, Verdicts, code, show};
 
 impl Model {
-    pub(super) fn stage(&mut self, v: &mut Verdicts, vol: Vol, reply: &Reply) {
+    pub(super) fn stage(&mut self, v: &mut Verdicts, vol: Vol, path: u8, reply: &Reply) {
         let Some(s) = self.vols.get(&vol) else { return };
-        let what = format!("NodeStageVolume of {vol} (id {})", s.id);
+        let what = format!("NodeStageVolume of {vol} (id {}) at staging path #{path}", s.id);
         if s.life == Life::Dead {
             v.row("NodeStageVolume", NOT_EXIST, reply, &format!("of deleted {vol} (id {})", s.id));
             return;
@@ -28,6 +28,7 @@ impl Model {
                 if let Some(s) = self.state_mut(vol) {
                     s.staged = true;
                     s.staged_ever = true;
+                    s.staging = path;
                 }
             }
             // Staged at its second path still: a plugin that stages once per node may refuse.
@@ -134,7 +135,26 @@ impl Model {
         }
         let second = s.targets.iter().enumerate().any(|(i, x)| i != t && x.is_some());
         let undo = s.last_undo;
+        // Published at this target before, unpublished with OK since: the row "Volume
+        // published but is incompatible" names a volume "already published at the specified
+        // target_path", which it no longer is (a pod deleted, a new pod at the same path).
+        let unpublished_here = s.targets_used[t].is_some();
         match reply {
+            Reply::Err { code: Code::AlreadyExists, .. } if unpublished_here => {
+                let before = if s.targets_used[t] == Some(readonly) {
+                    "with the same readonly flag"
+                } else {
+                    "with the other readonly flag"
+                };
+                v.broke(
+                    Rule::NodeUnpublishUndoes,
+                    format!(
+                        "{what}, readonly {readonly}, published there {before} and unpublished since, answered {}",
+                        show(reply)
+                    ),
+                );
+                self.lose(vol);
+            }
             Reply::Ok(_) => {
                 placed(v);
                 if second {
@@ -145,7 +165,7 @@ impl Model {
                 }
                 if let Some(s) = self.state_mut(vol) {
                     s.targets[t] = Some(readonly);
-                    s.targets_used[t] = true;
+                    s.targets_used[t] = Some(readonly);
                 }
             }
             // The table's answer to a second target; the first publication stands.

@@ -6,7 +6,7 @@
 
 use tonic::Code;
 
-use super::super::call::{Snap, Vol};
+use super::super::call::{Snap, Source, Vol};
 use super::super::model::{Life, Model, SnapFacts, SnapState};
 use super::super::rules::{Rule, SNAP_NOT_EXIST, SNAPSHOT_INCOMPATIBLE};
 use super::{Body, Reply, Verdicts, code, show};
@@ -35,6 +35,9 @@ impl Model {
                 );
                 return;
             }
+            // Described ready to use by an earlier answer: "successfully cut and ready to use",
+            // so the retry's answer is "the corresponding CreateSnapshotResponse", ready too.
+            let was_ready = s.ready || self.snap_facts.get(&s.id).is_some_and(|f| f.ready);
             match reply {
                 Reply::Ok(Body::Snapshot { id, ready, size, source: got, created }) => {
                     if *id != s.id {
@@ -43,6 +46,12 @@ impl Model {
                             format!("{what} answered another snapshot, id {id}"),
                         );
                         return;
+                    }
+                    if was_ready && !*ready {
+                        v.broke(
+                            Rule::SnapshotRetrySame,
+                            format!("{what} answered ready_to_use false; it was described ready to use before"),
+                        );
                     }
                     self.retried_snapshot(v, cur, &what, got, *size, *created);
                     let (ready, size, created) = (*ready, *size, *created);
@@ -115,6 +124,46 @@ impl Model {
             },
         );
         self.snap_names.entry(name).or_default().gens = nth + 1;
+    }
+
+    /// A CreateVolume from snapshot `x` answered `reply`: where the snapshot stands, was last
+    /// described ready to use and an earlier restore of it was answered OK, an error that no row
+    /// of CreateVolume's table nor of the general table gives is `restore-ready-refused`, a note
+    /// (the spec lets any call fail with a non-OK code, so no MUST binds it).
+    pub(super) fn restore_again(&self, v: &mut Verdicts, what: &str, x: Snap, reply: &Reply) {
+        let Some(s) = self.snaps.get(&x).filter(|s| s.life == Life::Alive) else { return };
+        let ready = self.snap_facts.get(&s.id).map_or(s.ready, |f| f.ready);
+        let restored = self.vols.values().any(|w| w.source == Some(Source::Snapshot(x)));
+        if !ready || !restored {
+            return;
+        }
+        v.check(Rule::RestoreReadyRefused);
+        // OK; the table's rows (incompatible name, range or source, a source gone, no room);
+        // the general table's (pending, permission, authentication) and a transport's.
+        let given = matches!(
+            code(reply),
+            Code::Ok
+                | Code::AlreadyExists
+                | Code::OutOfRange
+                | Code::InvalidArgument
+                | Code::NotFound
+                | Code::ResourceExhausted
+                | Code::Aborted
+                | Code::PermissionDenied
+                | Code::Unauthenticated
+                | Code::Unavailable
+                | Code::DeadlineExceeded
+        );
+        if !given {
+            v.broke(
+                Rule::RestoreReadyRefused,
+                format!(
+                    "{what} from snapshot {x} (id {}), ready to use and restored before with OK, answered {}",
+                    s.id,
+                    show(reply)
+                ),
+            );
+        }
     }
 
     /// NOT_FOUND for a live snapshot: its id, or (its source deleted) its outliving the source.

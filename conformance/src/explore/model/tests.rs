@@ -4,6 +4,8 @@
 //! stand, OK or NOT_FOUND to unpublish what is gone); each wrong answer breaks the rule it
 //! should; and the same seed gives the same walk.
 
+use std::collections::BTreeSet;
+
 use tonic::Code;
 
 use super::*;
@@ -240,7 +242,9 @@ impl Ideal {
                 Reply::Ok(Body::GotSnapshot(described(m, &x.id, &x.source_id)))
             }
             Call::GetSnapshot(_) => err(Code::NotFound),
-            Call::Stage(v) | Call::Stats { vol: v, .. } | Call::NodeExpand { vol: v, .. }
+            Call::Stage { vol: v, .. }
+            | Call::Stats { vol: v, .. }
+            | Call::NodeExpand { vol: v, .. }
                 if !alive(v) =>
             {
                 err(Code::NotFound)
@@ -346,31 +350,45 @@ fn complete(entries: Vec<Listed>) -> Reply {
 }
 
 /// A walk of `steps` calls against the ideal plugin: the calls, and every rule broken.
-fn walk(seed: u64, steps: usize) -> (Vec<Call>, Vec<Violation>) {
+/// The walk of `seed`, answered by the ideal plugin: its calls, the rules they broke, and the
+/// coverage table's state of each call.
+fn walk(seed: u64, steps: usize) -> (Vec<Call>, Vec<Violation>, Vec<&'static str>) {
     let mut m = Model::new(caps());
     let mut g = Generator::new(seed);
     let mut plugin = Ideal { next: 0 };
-    let (mut calls, mut broken) = (Vec::new(), Vec::new());
+    let (mut calls, mut broken, mut states) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..steps {
         let Some(call) = g.next(&m) else { break };
         assert!(m.enabled(&call), "seed {seed}: generated a call the model does not allow: {call}");
+        states.push(m.state_of(&call));
         let reply = plugin.answer(&m, &call);
         broken.extend(m.judge(&call, &reply).broken);
         calls.push(call);
     }
-    (calls, broken)
+    (calls, broken, states)
 }
 
 #[test]
 fn a_plugin_answering_as_the_spec_asks_breaks_nothing_over_many_walks() {
-    let mut reached = std::collections::BTreeSet::new();
+    let (mut reached, mut states) = (BTreeSet::new(), BTreeSet::new());
     for seed in 0..100 {
-        let (calls, broken) = walk(seed, 250);
+        let (calls, broken, of) = walk(seed, 250);
         assert!(broken.is_empty(), "seed {seed}: {broken:#?}");
         reached.extend(calls.iter().map(Call::rpc));
+        states.extend(of);
     }
     // Every RPC the model knows is reached.
     assert_eq!(reached.len(), 23, "{reached:?}");
+    // And the histories a kubelet makes after a pod is deleted or it restarted elsewhere.
+    for state in [
+        "staged again at the staging path it was unstaged from",
+        "staged again at its other staging path",
+        "again at a target unpublished, the same readonly flag",
+        "again at a target unpublished, the other readonly flag",
+        "at a new target after an unpublish",
+    ] {
+        assert!(states.contains(state), "{state}: {states:?}");
+    }
 }
 
 #[test]
@@ -460,7 +478,9 @@ fn every_answer_the_spec_allows_is_accepted() {
     // A second target for a single-node writer refused: the table's answer.
     let vol = v(3, 0);
     assert!(rules_of(&mut m, create(3, 1), ok_volume("c", MIB)).is_empty());
-    for call in [Call::ControllerPublish { vol, readonly: false, own: true }, Call::Stage(vol)] {
+    for call in
+        [Call::ControllerPublish { vol, readonly: false, own: true }, Call::Stage { vol, path: 0 }]
+    {
         assert!(rules_of(&mut m, call, Reply::Ok(Body::Empty)).is_empty());
     }
     let placed = Reply::Ok(Body::Target { exists: Some(true), gone: Vec::new() });
@@ -622,7 +642,9 @@ fn an_undo_the_plugin_forgot_breaks_the_undos_sentence() {
     // A target still there after NodeUnpublishVolume answered OK.
     let mut m = Model::new(caps());
     assert!(rules_of(&mut m, create(0, 1), ok_volume("a", MIB)).is_empty());
-    for call in [Call::ControllerPublish { vol, readonly: false, own: true }, Call::Stage(vol)] {
+    for call in
+        [Call::ControllerPublish { vol, readonly: false, own: true }, Call::Stage { vol, path: 0 }]
+    {
         assert!(rules_of(&mut m, call, Reply::Ok(Body::Empty)).is_empty());
     }
     let publish = Call::Publish { vol, target: 0, readonly: false };
@@ -702,7 +724,7 @@ fn restores_expansions_modifications_and_limits_are_held_to_their_sentences() {
     assert!(rules_of(&mut m, Call::Expand { vol, mib: 7 }, answered(7 * MIB, false)).is_empty());
     assert!(rules_of(&mut m, grow, answered(7 * MIB, true)).is_empty());
     // NodeExpandVolume likewise, once staged.
-    assert!(rules_of(&mut m, Call::Stage(vol), Reply::Ok(Body::Empty)).is_empty());
+    assert!(rules_of(&mut m, Call::Stage { vol, path: 0 }, Reply::Ok(Body::Empty)).is_empty());
     let node_grow = Call::NodeExpand { vol, mib: 6 };
     assert!(rules_of(&mut m, node_grow, Reply::Ok(Body::Capacity(6 * MIB))).is_empty());
     assert_eq!(rules_of(&mut m, node_grow, error(Code::Internal)), [Rule::NodeExpandIdempotent]);

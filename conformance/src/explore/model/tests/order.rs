@@ -17,7 +17,7 @@ fn in_use(caps: Caps) -> Model {
     assert!(rules_of(&mut m, create(0, 2), ok_volume("a", 2 * MIB)).is_empty());
     let publish = Call::ControllerPublish { vol: a, readonly: false, own: true };
     assert!(rules_of(&mut m, publish, ok()).is_empty());
-    assert!(rules_of(&mut m, Call::Stage(a), ok()).is_empty());
+    assert!(rules_of(&mut m, Call::Stage { vol: a, path: 0 }, ok()).is_empty());
     let node_publish = Call::Publish { vol: a, target: 0, readonly: false };
     assert!(rules_of(&mut m, node_publish, placed()).is_empty());
     m
