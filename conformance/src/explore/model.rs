@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use csikit::v1::volume_capability::access_mode::Mode;
+
 use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, STAGINGS, Snap, Source, Vol};
 use super::rules::Rule;
 
@@ -43,6 +45,9 @@ pub(crate) struct Caps {
     pub(crate) modify: bool,
     /// The GroupController's CREATE_DELETE_GET_VOLUME_GROUP_SNAPSHOT.
     pub(crate) groups: bool,
+    /// SINGLE_NODE_MULTI_WRITER, of the Controller service and of the Node service when there
+    /// is one: the SINGLE_NODE_SINGLE_WRITER and SINGLE_NODE_MULTI_WRITER access modes.
+    pub(crate) single_node_modes: bool,
     /// GET_CAPACITY.
     pub(crate) capacity: bool,
     /// The plugin's paths are this machine's (a unix socket): target paths can be looked at.
@@ -304,6 +309,29 @@ impl Model {
 
     pub(crate) fn vol(&self, v: Vol) -> Option<&VolState> {
         self.vols.get(&v)
+    }
+
+    /// The access mode the walk asks for with volume name #`name`, made from nothing when
+    /// `plain`. A kubelet asks for the mode of the volume's claim, and a claim may be
+    /// ReadWriteOncePod (SINGLE_NODE_SINGLE_WRITER) where the plugin advertises the single-node
+    /// modes: plain volumes then take SINGLE_NODE_WRITER, SINGLE_NODE_SINGLE_WRITER and
+    /// SINGLE_NODE_MULTI_WRITER in turn, by name, so a retry asks what its first call asked.
+    /// A clone or a restore keeps SINGLE_NODE_WRITER ("and/or": a plugin may serve one of the
+    /// two modes only, and a source refused for its mode is not the source's fault).
+    pub(crate) fn mode_for(&self, name: u16, plain: bool) -> Mode {
+        if !self.caps.single_node_modes || !plain {
+            return Mode::SingleNodeWriter;
+        }
+        match name % 3 {
+            0 => Mode::SingleNodeWriter,
+            1 => Mode::SingleNodeSingleWriter,
+            _ => Mode::SingleNodeMultiWriter,
+        }
+    }
+
+    /// [`Model::mode_for`] of volume `v` (a volume the model does not know counts as plain).
+    pub(crate) fn mode_of(&self, v: Vol) -> Mode {
+        self.mode_for(v.name, self.vol(v).is_none_or(|x| x.source.is_none()))
     }
 
     pub(crate) fn snap(&self, s: Snap) -> Option<&SnapState> {

@@ -294,6 +294,8 @@ fn caps(s: &Suite, endpoint: &Endpoint) -> (Caps, Vec<String>) {
         node_expand: p.node_has(Nd::ExpandVolume),
         modify: p.has(Ctl::ModifyVolume) && !s.cfg.mutable_parameters.is_empty(),
         groups: p.group_has(GroupCap::CreateDeleteGetVolumeGroupSnapshot),
+        single_node_modes: p.has(Ctl::SingleNodeMultiWriter)
+            && (!p.has_node || p.node_has(Nd::SingleNodeMultiWriter)),
         capacity: p.has(Ctl::GetCapacity),
         local: matches!(endpoint, Endpoint::Unix(_)),
         alone: true,

@@ -2,6 +2,7 @@
 //! target, undoing both, and statistics, each against the volume's lifecycle state; and the
 //! record of the undos a volume went through.
 
+use csikit::v1::volume_capability::access_mode::Mode;
 use tonic::Code;
 
 use super::super::call::{At, Vol};
@@ -134,6 +135,8 @@ impl Model {
             None => {}
         }
         let second = s.targets.iter().enumerate().any(|(i, x)| i != t && x.is_some());
+        // SINGLE_NODE_MULTI_WRITER: a second target on this node is what the mode is for.
+        let many_writers = self.mode_of(vol) == Mode::SingleNodeMultiWriter;
         let undo = s.last_undo;
         // Published at this target before, unpublished with OK since: the row "Volume
         // published but is incompatible" names a volume "already published at the specified
@@ -157,7 +160,7 @@ impl Model {
             }
             Reply::Ok(_) => {
                 placed(v);
-                if second {
+                if second && !many_writers {
                     v.broke(
                         Rule::SecondTarget,
                         format!("{what}, published at the other target too, answered OK"),

@@ -34,6 +34,7 @@ fn caps() -> Caps {
         node_expand: true,
         modify: true,
         groups: true,
+        single_node_modes: true,
         capacity: true,
         local: true,
         alone: true,
