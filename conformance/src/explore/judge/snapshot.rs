@@ -125,7 +125,11 @@ impl Model {
         } else {
             Rule::SnapshotIdFound
         };
-        v.broke(rule, format!("{rpc} of live snapshot {s} (id {}) answered {}", x.id, show(reply)));
+        let (rule, why) = (self.gone_rule(&x.id, rule), self.gone_why(&x.id));
+        v.broke(
+            rule,
+            format!("{rpc} of live snapshot {s} (id {}) answered {}{why}", x.id, show(reply)),
+        );
     }
 
     pub(super) fn delete_snapshot(&mut self, v: &mut Verdicts, s: Snap, reply: &Reply) {
