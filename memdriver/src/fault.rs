@@ -145,6 +145,21 @@ pub enum Fault {
     /// handed out (a listing cache kept per token), a snapshot deleted since among them. Needs
     /// a few snapshots, a first page, a DeleteSnapshot, then the pages from the token.
     ListSnapshotsTokenStale,
+    /// CreateVolume cloned from a volume that is itself a clone or a restore answers
+    /// FAILED_PRECONDITION (a copy-on-write chain the backend will not lengthen), though the
+    /// plugin reports CLONE_VOLUME. Needs a volume, its clone (or a snapshot and its restore),
+    /// then a clone of that.
+    CloneChainRefused,
+    /// DeleteVolumeGroupSnapshot deletes the snapshots its `snapshot_ids` names, not the
+    /// group's (the list trusted, never checked against the group). Needs two volumes, their
+    /// group snapshot, a snapshot cut alone (or a second group), the group deleted with it
+    /// named, then a read of it.
+    GroupDeleteTrustsList,
+    /// CreateVolume of a name whose create from a source was refused OUT_OF_RANGE sizes the
+    /// next request of the name by its range alone (the name's first check taken as done): the
+    /// same clone or restore again is answered OK, smaller than its source. Needs a volume (a
+    /// snapshot), a clone (a restore) asking for less than it, then the same request again.
+    RetrySizedByRange,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -170,7 +185,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 56] = [
+    pub const ALL: [Fault; 59] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -218,6 +233,9 @@ impl Fault {
         Fault::ListSnapshotsTimeNow,
         Fault::ReadSourceOfOrigin,
         Fault::ListSnapshotsTokenStale,
+        Fault::CloneChainRefused,
+        Fault::GroupDeleteTrustsList,
+        Fault::RetrySizedByRange,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -279,6 +297,9 @@ impl Fault {
             Fault::ListSnapshotsTimeNow => "list-snapshots-time-now",
             Fault::ReadSourceOfOrigin => "read-source-of-origin",
             Fault::ListSnapshotsTokenStale => "list-snapshots-token-stale",
+            Fault::CloneChainRefused => "clone-chain-refused",
+            Fault::GroupDeleteTrustsList => "group-delete-trusts-list",
+            Fault::RetrySizedByRange => "retry-sized-by-range",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

@@ -219,7 +219,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 56] = [
+const FAULTS: [FaultCase; 59] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -336,6 +336,18 @@ const FAULTS: [FaultCase; 56] = [
     neither(
         "list-snapshots-token-stale",
         "neither capture deletes a snapshot between the pages of one ListSnapshots",
+    ),
+    neither(
+        "group-delete-trusts-list",
+        "neither capture holds a group snapshot (the replayed memdriver serves no GroupController)",
+    ),
+    neither(
+        "retry-sized-by-range",
+        "neither capture sends a create from a source refused for its range again",
+    ),
+    neither(
+        "clone-chain-refused",
+        "neither capture clones a volume that is itself a clone or a restore",
     ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),
