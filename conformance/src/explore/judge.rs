@@ -535,7 +535,7 @@ impl Model {
             _ => {}
         }
         if let (Some(from), Src::Alive(..)) = (source, &src) {
-            self.source_refused(v, &what, from, (mib, asked_limit), reply);
+            self.source_supported(v, &what, from, (mib, asked_limit), reply);
         }
         let Reply::Ok(Body::Volume { id, capacity, source: answered_source }) = reply else {
             // Refused for a reason that lasts: the name is free, and held to be.

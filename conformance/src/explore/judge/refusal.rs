@@ -62,7 +62,6 @@ impl Model {
         let same = (refused.mib, refused.limit, Some(refused.source)) == (mib, limit, source);
         let first = format!("refused before with {}", refused.answer);
         if same {
-            let Reply::Ok(Body::Volume { capacity, .. }) = reply else { return };
             let Source::Volume(sv) = refused.source else { return };
             if self.vols.get(&sv).is_none_or(|s| s.life != Life::Alive) {
                 return;
@@ -75,6 +74,7 @@ impl Model {
                 return;
             }
             v.check(Rule::RefusalLasts);
+            let Reply::Ok(Body::Volume { capacity, .. }) = reply else { return };
             if *capacity > 0 && *capacity < refused.source_size {
                 v.broke(
                     Rule::RefusalLasts,

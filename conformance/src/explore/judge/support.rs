@@ -33,12 +33,12 @@ const NOT_A_REASON: [Code; 5] = [
 ];
 
 impl Model {
-    /// CreateVolume of a new name from `source`, refused: the support MUST is broken when the
-    /// source is alive (a snapshot also described ready to use), the size asked is one the spec
-    /// allows for it (none; exactly its size; larger; a limit no lower than its size), and the
-    /// code is one of [`NOT_A_REASON`]. A snapshot whose volume was deleted is held to the
+    /// CreateVolume of a new name from `source`, answered: held to the support MUST when the
+    /// source is alive (a snapshot also described ready to use) and the size asked is one the
+    /// spec allows for it (none; exactly its size; larger; a limit no lower than its size);
+    /// broken by a refusal with a code of [`NOT_A_REASON`]. A snapshot whose volume was deleted is held to the
     /// sentence on snapshots outliving their volume ("acceptable as sources for new volumes").
-    pub(super) fn source_refused(
+    pub(super) fn source_supported(
         &self,
         v: &mut Verdicts,
         what: &str,
@@ -46,7 +46,6 @@ impl Model {
         (mib, limit): (u32, u32),
         reply: &Reply,
     ) {
-        let Reply::Err { code, .. } = reply else { return };
         let (rule, size, from) = match source {
             Source::Volume(sv) => {
                 let Some(s) = self.vols.get(&sv).filter(|s| s.life == Life::Alive) else {
@@ -77,7 +76,9 @@ impl Model {
             return;
         }
         v.check(rule);
-        if NOT_A_REASON.contains(code) {
+        if let Reply::Err { code, .. } = reply
+            && NOT_A_REASON.contains(code)
+        {
             v.broke(
                 rule,
                 format!(
