@@ -14,6 +14,11 @@ use super::super::model::{Life, MIB, Model, Refused};
 use super::super::rules::Rule;
 use super::{Body, Reply, Verdicts, show};
 
+/// Refused names kept free at once: past it, the oldest is used no more (burnt), so that the
+/// walk's choices stay few (a plugin that refuses every such request would otherwise leave a
+/// name behind at each).
+const KEPT: usize = 4;
+
 /// The codes whose reason lasts: the caller "MUST fix the capacity range" or "MUST fix the
 /// field" before retrying.
 const LASTING: [Code; 2] = [Code::OutOfRange, Code::InvalidArgument];
@@ -40,6 +45,11 @@ impl Model {
         };
         let Some(size) = size.filter(|_| LASTING.contains(code)) else { return false };
         let answer = format!("{}: {message}", crate::suite::code_name(*code));
+        if self.refused_creates.len() >= KEPT
+            && let Some((oldest, _)) = self.refused_creates.pop_first()
+        {
+            self.names.entry(oldest).or_default().burnt = true;
+        }
         self.refused_creates
             .insert(name, Refused { mib, limit, source: from, source_size: size, answer });
         self.names.entry(name).or_default();
