@@ -36,8 +36,7 @@ impl Model {
     /// CreateVolume of a new name from `source`, answered: held to the support MUST when the
     /// source is alive (a snapshot also described ready to use) and the size asked is one the
     /// spec allows for it (none; exactly its size; larger; a limit no lower than its size);
-    /// broken by a refusal with a code of [`NOT_A_REASON`]. A snapshot whose volume was deleted is held to the
-    /// sentence on snapshots outliving their volume ("acceptable as sources for new volumes").
+    /// broken by a refusal with a code of [`NOT_A_REASON`].
     pub(super) fn source_supported(
         &self,
         v: &mut Verdicts,
@@ -64,12 +63,16 @@ impl Model {
                 if !self.caps.snapshots || !ready {
                     return;
                 }
-                let rule = if self.vols.get(&s.source).is_some_and(|o| o.life == Life::Dead) {
-                    Rule::SnapshotOutlivesSource
-                } else {
-                    Rule::RestoreSupported
-                };
-                (rule, s.size, format!("snapshot {x} (id {}, ready to use)", s.id))
+                // Its volume deleted or not: a refusal that is no row's is the support MUST's
+                // (one bug, one rule: a plugin that restores nothing without a size refuses
+                // both); `snapshot-outlives-source` holds its NOT_FOUND and its listing.
+                let gone = self.vols.get(&s.source).is_some_and(|o| o.life == Life::Dead);
+                let words = if gone { ", its volume deleted" } else { "" };
+                (
+                    Rule::RestoreSupported,
+                    s.size,
+                    format!("snapshot {x} (id {}{words}, ready to use)", s.id),
+                )
             }
         };
         if !allowed_size(size, mib, limit) {
