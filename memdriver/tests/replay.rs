@@ -338,16 +338,16 @@ const FAULTS: [FaultCase; 59] = [
         "neither capture deletes a snapshot between the pages of one ListSnapshots",
     ),
     neither(
+        "clone-chain-refused",
+        "neither capture clones a volume that is itself a clone or a restore",
+    ),
+    neither(
         "group-delete-trusts-list",
         "neither capture holds a group snapshot (the replayed memdriver serves no GroupController)",
     ),
     neither(
         "retry-sized-by-range",
         "neither capture sends a create from a source refused for its range again",
-    ),
-    neither(
-        "clone-chain-refused",
-        "neither capture clones a volume that is itself a clone or a restore",
     ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),
