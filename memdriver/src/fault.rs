@@ -167,6 +167,21 @@ pub enum Fault {
     /// snapshots of one volume listed by source, and three snapshots listed in pages of two or
     /// three: one rule, broken in the answers to two request shapes.
     ListSnapshotsTwoPaths,
+    /// CreateVolume cloned from a volume that is itself a clone or a restore answers
+    /// FAILED_PRECONDITION (a copy-on-write chain the backend will not lengthen), though the
+    /// plugin reports CLONE_VOLUME. Needs a volume, its clone (or a snapshot and its restore),
+    /// then a clone of that.
+    CloneChainRefused,
+    /// DeleteVolumeGroupSnapshot deletes the snapshots its `snapshot_ids` names, not the
+    /// group's (the list trusted, never checked against the group). Needs two volumes, their
+    /// group snapshot, a snapshot cut alone (or a second group), the group deleted with it
+    /// named, then a read of it.
+    GroupDeleteTrustsList,
+    /// CreateVolume of a name whose create from a source was refused OUT_OF_RANGE sizes the
+    /// next request of the name by its range alone (the name's first check taken as done): the
+    /// same clone or restore again is answered OK, smaller than its source. Needs a volume (a
+    /// snapshot), a clone (a restore) asking for less than it, then the same request again.
+    RetrySizedByRange,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -192,7 +207,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 60] = [
+    pub const ALL: [Fault; 63] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -244,6 +259,9 @@ impl Fault {
         Fault::TargetKeepsReadonly,
         Fault::SnapshotRetryUnreadyAfterRestore,
         Fault::ListSnapshotsTwoPaths,
+        Fault::CloneChainRefused,
+        Fault::GroupDeleteTrustsList,
+        Fault::RetrySizedByRange,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -309,6 +327,9 @@ impl Fault {
             Fault::TargetKeepsReadonly => "target-keeps-readonly",
             Fault::SnapshotRetryUnreadyAfterRestore => "snapshot-retry-unready-after-restore",
             Fault::ListSnapshotsTwoPaths => "list-snapshots-two-paths",
+            Fault::CloneChainRefused => "clone-chain-refused",
+            Fault::GroupDeleteTrustsList => "group-delete-trusts-list",
+            Fault::RetrySizedByRange => "retry-sized-by-range",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

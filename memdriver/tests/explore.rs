@@ -130,14 +130,15 @@ fn histories_in_flight_at_once_give_no_finding_on_memdriver_and_find_a_history_b
 fn one_rule_broken_in_two_rpcs_gives_two_findings_each_shrunk_to_its_own_rpc() {
     // A clone of a clone described with its source's source by both ListVolumes and
     // ControllerGetVolume: one rule, two answers that break it (two code paths in a real driver).
+    // Seed 1: of seeds 1 to 12, walks of 4,000 steps reach both breaches at seeds 1 and 10
+    // (the others the ListVolumes breach only), since the walk restages, refuses creates on
+    // purpose and asks for the single-node access modes.
     let tmp = tempfile::tempdir().expect("temp dir");
     let config = memdriver::Config {
         fault: Some(Fault::ReadSourceOfOrigin),
         ..memdriver::Config::default()
     };
-    // Seed 3: seed 5's walk, since volumes are staged again at their other staging path, reads
-    // no clone of a clone with ControllerGetVolume within 4,000 steps.
-    let report = explore_options(config, &options(3, 4000, None, tmp.path()));
+    let report = explore_options(config, &options(1, 4000, None, tmp.path()));
     let rule = report.findings.first().map(|f| f.rule.clone()).unwrap_or_default();
     let mut rpcs: Vec<&str> = Vec::new();
     for f in &report.findings {
@@ -336,6 +337,17 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
             "NodePublishVolume",
         ]),
     ),
+    // A valid call refused: a clone of a clone (or of a restore) refused with a code no row
+    // gives it, though CLONE_VOLUME is advertised. Shortest in three calls (a clone of a
+    // clone), four by a restore (a snapshot first).
+    (Fault::CloneChainRefused, None),
+    // A group deleted with a snapshot_ids list that names a snapshot not of the group, then a
+    // read that finds that snapshot gone; shortest in six calls, two ways (a snapshot cut
+    // alone, or a second group's).
+    (Fault::GroupDeleteTrustsList, None),
+    // A clone refused for asking less than its source, then the same request answered OK,
+    // smaller than its source.
+    (Fault::RetrySizedByRange, Some(&["CreateVolume", "CreateVolume", "CreateVolume"])),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).
@@ -344,6 +356,7 @@ const SHORTEST_LENGTH: &[(Fault, usize)] = &[
     (Fault::NodeUnpublishKeepsRecord, 6),
     (Fault::ThirdUnpublishKeepsNode, 8),
     (Fault::DeleteInUseForgets, 4),
+    (Fault::GroupDeleteTrustsList, 6),
 ];
 
 /// The walk each fault is looked for with: seed 5, 4,000 steps, but for the faults that need a
@@ -371,6 +384,9 @@ fn walk_for(fault: Fault) -> (u64, u64) {
         // Seed 5 stages no volume again at its first path within 4,000 steps since the walk asks
         // for the single-node access modes.
         Fault::UnstageFirstPath => (7, 4000),
+        // Seed 5 shrinks it to a history of another shape since the walk refuses creates on
+        // purpose and asks for the single-node access modes; seed 1 to the one asserted.
+        Fault::ListSnapshotsFirstOfSource => (1, 4000),
         _ => (5, 4000),
     }
 }
@@ -445,7 +461,9 @@ fn find_and_shrink(part: usize) {
             fault: Some(*fault),
             group_controller: matches!(
                 *fault,
-                Fault::MemberDeletedAlone | Fault::MemberGetNoGroupId
+                Fault::MemberDeletedAlone
+                    | Fault::MemberGetNoGroupId
+                    | Fault::GroupDeleteTrustsList
             ),
             ..memdriver::Config::default()
         };

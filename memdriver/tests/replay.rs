@@ -219,7 +219,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 60] = [
+const FAULTS: [FaultCase; 63] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -350,6 +350,18 @@ const FAULTS: [FaultCase; 60] = [
         "neither capture sends a CreateSnapshot again after a restore from its snapshot",
     ),
     both("list-snapshots-two-paths"),
+    neither(
+        "clone-chain-refused",
+        "neither capture clones a volume that is itself a clone or a restore",
+    ),
+    neither(
+        "group-delete-trusts-list",
+        "neither capture holds a group snapshot (the replayed memdriver serves no GroupController)",
+    ),
+    neither(
+        "retry-sized-by-range",
+        "neither capture sends a create from a source refused for its range again",
+    ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),
     neither("health-no-reason", NO_HEALTH_CALLS),

@@ -88,6 +88,16 @@ pub(crate) enum NodeRpc {
     Stats,
 }
 
+/// What a DeleteVolumeGroupSnapshot's `snapshot_ids` names that is not its group's snapshots
+/// exactly: one more (a snapshot cut alone, or another group's first snapshot), or one fewer
+/// (its last left out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Mismatch {
+    Lone(Snap),
+    Other(Grp),
+    Short,
+}
+
 /// One step of a history: an RPC with symbolic arguments. A CreateVolume or CreateSnapshot of
 /// a name whose object is alive is a retry (the same arguments) or an incompatible repeat (a
 /// larger size, another source).
@@ -199,6 +209,11 @@ pub(crate) enum Call {
     GetCapacity {
         with: bool,
     },
+    /// DeleteVolumeGroupSnapshot of `group` with `snapshot_ids` that are not its own.
+    DeleteGroupMismatch {
+        group: Grp,
+        ids: Mismatch,
+    },
 }
 
 impl Call {
@@ -254,7 +269,7 @@ impl Call {
             Call::NodeExpand { .. } => "NodeExpandVolume",
             Call::Modify(_) => "ControllerModifyVolume",
             Call::CreateGroup { .. } => "CreateVolumeGroupSnapshot",
-            Call::DeleteGroup(_) => "DeleteVolumeGroupSnapshot",
+            Call::DeleteGroup(_) | Call::DeleteGroupMismatch { .. } => "DeleteVolumeGroupSnapshot",
             Call::GetGroup(_) => "GetVolumeGroupSnapshot",
             Call::Member { delete: true, .. } => "DeleteSnapshot",
             Call::Member { delete: false, .. } => "GetSnapshot",
@@ -290,6 +305,7 @@ impl Call {
                 | Call::DeleteSnapshot(_)
                 | Call::CreateGroup { .. }
                 | Call::DeleteGroup(_)
+                | Call::DeleteGroupMismatch { .. }
                 | Call::Member { delete: true, .. }
                 | Call::Modify(_)
         )
@@ -303,6 +319,7 @@ impl Call {
                 | Call::DeleteSnapshot(_)
                 | Call::CreateGroup { .. }
                 | Call::DeleteGroup(_)
+                | Call::DeleteGroupMismatch { .. }
                 | Call::Member { delete: true, .. }
         )
     }
@@ -445,6 +462,11 @@ impl Call {
                     vols.iter_mut().for_each(|v| vol(v, f));
                 }
             }
+            Call::DeleteGroupMismatch { ids: Mismatch::Lone(x), .. } => {
+                if kind == Names::Snapshots {
+                    snap(x, f);
+                }
+            }
             Call::Elsewhere { vol: v, at, .. } => {
                 if kind == Names::Volumes {
                     vol(v, f);
@@ -458,6 +480,7 @@ impl Call {
             | Call::ListResume { .. }
             | Call::GetCapacity { .. }
             | Call::DeleteGroup(_)
+            | Call::DeleteGroupMismatch { .. }
             | Call::GetGroup(_)
             | Call::Member { .. } => {}
             other => {
@@ -601,6 +624,13 @@ impl fmt::Display for Call {
                 write!(f, "{rpc} with the walk's capability and parameters")
             }
             Call::GetCapacity { with: false } => write!(f, "{rpc} with no capability"),
+            Call::DeleteGroupMismatch { group, ids } => match ids {
+                Mismatch::Lone(s) => write!(f, "{rpc} {group}, snapshot_ids its own and {s}'s"),
+                Mismatch::Other(o) => {
+                    write!(f, "{rpc} {group}, snapshot_ids its own and {o}'s snapshot #0")
+                }
+                Mismatch::Short => write!(f, "{rpc} {group}, snapshot_ids without its last"),
+            },
         }
     }
 }

@@ -14,7 +14,9 @@ use csikit::v1::*;
 use prost::Message;
 use tonic::Status;
 
-use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, STAGINGS, Snap, Source, Vol};
+use super::call::{
+    At, Bounds, Call, Elsewhere, Filter, Grp, Mismatch, NodeRpc, STAGINGS, Snap, Source, Vol,
+};
 use super::judge::{Body, Listed, Reply};
 use super::model::{MIB, Model, TARGETS};
 
@@ -376,6 +378,21 @@ impl Exec {
             }
             Call::DeleteGroup(g) => {
                 let (group_snapshot_id, snapshot_ids) = gid(g)?;
+                Prepared::DeleteGroup(DeleteVolumeGroupSnapshotRequest {
+                    group_snapshot_id,
+                    snapshot_ids,
+                    secrets: s.secrets("DeleteVolumeGroupSnapshot"),
+                })
+            }
+            Call::DeleteGroupMismatch { group, ids } => {
+                let (group_snapshot_id, mut snapshot_ids): (String, Vec<String>) = gid(group)?;
+                match ids {
+                    Mismatch::Lone(x) => snapshot_ids.push(sid(x)?),
+                    Mismatch::Other(o) => snapshot_ids.extend(gid(o)?.1.into_iter().take(1)),
+                    Mismatch::Short => {
+                        snapshot_ids.pop();
+                    }
+                }
                 Prepared::DeleteGroup(DeleteVolumeGroupSnapshotRequest {
                     group_snapshot_id,
                     snapshot_ids,

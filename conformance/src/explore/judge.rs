@@ -14,10 +14,13 @@ use crate::suite::code_name;
 
 mod change;
 mod group;
+mod mismatch;
 mod node;
 mod order;
+mod refusal;
 mod retry;
 mod snapshot;
+mod support;
 
 /// What the plugin answered, as the model reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -279,6 +282,9 @@ impl Model {
                 self.elsewhere(&mut v, vol, (rpc, call.rpc()), at, reply);
             }
             Call::GetCapacity { with } => self.capacity_answer(with, reply),
+            Call::DeleteGroupMismatch { group, ids } => {
+                self.delete_group_mismatch(&mut v, group, ids, reply);
+            }
         }
         if changes_pool {
             self.bounds_fresh = false;
@@ -477,6 +483,10 @@ impl Model {
         let reused = nth > 0;
         let vol = Vol { name, nth };
         let what = format!("CreateVolume of name v{name} (new {vol})");
+        let refused = self.refused_creates.remove(&name);
+        if let Some(r) = &refused {
+            self.after_refusal(v, &what, r, (mib, asked_limit, source), reply);
+        }
         // The source: alive (then NOT_FOUND breaks its id), or deleted (then NOT_FOUND is the row).
         enum Src {
             None,
@@ -490,6 +500,7 @@ impl Model {
                     let gone = self.is_dead(x.source);
                     let rule =
                         if gone { Rule::SnapshotOutlivesSource } else { Rule::SnapshotIdFound };
+                    let rule = self.gone_rule(&x.id, rule);
                     Src::Alive(format!("snapshot {s} (id {})", x.id), rule)
                 }
                 Some(x) => Src::Dead(format!("deleted snapshot {s} (id {})", x.id)),
@@ -513,7 +524,7 @@ impl Model {
             (Src::Alive(from, rule), Reply::Err { code: Code::NotFound, .. }) => {
                 v.broke(*rule, format!("{what} from live {from} answered {}", show(reply)));
             }
-            (_, Reply::Err { code: Code::AlreadyExists, .. }) if reused => {
+            (_, Reply::Err { code: Code::AlreadyExists, .. }) if reused && refused.is_none() => {
                 let old = Vol { name, nth: nth - 1 };
                 let id = self.vols.get(&old).map(|s| s.id.clone()).unwrap_or_default();
                 v.broke(
@@ -526,7 +537,14 @@ impl Model {
             }
             _ => {}
         }
+        if let (Some(from), Src::Alive(..)) = (source, &src) {
+            self.source_supported(v, &what, from, (mib, asked_limit), reply);
+        }
         let Reply::Ok(Body::Volume { id, capacity, source: answered_source }) = reply else {
+            // Refused for a reason that lasts: the name is free, and held to be.
+            if self.refusal_kept(name, (mib, asked_limit), source, reply) {
+                return;
+            }
             // Not made, or not known to be: the name is not used again.
             if !matches!(src, Src::Dead(_)) || code(reply) == Code::Ok {
                 self.names.entry(name).or_default().burnt = true;

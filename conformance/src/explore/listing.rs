@@ -220,10 +220,12 @@ impl Model {
             .as_ref()
             .is_some_and(|all| missing.iter().all(|id| all.iter().any(|e| e.id == *id)));
         let rule = if short { Rule::SnapshotsPaged } else { Rule::SnapshotsListed };
+        let rule = missing.iter().fold(rule, |r, id| self.gone_rule(id, r));
+        let named: String = missing.iter().map(|id| self.gone_why(id)).collect();
         out.broke(
             rule,
             format!(
-                "ListSnapshots lists {} entries and not snapshot {} of a group snapshot standing",
+                "ListSnapshots lists {} entries and not snapshot {} of a group snapshot standing{named}",
                 listing.entries.len(),
                 missing.join(", ")
             ),
@@ -322,6 +324,8 @@ impl Model {
         } else {
             Rule::SnapshotsListed
         };
+        let rule = missing.iter().fold(rule, |r, (_, id, _)| self.gone_rule(id, r));
+        let named: String = missing.iter().map(|(_, id, _)| self.gone_why(id)).collect();
         let what = match filter {
             Filter::All => String::new(),
             Filter::Id(s) => format!(" with snapshot_id of {s}"),
@@ -338,7 +342,7 @@ impl Model {
             ""
         };
         out.broke(rule, format!(
-                "ListSnapshots{what} (max_entries {max_entries}) lists {} entries and not live {}{why}",
+                "ListSnapshots{what} (max_entries {max_entries}) lists {} entries and not live {}{why}{named}",
                 listing.entries.len(),
                 names.join(", ")
             ));

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use csikit::v1::volume_capability::access_mode::Mode;
 
-use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, STAGINGS, Snap, Source, Vol};
+use super::call::{
+    At, Bounds, Call, Elsewhere, Filter, Grp, Mismatch, NodeRpc, STAGINGS, Snap, Source, Vol,
+};
 use super::rules::Rule;
 
 /// What the plugin serves, as far as the explorer uses it.
@@ -273,6 +275,23 @@ pub(crate) struct Model {
     pub(crate) bounds_fresh: bool,
     /// What earlier answers said of each snapshot, by id (see `describe`).
     pub(crate) snap_facts: BTreeMap<String, SnapFacts>,
+    /// Snapshots not of a group that a DeleteVolumeGroupSnapshot of the group named in its
+    /// `snapshot_ids` (by id): held to stand, and, if found gone, that delete is why.
+    pub(crate) mismatch_named: BTreeMap<String, Grp>,
+    /// Volume names whose last CreateVolume (from a live source) was refused for a reason
+    /// that lasts, nothing made of them since (see `judge/refusal`).
+    pub(crate) refused_creates: BTreeMap<u16, Refused>,
+}
+
+/// A CreateVolume from a source refused for a reason that lasts: the request, the source's
+/// size then (0: unknown) and the answer, in a finding's words.
+#[derive(Debug, Clone)]
+pub(crate) struct Refused {
+    pub(crate) mib: u32,
+    pub(crate) limit: u32,
+    pub(crate) source: Source,
+    pub(crate) source_size: i64,
+    pub(crate) answer: String,
 }
 
 pub(crate) const MIB: i64 = 1 << 20;
@@ -525,6 +544,17 @@ impl Model {
                     }
             }
             Call::GetCapacity { .. } => c.capacity,
+            Call::DeleteGroupMismatch { group, ids } => {
+                let standing = |g: Grp| {
+                    self.groups.get(&g).filter(|x| x.life == Life::Alive && !x.members.is_empty())
+                };
+                c.groups
+                    && standing(group).is_some_and(|x| match ids {
+                        Mismatch::Lone(s) => self.snap(s).is_some_and(|y| y.life == Life::Alive),
+                        Mismatch::Other(o) => o != group && standing(o).is_some(),
+                        Mismatch::Short => x.members.len() > 1,
+                    })
+            }
             Call::NodeExpand { vol, mib } => {
                 c.node_expand
                     && match self.alive(vol) {
@@ -724,6 +754,11 @@ impl Model {
                 }
                 Some(_) => "snapshot alive",
                 None => "-",
+            },
+            Call::DeleteGroupMismatch { ids, .. } => match ids {
+                Mismatch::Lone(_) => "group standing, a snapshot cut alone named too",
+                Mismatch::Other(_) => "group standing, another group's snapshot named too",
+                Mismatch::Short => "group standing, one of its snapshots left out",
             },
             Call::Member { group, .. } => match self.groups.get(group) {
                 Some(g) if g.life == Life::Alive => "group standing",

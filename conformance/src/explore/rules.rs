@@ -64,6 +64,11 @@ pub(crate) enum Rule {
     SnapshotGroupCarried,
     SnapshotReadyKept,
     RestoreReadyRefused,
+    CloneSupported,
+    RestoreSupported,
+    GroupDeleteNamedKept,
+    RefusalLasts,
+    RefusedNoTrace,
     /// A row of an RPC's error table: the RPC and the row's condition, as the Model words it.
     Row(&'static str, &'static str),
 }
@@ -168,6 +173,20 @@ const INVARIANTS: &[(Rule, &str, Sentence)] = &[
     // Notes: the fields say what may be used, not what the plugin must refuse.
     (Rule::CapacityMaxSize, "capacity-max-size", Sentence::should("GetCapacityResponse.maximum_volume_size", "If `volume_capabilities` or `parameters` is specified in the request, the Plugin SHALL take those into consideration when calculating the minimum volume size of the storage. / (maximum_volume_size: the largest size that may be used in a CreateVolumeRequest.capacity_range.required_bytes field to create a volume with the same parameters; a CreateVolume of the same capability and parameters above it answered OK, nothing made, grown or deleted in between)")),
     (Rule::CapacityMinSize, "capacity-min-size", Sentence::should("GetCapacityResponse.minimum_volume_size", "If `volume_capabilities` or `parameters` is specified in the request, the Plugin SHALL take those into consideration when calculating the maximum volume size of the storage. / (minimum_volume_size: the smallest size that may be used in a CreateVolumeRequest.capacity_range.limit_bytes field to create a volume with the same parameters; a CreateVolume of the same capability and parameters with a limit below it answered OK, nothing made, grown or deleted in between)")),
+    // A create from a live source, at a size the spec lets no plugin refuse, refused with a
+    // code no row of CreateVolume's table gives for it (see `judge/support`).
+    (Rule::CloneSupported, "clone-supported", Sentence::must("VolumeContentSource.VolumeSource.volume_id", "Plugins reporting CLONE_VOLUME capability MUST support creating a volume from another volume.")),
+    // A snapshot not of the group named in a DeleteVolumeGroupSnapshot's snapshot_ids, found
+    // gone later: the SP used the list and did not detect what it could (see `judge/mismatch`).
+    (Rule::GroupDeleteNamedKept, "group-delete-named-kept", Sentence::must("DeleteVolumeGroupSnapshotRequest.snapshot_ids", "If SP needs to use this field to delete the snapshots in the group, it MUST report an error if it has the ability to detect a mismatch.")),
+    // A create from a source refused OUT_OF_RANGE, then the same request answered OK with a
+    // clone smaller than its source: the condition the row names ("trying to create a volume
+    // smaller than the source") is encountered again (see `judge/refusal`).
+    (Rule::RefusalLasts, "refusal-lasts", Sentence::must("CreateVolume Errors", "If the conditions defined below are encountered, the plugin MUST return the specified gRPC error code.")),
+    // A create refused (it could not complete), then another create of the name answered as if
+    // the refused one had made a volume: ALREADY_EXISTS, or the refused request's source.
+    (Rule::RefusedNoTrace, "refused-no-trace", Sentence::must("CreateVolume Errors", "If the plugin is unable to complete the CreateVolume call successfully, it MUST return a non-ok gRPC code in the gRPC status.")),
+    (Rule::RestoreSupported, "restore-supported", Sentence::must("ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT", "Therefore plugins supporting CREATE_DELETE_SNAPSHOT MUST support creating volume from snapshot.")),
 ];
 
 impl Rule {

@@ -89,6 +89,17 @@ impl Driver {
                 )),
             };
         }
+        // The fault refuses to lengthen a copy-on-write chain: a clone of a clone or restore.
+        if self.fault(Fault::CloneChainRefused)
+            && let Some(SourceType::Volume(v)) =
+                request.volume_content_source.as_ref().and_then(|c| c.r#type.as_ref())
+            && state.volumes.get(&v.volume_id).is_some_and(|o| o.source.is_some())
+        {
+            return Err(Status::failed_precondition(format!(
+                "volume '{}' is itself a copy: flatten it before cloning it",
+                v.volume_id
+            )));
+        }
         let no_size = request.capacity_range.as_ref().is_none_or(|r| r.required_bytes == 0);
         let source_size = match &request.volume_content_source {
             Some(source) if no_size && self.fault(Fault::RestoreSizeOfOrigin) => {
@@ -124,7 +135,24 @@ impl Driver {
                 }
                 _ => source_size,
             };
-            self.choose_capacity(request.capacity_range.as_ref(), source_size, checked)?
+            let sized_by_range = self.fault(Fault::RetrySizedByRange)
+                && source.is_some()
+                && state.refused_names.contains(&request.name);
+            match self.choose_capacity(request.capacity_range.as_ref(), source_size, checked) {
+                // The fault remembers a name refused for its range, and sizes its next
+                // request by the range alone, the source's size forgotten.
+                _ if sized_by_range => {
+                    let range = request.capacity_range.as_ref();
+                    range.map_or(0, |r| {
+                        if r.limit_bytes > 0 { r.limit_bytes } else { r.required_bytes }
+                    })
+                }
+                Err(e) if self.fault(Fault::RetrySizedByRange) && source.is_some() => {
+                    state.refused_names.insert(request.name.clone());
+                    return Err(e);
+                }
+                chosen => chosen?,
+            }
         };
         if capacity > self.config.total_capacity - state.used {
             // The spec's one RESOURCE_EXHAUSTED row for CreateVolume: the pool, memdriver's only

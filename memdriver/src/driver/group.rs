@@ -16,6 +16,7 @@ use csikit::v1::{
 use tonic::Status;
 
 use super::{Driver, Group, Snapshot, State};
+use crate::fault::Fault;
 
 impl Driver {
     /// `CreateVolumeGroupSnapshot`: a new group, or the one its name already holds when the
@@ -100,6 +101,15 @@ impl Driver {
         let Some(group) = state.groups.get(&request.group_snapshot_id) else {
             return Ok(DeleteVolumeGroupSnapshotResponse {});
         };
+        // The fault trusts the list: it deletes what snapshot_ids names, of the group or not.
+        if self.fault(Fault::GroupDeleteTrustsList) {
+            for id in &request.snapshot_ids {
+                state.snapshots.remove(id);
+            }
+            state.groups.remove(&request.group_snapshot_id);
+            state.group_names.retain(|_, id| *id != request.group_snapshot_id);
+            return Ok(DeleteVolumeGroupSnapshotResponse {});
+        }
         if !same_members(group, &request.snapshot_ids) {
             return Err(DeleteVolumeGroupSnapshotError::SnapshotListMismatch
                 .status(mismatch(group, &request.snapshot_ids)));

@@ -207,6 +207,9 @@ struct State {
     /// The snapshots when a ListSnapshots `next_token` was handed out, by token: what
     /// [`Fault::ListSnapshotsTokenStale`] pages from.
     list_snapshots: HashMap<String, BTreeMap<String, Snapshot>>,
+    /// Names whose CreateVolume from a source was refused OUT_OF_RANGE: what
+    /// [`Fault::RetrySizedByRange`] sizes by the range alone next time.
+    refused_names: std::collections::HashSet<String>,
     next_id: u64,
     used: i64,
 }

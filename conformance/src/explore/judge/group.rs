@@ -180,6 +180,7 @@ impl Model {
     ) {
         let Some(x) = self.groups.get(&g) else { return };
         let Some((id, _)) = x.members.get(nth) else { return };
+        let id = id.clone();
         let what = format!("of {g}'s snapshot #{nth} (id {id}) alone");
         if self.group_dead(g).is_some() {
             if delete {
@@ -204,8 +205,12 @@ impl Model {
         if code(reply) == Code::NotFound {
             let rpc = if delete { "DeleteSnapshot" } else { "GetSnapshot" };
             v.broke(
-                Rule::SnapshotIdFound,
-                format!("{rpc} {what}, its group standing, answered {}", show(reply)),
+                self.gone_rule(&id, Rule::SnapshotIdFound),
+                format!(
+                    "{rpc} {what}, its group standing, answered {}{}",
+                    show(reply),
+                    self.gone_why(&id)
+                ),
             );
         }
         if delete && code(reply) != Code::InvalidArgument {

@@ -140,20 +140,22 @@ impl Model {
         v.check(Rule::RestoreReadyRefused);
         // OK; the table's rows (incompatible name, range or source, a source gone, no room);
         // the general table's (pending, permission, authentication) and a transport's.
-        let given = matches!(
-            code(reply),
-            Code::Ok
-                | Code::AlreadyExists
-                | Code::OutOfRange
-                | Code::InvalidArgument
-                | Code::NotFound
-                | Code::ResourceExhausted
-                | Code::Aborted
-                | Code::PermissionDenied
-                | Code::Unauthenticated
-                | Code::Unavailable
-                | Code::DeadlineExceeded
-        );
+        // The codes that break `restore-supported` (a MUST) are that rule's, not this note's.
+        let given = super::support::NOT_A_REASON.contains(&code(reply))
+            || matches!(
+                code(reply),
+                Code::Ok
+                    | Code::AlreadyExists
+                    | Code::OutOfRange
+                    | Code::InvalidArgument
+                    | Code::NotFound
+                    | Code::ResourceExhausted
+                    | Code::Aborted
+                    | Code::PermissionDenied
+                    | Code::Unauthenticated
+                    | Code::Unavailable
+                    | Code::DeadlineExceeded
+            );
         if !given {
             v.broke(
                 Rule::RestoreReadyRefused,
@@ -174,7 +176,11 @@ impl Model {
         } else {
             Rule::SnapshotIdFound
         };
-        v.broke(rule, format!("{rpc} of live snapshot {s} (id {}) answered {}", x.id, show(reply)));
+        let (rule, why) = (self.gone_rule(&x.id, rule), self.gone_why(&x.id));
+        v.broke(
+            rule,
+            format!("{rpc} of live snapshot {s} (id {}) answered {}{why}", x.id, show(reply)),
+        );
     }
 
     pub(super) fn delete_snapshot(&mut self, v: &mut Verdicts, s: Snap, reply: &Reply) {

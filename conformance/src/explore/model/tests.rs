@@ -773,3 +773,4 @@ fn each_epoch_of_a_swarm_leaves_out_kinds_and_its_length_varies() {
 mod describe;
 mod history;
 mod order;
+mod refusal;

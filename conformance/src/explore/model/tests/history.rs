@@ -294,9 +294,11 @@ fn a_ready_snapshot_stays_ready_in_its_retry_and_restores_again() {
     // an error no table gives is a note.
     assert!(rules_of(&mut m, restore(1), error(Code::Internal)).is_empty());
     assert!(rules_of(&mut m, restore(2), restored("b")).is_empty());
+    assert_eq!(rules_of(&mut m, restore(3), error(Code::Internal)), [Rule::RestoreReadyRefused]);
+    // A code that says the request is not served breaks the support MUST instead.
     assert_eq!(
-        rules_of(&mut m, restore(3), error(Code::FailedPrecondition)),
-        [Rule::RestoreReadyRefused]
+        rules_of(&mut m, restore(5), error(Code::FailedPrecondition)),
+        [Rule::RestoreSupported]
     );
     assert!(rules_of(&mut m, restore(4), error(Code::OutOfRange)).is_empty());
     // The retry of a snapshot answered ready: ready again (a MUST), not ready is the retry's rule.
