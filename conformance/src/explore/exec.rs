@@ -141,7 +141,7 @@ impl Exec {
     /// The path `at` names for `v`, the folders a CO makes made.
     fn elsewhere_dir(&self, m: &Model, v: Vol, at: Elsewhere) -> Result<String, String> {
         let dir = match at {
-            Elsewhere::SecondStaging => self.staging_path(v, second_staging(m, v)),
+            Elsewhere::SecondStaging => self.staging_path(v, m.other_staging(v)),
             Elsewhere::Staging(w) => return self.staging_dir(m, w),
             Elsewhere::Target(w) => return self.target_dir(w, 0),
             Elsewhere::Nowhere => self.nowhere_path(),
@@ -524,7 +524,7 @@ impl Exec {
     /// The staging folder of `v` where the model has it staged (or last had), made (the CO's
     /// part).
     fn staging_dir(&self, m: &Model, v: Vol) -> Result<String, String> {
-        self.make_staging(v, m.vol(v).map_or(0, |s| s.staging))
+        self.make_staging(v, m.staging_of(v))
     }
 
     /// Staging folder #n of `v`, made (the CO's part).
@@ -708,11 +708,6 @@ impl Exec {
         recorded.lock().unwrap_or_else(PoisonError::into_inner).push(exchange);
         answer
     }
-}
-
-/// The staging path of `v` it is not staged at (or was not last): its second.
-pub(crate) fn second_staging(m: &Model, v: Vol) -> u8 {
-    (m.vol(v).map_or(0, |s| s.staging) + 1) % STAGINGS
 }
 
 fn error(e: &Status) -> Reply {

@@ -284,14 +284,15 @@ pub(crate) struct Model {
 }
 
 /// A CreateVolume from a source refused for a reason that lasts: the request, the source's
-/// size then (0: unknown) and the answer, in a finding's words.
+/// size then (0: unknown) and the answer (its code, and its message for a finding's words).
 #[derive(Debug, Clone)]
 pub(crate) struct Refused {
     pub(crate) mib: u32,
     pub(crate) limit: u32,
     pub(crate) source: Source,
     pub(crate) source_size: i64,
-    pub(crate) answer: String,
+    pub(crate) code: tonic::Code,
+    pub(crate) message: String,
 }
 
 pub(crate) const MIB: i64 = 1 << 20;
@@ -346,6 +347,17 @@ impl Model {
             1 => Mode::SingleNodeSingleWriter,
             _ => Mode::SingleNodeMultiWriter,
         }
+    }
+
+    /// The staging path (#0 or #1, see [`STAGINGS`]) volume `v` is staged at, or was last (#0
+    /// for a volume the model does not know).
+    pub(crate) fn staging_of(&self, v: Vol) -> u8 {
+        self.vol(v).map_or(0, |s| s.staging)
+    }
+
+    /// The staging path volume `v` is not staged at (or was not last): its second.
+    pub(crate) fn other_staging(&self, v: Vol) -> u8 {
+        (self.staging_of(v) + 1) % STAGINGS
     }
 
     /// [`Model::mode_for`] of volume `v` (a volume the model does not know counts as plain).

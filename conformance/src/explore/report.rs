@@ -37,9 +37,6 @@ pub const MAX_FINDINGS: usize = 32;
 
 /// A rule a plugin broke in the answer of one RPC, shrunk to the shortest history found whose
 /// last call's answer breaks it.
-// The repeated-code scan pairs these fields with the site's page context (`site/src/pages.rs`) by
-// shape alone: runs of documented `pub` strings, a bool and a list, in two structs of unrelated
-// things. Nothing is written twice, so there is nothing to share.
 #[derive(Debug, Clone)]
 pub struct Finding {
     /// The stable id: an invariant (`volumes-listed`), a row (`errors: <Rpc>: <condition>`) or an

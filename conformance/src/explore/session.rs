@@ -17,7 +17,7 @@ use csikit::v1::{
 use super::Broken;
 use super::call::{Call, Vol};
 use super::coverage::Coverage;
-use super::exec::{self, Exec};
+use super::exec::Exec;
 use super::judge::Reply;
 use super::model::{Caps, Life, Model, TARGETS};
 use crate::client::Endpoint;
@@ -186,7 +186,7 @@ impl Session {
                 }
             }
             if self.caps.stage && (v.second_staged || *lost) {
-                let second = exec::second_staging(&a.model, *vol);
+                let second = a.model.other_staging(*vol);
                 let staging_target_path = a.exec.staging_path(*vol, second).display().to_string();
                 let _ = s
                     .ask(NodeUnstageVolumeRequest { volume_id: v.id.clone(), staging_target_path })

@@ -44,14 +44,22 @@ impl Model {
             }
         };
         let Some(size) = size.filter(|_| LASTING.contains(code)) else { return false };
-        let answer = format!("{}: {message}", crate::suite::code_name(*code));
         if self.refused_creates.len() >= KEPT
             && let Some((oldest, _)) = self.refused_creates.pop_first()
         {
             self.names.entry(oldest).or_default().burnt = true;
         }
-        self.refused_creates
-            .insert(name, Refused { mib, limit, source: from, source_size: size, answer });
+        self.refused_creates.insert(
+            name,
+            Refused {
+                mib,
+                limit,
+                source: from,
+                source_size: size,
+                code: *code,
+                message: message.clone(),
+            },
+        );
         self.names.entry(name).or_default();
         true
     }
@@ -70,14 +78,18 @@ impl Model {
         reply: &Reply,
     ) {
         let same = (refused.mib, refused.limit, Some(refused.source)) == (mib, limit, source);
-        let first = format!("refused before with {}", refused.answer);
+        let first = format!(
+            "refused before with {}: {}",
+            crate::suite::code_name(refused.code),
+            refused.message
+        );
         if same {
             let Source::Volume(sv) = refused.source else { return };
             if self.vols.get(&sv).is_none_or(|s| s.life != Life::Alive) {
                 return;
             }
             let below = i64::from(limit) * MIB;
-            if !refused.answer.starts_with("OUT_OF_RANGE")
+            if refused.code != Code::OutOfRange
                 || refused.source_size == 0
                 || (limit > 0 && below >= refused.source_size)
             {
