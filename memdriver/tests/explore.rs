@@ -94,6 +94,8 @@ fn memdriver_gives_no_finding() {
     // With its group snapshots served: every RPC the walk knows (ControllerModifyVolume,
     // GetCapacity and the three group snapshot RPCs besides the 18 of volumes and snapshots).
     let config = || memdriver::Config { group_controller: true, ..memdriver::Config::default() };
+    // Seeds 2 to 4: seed 1's swarm, since the walk asks for the single-node access modes,
+    // leaves DeleteVolumeGroupSnapshot out of its 3,000 steps (seeds 2 to 5 reach all 23).
     for seed in [2, 3, 4] {
         let report = explore_driver(config(), seed, 3000, 1, tmp.path());
         assert!(report.findings.is_empty(), "seed {seed}: {}", report.text());

@@ -136,10 +136,10 @@ struct Volume {
     /// Node-published: target path to how.
     published: BTreeMap<String, NodePublication>,
     /// The staging path of its first NodeStageVolume (what [`Fault::UnstageFirstPath`]
-    /// unstages).
+    /// unstages; kept only under that fault).
     first_staging: Option<String>,
     /// Each target path's `readonly` flag when last published there (what
-    /// [`Fault::TargetKeepsReadonly`] holds a new publication to).
+    /// [`Fault::TargetKeepsReadonly`] holds a new publication to; kept only under that fault).
     target_readonly: BTreeMap<String, bool>,
     /// The size the node last expanded its file system to.
     node_capacity: i64,

@@ -61,7 +61,10 @@ impl Driver {
                 volume.id
             )));
         }
-        volume.first_staging.get_or_insert_with(|| request.staging_target_path.clone());
+        // Kept for the fault alone: a correct driver keeps no record of paths it unstaged.
+        if self.fault(Fault::UnstageFirstPath) {
+            volume.first_staging.get_or_insert_with(|| request.staging_target_path.clone());
+        }
         volume.staged.insert(request.staging_target_path, capability);
         Ok(NodeStageVolumeResponse {})
     }
@@ -179,7 +182,10 @@ impl Driver {
         if !self.fault(Fault::NoTargetPath) {
             create_target(&request.target_path, block)?;
         }
-        volume.target_readonly.insert(request.target_path.clone(), publication.readonly);
+        // Kept for the fault alone: a record per target ever published would only grow.
+        if self.fault(Fault::TargetKeepsReadonly) {
+            volume.target_readonly.insert(request.target_path.clone(), publication.readonly);
+        }
         volume.published.insert(request.target_path, publication);
         Ok(NodePublishVolumeResponse {})
     }
