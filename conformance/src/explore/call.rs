@@ -217,14 +217,28 @@ pub(crate) enum Call {
 }
 
 impl Call {
-    /// A listing's request shape: which of `snapshot_id`, `source_volume_id`, `starting_token`
-    /// and `max_entries` its first request sets (a paged listing's later pages add the token).
-    /// A plugin answers each through code of its own (csi-driver-host-path's listing by source
-    /// is not its unfiltered one), so a rule broken by a listing is a finding per shape. `None`
-    /// for a call that lists nothing.
+    /// The request's shape, where a plugin answers shapes through code of its own, so a rule
+    /// broken by one is a finding per shape:
+    /// - a listing's: which of `snapshot_id`, `source_volume_id`, `starting_token` and
+    ///   `max_entries` its first request sets (a paged listing's later pages add the token);
+    ///   csi-driver-host-path's listing by source is not its unfiltered one;
+    /// - a CreateVolume with a content source's: the source's kind, and whether it sets a
+    ///   `capacity_range` (a plugin sizes a clone or a restore from the request or from its
+    ///   source; csi-driver-host-path refuses every one without a size, and a bug in its sizing
+    ///   from the source would hide behind that one finding).
+    ///
+    /// `None` for any other call.
     pub(crate) fn shape(&self) -> Option<&'static str> {
         let paged = |n: i32| n > 0;
         Some(match *self {
+            Call::CreateVolume { source: Some(source), mib, limit, .. } => {
+                match (source, mib > 0 || limit > 0) {
+                    (Source::Snapshot(_), false) => "from a snapshot, no capacity_range",
+                    (Source::Snapshot(_), true) => "from a snapshot, capacity_range",
+                    (Source::Volume(_), false) => "from a volume, no capacity_range",
+                    (Source::Volume(_), true) => "from a volume, capacity_range",
+                }
+            }
             Call::ListVolumes { max_entries } if paged(max_entries) => "max_entries",
             Call::ListVolumes { .. } => "no max_entries",
             Call::ListHold { .. } => "max_entries",

@@ -45,10 +45,12 @@ pub struct Finding {
     /// The RPC whose answer broke it: `ListVolumes`. The last call of `calls` when the history
     /// was reproduced; the same rule broken by another RPC's answer is another finding.
     pub rpc: &'static str,
-    /// Of a listing RPC, the shape of the request whose answer broke it: which of
-    /// `snapshot_id`, `source_volume_id`, `starting_token` and `max_entries` it set
-    /// (`source_volume_id, max_entries`; `no filter, no max_entries`); the same rule broken in
-    /// the answer to another shape is another finding (another code path of the plugin).
+    /// Of a listing RPC or a CreateVolume with a content source, the shape of the request whose
+    /// answer broke it: which of `snapshot_id`, `source_volume_id`, `starting_token` and
+    /// `max_entries` it set (`source_volume_id, max_entries`; `no filter, no max_entries`), or
+    /// its source's kind and whether it set a size (`from a snapshot, no capacity_range`); the
+    /// same rule broken in the answer to another shape is another finding (another code path of
+    /// the plugin).
     pub shape: Option<&'static str>,
     /// The sentence it rests on.
     pub sentence: Sentence,
@@ -260,7 +262,7 @@ impl Finding {
     }
 }
 
-/// A listing's request shape as printed after its RPC: ` (source_volume_id, max_entries)`.
+/// A request's shape as printed after its RPC: ` (source_volume_id, max_entries)`.
 fn shaped(shape: Option<&str>) -> String {
     shape.map(|s| format!(" ({s})")).unwrap_or_default()
 }

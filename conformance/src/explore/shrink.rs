@@ -18,15 +18,15 @@ use super::session::{Made, Session};
 const MAX_REPLAYS: u32 = 400;
 const MAX_TIME: Duration = Duration::from_secs(120);
 
-/// What a finding is: a rule, broken by the answer of one RPC (of a listing, to a request of
-/// one shape: see [`Call::shape`]).
+/// What a finding is: a rule, broken by the answer of one RPC (of a listing or a CreateVolume
+/// with a source, to a request of one shape: see [`Call::shape`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Breach<'a> {
     /// The rule's id: `volumes-listed`, `answers: <key>`.
     pub(crate) rule: &'a str,
     /// The RPC whose answer broke it: `ListVolumes`.
     pub(crate) rpc: &'static str,
-    /// The listing's request shape: `source_volume_id, max_entries`.
+    /// The request's shape: `source_volume_id, max_entries`.
     pub(crate) shape: Option<&'static str>,
 }
 
