@@ -96,8 +96,12 @@ fn memdriver_gives_no_finding() {
     let config = || memdriver::Config { group_controller: true, ..memdriver::Config::default() };
     // Seeds 2 to 4: seed 1's swarm, since the walk asks for the single-node access modes,
     // leaves DeleteVolumeGroupSnapshot out of its 3,000 steps (seeds 2 to 5 reach all 23).
+    let mut kinds = std::collections::BTreeMap::new();
     for seed in [2, 3, 4] {
         let report = explore_driver(config(), seed, 3000, 1, tmp.path());
+        for (pair, n) in &report.coverage.kinds {
+            *kinds.entry(*pair).or_insert(0) += n;
+        }
         assert!(report.findings.is_empty(), "seed {seed}: {}", report.text());
         assert_eq!(report.steps, 3000);
         assert!(report.left_over.is_empty(), "{:?}", report.left_over);
@@ -105,7 +109,45 @@ fn memdriver_gives_no_finding() {
             report.coverage.calls.keys().map(|(rpc, _)| *rpc).collect();
         assert_eq!(rpcs.len(), 23, "seed {seed}: {rpcs:?}");
     }
+    // Every call that reads, validates, grows or measures one volume, on volumes of every kind
+    // and use the walk makes; NodeGetVolumeStats at each path the spec allows.
+    let mut missing = Vec::new();
+    for rpc in [
+        "ControllerExpandVolume",
+        "NodeExpandVolume",
+        "NodeGetVolumeStats",
+        "ControllerGetVolume",
+        "ValidateVolumeCapabilities",
+    ] {
+        let at: &[&str] = if rpc == "NodeGetVolumeStats" {
+            &["at the staging path", "at the target kept after another's unpublish"]
+        } else {
+            &[]
+        };
+        for kind in VOLUME_KINDS.iter().chain(at) {
+            if !kinds.contains_key(&(rpc, *kind)) {
+                missing.push(format!("{rpc} on {kind}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "not reached: {missing:?}");
 }
+
+/// The kinds and uses of a volume the coverage table counts each call on one volume by.
+const VOLUME_KINDS: [&str; 12] = [
+    "plain",
+    "clone",
+    "restore",
+    "made from a clone or restore",
+    "expanded",
+    "with snapshots",
+    "source deleted",
+    "staged",
+    "staged at the second staging path",
+    "published at two targets",
+    "one of two targets unpublished",
+    "readonly target",
+];
 
 #[test]
 fn histories_in_flight_at_once_give_no_finding_on_memdriver_and_find_a_history_bug() {
