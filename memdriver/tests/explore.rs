@@ -392,6 +392,19 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     // A clone refused for asking less than its source, then the same request answered OK,
     // smaller than its source.
     (Fault::RetrySizedByRange, Some(&["CreateVolume", "CreateVolume", "CreateVolume"])),
+    // NodeGetVolumeStats at the target kept after another target's unpublish.
+    (
+        Fault::StatsLostByOtherUnpublish,
+        Some(&[
+            "CreateVolume",
+            "ControllerPublishVolume",
+            "NodeStageVolume",
+            "NodePublishVolume",
+            "NodePublishVolume",
+            "NodeUnpublishVolume",
+            "NodeGetVolumeStats",
+        ]),
+    ),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).

@@ -362,6 +362,10 @@ const FAULTS: [FaultCase; 63] = [
         "retry-sized-by-range",
         "neither capture sends a create from a source refused for its range again",
     ),
+    neither(
+        "stats-lost-by-other-unpublish",
+        "neither capture asks NodeGetVolumeStats at a target after another target's unpublish",
+    ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),
     neither("health-no-reason", NO_HEALTH_CALLS),
