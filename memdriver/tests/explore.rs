@@ -83,6 +83,20 @@ fn explore_options(config: memdriver::Config, options: &Options) -> Report {
     })
 }
 
+/// The report of the first of seeds 1 to [`SEEDS`] whose walk (`walk(seed)`) `holds`; a
+/// failure when none does.
+fn first_seed(walk: impl Fn(u64) -> Report, holds: impl Fn(&Report) -> bool) -> Report {
+    let mut last = None;
+    for seed in 1..=SEEDS {
+        let report = walk(seed);
+        if holds(&report) {
+            return report;
+        }
+        last = Some(report);
+    }
+    panic!("none of seeds 1 to {SEEDS}: the last: {}", last.map(|r| r.text()).unwrap_or_default());
+}
+
 /// The RPCs of a finding's shrunk history.
 fn methods(report: &Report) -> Vec<&'static str> {
     report.findings[0].calls.iter().map(|c| c.method).collect()
@@ -174,15 +188,23 @@ fn histories_in_flight_at_once_give_no_finding_on_memdriver_and_find_a_history_b
 fn one_rule_broken_in_two_rpcs_gives_two_findings_each_shrunk_to_its_own_rpc() {
     // A clone of a clone described with its source's source by both ListVolumes and
     // ControllerGetVolume: one rule, two answers that break it (two code paths in a real driver).
-    // Seed 1: of seeds 1 to 12, walks of 4,000 steps reach both breaches at seeds 1 and 10
-    // (the others the ListVolumes breach only), since the walk restages, refuses creates on
-    // purpose and asks for the single-node access modes.
+    // A walk reaches both breaches at some seeds only (the others the ListVolumes breach
+    // only): the seeds in turn, as [`SEEDS`] says, until one breaks it in both RPCs.
     let tmp = tempfile::tempdir().expect("temp dir");
-    let config = memdriver::Config {
+    let config = || memdriver::Config {
         fault: Some(Fault::ReadSourceOfOrigin),
         ..memdriver::Config::default()
     };
-    let report = explore_options(config, &options(1, 4000, None, tmp.path()));
+    let rpcs_of = |r: &Report| -> Vec<&'static str> {
+        let mut rpcs: Vec<&str> = r.findings.iter().map(|f| f.rpc).collect();
+        rpcs.sort_unstable();
+        rpcs.dedup();
+        rpcs
+    };
+    let report = first_seed(
+        |seed| explore_options(config(), &options(seed, 4000, None, tmp.path())),
+        |r| rpcs_of(r) == ["ControllerGetVolume", "ListVolumes"],
+    );
     let rule = report.findings.first().map(|f| f.rule.clone()).unwrap_or_default();
     let mut rpcs: Vec<&str> = Vec::new();
     for f in &report.findings {
@@ -217,12 +239,24 @@ fn one_rule_broken_in_two_rpcs_gives_two_findings_each_shrunk_to_its_own_rpc() {
 fn one_rule_broken_in_two_request_shapes_of_a_listing_gives_two_findings() {
     // ListSnapshots by source lists one snapshot of two, and its unfiltered pages each leave
     // one out: one rule, one RPC, two code paths; each finding is shrunk keeping its shape.
+    // The seeds in turn, as [`SEEDS`] says, until one breaks it by source and unfiltered.
     let tmp = tempfile::tempdir().expect("temp dir");
-    let config = memdriver::Config {
+    let config = || memdriver::Config {
         fault: Some(Fault::ListSnapshotsTwoPaths),
         ..memdriver::Config::default()
     };
-    let report = explore_options(config, &options(5, 4000, None, tmp.path()));
+    let both = |r: &Report| {
+        let shapes: Vec<&str> = r
+            .findings
+            .iter()
+            .filter(|f| f.rule == "snapshots-listed")
+            .filter_map(|f| f.shape)
+            .collect();
+        shapes.iter().any(|s| s.starts_with("source_volume_id"))
+            && shapes.iter().any(|s| ["max_entries", "starting_token"].contains(s))
+    };
+    let report =
+        first_seed(|seed| explore_options(config(), &options(seed, 4000, None, tmp.path())), both);
     let mut shapes: Vec<&str> = Vec::new();
     for f in report.findings.iter().filter(|f| f.rule == "snapshots-listed") {
         assert_eq!(f.rpc, "ListSnapshots", "{}", f.text());

@@ -5,6 +5,8 @@
 //! The moves that make such a volume are rare, and the reads among all live volumes would
 //! seldom fall on it; a second target, readonly or not, is published on purpose too.
 
+use csikit::v1::volume_capability::access_mode::Mode;
+
 use super::super::call::{At, Call, Vol};
 use super::super::model::{Life, MIB, Model, RARE, TARGETS};
 use super::Generator;
@@ -37,16 +39,24 @@ impl Generator {
         }
         kinds.push((3, calls));
         kinds.push((2, two));
-        // The rarest of them made: a second target (readonly or not) for a volume at one.
+        // The rarest of them made: a second target (readonly or not) for a volume at one, of
+        // SINGLE_NODE_MULTI_WRITER where the walk asks for it (the mode that is for it; the
+        // others' second target, which the spec's table says SHOULD be refused, is asked by the
+        // publishing moves).
         let readonly = self.rng.bool();
-        let second = m
+        let at_one: Vec<(Vol, usize)> = m
             .vols
             .iter()
             .filter(|(_, s)| s.life == Life::Alive && s.targets.iter().flatten().count() == 1)
-            .filter_map(|(v, s)| {
-                let free = s.targets.iter().position(Option::is_none)?;
-                let target = u8::try_from(free).ok()?;
-                Some(Call::Publish { vol: *v, target, readonly })
+            .filter_map(|(v, s)| Some((*v, s.targets.iter().position(Option::is_none)?)))
+            .collect();
+        let many = |v: Vol| m.mode_of(v) == Mode::SingleNodeMultiWriter;
+        let pick = at_one.iter().any(|(v, _)| many(*v));
+        let second = at_one
+            .into_iter()
+            .filter(|(v, _)| !pick || many(*v))
+            .filter_map(|(vol, t)| {
+                Some(Call::Publish { vol, target: u8::try_from(t).ok()?, readonly })
             })
             .collect();
         kinds.push((2, second));
