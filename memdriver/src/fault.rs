@@ -182,6 +182,12 @@ pub enum Fault {
     /// same clone or restore again is answered OK, smaller than its source. Needs a volume (a
     /// snapshot), a clone (a restore) asking for less than it, then the same request again.
     RetrySizedByRange,
+    /// NodeUnpublishVolume of one of a volume's targets drops the volume's statistics record
+    /// (kept per volume, not per target, and filled by NodePublishVolume), so
+    /// NodeGetVolumeStats at a target still published answers NOT_FOUND until the volume is
+    /// published again. Needs a volume published at two targets, one of them unpublished,
+    /// then the statistics of the other.
+    StatsLostByOtherUnpublish,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -207,7 +213,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 63] = [
+    pub const ALL: [Fault; 64] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -262,6 +268,7 @@ impl Fault {
         Fault::CloneChainRefused,
         Fault::GroupDeleteTrustsList,
         Fault::RetrySizedByRange,
+        Fault::StatsLostByOtherUnpublish,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -330,6 +337,7 @@ impl Fault {
             Fault::CloneChainRefused => "clone-chain-refused",
             Fault::GroupDeleteTrustsList => "group-delete-trusts-list",
             Fault::RetrySizedByRange => "retry-sized-by-range",
+            Fault::StatsLostByOtherUnpublish => "stats-lost-by-other-unpublish",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

@@ -123,7 +123,7 @@ const NOTED: [Fault; 2] = [Fault::SingleWriterTwice, Fault::ListShiftsUnderCreat
 /// Faults no fixed case shows, because none walks the history that brings the bug about: each
 /// passes every case (a case that comes to fail takes it off this list), and
 /// `csi-conformance explore` finds each (`tests/explore.rs`).
-const HISTORY_ONLY: [Fault; 21] = [
+const HISTORY_ONLY: [Fault; 22] = [
     Fault::ReuseNameAfterDelete,
     Fault::ExpandNotListed,
     Fault::RestoreSizeOfOrigin,
@@ -145,6 +145,7 @@ const HISTORY_ONLY: [Fault; 21] = [
     Fault::CloneChainRefused,
     Fault::GroupDeleteTrustsList,
     Fault::RetrySizedByRange,
+    Fault::StatsLostByOtherUnpublish,
 ];
 
 /// Faults planted for one error-table row or listing rule each: the case written for it must be

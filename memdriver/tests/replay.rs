@@ -219,7 +219,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 63] = [
+const FAULTS: [FaultCase; 64] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -361,6 +361,10 @@ const FAULTS: [FaultCase; 63] = [
     neither(
         "retry-sized-by-range",
         "neither capture sends a create from a source refused for its range again",
+    ),
+    neither(
+        "stats-lost-by-other-unpublish",
+        "neither capture asks NodeGetVolumeStats at a target after another target's unpublish",
     ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),

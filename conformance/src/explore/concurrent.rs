@@ -134,7 +134,7 @@ async fn together(
     let mut requests = Vec::with_capacity(calls.len());
     for (i, call) in calls {
         let a = &lanes[*i].attempt;
-        states.push(a.model.state_of(call));
+        states.push((a.model.state_of(call), a.model.kinds_of(call)));
         requests.push(a.exec.prepare(&mut s.suite, &a.model, call)?);
     }
     let suite = &s.suite;
@@ -164,7 +164,7 @@ async fn together(
         let verdicts = lanes[*i].attempt.model.judge(call, &reply);
         let mut broken: Vec<Broken> = verdicts.broken.iter().map(Broken::from_violation).collect();
         broken.extend(extra);
-        s.coverage.record(call.rpc(), state, &verdicts.checked);
+        s.coverage.record(call.rpc(), (state.0, &state.1), &verdicts.checked);
         for b in &broken {
             s.coverage.broke(&b.id);
         }

@@ -9,6 +9,7 @@
 use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, STAGINGS, Snap, Source, Vol};
 use super::model::{Life, MIB, Model, TARGETS, VolState};
 
+mod kind;
 mod refusal;
 
 /// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.
@@ -594,6 +595,7 @@ impl Generator {
         self.elsewhere(m, &alive, &mut kinds);
         self.mismatched(m, &mut kinds);
         self.refusals(m, &mut kinds);
+        self.of_rare_kinds(m, &mut kinds);
 
         // Keep what a CO may do now, weigh it by the epoch's swarm (by the plain weights when
         // the swarm leaves nothing), then choose: a kind by weight, then one of its calls.

@@ -785,5 +785,8 @@ impl Model {
     }
 }
 
+mod kind;
+pub(crate) use kind::RARE;
+
 #[cfg(test)]
 mod tests;

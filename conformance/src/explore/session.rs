@@ -119,7 +119,7 @@ impl Session {
         call: &Call,
         count: bool,
     ) -> Result<Made, String> {
-        let state = a.model.state_of(call);
+        let state = (a.model.state_of(call), a.model.kinds_of(call));
         if matches!(
             call,
             Call::ListVolumes { .. }
@@ -137,7 +137,7 @@ impl Session {
         let mut broken: Vec<Broken> = verdicts.broken.iter().map(Broken::from_violation).collect();
         broken.extend(self.suite.take_problems().into_iter().map(Broken::from_problem));
         if count {
-            self.coverage.record(call.rpc(), state, &verdicts.checked);
+            self.coverage.record(call.rpc(), (state.0, &state.1), &verdicts.checked);
             for b in &broken {
                 self.coverage.broke(&b.id);
             }

@@ -181,6 +181,7 @@ impl Driver {
             published: BTreeMap::new(),
             first_staging: None,
             target_readonly: BTreeMap::new(),
+            stats_dropped: false,
             node_capacity: capacity,
             created_capacity: capacity,
             publications: 0,

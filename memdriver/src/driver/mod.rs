@@ -141,6 +141,9 @@ struct Volume {
     /// Each target path's `readonly` flag when last published there (what
     /// [`Fault::TargetKeepsReadonly`] holds a new publication to; kept only under that fault).
     target_readonly: BTreeMap<String, bool>,
+    /// Its statistics record was dropped by the unpublish of another target (what
+    /// [`Fault::StatsLostByOtherUnpublish`] answers NOT_FOUND for; set only under that fault).
+    stats_dropped: bool,
     /// The size the node last expanded its file system to.
     node_capacity: i64,
     /// The size it was created with (what [`Fault::ExpandNotListed`] reports).

@@ -187,6 +187,7 @@ impl Driver {
             volume.target_readonly.insert(request.target_path.clone(), publication.readonly);
         }
         volume.published.insert(request.target_path, publication);
+        volume.stats_dropped = false;
         Ok(NodePublishVolumeResponse {})
     }
 
@@ -217,6 +218,8 @@ impl Driver {
         };
         if published {
             remove_target(&request.target_path)?;
+            volume.stats_dropped =
+                self.fault(Fault::StatsLostByOtherUnpublish) && !volume.published.is_empty();
         } else if self.fault(Fault::UnpublishAnyTarget) {
             // Unpublished "from the node": every publication of the volume goes.
             for (target, _) in std::mem::take(&mut volume.published) {
@@ -251,7 +254,7 @@ impl Driver {
             .filter(|v| {
                 self.fault(Fault::StatsAnyPath)
                     || v.staged.contains_key(&request.volume_path)
-                    || v.published.contains_key(&request.volume_path)
+                    || (v.published.contains_key(&request.volume_path) && !v.stats_dropped)
             })
             .ok_or_else(|| {
                 // v1.13.0's proto states no error table and NodeGetVolumeStats changed in it, so
