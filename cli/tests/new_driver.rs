@@ -275,16 +275,11 @@ fn scaffolded_driver_builds_serves_and_stops_on_sigterm() {
 
     std::fs::copy(workspace.join("Cargo.lock"), crate_dir.join("Cargo.lock"))
         .expect("copy Cargo.lock");
-    // The workspace's target directory and dependency profile: the registry crates the scaffold
-    // shares (with the same features) with the workspace, csikit-build's user crates and the
-    // standalone release crates are compiled once for all of them. Cargo's lock on the folder
-    // makes a second build wait; the outer `cargo test` holds none while tests run.
-    let target = support::workspace_target();
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("new-driver-target");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let started = Instant::now();
     let build = Command::new(&cargo)
         .args(["build", "--offline", "--quiet"])
-        .args(support::WORKSPACE_PROFILE)
         .current_dir(&crate_dir)
         .env("CARGO_TARGET_DIR", &target)
         .env_remove("RUSTFLAGS")
@@ -299,9 +294,7 @@ fn scaffolded_driver_builds_serves_and_stops_on_sigterm() {
 
     // Its own test runs csikit's conformance suite against it in process, and passes.
     let test = Command::new(&cargo)
-        .args(["test", "--offline", "--quiet"])
-        .args(support::WORKSPACE_PROFILE)
-        .args(["--", "--nocapture"])
+        .args(["test", "--offline", "--quiet", "--", "--nocapture"])
         .current_dir(&crate_dir)
         .env("CARGO_TARGET_DIR", &target)
         .env_remove("RUSTFLAGS")

@@ -19,20 +19,6 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// The target directory this test was built in (`CARGO_TARGET_TMPDIR` is its `tmp/`): cargo runs
-/// started by a test build there too, so dependencies they share with the workspace (and with
-/// each other) are compiled once.
-pub fn workspace_target() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("CARGO_TARGET_TMPDIR is <target>/tmp")
-        .to_path_buf()
-}
-
-/// The workspace's dependency profile (its `[profile.dev.package."*"]`), for a crate of its own
-/// built in `workspace_target()`: artifacts are shared only when their profile is the same.
-pub const WORKSPACE_PROFILE: [&str; 2] = ["--config", "profile.dev.package.\"*\".opt-level=1"];
-
 /// A short folder for sockets (their paths are limited to about 100 bytes).
 pub fn socket_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("csikit-cli-{name}-{}", std::process::id()));
