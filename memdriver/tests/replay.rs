@@ -15,6 +15,8 @@
 mod support;
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use csi_view::replay::{Options, run};
@@ -380,21 +382,47 @@ const FAULTS: [FaultCase; 64] = [
 /// Why the health faults show in neither capture.
 const NO_HEALTH_CALLS: &str = "the captures (csi-sanity v5.4.0's run, csi-conformance's before CSI v1.13.0) hold no health call, and the replayed memdriver serves none (MEMDRIVER_HEALTH=0)";
 
+/// Each fault's replay of each capture, in `FAULTS` order, capture by capture. One call at a time
+/// within a replay: a fault shows in an answer, not in timing, and calls sent at once on one
+/// volume may be answered ABORTED by either run (the spec's concurrency row), a difference that
+/// is not the fault's (the overlap is the first test's). The replays themselves are independent
+/// (each its own memdriver, folder and socket) and mostly wait on a round trip or a process
+/// starting, so a few run at once; the caller judges them in order.
+fn replay_each_fault(captures: &[&'static str]) -> Vec<Replayed> {
+    const AT_ONCE: usize = 4;
+    let jobs: Vec<(&str, &str)> =
+        FAULTS.iter().flat_map(|case| captures.iter().map(|c| (case.fault, *c))).collect();
+    let next = AtomicUsize::new(0);
+    let done: Vec<Mutex<Option<Replayed>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..AT_ONCE {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(fault, capture)) = jobs.get(i) else { break };
+                    let r = replay(capture, Some(fault), true, true);
+                    *done[i].lock().expect("no replay panicked holding it") = Some(r);
+                }
+            });
+        }
+    });
+    done.into_iter()
+        .map(|slot| slot.into_inner().expect("not poisoned").expect("every replay ran"))
+        .collect()
+}
+
 #[test]
 fn each_fault_shows_as_a_difference_where_the_capture_holds_calls_it_changes() {
     let names: Vec<&str> = memdriver::fault::Fault::ALL.iter().map(|f| f.name()).collect();
     let listed: Vec<&str> = FAULTS.iter().map(|f| f.fault).collect();
     assert_eq!(listed, names, "FAULTS lists every fault, in memdriver's order");
+    const CAPTURES: [&str; 2] = ["sanity.jsonl", "conformance.jsonl"];
+    let mut replays = replay_each_fault(&CAPTURES).into_iter();
     let mut shown = (0, 0, 0);
     for case in &FAULTS {
         assert!(case.sanity && case.conformance || !case.why_not.is_empty(), "{}", case.fault);
-        for (capture, expected) in
-            [("sanity.jsonl", case.sanity), ("conformance.jsonl", case.conformance)]
-        {
-            // One call at a time: a fault shows in an answer, not in timing, and calls sent at
-            // once on one volume may be answered ABORTED by either run (the spec's concurrency
-            // row), a difference that is not the fault's (the overlap is the first test's).
-            let r = replay(capture, Some(case.fault), true, true);
+        for (capture, expected) in CAPTURES.into_iter().zip([case.sanity, case.conformance]) {
+            let r = replays.next().expect("a replay per fault and capture");
             let differs = r.report.exit_code() == 1;
             assert_eq!(
                 differs,
