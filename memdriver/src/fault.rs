@@ -188,6 +188,11 @@ pub enum Fault {
     /// published again. Needs a volume published at two targets, one of them unpublished,
     /// then the statistics of the other.
     StatsLostByOtherUnpublish,
+    /// CreateVolume from a snapshot of a group snapshot answers FAILED_PRECONDITION (the check
+    /// that keeps a group's snapshot from being deleted alone applied to its restores too),
+    /// though the plugin reports CREATE_DELETE_SNAPSHOT and restores every snapshot cut alone.
+    /// Needs two volumes, their group snapshot, then a restore of one of its snapshots.
+    MemberRestoreRefused,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -213,7 +218,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 64] = [
+    pub const ALL: [Fault; 65] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -269,6 +274,7 @@ impl Fault {
         Fault::GroupDeleteTrustsList,
         Fault::RetrySizedByRange,
         Fault::StatsLostByOtherUnpublish,
+        Fault::MemberRestoreRefused,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -338,6 +344,7 @@ impl Fault {
             Fault::GroupDeleteTrustsList => "group-delete-trusts-list",
             Fault::RetrySizedByRange => "retry-sized-by-range",
             Fault::StatsLostByOtherUnpublish => "stats-lost-by-other-unpublish",
+            Fault::MemberRestoreRefused => "member-restore-refused",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

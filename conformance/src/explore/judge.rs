@@ -183,8 +183,8 @@ impl Model {
     /// share an id, one deleted and the other made since).
     pub(super) fn source_id(&self, source: Option<Source>) -> Option<(bool, String)> {
         match source? {
-            Source::Snapshot(x) => Some((true, self.snaps.get(&x)?.id.clone())),
             Source::Volume(v) => Some((false, self.vols.get(&v)?.id.clone())),
+            x => Some((true, self.restorable(x)?.id.to_owned())),
         }
     }
 

@@ -238,6 +238,8 @@ pub(crate) struct GroupState {
     pub(crate) members: Vec<(String, String)>,
     /// Each snapshot's `group_snapshot_id` was set: it CAN NOT be deleted alone.
     pub(crate) bound: Vec<bool>,
+    /// Each snapshot's `size_bytes` as answered (0: unknown).
+    pub(crate) sizes: Vec<i64>,
 }
 
 /// A name of the history: its objects so far (the last is the current one), and whether a
@@ -417,6 +419,7 @@ impl Model {
                                 || self.snap_dead(s))
                     }
                     Some(Source::Volume(v)) => c.clone && (self.alive(v).is_some() || self.dead(v)),
+                    Some(g) => self.restorable(g).is_some_and(|x| x.life != Life::Lost),
                 };
                 c.create && name_ok && source_ok
             }
@@ -593,11 +596,13 @@ impl Model {
             self.vols.values().filter(|s| s.source == Some(source)).collect();
         let deleted = uses.iter().any(|s| s.life == Life::Dead);
         match source {
-            Source::Snapshot(_) if deleted => {
+            Source::Snapshot(_) | Source::Member(..) if deleted => {
                 Some("a snapshot restored again, an earlier restore of it deleted")
             }
-            Source::Snapshot(_) if !uses.is_empty() => Some("a snapshot restored again"),
-            Source::Snapshot(_) => None,
+            Source::Snapshot(_) | Source::Member(..) if !uses.is_empty() => {
+                Some("a snapshot restored again")
+            }
+            Source::Snapshot(_) | Source::Member(..) => None,
             Source::Volume(v) => {
                 let s = self.vol(v)?;
                 if s.source.is_some() {
@@ -786,6 +791,7 @@ impl Model {
 }
 
 mod kind;
+mod member;
 pub(crate) use kind::RARE;
 
 #[cfg(test)]

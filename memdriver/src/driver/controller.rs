@@ -100,6 +100,17 @@ impl Driver {
                 v.volume_id
             )));
         }
+        // The fault holds a group's snapshot to the group for restores as for deletes.
+        if self.fault(Fault::MemberRestoreRefused)
+            && let Some(SourceType::Snapshot(x)) =
+                request.volume_content_source.as_ref().and_then(|c| c.r#type.as_ref())
+            && state.snapshots.get(&x.snapshot_id).is_some_and(|s| !s.group.is_empty())
+        {
+            return Err(Status::failed_precondition(format!(
+                "snapshot '{}' belongs to a group snapshot: restore the group",
+                x.snapshot_id
+            )));
+        }
         let no_size = request.capacity_range.as_ref().is_none_or(|r| r.required_bytes == 0);
         let source_size = match &request.volume_content_source {
             Some(source) if no_size && self.fault(Fault::RestoreSizeOfOrigin) => {

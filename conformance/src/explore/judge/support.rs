@@ -56,24 +56,22 @@ impl Model {
                 }
                 (Rule::CloneSupported, s.capacity, format!("live volume {sv} (id {})", s.id))
             }
-            Source::Snapshot(x) => {
-                let Some(s) = self.snaps.get(&x).filter(|s| s.life == Life::Alive) else {
+            // Cut alone or a group's: a snapshot either way.
+            x => {
+                let Some(s) = self.restorable(x).filter(|s| s.life == Life::Alive) else {
                     return;
                 };
-                let ready = s.ready || self.snap_facts.get(&s.id).is_some_and(|f| f.ready);
-                if !self.caps.snapshots || !ready {
+                if !self.caps.snapshots || !s.ready {
                     return;
                 }
                 // Its volume deleted or not: a refusal that is no row's is the support MUST's
                 // (one bug, one rule: a plugin that restores nothing without a size refuses
                 // both); `snapshot-outlives-source` holds its NOT_FOUND and its listing.
-                let gone = self.vols.get(&s.source).is_some_and(|o| o.life == Life::Dead);
+                let gone = s.origin.and_then(|o| self.vols.get(&o));
+                let gone = gone.is_some_and(|o| o.life == Life::Dead);
                 let words = if gone { ", its volume deleted" } else { "" };
-                (
-                    Rule::RestoreSupported,
-                    s.size,
-                    format!("snapshot {x} (id {}{words}, ready to use)", s.id),
-                )
+                let of = Model::restorable_words(x);
+                (Rule::RestoreSupported, s.size, format!("{of} (id {}{words}, ready to use)", s.id))
             }
         };
         if !allowed_size(size, mib, limit) {
