@@ -447,6 +447,10 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
         Fault::MemberRestoreRefused,
         Some(&["CreateVolume", "CreateVolume", "CreateVolumeGroupSnapshot", "CreateVolume"]),
     ),
+    // A valid clone refused INTERNAL three times in a row while another volume's clone is
+    // served: two volumes, a clone of one, the other grown (these four in several orders),
+    // then its three clones.
+    (Fault::CloneOfExpandedInternal, None),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).
@@ -456,6 +460,7 @@ const SHORTEST_LENGTH: &[(Fault, usize)] = &[
     (Fault::ThirdUnpublishKeepsNode, 8),
     (Fault::DeleteInUseForgets, 4),
     (Fault::GroupDeleteTrustsList, 6),
+    (Fault::CloneOfExpandedInternal, 7),
 ];
 
 /// How every fault of [`HISTORY_FAULTS`] is looked for, stated once so that no seed is picked

@@ -36,7 +36,7 @@ pub(crate) struct Bounds {
 }
 
 /// What a new volume is made from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Source {
     /// Restored from a snapshot.
     Snapshot(Snap),

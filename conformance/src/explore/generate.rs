@@ -599,6 +599,7 @@ impl Generator {
         self.refusals(m, &mut kinds);
         self.of_rare_kinds(m, &mut kinds);
         self.member_restores(m, &mut kinds);
+        self.repeated_refusals(m, &mut kinds);
 
         // Keep what a CO may do now, weigh it by the epoch's swarm (by the plain weights when
         // the swarm leaves nothing), then choose: a kind by weight, then one of its calls.

@@ -16,6 +16,7 @@ mod mismatch;
 mod node;
 mod order;
 mod refusal;
+mod repeats;
 mod reply;
 mod retry;
 mod snapshot;

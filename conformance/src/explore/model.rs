@@ -283,6 +283,8 @@ pub(crate) struct Model {
     /// Volume names whose last CreateVolume (from a live source) was refused for a reason
     /// that lasts, nothing made of them since (see `judge/refusal`).
     pub(crate) refused_creates: BTreeMap<u16, Refused>,
+    /// Refusals that may pass, in a row per source and shape (see `judge/repeats`).
+    pub(crate) repeats: repeats::Repeats,
 }
 
 /// A CreateVolume from a source refused for a reason that lasts: the request, the source's
@@ -595,13 +597,12 @@ impl Model {
         let uses: Vec<&VolState> =
             self.vols.values().filter(|s| s.source == Some(source)).collect();
         let deleted = uses.iter().any(|s| s.life == Life::Dead);
+        let snapshot = !matches!(source, Source::Volume(_));
         match source {
-            Source::Snapshot(_) | Source::Member(..) if deleted => {
+            _ if snapshot && deleted => {
                 Some("a snapshot restored again, an earlier restore of it deleted")
             }
-            Source::Snapshot(_) | Source::Member(..) if !uses.is_empty() => {
-                Some("a snapshot restored again")
-            }
+            _ if snapshot && !uses.is_empty() => Some("a snapshot restored again"),
             Source::Snapshot(_) | Source::Member(..) => None,
             Source::Volume(v) => {
                 let s = self.vol(v)?;
@@ -792,6 +793,7 @@ impl Model {
 
 mod kind;
 mod member;
+pub(crate) mod repeats;
 pub(crate) use kind::RARE;
 
 #[cfg(test)]

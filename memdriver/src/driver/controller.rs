@@ -100,6 +100,17 @@ impl Driver {
                 v.volume_id
             )));
         }
+        // The fault fails every copy of a volume grown since it was made.
+        if self.fault(Fault::CloneOfExpandedInternal)
+            && let Some(SourceType::Volume(v)) =
+                request.volume_content_source.as_ref().and_then(|c| c.r#type.as_ref())
+            && state.volumes.get(&v.volume_id).is_some_and(|o| o.capacity > o.created_capacity)
+        {
+            return Err(Status::internal(format!(
+                "copying volume '{}': length does not match its record",
+                v.volume_id
+            )));
+        }
         // The fault holds a group's snapshot to the group for restores as for deletes.
         if self.fault(Fault::MemberRestoreRefused)
             && let Some(SourceType::Snapshot(x)) =

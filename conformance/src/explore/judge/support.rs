@@ -37,7 +37,8 @@ impl Model {
     /// CreateVolume of a new name from `source`, answered: held to the support MUST when the
     /// source is alive (a snapshot also described ready to use) and the size asked is one the
     /// spec allows for it (none; exactly its size; larger; a limit no lower than its size);
-    /// broken by a refusal with a code of [`NOT_A_REASON`].
+    /// broken by a refusal with a code of [`NOT_A_REASON`]. The rule and the source and size in
+    /// a finding's words when the create is so held (`judge/repeats` holds it further).
     pub(super) fn source_supported(
         &self,
         v: &mut Verdicts,
@@ -45,24 +46,20 @@ impl Model {
         source: Source,
         (mib, limit): (u32, u32),
         reply: &Reply,
-    ) {
+    ) -> Option<(Rule, String)> {
         let (rule, size, from) = match source {
             Source::Volume(sv) => {
-                let Some(s) = self.vols.get(&sv).filter(|s| s.life == Life::Alive) else {
-                    return;
-                };
+                let s = self.vols.get(&sv).filter(|s| s.life == Life::Alive)?;
                 if !self.caps.clone {
-                    return;
+                    return None;
                 }
                 (Rule::CloneSupported, s.capacity, format!("live volume {sv} (id {})", s.id))
             }
             // Cut alone or a group's: a snapshot either way.
             x => {
-                let Some(s) = self.restorable(x).filter(|s| s.life == Life::Alive) else {
-                    return;
-                };
+                let s = self.restorable(x).filter(|s| s.life == Life::Alive)?;
                 if !self.caps.snapshots || !s.ready {
-                    return;
+                    return None;
                 }
                 // Its volume deleted or not: a refusal that is no row's is the support MUST's
                 // (one bug, one rule: a plugin that restores nothing without a size refuses
@@ -75,7 +72,7 @@ impl Model {
             }
         };
         if !allowed_size(size, mib, limit) {
-            return;
+            return None;
         }
         v.check(rule);
         if let Reply::Err { code, .. } = reply
@@ -90,6 +87,7 @@ impl Model {
                 ),
             );
         }
+        Some((rule, format!("{from}, {}", size_words(size, mib, limit))))
     }
 }
 

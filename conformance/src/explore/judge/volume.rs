@@ -3,7 +3,7 @@
 
 use tonic::Code;
 
-use super::super::call::{Source, Vol};
+use super::super::call::{Call, Source, Vol};
 use super::super::model::{Chose, Life, MIB, Model, TARGETS, VolState};
 use super::super::rules::{Rule, SOURCE_NOT_EXIST, VOLUME_INCOMPATIBLE};
 use super::{Body, Reply, Verdicts, code, show};
@@ -142,7 +142,10 @@ impl Model {
             _ => {}
         }
         if let (Some(from), Src::Alive(..)) = (source, &src) {
-            self.source_supported(v, &what, from, (mib, asked_limit), reply);
+            let held = self.source_supported(v, &what, from, (mib, asked_limit), reply);
+            let shape = Call::CreateVolume { name, mib, limit: asked_limit, source }.shape();
+            let shape = shape.unwrap_or_default();
+            self.refused_repeatedly(v, &what, from, held, (mib, asked_limit), shape, reply);
         }
         let Reply::Ok(Body::Volume { id, capacity, source: answered_source }) = reply else {
             // Refused for a reason that lasts: the name is free, and held to be.
