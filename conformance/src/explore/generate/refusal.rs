@@ -18,7 +18,7 @@ impl Generator {
         let room = m.live_counts().0 < MAX_LIVE;
         let below = |size: i64| {
             let of = u32::try_from((size + MIB - 1) / MIB).unwrap_or(0);
-            (of >= 2).then_some(of - 1)
+            (of >= 2).then(|| of - 1)
         };
         let volumes = m
             .vols
