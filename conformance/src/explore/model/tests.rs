@@ -774,3 +774,4 @@ mod describe;
 mod history;
 mod order;
 mod refusal;
+mod repeats;
