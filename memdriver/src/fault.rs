@@ -188,6 +188,18 @@ pub enum Fault {
     /// published again. Needs a volume published at two targets, one of them unpublished,
     /// then the statistics of the other.
     StatsLostByOtherUnpublish,
+    /// CreateVolume from a snapshot of a group snapshot answers FAILED_PRECONDITION (the check
+    /// that keeps a group's snapshot from being deleted alone applied to its restores too),
+    /// though the plugin reports CREATE_DELETE_SNAPSHOT and restores every snapshot cut alone.
+    /// Needs two volumes, their group snapshot, then a restore of one of its snapshots.
+    MemberRestoreRefused,
+    /// CreateVolume cloned from a volume expanded since it was made answers INTERNAL every
+    /// time (the copy checks its length against the size recorded at creation, and fails),
+    /// though the plugin reports CLONE_VOLUME and clones every volume never grown. One such
+    /// answer may be a server that failed once; the same source refused so three times in a
+    /// row is not. Needs two volumes, a clone of one (served), the other grown, then three
+    /// clones of it.
+    CloneOfExpandedInternal,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -213,7 +225,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 64] = [
+    pub const ALL: [Fault; 66] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -269,6 +281,8 @@ impl Fault {
         Fault::GroupDeleteTrustsList,
         Fault::RetrySizedByRange,
         Fault::StatsLostByOtherUnpublish,
+        Fault::MemberRestoreRefused,
+        Fault::CloneOfExpandedInternal,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -338,6 +352,8 @@ impl Fault {
             Fault::GroupDeleteTrustsList => "group-delete-trusts-list",
             Fault::RetrySizedByRange => "retry-sized-by-range",
             Fault::StatsLostByOtherUnpublish => "stats-lost-by-other-unpublish",
+            Fault::MemberRestoreRefused => "member-restore-refused",
+            Fault::CloneOfExpandedInternal => "clone-of-expanded-internal",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

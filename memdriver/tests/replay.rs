@@ -221,7 +221,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 64] = [
+const FAULTS: [FaultCase; 66] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -367,6 +367,14 @@ const FAULTS: [FaultCase; 64] = [
     neither(
         "stats-lost-by-other-unpublish",
         "neither capture asks NodeGetVolumeStats at a target after another target's unpublish",
+    ),
+    neither(
+        "member-restore-refused",
+        "neither capture holds a group snapshot (the replayed memdriver serves no GroupController)",
+    ),
+    neither(
+        "clone-of-expanded-internal",
+        "neither capture clones a volume three times after it was expanded",
     ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),

@@ -36,12 +36,15 @@ pub(crate) struct Bounds {
 }
 
 /// What a new volume is made from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Source {
     /// Restored from a snapshot.
     Snapshot(Snap),
     /// Cloned from a volume.
     Volume(Vol),
+    /// Restored from a group snapshot's `nth` snapshot (the id its group's answer gave): a
+    /// snapshot like one cut alone, to the spec and to the key of a finding.
+    Member(Grp, u8),
 }
 
 /// Which snapshots a ListSnapshots asks for.
@@ -233,8 +236,12 @@ impl Call {
         Some(match *self {
             Call::CreateVolume { source: Some(source), mib, limit, .. } => {
                 match (source, mib > 0 || limit > 0) {
-                    (Source::Snapshot(_), false) => "from a snapshot, no capacity_range",
-                    (Source::Snapshot(_), true) => "from a snapshot, capacity_range",
+                    (Source::Snapshot(_) | Source::Member(..), false) => {
+                        "from a snapshot, no capacity_range"
+                    }
+                    (Source::Snapshot(_) | Source::Member(..), true) => {
+                        "from a snapshot, capacity_range"
+                    }
                     (Source::Volume(_), false) => "from a volume, no capacity_range",
                     (Source::Volume(_), true) => "from a volume, capacity_range",
                 }
@@ -574,6 +581,7 @@ impl fmt::Display for Call {
                 match source {
                     Some(Source::Snapshot(s)) => write!(f, ", from snapshot {s}"),
                     Some(Source::Volume(v)) => write!(f, ", cloned from {v}"),
+                    Some(Source::Member(g, n)) => write!(f, ", from {g}'s snapshot #{n}"),
                     None => Ok(()),
                 }
             }

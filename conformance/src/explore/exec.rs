@@ -224,6 +224,10 @@ impl Exec {
                     Some(Source::Volume(v)) => {
                         Some(SourceType::Volume(VolumeSource { volume_id: vid(v)? }))
                     }
+                    Some(Source::Member(g, n)) => {
+                        let id = m.member_id(g, n).ok_or_else(|| format!("no id for {g}"))?;
+                        Some(SourceType::Snapshot(SnapshotSource { snapshot_id: id.to_owned() }))
+                    }
                 };
                 let mut r = s.create_request(&self.volume_name(name), 0);
                 r.volume_capabilities = vec![s.capability_with(m.mode_for(name, source.is_none()))];

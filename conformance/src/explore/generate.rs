@@ -10,6 +10,7 @@ use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, STAGINGS, S
 use super::model::{Life, MIB, Model, TARGETS, VolState};
 
 mod kind;
+mod member;
 mod refusal;
 
 /// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.
@@ -205,6 +206,7 @@ impl Generator {
                 .filter(|src| match src {
                     Source::Snapshot(x) => m.snap(*x).is_some_and(|y| y.life == Life::Alive),
                     Source::Volume(v) => m.vol(*v).is_some_and(|y| y.life == Life::Alive),
+                    x => m.restorable(*x).is_some_and(|y| y.life == Life::Alive),
                 })
                 .collect();
             used.dedup();
@@ -596,6 +598,8 @@ impl Generator {
         self.mismatched(m, &mut kinds);
         self.refusals(m, &mut kinds);
         self.of_rare_kinds(m, &mut kinds);
+        self.member_restores(m, &mut kinds);
+        self.repeated_refusals(m, &mut kinds);
 
         // Keep what a CO may do now, weigh it by the epoch's swarm (by the plain weights when
         // the swarm leaves nothing), then choose: a kind by weight, then one of its calls.

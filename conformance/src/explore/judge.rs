@@ -16,6 +16,7 @@ mod mismatch;
 mod node;
 mod order;
 mod refusal;
+mod repeats;
 mod reply;
 mod retry;
 mod snapshot;
@@ -183,8 +184,8 @@ impl Model {
     /// share an id, one deleted and the other made since).
     pub(super) fn source_id(&self, source: Option<Source>) -> Option<(bool, String)> {
         match source? {
-            Source::Snapshot(x) => Some((true, self.snaps.get(&x)?.id.clone())),
             Source::Volume(v) => Some((false, self.vols.get(&v)?.id.clone())),
+            x => Some((true, self.restorable(x)?.id.to_owned())),
         }
     }
 

@@ -238,6 +238,8 @@ pub(crate) struct GroupState {
     pub(crate) members: Vec<(String, String)>,
     /// Each snapshot's `group_snapshot_id` was set: it CAN NOT be deleted alone.
     pub(crate) bound: Vec<bool>,
+    /// Each snapshot's `size_bytes` as answered (0: unknown).
+    pub(crate) sizes: Vec<i64>,
 }
 
 /// A name of the history: its objects so far (the last is the current one), and whether a
@@ -281,6 +283,8 @@ pub(crate) struct Model {
     /// Volume names whose last CreateVolume (from a live source) was refused for a reason
     /// that lasts, nothing made of them since (see `judge/refusal`).
     pub(crate) refused_creates: BTreeMap<u16, Refused>,
+    /// Refusals that may pass, in a row per source and shape (see `judge/repeats`).
+    pub(crate) repeats: repeats::Repeats,
 }
 
 /// A CreateVolume from a source refused for a reason that lasts: the request, the source's
@@ -417,6 +421,7 @@ impl Model {
                                 || self.snap_dead(s))
                     }
                     Some(Source::Volume(v)) => c.clone && (self.alive(v).is_some() || self.dead(v)),
+                    Some(g) => self.restorable(g).is_some_and(|x| x.life != Life::Lost),
                 };
                 c.create && name_ok && source_ok
             }
@@ -592,12 +597,13 @@ impl Model {
         let uses: Vec<&VolState> =
             self.vols.values().filter(|s| s.source == Some(source)).collect();
         let deleted = uses.iter().any(|s| s.life == Life::Dead);
+        let snapshot = !matches!(source, Source::Volume(_));
         match source {
-            Source::Snapshot(_) if deleted => {
+            _ if snapshot && deleted => {
                 Some("a snapshot restored again, an earlier restore of it deleted")
             }
-            Source::Snapshot(_) if !uses.is_empty() => Some("a snapshot restored again"),
-            Source::Snapshot(_) => None,
+            _ if snapshot && !uses.is_empty() => Some("a snapshot restored again"),
+            Source::Snapshot(_) | Source::Member(..) => None,
             Source::Volume(v) => {
                 let s = self.vol(v)?;
                 if s.source.is_some() {
@@ -786,6 +792,8 @@ impl Model {
 }
 
 mod kind;
+mod member;
+pub(crate) mod repeats;
 pub(crate) use kind::RARE;
 
 #[cfg(test)]

@@ -69,6 +69,7 @@ pub(crate) enum Rule {
     GroupDeleteNamedKept,
     RefusalLasts,
     RefusedNoTrace,
+    RefusalTransientRepeated,
     /// A row of an RPC's error table: the RPC and the row's condition, as the Model words it.
     Row(&'static str, &'static str),
 }
@@ -187,6 +188,10 @@ const INVARIANTS: &[(Rule, &str, Sentence)] = &[
     // the refused one had made a volume: ALREADY_EXISTS, or the refused request's source.
     (Rule::RefusedNoTrace, "refused-no-trace", Sentence::must("CreateVolume Errors", "If the plugin is unable to complete the CreateVolume call successfully, it MUST return a non-ok gRPC code in the gRPC status.")),
     (Rule::RestoreSupported, "restore-supported", Sentence::must("ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT", "Therefore plugins supporting CREATE_DELETE_SNAPSHOT MUST support creating volume from snapshot.")),
+    // A create from a live source, valid and at an allowed size, refused with one transient
+    // code three times in a row, one at a time, while creates of its kind answer OK (see
+    // `judge/repeats`; UNKNOWN and INTERNAL so are the support MUST's).
+    (Rule::RefusalTransientRepeated, "refusal-transient-repeated", Sentence::should("CreateVolume Errors", "If the plugin is unable to complete the CreateVolume call successfully, it MUST return a non-ok gRPC code in the gRPC status. / (a clone or restore from a live source, valid and at a size no plugin may refuse, answered the same transient code (UNAVAILABLE, RESOURCE_EXHAUSTED, ABORTED, DEADLINE_EXCEEDED) three times in a row, sent one at a time, while creates from other sources of its kind answered OK: a note, as the spec bounds no transient condition's length, so no history shows the condition lasting for ever)")),
 ];
 
 impl Rule {

@@ -100,6 +100,28 @@ impl Driver {
                 v.volume_id
             )));
         }
+        // The fault fails every copy of a volume grown since it was made.
+        if self.fault(Fault::CloneOfExpandedInternal)
+            && let Some(SourceType::Volume(v)) =
+                request.volume_content_source.as_ref().and_then(|c| c.r#type.as_ref())
+            && state.volumes.get(&v.volume_id).is_some_and(|o| o.capacity > o.created_capacity)
+        {
+            return Err(Status::internal(format!(
+                "copying volume '{}': length does not match its record",
+                v.volume_id
+            )));
+        }
+        // The fault holds a group's snapshot to the group for restores as for deletes.
+        if self.fault(Fault::MemberRestoreRefused)
+            && let Some(SourceType::Snapshot(x)) =
+                request.volume_content_source.as_ref().and_then(|c| c.r#type.as_ref())
+            && state.snapshots.get(&x.snapshot_id).is_some_and(|s| !s.group.is_empty())
+        {
+            return Err(Status::failed_precondition(format!(
+                "snapshot '{}' belongs to a group snapshot: restore the group",
+                x.snapshot_id
+            )));
+        }
         let no_size = request.capacity_range.as_ref().is_none_or(|r| r.required_bytes == 0);
         let source_size = match &request.volume_content_source {
             Some(source) if no_size && self.fault(Fault::RestoreSizeOfOrigin) => {

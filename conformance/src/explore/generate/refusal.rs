@@ -5,6 +5,7 @@
 //! fewer).
 
 use super::super::call::{Call, Grp, Mismatch, Source};
+use super::super::model::repeats::TIMES;
 use super::super::model::{Life, MIB, Model};
 use super::{Generator, MAX_LIVE};
 
@@ -17,7 +18,7 @@ impl Generator {
         let room = m.live_counts().0 < MAX_LIVE;
         let below = |size: i64| {
             let of = u32::try_from((size + MIB - 1) / MIB).unwrap_or(0);
-            (of >= 2).then_some(of - 1)
+            (of >= 2).then(|| of - 1)
         };
         let volumes = m
             .vols
@@ -70,5 +71,22 @@ impl Generator {
             })
             .collect();
         kinds.push((1, calls));
+    }
+
+    /// A create from a live source refused with a code that may pass (`judge/repeats`), sent
+    /// again under a new name (the refused ones are not used again), until it was refused so
+    /// three times in a row: a plugin that fails the same request every time is told from one
+    /// that failed once. Appended last, so the kinds before keep their places in the swarm.
+    pub(super) fn repeated_refusals(&mut self, m: &Model, kinds: &mut Vec<(u32, Vec<Call>)>) {
+        let room = m.live_counts().0 < MAX_LIVE;
+        let name = self.next_name;
+        let calls = m.repeats.refused.iter().filter(|(_, r)| room && r.times < TIMES);
+        let calls = calls.map(|((source, _), r)| Call::CreateVolume {
+            name,
+            mib: r.mib,
+            limit: r.limit,
+            source: Some(*source),
+        });
+        kinds.push((4, calls.collect()));
     }
 }

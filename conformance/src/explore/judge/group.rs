@@ -88,6 +88,7 @@ impl Model {
             source_ids: ids,
             members: members.clone(),
             bound: bound.clone(),
+            sizes: described.iter().map(|e| e.size).collect(),
         };
         self.groups.insert(grp, g);
         for (e, bound) in described.iter().zip(bound) {

@@ -39,9 +39,7 @@ impl Model {
             Source::Volume(sv) => {
                 self.vols.get(&sv).filter(|s| s.life == Life::Alive).map(|s| s.capacity)
             }
-            Source::Snapshot(x) => {
-                self.snaps.get(&x).filter(|s| s.life == Life::Alive).map(|s| s.size)
-            }
+            x => self.restorable(x).filter(|s| s.life == Life::Alive).map(|s| s.size),
         };
         let Some(size) = size.filter(|_| LASTING.contains(code)) else { return false };
         if self.refused_creates.len() >= KEPT

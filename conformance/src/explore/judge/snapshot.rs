@@ -130,10 +130,10 @@ impl Model {
     /// described ready to use and an earlier restore of it was answered OK, an error that no row
     /// of CreateVolume's table nor of the general table gives is `restore-ready-refused`, a note
     /// (the spec lets any call fail with a non-OK code, so no MUST binds it).
-    pub(super) fn restore_again(&self, v: &mut Verdicts, what: &str, x: Snap, reply: &Reply) {
-        let Some(s) = self.snaps.get(&x).filter(|s| s.life == Life::Alive) else { return };
-        let ready = self.snap_facts.get(&s.id).map_or(s.ready, |f| f.ready);
-        let restored = self.vols.values().any(|w| w.source == Some(Source::Snapshot(x)));
+    pub(super) fn restore_again(&self, v: &mut Verdicts, what: &str, x: Source, reply: &Reply) {
+        let Some(s) = self.restorable(x).filter(|s| s.life == Life::Alive) else { return };
+        let ready = self.snap_facts.get(s.id).map_or(s.ready, |f| f.ready);
+        let restored = self.vols.values().any(|w| w.source == Some(x));
         if !ready || !restored {
             return;
         }
@@ -160,7 +160,8 @@ impl Model {
             v.broke(
                 Rule::RestoreReadyRefused,
                 format!(
-                    "{what} from snapshot {x} (id {}), ready to use and restored before with OK, answered {}",
+                    "{what} from {} (id {}), ready to use and restored before with OK, answered {}",
+                    Model::restorable_words(x),
                     s.id,
                     show(reply)
                 ),

@@ -37,7 +37,8 @@ impl Model {
     /// CreateVolume of a new name from `source`, answered: held to the support MUST when the
     /// source is alive (a snapshot also described ready to use) and the size asked is one the
     /// spec allows for it (none; exactly its size; larger; a limit no lower than its size);
-    /// broken by a refusal with a code of [`NOT_A_REASON`].
+    /// broken by a refusal with a code of [`NOT_A_REASON`]. The rule and the source and size in
+    /// a finding's words when the create is so held (`judge/repeats` holds it further).
     pub(super) fn source_supported(
         &self,
         v: &mut Verdicts,
@@ -45,39 +46,33 @@ impl Model {
         source: Source,
         (mib, limit): (u32, u32),
         reply: &Reply,
-    ) {
+    ) -> Option<(Rule, String)> {
         let (rule, size, from) = match source {
             Source::Volume(sv) => {
-                let Some(s) = self.vols.get(&sv).filter(|s| s.life == Life::Alive) else {
-                    return;
-                };
+                let s = self.vols.get(&sv).filter(|s| s.life == Life::Alive)?;
                 if !self.caps.clone {
-                    return;
+                    return None;
                 }
                 (Rule::CloneSupported, s.capacity, format!("live volume {sv} (id {})", s.id))
             }
-            Source::Snapshot(x) => {
-                let Some(s) = self.snaps.get(&x).filter(|s| s.life == Life::Alive) else {
-                    return;
-                };
-                let ready = s.ready || self.snap_facts.get(&s.id).is_some_and(|f| f.ready);
-                if !self.caps.snapshots || !ready {
-                    return;
+            // Cut alone or a group's: a snapshot either way.
+            x => {
+                let s = self.restorable(x).filter(|s| s.life == Life::Alive)?;
+                if !self.caps.snapshots || !s.ready {
+                    return None;
                 }
                 // Its volume deleted or not: a refusal that is no row's is the support MUST's
                 // (one bug, one rule: a plugin that restores nothing without a size refuses
                 // both); `snapshot-outlives-source` holds its NOT_FOUND and its listing.
-                let gone = self.vols.get(&s.source).is_some_and(|o| o.life == Life::Dead);
+                let gone = s.origin.and_then(|o| self.vols.get(&o));
+                let gone = gone.is_some_and(|o| o.life == Life::Dead);
                 let words = if gone { ", its volume deleted" } else { "" };
-                (
-                    Rule::RestoreSupported,
-                    s.size,
-                    format!("snapshot {x} (id {}{words}, ready to use)", s.id),
-                )
+                let of = Model::restorable_words(x);
+                (Rule::RestoreSupported, s.size, format!("{of} (id {}{words}, ready to use)", s.id))
             }
         };
         if !allowed_size(size, mib, limit) {
-            return;
+            return None;
         }
         v.check(rule);
         if let Reply::Err { code, .. } = reply
@@ -92,6 +87,7 @@ impl Model {
                 ),
             );
         }
+        Some((rule, format!("{from}, {}", size_words(size, mib, limit))))
     }
 }
 

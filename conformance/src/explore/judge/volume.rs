@@ -3,7 +3,7 @@
 
 use tonic::Code;
 
-use super::super::call::{Source, Vol};
+use super::super::call::{Call, Source, Vol};
 use super::super::model::{Chose, Life, MIB, Model, TARGETS, VolState};
 use super::super::rules::{Rule, SOURCE_NOT_EXIST, VOLUME_INCOMPATIBLE};
 use super::{Body, Reply, Verdicts, code, show};
@@ -96,15 +96,18 @@ impl Model {
         }
         let src = match source {
             None => Src::None,
-            Some(Source::Snapshot(s)) => match self.snaps.get(&s) {
+            // A snapshot cut alone or a group's: a member's group deleted is its deletion.
+            Some(s @ (Source::Snapshot(_) | Source::Member(..))) => match self.restorable(s) {
                 Some(x) if x.life == Life::Alive => {
-                    let gone = self.is_dead(x.source);
+                    let gone = x.origin.is_some_and(|o| self.is_dead(o));
                     let rule =
                         if gone { Rule::SnapshotOutlivesSource } else { Rule::SnapshotIdFound };
-                    let rule = self.gone_rule(&x.id, rule);
-                    Src::Alive(format!("snapshot {s} (id {})", x.id), rule)
+                    let rule = self.gone_rule(x.id, rule);
+                    Src::Alive(format!("{} (id {})", Model::restorable_words(s), x.id), rule)
                 }
-                Some(x) => Src::Dead(format!("deleted snapshot {s} (id {})", x.id)),
+                Some(x) => {
+                    Src::Dead(format!("deleted {} (id {})", Model::restorable_words(s), x.id))
+                }
                 None => Src::None,
             },
             Some(Source::Volume(sv)) => match self.vols.get(&sv) {
@@ -115,7 +118,7 @@ impl Model {
                 None => Src::None,
             },
         };
-        if let Some(Source::Snapshot(x)) = source {
+        if let Some(x) = source {
             self.restore_again(v, &what, x, reply);
         }
         match (&src, reply) {
@@ -139,7 +142,10 @@ impl Model {
             _ => {}
         }
         if let (Some(from), Src::Alive(..)) = (source, &src) {
-            self.source_supported(v, &what, from, (mib, asked_limit), reply);
+            let held = self.source_supported(v, &what, from, (mib, asked_limit), reply);
+            let shape = Call::CreateVolume { name, mib, limit: asked_limit, source }.shape();
+            let shape = shape.unwrap_or_default();
+            self.refused_repeatedly(v, &what, from, held, (mib, asked_limit), shape, reply);
         }
         let Reply::Ok(Body::Volume { id, capacity, source: answered_source }) = reply else {
             // Refused for a reason that lasts: the name is free, and held to be.
@@ -161,8 +167,8 @@ impl Model {
             );
         }
         // A volume restored from a snapshot is no smaller than the snapshot (both sizes known).
-        if let Some(Source::Snapshot(x)) = source
-            && let Some(snap) = self.snaps.get(&x)
+        if let Some(x) = source
+            && let Some(snap) = self.restorable(x)
             && *capacity > 0
             && snap.size > 0
         {
@@ -171,8 +177,10 @@ impl Model {
                 v.broke(
                     Rule::RestoreAtLeastSnapshot,
                     format!(
-                        "{what} from snapshot {x} (id {}, {} bytes) answered {capacity} bytes",
-                        snap.id, snap.size
+                        "{what} from {} (id {}, {} bytes) answered {capacity} bytes",
+                        Model::restorable_words(x),
+                        snap.id,
+                        snap.size
                     ),
                 );
             }

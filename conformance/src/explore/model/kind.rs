@@ -41,11 +41,11 @@ impl Model {
         kinds.push(match s.source {
             None => "plain",
             Some(Source::Volume(_)) => "clone",
-            Some(Source::Snapshot(_)) => "restore",
+            Some(Source::Snapshot(_) | Source::Member(..)) => "restore",
         });
         let origin = match s.source {
             Some(Source::Volume(v)) => Some(v),
-            Some(Source::Snapshot(x)) => self.snap(x).map(|x| x.source),
+            Some(x) => self.restorable(x).and_then(|x| x.origin),
             None => None,
         };
         if origin.and_then(|o| self.vol(o)).is_some_and(|o| o.source.is_some()) {
@@ -53,7 +53,7 @@ impl Model {
         }
         let source_dead = match s.source {
             Some(Source::Volume(v)) => self.vol(v).is_some_and(|o| o.life == Life::Dead),
-            Some(Source::Snapshot(x)) => self.snap(x).is_some_and(|x| x.life == Life::Dead),
+            Some(x) => self.restorable(x).is_some_and(|x| x.life == Life::Dead),
             None => false,
         };
         if !s.grown.is_empty() {

@@ -81,7 +81,7 @@ impl Ideal {
                     };
                 }
                 let floor = match source {
-                    Some(Source::Snapshot(x)) => match m.snap(x) {
+                    Some(x @ (Source::Snapshot(_) | Source::Member(..))) => match m.restorable(x) {
                         Some(y) if y.life == Life::Alive => y.size,
                         _ => return err(Code::NotFound),
                     },
@@ -96,8 +96,8 @@ impl Ideal {
                 let capacity = required.max(floor).max(if mib == 0 { MIB } else { 0 });
                 let capacity = if limit > 0 { capacity.min(limit) } else { capacity };
                 let source = source.and_then(|x| match x {
-                    Source::Snapshot(y) => m.snap(y).map(|y| (true, y.id.clone())),
                     Source::Volume(v) => m.vol(v).map(|v| (false, v.id.clone())),
+                    y => m.restorable(y).map(|y| (true, y.id.to_owned())),
                 });
                 Reply::Ok(Body::Volume { id: self.id("vol"), capacity, source })
             }
@@ -774,3 +774,4 @@ mod describe;
 mod history;
 mod order;
 mod refusal;
+mod repeats;
