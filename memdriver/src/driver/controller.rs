@@ -89,11 +89,14 @@ impl Driver {
                 )),
             };
         }
+        // The volume a clone copies, and its record, for the faults that read it.
+        let cloned = match request.volume_content_source.as_ref().and_then(|c| c.r#type.as_ref()) {
+            Some(SourceType::Volume(v)) => state.volumes.get(&v.volume_id).map(|o| (v, o)),
+            _ => None,
+        };
         // The fault refuses to lengthen a copy-on-write chain: a clone of a clone or restore.
         if self.fault(Fault::CloneChainRefused)
-            && let Some(SourceType::Volume(v)) =
-                request.volume_content_source.as_ref().and_then(|c| c.r#type.as_ref())
-            && state.volumes.get(&v.volume_id).is_some_and(|o| o.source.is_some())
+            && let Some((v, _)) = cloned.filter(|(_, o)| o.source.is_some())
         {
             return Err(Status::failed_precondition(format!(
                 "volume '{}' is itself a copy: flatten it before cloning it",
@@ -102,9 +105,7 @@ impl Driver {
         }
         // The fault fails every copy of a volume grown since it was made.
         if self.fault(Fault::CloneOfExpandedInternal)
-            && let Some(SourceType::Volume(v)) =
-                request.volume_content_source.as_ref().and_then(|c| c.r#type.as_ref())
-            && state.volumes.get(&v.volume_id).is_some_and(|o| o.capacity > o.created_capacity)
+            && let Some((v, _)) = cloned.filter(|(_, o)| o.capacity > o.created_capacity)
         {
             return Err(Status::internal(format!(
                 "copying volume '{}': length does not match its record",
