@@ -73,7 +73,7 @@ impl Model {
         v.broke(
             rule,
             format!(
-                "{what} from {from}, answered {} the {times}th time in a row (one at a time), while creates from other sources of the kind answered OK",
+                "{what} from {from}, answered {} {times} times in a row (one at a time), while creates from other sources of the kind answered OK",
                 show(reply)
             ),
         );

@@ -140,14 +140,14 @@ impl Model {
         v.check(Rule::RestoreReadyRefused);
         // OK; the table's rows (incompatible name, range or source, a source gone, no room);
         // the general table's (pending, permission, authentication) and a transport's.
-        // The codes that break `restore-supported` (a MUST) are that rule's, not this note's.
+        // The codes that break `restore-supported` (a MUST), INVALID_ARGUMENT among them, are
+        // that rule's, not this note's.
         let given = super::support::NOT_A_REASON.contains(&code(reply))
             || matches!(
                 code(reply),
                 Code::Ok
                     | Code::AlreadyExists
                     | Code::OutOfRange
-                    | Code::InvalidArgument
                     | Code::NotFound
                     | Code::ResourceExhausted
                     | Code::Aborted

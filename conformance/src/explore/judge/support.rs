@@ -75,19 +75,13 @@ impl Model {
             return None;
         }
         v.check(rule);
+        let asked = format!("{from}, {}", size_words(size, mib, limit));
         if let Reply::Err { code, .. } = reply
             && NOT_A_REASON.contains(code)
         {
-            v.broke(
-                rule,
-                format!(
-                    "{what} from {from}, {}, answered {}",
-                    size_words(size, mib, limit),
-                    show(reply)
-                ),
-            );
+            v.broke(rule, format!("{what} from {asked}, answered {}", show(reply)));
         }
-        Some((rule, format!("{from}, {}", size_words(size, mib, limit))))
+        Some((rule, asked))
     }
 }
 
