@@ -233,6 +233,7 @@ impl Exec {
                 r.volume_capabilities = vec![s.capability_with(m.mode_for(name, source.is_none()))];
                 r.capacity_range = range(mib, limit);
                 r.volume_content_source = source.map(|t| VolumeContentSource { r#type: Some(t) });
+                r.accessibility_requirements = Self::requirements(s, name);
                 Prepared::Create(r)
             }
             Call::DeleteVolume(v) => Prepared::Delete(DeleteVolumeRequest {
@@ -547,6 +548,20 @@ impl Exec {
                 .map_err(|e| format!("cannot make the folder '{}': {e}", parent.display()))?;
         }
         Ok(path.display().to_string())
+    }
+
+    /// The node's topology (NodeGetInfo) as requisite and preferred, for every other name (odd
+    /// ones), so that volumes made with accessibility requirements and without both meet every
+    /// move; the same name always asks the same. Each answer is then held to "If requisite is
+    /// specified, the provisioned volume MUST be accessible from at least one of the requisite
+    /// topologies" by the answer checks, whatever the history: a clone, a restore, a retry, a
+    /// name made again. None where the node gives no topology.
+    fn requirements(s: &Suite, name: u16) -> Option<TopologyRequirement> {
+        let node = s.node_topology.as_ref().filter(|t| !t.segments.is_empty())?;
+        (name % 2 == 1).then(|| TopologyRequirement {
+            requisite: vec![node.clone()],
+            preferred: vec![node.clone()],
+        })
     }
 
     /// Sends `p` and reads the answer as the model does.
