@@ -673,9 +673,10 @@ impl Model {
     pub(crate) fn state_of(&self, call: &Call) -> &'static str {
         match call {
             Call::CreateVolume { name, source: Some(src), .. }
-                if !self.name_held(*name) && self.source_history(*src).is_some() =>
+                if !self.name_held(*name)
+                    && let Some(history) = self.source_history(*src) =>
             {
-                self.source_history(*src).unwrap_or("-")
+                history
             }
             Call::CreateSnapshot { name, source }
                 if self.current_snap(*name).is_none()
