@@ -451,6 +451,11 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     // served: two volumes, a clone of one, the other grown (these four in several orders),
     // then its three clones.
     (Fault::CloneOfExpandedInternal, None),
+    // A block volume (every fifth name made empty, the first block create served) published.
+    (
+        Fault::BlockTargetFolder,
+        Some(&["CreateVolume", "ControllerPublishVolume", "NodeStageVolume", "NodePublishVolume"]),
+    ),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).
