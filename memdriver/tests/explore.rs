@@ -147,6 +147,14 @@ fn memdriver_gives_no_finding() {
         }
     }
     assert!(missing.is_empty(), "not reached: {missing:?}");
+    // Block volumes walked beside mount ones, published; memdriver makes a file at a block
+    // target and a folder at a readonly one, mounting nothing: each counted, none judged.
+    for kind in [
+        "block target, a file, not a mount point (not judged)",
+        "readonly target, not a mount point (not judged)",
+    ] {
+        assert!(kinds.contains_key(&("NodePublishVolume", kind)), "not reached: {kind}");
+    }
 }
 
 /// The kinds and uses of a volume the coverage table counts each call on one volume by.

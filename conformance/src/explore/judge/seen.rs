@@ -59,7 +59,7 @@ impl Model {
                     "block target, a mount point not a block device"
                 }
                 (Some(FileKind::Other), None) => {
-                    "block target, a file mounted over by nothing (not judged)"
+                    "block target, a file, not a mount point (not judged)"
                 }
                 // Nothing there: `target-placed`'s words, under this rule (see `node_publish`).
                 (None, _) => "block target, nothing",
@@ -94,7 +94,11 @@ impl Model {
             let standing = self
                 .vol(*vol)
                 .filter(|s| s.life == Life::Alive && s.targets[usize::from(*t)] == Some(true));
-            let (Some(s), Some(read_only)) = (standing, now) else {
+            // Asked read-write at that very target (the other flag again: the row's
+            // ALREADY_EXISTS is owed, `node_publish`): what it is now is not this rule's.
+            let asked_rw = matches!(*call, Call::Publish { vol: c, target, readonly: false }
+                if c == *vol && target == *t);
+            let (Some(s), Some(read_only), false) = (standing, now, asked_rw) else {
                 self.seen.readonly_mounts.remove(&(*vol, *t));
                 continue;
             };

@@ -64,6 +64,12 @@ fn a_readonly_publish_stays_read_only_across_later_calls() {
     let rw = Call::Publish { vol, target: 1, readonly: false };
     let kept = Seen { target: None, watched: vec![(vol, 0, Some(true))] };
     assert!(seen_rules(&mut m, rw, target_ok(), &kept).0.is_empty());
+    // Asked read-write at that very target (its row's ALREADY_EXISTS is owed): not this rule's,
+    // and no longer watched.
+    let flip = Call::Publish { vol, target: 0, readonly: false };
+    let rw_now = Seen { target: None, watched: vec![(vol, 0, Some(false))] };
+    let broken = seen_rules(&mut m.clone(), flip, target_ok(), &rw_now).0;
+    assert_eq!(broken, [Rule::Row("NodePublishVolume", rules::PUBLISHED_INCOMPATIBLE)]);
     // Unpublished at the other target: target #0 seen read-write now breaks the rule.
     let un = Call::Unpublish { vol, target: 1 };
     let flipped = Seen { target: None, watched: vec![(vol, 0, Some(false))] };
