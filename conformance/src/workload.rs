@@ -200,5 +200,11 @@ mod tests {
         if let Ok(found) = mount_at(Path::new("/no/such/place/csi-conformance")) {
             assert_eq!(found, None);
         }
+        // Several paths, the table read once: each in its place.
+        let paths = [Path::new("/no/such/place/csi-conformance"), Path::new("/")];
+        if let Ok(found) = mounts_at(&paths) {
+            assert_eq!(found.len(), 2);
+            assert!(found[0].is_none() && found[1].is_some());
+        }
     }
 }

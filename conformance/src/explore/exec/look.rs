@@ -86,3 +86,22 @@ fn kind_at(path: &Path) -> Option<FileKind> {
         FileKind::Other
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_at_a_path_is_told_apart() {
+        let dir = std::env::temp_dir().join(format!("csi-look-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a folder");
+        let file = dir.join("file");
+        std::fs::write(&file, b"").expect("a file");
+        assert_eq!(kind_at(&dir), Some(FileKind::Folder));
+        assert_eq!(kind_at(&file), Some(FileKind::Other));
+        assert_eq!(kind_at(&dir.join("nothing")), None);
+        // A device of another kind than a block device.
+        assert_eq!(kind_at(Path::new("/dev/null")), Some(FileKind::Other));
+        std::fs::remove_dir_all(&dir).expect("removed");
+    }
+}
