@@ -149,9 +149,14 @@ fn memdriver_gives_no_finding() {
     assert!(missing.is_empty(), "not reached: {missing:?}");
     // Block volumes walked beside mount ones, published; memdriver makes a file at a block
     // target and a folder at a readonly one, mounting nothing: each counted, none judged.
+    // And the pairs of readonly flags on one volume a readonly mount must outlive.
     for kind in [
         "block target, a file, not a mount point (not judged)",
         "readonly target, not a mount point (not judged)",
+        "readonly beside a read-write target",
+        "read-write beside a readonly target",
+        "readonly where a read-write one stood",
+        "read-write where a readonly one stood",
     ] {
         assert!(kinds.contains_key(&("NodePublishVolume", kind)), "not reached: {kind}");
     }

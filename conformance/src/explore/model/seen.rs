@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 
 use super::super::call::{Call, Source, Vol};
-use super::Model;
+use super::{Life, Model};
 
 /// Every this many names, a volume made empty is a block device (where block is walked).
 const BLOCK_EVERY: u16 = 5;
@@ -76,6 +76,33 @@ impl Model {
     /// [`Model::block_for`] of volume `v` (a volume the model does not know counts as plain).
     pub(crate) fn is_block(&self, v: Vol) -> bool {
         self.block_for(v.name, self.vol(v).is_none_or(|x| x.source.is_none()))
+    }
+
+    /// The pair of readonly flags a NodePublishVolume of live `vol` at a target it is not at
+    /// makes, for the coverage table: beside a target standing with the other flag, or where
+    /// one with the other flag stood (nothing standing); none otherwise.
+    pub(crate) fn flag_pair(&self, vol: Vol, target: u8, readonly: bool) -> Vec<&'static str> {
+        let Some(s) = self.vol(vol).filter(|s| s.life == Life::Alive) else { return Vec::new() };
+        let t = usize::from(target);
+        let other = Some(!readonly);
+        let pair = if s.targets.get(t).is_none_or(Option::is_some) {
+            None
+        } else if s.targets.contains(&other) {
+            Some(if readonly {
+                "readonly beside a read-write target"
+            } else {
+                "read-write beside a readonly target"
+            })
+        } else if s.targets.iter().all(Option::is_none) && s.targets_used[t] == other {
+            Some(if readonly {
+                "readonly where a read-write one stood"
+            } else {
+                "read-write where a readonly one stood"
+            })
+        } else {
+            None
+        };
+        pair.into_iter().collect()
     }
 
     /// `call` would use a block volume as a source (left out: see the module's words).
