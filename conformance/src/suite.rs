@@ -278,7 +278,12 @@ impl Suite {
 
     /// [`Suite::capability`] in another access mode.
     pub(crate) fn capability_with(&self, mode: Mode) -> VolumeCapability {
-        let access_type = if self.block {
+        self.capability_typed(mode, false)
+    }
+
+    /// [`Suite::capability_with`], a block device when `block` (else the suite's type).
+    pub(crate) fn capability_typed(&self, mode: Mode, block: bool) -> VolumeCapability {
+        let access_type = if block || self.block {
             AccessType::Block(BlockVolume::default())
         } else {
             AccessType::Mount(MountVolume::default())

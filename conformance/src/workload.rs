@@ -131,23 +131,34 @@ pub(crate) struct Mount {
 /// The mount at `path`, if `path` is a mount point; `Err` when the mount table cannot be read
 /// (not Linux, or no `/proc`), so that nothing can be seen.
 pub(crate) fn mount_at(path: &Path) -> Result<Option<Mount>, String> {
+    Ok(mounts_at(&[path])?.pop().flatten())
+}
+
+/// [`mount_at`] of each of `paths`, the mount table read once.
+pub(crate) fn mounts_at(paths: &[&Path]) -> Result<Vec<Option<Mount>>, String> {
     let table = std::fs::read_to_string("/proc/self/mountinfo")
         .map_err(|e| format!("cannot read /proc/self/mountinfo: {e}"))?;
-    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    let wanted = path.display().to_string();
+    let wanted: Vec<String> = paths
+        .iter()
+        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string())
+        .collect();
     // The last mount at a point is the one in effect.
-    let mut found = None;
+    let mut found = vec![None; paths.len()];
     for line in table.lines() {
         let fields: Vec<&str> = line.split(' ').collect();
         let Some(point) = fields.get(4) else { continue };
-        if unescape(point) != wanted {
+        let point = unescape(point);
+        let at: Vec<usize> = (0..wanted.len()).filter(|i| wanted[*i] == point).collect();
+        if at.is_empty() {
             continue;
         }
         let per_mount = fields.get(5).copied().unwrap_or_default();
         let super_options =
             line.split(" - ").nth(1).and_then(|r| r.split(' ').nth(2)).unwrap_or("");
         let ro = |options: &str| options.split(',').any(|o| o == "ro");
-        found = Some(Mount { read_only: ro(per_mount) || ro(super_options) });
+        for i in at {
+            found[i] = Some(Mount { read_only: ro(per_mount) || ro(super_options) });
+        }
     }
     Ok(found)
 }
@@ -188,6 +199,12 @@ mod tests {
         }
         if let Ok(found) = mount_at(Path::new("/no/such/place/csi-conformance")) {
             assert_eq!(found, None);
+        }
+        // Several paths, the table read once: each in its place.
+        let paths = [Path::new("/no/such/place/csi-conformance"), Path::new("/")];
+        if let Ok(found) = mounts_at(&paths) {
+            assert_eq!(found.len(), 2);
+            assert!(found[0].is_none() && found[1].is_some());
         }
     }
 }

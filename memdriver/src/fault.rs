@@ -200,6 +200,10 @@ pub enum Fault {
     /// row is not. Needs two volumes, a clone of one (served), the other grown, then three
     /// clones of it.
     CloneOfExpandedInternal,
+    /// NodePublishVolume of a block volume makes a folder at `target_path` (the mount path's
+    /// code taken for both access types), where the block device belongs. Needs a block
+    /// volume published at a target.
+    BlockTargetFolder,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -225,7 +229,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 66] = [
+    pub const ALL: [Fault; 67] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -283,6 +287,7 @@ impl Fault {
         Fault::StatsLostByOtherUnpublish,
         Fault::MemberRestoreRefused,
         Fault::CloneOfExpandedInternal,
+        Fault::BlockTargetFolder,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -354,6 +359,7 @@ impl Fault {
             Fault::StatsLostByOtherUnpublish => "stats-lost-by-other-unpublish",
             Fault::MemberRestoreRefused => "member-restore-refused",
             Fault::CloneOfExpandedInternal => "clone-of-expanded-internal",
+            Fault::BlockTargetFolder => "block-target-folder",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

@@ -123,7 +123,7 @@ const NOTED: [Fault; 2] = [Fault::SingleWriterTwice, Fault::ListShiftsUnderCreat
 /// Faults no fixed case shows, because none walks the history that brings the bug about: each
 /// passes every case (a case that comes to fail takes it off this list), and
 /// `csi-conformance explore` finds each (`tests/explore.rs`).
-const HISTORY_ONLY: [Fault; 24] = [
+const HISTORY_ONLY: [Fault; 25] = [
     Fault::ReuseNameAfterDelete,
     Fault::ExpandNotListed,
     Fault::RestoreSizeOfOrigin,
@@ -148,6 +148,7 @@ const HISTORY_ONLY: [Fault; 24] = [
     Fault::StatsLostByOtherUnpublish,
     Fault::MemberRestoreRefused,
     Fault::CloneOfExpandedInternal,
+    Fault::BlockTargetFolder,
 ];
 
 /// Faults planted for one error-table row or listing rule each: the case written for it must be

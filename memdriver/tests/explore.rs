@@ -147,6 +147,19 @@ fn memdriver_gives_no_finding() {
         }
     }
     assert!(missing.is_empty(), "not reached: {missing:?}");
+    // Block volumes walked beside mount ones, published; memdriver makes a file at a block
+    // target and a folder at a readonly one, mounting nothing: each counted, none judged.
+    // And the pairs of readonly flags on one volume a readonly mount must outlive.
+    for kind in [
+        "block target, a file, not a mount point (not judged)",
+        "readonly target, not a mount point (not judged)",
+        "readonly beside a read-write target",
+        "read-write beside a readonly target",
+        "readonly where a read-write one stood",
+        "read-write where a readonly one stood",
+    ] {
+        assert!(kinds.contains_key(&("NodePublishVolume", kind)), "not reached: {kind}");
+    }
 }
 
 /// The kinds and uses of a volume the coverage table counts each call on one volume by.
@@ -451,6 +464,11 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     // served: two volumes, a clone of one, the other grown (these four in several orders),
     // then its three clones.
     (Fault::CloneOfExpandedInternal, None),
+    // A block volume (every fifth name made empty, the first block create served) published.
+    (
+        Fault::BlockTargetFolder,
+        Some(&["CreateVolume", "ControllerPublishVolume", "NodeStageVolume", "NodePublishVolume"]),
+    ),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).

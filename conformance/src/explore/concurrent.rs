@@ -132,10 +132,12 @@ async fn together(
     s.suite.published = published;
     let mut states = Vec::with_capacity(calls.len());
     let mut requests = Vec::with_capacity(calls.len());
+    let mut looks = Vec::with_capacity(calls.len());
     for (i, call) in calls {
         let a = &lanes[*i].attempt;
         states.push((a.model.state_of(call), a.model.kinds_of(call)));
         requests.push(a.exec.prepare(&mut s.suite, &a.model, call)?);
+        looks.push(a.exec.looks(&a.model, call));
     }
     let suite = &s.suite;
     let sends: Vec<Pin<Box<dyn Future<Output = Reply> + '_>>> = calls
@@ -161,10 +163,13 @@ async fn together(
         if twice(k) && matches!(&reply, Reply::Err { code: tonic::Code::Aborted, .. }) {
             continue;
         }
-        let verdicts = lanes[*i].attempt.model.judge(call, &reply);
+        let model = &mut lanes[*i].attempt.model;
+        let mut verdicts = model.judge(call, &reply);
+        let seen = model.judge_seen(&mut verdicts, call, &reply, &looks[k].see());
         let mut broken: Vec<Broken> = verdicts.broken.iter().map(Broken::from_violation).collect();
         broken.extend(extra);
         s.coverage.record(call.rpc(), (state.0, &state.1), &verdicts.checked);
+        s.coverage.seen(call.rpc(), seen);
         for b in &broken {
             s.coverage.broke(&b.id);
         }

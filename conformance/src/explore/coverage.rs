@@ -37,6 +37,13 @@ impl Coverage {
         }
     }
 
+    /// What a call of `rpc` found at its path (see `judge/seen`), counted as a kind.
+    pub(crate) fn seen(&mut self, rpc: &'static str, what: Option<&'static str>) {
+        if let Some(what) = what {
+            *self.kinds.entry((rpc, what)).or_default() += 1;
+        }
+    }
+
     /// An answer broke the rule named `id` (an invariant, a row or an answer check).
     pub(crate) fn broke(&mut self, id: &str) {
         let e = self.rules.entry(id.to_owned()).or_default();

@@ -20,6 +20,7 @@ use super::call::{
 use super::judge::{Body, Listed, Reply};
 use super::model::{MIB, Model, TARGETS};
 
+mod look;
 mod pages;
 use crate::answers::Rpc;
 use crate::suite::Suite;
@@ -188,7 +189,7 @@ impl Exec {
 
     /// The capability of volume `v`, in its access mode ([`Model::mode_of`]).
     fn capability_of(s: &Suite, m: &Model, v: Vol) -> VolumeCapability {
-        s.capability_with(m.mode_of(v))
+        s.capability_typed(m.mode_of(v), m.is_block(v))
     }
 
     /// The concrete request for `call`; `model` gives the ids. `None` when the call names
@@ -230,7 +231,9 @@ impl Exec {
                     }
                 };
                 let mut r = s.create_request(&self.volume_name(name), 0);
-                r.volume_capabilities = vec![s.capability_with(m.mode_for(name, source.is_none()))];
+                let plain = source.is_none();
+                r.volume_capabilities =
+                    vec![s.capability_typed(m.mode_for(name, plain), m.block_for(name, plain))];
                 r.capacity_range = range(mib, limit);
                 r.volume_content_source = source.map(|t| VolumeContentSource { r#type: Some(t) });
                 r.accessibility_requirements = Self::requirements(s, name);

@@ -11,6 +11,7 @@ use super::model::{Life, MIB, Model, TARGETS, VolState};
 
 mod kind;
 mod member;
+mod readonly;
 mod refusal;
 
 /// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.
@@ -600,6 +601,7 @@ impl Generator {
         self.of_rare_kinds(m, &mut kinds);
         self.member_restores(m, &mut kinds);
         self.repeated_refusals(m, &mut kinds);
+        self.readonly_pairs(m, &mut kinds);
 
         // Keep what a CO may do now, weigh it by the epoch's swarm (by the plain weights when
         // the swarm leaves nothing), then choose: a kind by weight, then one of its calls.

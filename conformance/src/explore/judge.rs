@@ -19,6 +19,7 @@ mod refusal;
 mod repeats;
 mod reply;
 mod retry;
+mod seen;
 mod snapshot;
 mod support;
 mod volume;

@@ -285,18 +285,8 @@ pub(crate) struct Model {
     pub(crate) refused_creates: BTreeMap<u16, Refused>,
     /// Refusals that may pass, in a row per source and shape (see `judge/repeats`).
     pub(crate) repeats: repeats::Repeats,
-}
-
-/// A CreateVolume from a source refused for a reason that lasts: the request, the source's
-/// size then (0: unknown) and the answer (its code, and its message for a finding's words).
-#[derive(Debug, Clone)]
-pub(crate) struct Refused {
-    pub(crate) mib: u32,
-    pub(crate) limit: u32,
-    pub(crate) source: Source,
-    pub(crate) source_size: i64,
-    pub(crate) code: tonic::Code,
-    pub(crate) message: String,
+    /// Block volumes walked beside mount ones, and the readonly mounts held (see `seen`).
+    pub(crate) seen: seen::NodeSeen,
 }
 
 pub(crate) const MIB: i64 = 1 << 20;
@@ -407,6 +397,9 @@ impl Model {
     /// the step that made it: then the call is left out).
     pub(crate) fn enabled(&self, call: &Call) -> bool {
         let c = &self.caps;
+        if self.block_source(call) {
+            return false;
+        }
         match *call {
             Call::CreateVolume { name, source, .. } => {
                 let name_ok = self.names.get(&name).is_none_or(|n| !n.burnt)
@@ -794,8 +787,11 @@ impl Model {
 
 mod kind;
 mod member;
+mod refused;
 pub(crate) mod repeats;
+pub(crate) mod seen;
 pub(crate) use kind::RARE;
+pub(crate) use refused::Refused;
 
 #[cfg(test)]
 mod tests;

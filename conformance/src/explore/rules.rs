@@ -70,6 +70,8 @@ pub(crate) enum Rule {
     RefusalLasts,
     RefusedNoTrace,
     RefusalTransientRepeated,
+    ReadonlyPublished,
+    BlockPlaced,
     /// A row of an RPC's error table: the RPC and the row's condition, as the Model words it.
     Row(&'static str, &'static str),
 }
@@ -122,6 +124,12 @@ const INVARIANTS: &[(Rule, &str, Sentence)] = &[
     (Rule::NodeUnpublishIdempotent, "node-unpublish-idempotent", Sentence::must("NodeUnpublishVolume", "This operation MUST be idempotent.")),
     (Rule::InUseAfterUndo, "in-use-after-undo", Sentence::must("NodeUnpublishVolume / NodeUnstageVolume / ControllerUnpublishVolumeRequest.node_id", "This RPC MUST undo the work by the corresponding `NodePublishVolume`. / This RPC MUST undo the work by the corresponding `NodeStageVolume`. / If the value is set, the SP MUST unpublish the volume from the specified node. / If the value is unset, the SP MUST unpublish the volume from all nodes it is published to.")),
     (Rule::TargetPlaced, "target-placed", Sentence::must("NodePublishVolumeRequest.target_path", "For volumes with an access type of mount, the SP SHALL place the mounted directory at target_path.")),
+    // Seen in the mount table where the target is a mount point (a plugin that makes folders
+    // mounts nothing to look at), at the publish and after every later call while published.
+    (Rule::ReadonlyPublished, "readonly-published", Sentence::must("NodePublishVolumeRequest.readonly", "Indicates SP MUST publish the volume in readonly mode.")),
+    // A folder is never a block device, nor is a mount point that is not one; a plain file
+    // (a plugin that mounts nothing) is not judged.
+    (Rule::BlockPlaced, "block-placed", Sentence::must("NodePublishVolumeRequest.target_path", "For volumes with an access type of block, the SP SHALL place the block device at target_path.")),
     (Rule::TargetRemoved, "target-removed", Sentence::must("NodeUnpublishVolumeRequest.target_path", "The SP MUST delete the file or directory it created at this path.")),
     // The corresponding one only: a volume published at other target paths stays published
     // there, their mounted directories in place.

@@ -19,6 +19,7 @@ use super::call::{Call, Vol};
 use super::coverage::Coverage;
 use super::exec::Exec;
 use super::judge::Reply;
+use super::model::seen::BlockWalk;
 use super::model::{Caps, Life, Model, TARGETS};
 use crate::client::Endpoint;
 use crate::suite::Suite;
@@ -105,10 +106,13 @@ impl Session {
             Some(p) => (p.join("staging"), p.join("mount")),
             None => (self.staging.clone(), self.mount.clone()),
         };
-        Attempt {
-            model: Model::new(self.caps.clone()),
-            exec: Exec::new(prefix, staging, mount, self.suite.node_id.clone()),
+        let mut model = Model::new(self.caps.clone());
+        // Block volumes beside mount ones, where the Node service uses them and the suite's
+        // volumes are mounts (a block-only plugin's are all block).
+        if self.caps.node && self.caps.create && !self.suite.block {
+            model.seen.block = BlockWalk::Unknown;
         }
+        Attempt { model, exec: Exec::new(prefix, staging, mount, self.suite.node_id.clone()) }
     }
 
     /// Makes `call` (enabled in `a`'s model): prepared, sent, judged. `count`: the call is part of
@@ -131,13 +135,16 @@ impl Session {
             self.suite.published = a.model.publications(&self.suite.node_id);
         }
         let prepared = a.exec.prepare(&mut self.suite, &a.model, call)?;
+        let looks = a.exec.looks(&a.model, call);
         let reply = a.exec.send(&self.suite, prepared).await;
         self.calls += 1;
-        let verdicts = a.model.judge(call, &reply);
+        let mut verdicts = a.model.judge(call, &reply);
+        let seen = a.model.judge_seen(&mut verdicts, call, &reply, &looks.see());
         let mut broken: Vec<Broken> = verdicts.broken.iter().map(Broken::from_violation).collect();
         broken.extend(self.suite.take_problems().into_iter().map(Broken::from_problem));
         if count {
             self.coverage.record(call.rpc(), (state.0, &state.1), &verdicts.checked);
+            self.coverage.seen(call.rpc(), seen);
             for b in &broken {
                 self.coverage.broke(&b.id);
             }

@@ -178,7 +178,8 @@ impl Driver {
                 volume.id
             )));
         }
-        let block = matches!(publication.capability.access_type, Some(AccessType::Block(_)));
+        let block = matches!(publication.capability.access_type, Some(AccessType::Block(_)))
+            && !self.fault(Fault::BlockTargetFolder);
         if !self.fault(Fault::NoTargetPath) {
             create_target(&request.target_path, block)?;
         }

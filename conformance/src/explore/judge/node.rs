@@ -104,12 +104,11 @@ impl Model {
             v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol} (id {})", s.id));
             return;
         }
+        // A block volume's target under the block sentence (what is there: `judge/seen`).
+        let rule = if self.is_block(vol) { Rule::BlockPlaced } else { Rule::TargetPlaced };
         let placed = |v: &mut Verdicts| {
             if let Reply::Ok(Body::Target { exists: Some(false), .. }) = reply {
-                v.broke(
-                    Rule::TargetPlaced,
-                    format!("{what} answered OK and nothing is at the target path"),
-                );
+                v.broke(rule, format!("{what} answered OK and nothing is at the target path"));
             }
         };
         match s.targets[t] {

@@ -185,7 +185,8 @@ impl Model {
                 );
             }
         }
-        if source.is_none() {
+        // GetCapacity is asked of the mount capability: a block create is not its to bound.
+        if source.is_none() && !self.block_for(name, true) {
             self.within_bounds(v, required, limit, &what);
         }
         let life = if matches!(src, Src::Dead(_)) { Life::Lost } else { Life::Alive };

@@ -20,7 +20,8 @@ pub(crate) const RARE: [&str; 5] = [
 impl Model {
     /// The kinds and uses of the live volume `call` names, when `call` is a
     /// ControllerExpandVolume, NodeExpandVolume, NodeGetVolumeStats, ControllerGetVolume or
-    /// ValidateVolumeCapabilities; none otherwise.
+    /// ValidateVolumeCapabilities; for a NodePublishVolume, the pair of readonly flags it makes
+    /// (see [`Model::flag_pair`]); none otherwise.
     pub(crate) fn kinds_of(&self, call: &Call) -> Vec<&'static str> {
         let (vol, at) = match *call {
             Call::Expand { vol, .. }
@@ -28,6 +29,9 @@ impl Model {
             | Call::GetVolume(vol)
             | Call::Validate(vol) => (vol, None),
             Call::Stats { vol, at } => (vol, Some(at)),
+            Call::Publish { vol, target, readonly } => {
+                return self.flag_pair(vol, target, readonly);
+            }
             _ => return Vec::new(),
         };
         self.kinds_of_vol(vol, at)

@@ -775,3 +775,4 @@ mod history;
 mod order;
 mod refusal;
 mod repeats;
+mod seen;
