@@ -12,6 +12,7 @@ use super::model::{Life, MIB, Model, TARGETS, VolState};
 mod kind;
 mod member;
 mod refusal;
+mod sizes;
 
 /// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.
 pub(crate) const MAX_LIVE: usize = 12;
@@ -589,6 +590,7 @@ impl Generator {
                     .map(|(v, s)| Call::NodeExpand {
                         vol: *v,
                         mib: u32::try_from(s.capacity / MIB).unwrap_or(0),
+                        limit: 0,
                     })
                     .collect(),
             ),
@@ -600,6 +602,7 @@ impl Generator {
         self.of_rare_kinds(m, &mut kinds);
         self.member_restores(m, &mut kinds);
         self.repeated_refusals(m, &mut kinds);
+        self.sizes(m, &alive, &mut kinds);
 
         // Keep what a CO may do now, weigh it by the epoch's swarm (by the plain weights when
         // the swarm leaves nothing), then choose: a kind by weight, then one of its calls.
@@ -770,7 +773,7 @@ impl Generator {
 }
 
 /// Whole MiB at most `bytes`, as a size the walk asks for.
-fn mib_floor(bytes: i64) -> u32 {
+pub(super) fn mib_floor(bytes: i64) -> u32 {
     u32::try_from(bytes.max(0) / MIB).unwrap_or(u32::MAX - 1)
 }
 

@@ -118,8 +118,12 @@ pub(crate) struct VolState {
     /// once a NodeExpandVolume answered OK since: the node's work is then done, and the flag
     /// may change): a CO may send any of them again, much later.
     pub(crate) grown: Vec<(u32, Option<(bool, i64)>)>,
-    /// The last NodeExpandVolume answered OK, as [`VolState::expanded_ok`].
-    pub(crate) node_expanded_ok: Option<(u32, u8)>,
+    /// The last NodeExpandVolume answered OK: its `required_bytes` and `limit_bytes` in MiB
+    /// (0: not set), in the use it was made in; a repeat in the same use is the same request.
+    pub(crate) node_expanded_ok: Option<(u32, u32, u8)>,
+    /// The largest `required_bytes`, in MiB, a NodeExpandVolume answered OK: the node's file
+    /// system is at least that big.
+    pub(crate) node_grown: u32,
     /// ControllerModifyVolume answered OK (always with the same parameters).
     pub(crate) modified: bool,
     /// Whether ValidateVolumeCapabilities (always of the same capability) confirmed it, since
@@ -190,9 +194,11 @@ pub(crate) struct Chose {
     pub(crate) refused_in_use: bool,
     /// DeleteVolume answered OK while the volume was in use: it is gone, on the node too.
     pub(crate) deleted_in_use: bool,
-    /// ControllerExpandVolume to this many bytes was refused while in use (the row "Volume in
-    /// use", no ONLINE expansion): no read may show it grown to that size.
-    pub(crate) refused_expand: Option<i64>,
+    /// ControllerExpandVolume to this many bytes (the smallest such) was refused with a code
+    /// whose row says the volume was not grown (FAILED_PRECONDITION, "could not be expanded";
+    /// OUT_OF_RANGE, "not allowed by the Plugin"), and the rule that row is: no read may show
+    /// it grown to that size.
+    pub(crate) refused_expand: Option<(i64, Rule)>,
     /// A call of another volume (or of this one) at a path that is not where this volume is
     /// was answered OK: what this volume has at its own paths is held to still be there.
     pub(crate) foreign_touched: bool,
@@ -572,7 +578,7 @@ impl Model {
                         Mismatch::Short => x.members.len() > 1,
                     })
             }
-            Call::NodeExpand { vol, mib } => {
+            Call::NodeExpand { vol, mib, .. } => {
                 c.node_expand
                     && match self.alive(vol) {
                         Some(s) => {

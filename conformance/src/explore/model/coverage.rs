@@ -2,7 +2,7 @@
 //! snapshot it names, or the kind of move it is where a state does not tell moves apart (a late
 //! retry, a size at a boundary, a source used again, a path that is not the volume's).
 
-use super::super::call::{Call, Elsewhere, Filter, Mismatch, Source};
+use super::super::call::{Call, Elsewhere, FAR, Filter, Mismatch, Source};
 use super::{Life, MIB, Model, VolState};
 
 impl Model {
@@ -89,10 +89,59 @@ impl Model {
         }
     }
 
+    /// `call` asks for a size past what the plugin can give: [`FAR`] (GetCapacity not
+    /// answered), or more than the `available_capacity` it last answered (more than the free
+    /// space plus the volume's size, for an expansion) and more than one MiB above its maximum.
+    fn past_pool(&self, call: &Call) -> Option<&'static str> {
+        let (mib, now) = match *call {
+            Call::CreateVolume { mib, source: None, .. } => (mib, 0),
+            Call::Expand { vol, mib } => (mib, self.vol(vol).map_or(0, |s| s.capacity)),
+            _ => return None,
+        };
+        let asked = i64::from(mib) * MIB;
+        if mib == FAR {
+            return Some("a size far beyond any pool (2^50 bytes)");
+        }
+        let b = self.bounds?;
+        let over_max = b.max.is_none_or(|max| asked > max + MIB);
+        (asked > b.available.saturating_add(now) && over_max)
+            .then_some("a size past GetCapacity's available_capacity")
+    }
+
+    /// The shape of a NodeExpandVolume of a live volume of known size, as `generate/sizes.rs`
+    /// makes them: its range, and for a size at the volume's, whether the controller grew it and
+    /// the node has not yet.
+    fn node_shape(&self, call: &Call) -> Option<&'static str> {
+        let Call::NodeExpand { vol, mib, limit } = *call else { return None };
+        let s = self.vol(vol).filter(|s| s.life == Life::Alive && s.capacity > 0)?;
+        let asked = i64::from(mib) * MIB;
+        Some(match (mib, limit) {
+            (0, 0) => "no capacity_range",
+            (_, l) if l > 0 => "limit_bytes at or above its size",
+            _ if asked + MIB <= s.capacity && s.expanded && asked <= s.first_capacity => {
+                "a size from before the controller's expansion"
+            }
+            _ if asked + MIB <= s.capacity => "one MiB or more below its size",
+            _ if s.grown.is_empty() => "at its size, never grown by the controller",
+            _ if i64::from(s.node_grown) * MIB + MIB > s.capacity => {
+                "at the controller's size, the node grown to it before"
+            }
+            _ => "at the controller's size, before the node grew it",
+        })
+    }
+
     /// The lifecycle state of what `call` is about, for the coverage table: the volume's
     /// (`CREATED` ... `DELETED`), a snapshot's (`snapshot alive` ...), or `-`.
     pub(crate) fn state_of(&self, call: &Call) -> &'static str {
         match call {
+            Call::CreateVolume { source: None, .. } | Call::Expand { .. }
+                if self.past_pool(call).is_some() =>
+            {
+                self.past_pool(call).unwrap_or("-")
+            }
+            Call::NodeExpand { .. } if self.node_shape(call).is_some() => {
+                self.node_shape(call).unwrap_or("-")
+            }
             Call::CreateVolume { name, source: Some(src), .. }
                 if !self.name_held(*name) && self.source_history(*src).is_some() =>
             {
