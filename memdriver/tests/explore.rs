@@ -451,6 +451,12 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     // served: two volumes, a clone of one, the other grown (these four in several orders),
     // then its three clones.
     (Fault::CloneOfExpandedInternal, None),
+    // Sizes at the edges: a NodeExpandVolume one MiB below the volume's size that shrinks it,
+    // then a read (ControllerGetVolume, ListVolumes or the CreateVolume again: five calls each
+    // way); an expansion past the maximum refused OUT_OF_RANGE yet recorded, then a read (three
+    // calls each way).
+    (Fault::NodeExpandShrinks, None),
+    (Fault::ExpandPastSaves, None),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).
@@ -461,6 +467,8 @@ const SHORTEST_LENGTH: &[(Fault, usize)] = &[
     (Fault::DeleteInUseForgets, 4),
     (Fault::GroupDeleteTrustsList, 6),
     (Fault::CloneOfExpandedInternal, 7),
+    (Fault::NodeExpandShrinks, 5),
+    (Fault::ExpandPastSaves, 3),
 ];
 
 /// How every fault of [`HISTORY_FAULTS`] is looked for, stated once so that no seed is picked

@@ -376,6 +376,14 @@ const FAULTS: [FaultCase; 66] = [
         "clone-of-expanded-internal",
         "neither capture clones a volume three times after it was expanded",
     ),
+    neither(
+        "node-expand-shrinks",
+        "neither capture asks NodeExpandVolume for less than the volume's size",
+    ),
+    neither(
+        "expand-past-saves",
+        "neither capture expands a volume past the largest size the plugin gives",
+    ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),
     neither("health-no-reason", NO_HEALTH_CALLS),

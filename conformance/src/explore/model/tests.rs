@@ -779,3 +779,4 @@ mod history;
 mod order;
 mod refusal;
 mod repeats;
+mod sizes;
