@@ -21,19 +21,22 @@ impl Generator {
         alive: &[(Vol, &VolState)],
         kinds: &mut Vec<(u32, Vec<Call>)>,
     ) {
-        let shape = self.rng.u8(..6);
+        // The shape and the bound come from the volume and the history's length, not from the
+        // walk's random numbers: the walk draws as many as it did before these moves.
+        let turn = m.vols.len();
         let node = alive
             .iter()
             .filter(|(_, s)| s.capacity > 0)
             .filter_map(|(v, s)| {
+                let shape = u8::try_from((turn + usize::from(v.name)) % 6).unwrap_or(0);
                 let (mib, limit) = node_shape(s, shape)?;
                 Some(Call::NodeExpand { vol: *v, mib, limit })
             })
             .collect();
-        kinds.push((2, node));
+        kinds.push((1, node));
         // In the uses the plugin expands in, as the walk's other expansions; past the maximum
         // (when known) one time in two, else past what is free.
-        let max_first = self.rng.bool();
+        let max_first = turn % 2 == 0;
         let expandable = |s: &VolState| m.caps.online || s.unused();
         let grow = alive
             .iter()
