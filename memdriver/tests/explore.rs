@@ -641,11 +641,25 @@ fn the_same_seed_gives_the_same_walk_and_verdict() {
 
 #[test]
 fn a_findings_capture_replays_the_same_on_the_faulty_build_and_differs_on_a_fixed_one() {
+    // A read after an expansion; and the two faults only sizes at the edges show (a node
+    // expansion below the volume's size, an expansion past what the plugin gives), found by
+    // seed 1.
+    for (planted, seed) in
+        [(Fault::ExpandNotListed, 3), (Fault::NodeExpandShrinks, 1), (Fault::ExpandPastSaves, 1)]
+    {
+        replays_as_found(planted, seed);
+    }
+}
+
+/// The first finding of seed `seed` on memdriver with `planted`, replayed by `csi-view replay`'s
+/// library: the same answers on the faulty build, a difference on a fixed one.
+fn replays_as_found(planted: Fault, seed: u64) {
     let tmp = tempfile::tempdir().expect("temp dir");
-    let report = explore(Some(Fault::ExpandNotListed), 3, 4000, tmp.path());
-    let capture = report.findings[0].capture.clone().expect("a capture");
+    let report = explore(Some(planted), seed, 4000, tmp.path());
+    let Some(found) = report.findings.first() else { panic!("{}: no finding", planted.name()) };
+    let capture = found.capture.clone().expect("a capture");
     let schema = csi_view_core::schema::Schema::builtin().expect("schema");
-    for (fault, differs) in [(Some("expand-not-listed"), false), (None, true)] {
+    for (fault, differs) in [(Some(planted.name()), false), (None, true)] {
         let dir = tempfile::tempdir().expect("temp dir");
         let env: Vec<(&str, &str)> = fault.map(|f| ("MEMDRIVER_FAULT", f)).into_iter().collect();
         let mut server = support::Server::start(dir.path(), &env);
