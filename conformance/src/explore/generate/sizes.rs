@@ -36,7 +36,7 @@ impl Generator {
         kinds.push((1, node));
         // In the uses the plugin expands in, as the walk's other expansions; past the maximum
         // (when known) one time in two, else past what is free.
-        let max_first = turn % 2 == 0;
+        let max_first = turn.is_multiple_of(2);
         let expandable = |s: &VolState| m.caps.online || s.unused();
         let grow = alive
             .iter()
