@@ -204,6 +204,17 @@ pub enum Fault {
     /// code taken for both access types), where the block device belongs. Needs a block
     /// volume published at a target.
     BlockTargetFolder,
+    /// NodeExpandVolume with `required_bytes` below the volume's size sets the volume's size to
+    /// it (one size per volume, shared by the controller and the node, written from the node's
+    /// request, whose size the node never checks): a kubelet's retry with a stale size
+    /// shrinks the volume. Needs a volume made
+    /// with a size, staged, a NodeExpandVolume one MiB below its size, then a read.
+    NodeExpandShrinks,
+    /// ControllerExpandVolume past what the plugin can give (above `maximum_volume_size`, or
+    /// more than the pool has free) records the size asked before it checks, then answers
+    /// OUT_OF_RANGE: the refused size is read back. Needs a volume, an expansion past the
+    /// maximum, then a read.
+    ExpandPastSaves,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -229,7 +240,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 67] = [
+    pub const ALL: [Fault; 69] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -288,6 +299,8 @@ impl Fault {
         Fault::MemberRestoreRefused,
         Fault::CloneOfExpandedInternal,
         Fault::BlockTargetFolder,
+        Fault::NodeExpandShrinks,
+        Fault::ExpandPastSaves,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -360,6 +373,8 @@ impl Fault {
             Fault::MemberRestoreRefused => "member-restore-refused",
             Fault::CloneOfExpandedInternal => "clone-of-expanded-internal",
             Fault::BlockTargetFolder => "block-target-folder",
+            Fault::NodeExpandShrinks => "node-expand-shrinks",
+            Fault::ExpandPastSaves => "expand-past-saves",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

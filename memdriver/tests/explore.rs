@@ -109,11 +109,13 @@ fn memdriver_gives_no_finding() {
     // With its group snapshots served: every RPC the walk knows (ControllerModifyVolume,
     // GetCapacity and the three group snapshot RPCs besides the 18 of volumes and snapshots).
     let config = || memdriver::Config { group_controller: true, ..memdriver::Config::default() };
-    // Seeds 2, 4 and 6: seed 3's swarm, since the walk restores group snapshots' snapshots,
-    // leaves GetVolumeGroupSnapshot out of its 3,000 steps (seeds 2 and 4 to 6 reach all 23),
-    // and seeds 2, 4 and 5 together read no volume at one of two targets with a validation.
+    // Seeds 2, 4, 5 and 6: seed 3's swarm, since the walk restores group snapshots' snapshots,
+    // leaves GetVolumeGroupSnapshot out of its 3,000 steps (seeds 2 and 4 to 6 reach all 23);
+    // seeds 2, 4 and 5 together read no volume at one of two targets with a validation, and
+    // since the walk asks sizes at the edges, seeds 2, 4 and 6 read and validate no volume
+    // staged at its second staging path (seed 5 does both).
     let mut kinds = std::collections::BTreeMap::new();
-    for seed in [2, 4, 6] {
+    for seed in [2, 4, 5, 6] {
         let report = explore_driver(config(), seed, 3000, 1, tmp.path());
         for (pair, n) in &report.coverage.kinds {
             *kinds.entry(*pair).or_insert(0) += n;
@@ -469,6 +471,12 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
         Fault::BlockTargetFolder,
         Some(&["CreateVolume", "ControllerPublishVolume", "NodeStageVolume", "NodePublishVolume"]),
     ),
+    // Sizes at the edges: a NodeExpandVolume one MiB below the volume's size that shrinks it,
+    // then a read (ControllerGetVolume, ListVolumes or the CreateVolume again: five calls each
+    // way); an expansion past the maximum refused OUT_OF_RANGE yet recorded, then a read (three
+    // calls each way).
+    (Fault::NodeExpandShrinks, None),
+    (Fault::ExpandPastSaves, None),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).
@@ -479,6 +487,8 @@ const SHORTEST_LENGTH: &[(Fault, usize)] = &[
     (Fault::DeleteInUseForgets, 4),
     (Fault::GroupDeleteTrustsList, 6),
     (Fault::CloneOfExpandedInternal, 7),
+    (Fault::NodeExpandShrinks, 5),
+    (Fault::ExpandPastSaves, 3),
 ];
 
 /// How every fault of [`HISTORY_FAULTS`] is looked for, stated once so that no seed is picked
@@ -649,11 +659,25 @@ fn the_same_seed_gives_the_same_walk_and_verdict() {
 
 #[test]
 fn a_findings_capture_replays_the_same_on_the_faulty_build_and_differs_on_a_fixed_one() {
+    // A read after an expansion; and the two faults only sizes at the edges show (a node
+    // expansion below the volume's size, an expansion past what the plugin gives), found by
+    // seed 1.
+    for (planted, seed) in
+        [(Fault::ExpandNotListed, 3), (Fault::NodeExpandShrinks, 1), (Fault::ExpandPastSaves, 1)]
+    {
+        replays_as_found(planted, seed);
+    }
+}
+
+/// The first finding of seed `seed` on memdriver with `planted`, replayed by `csi-view replay`'s
+/// library: the same answers on the faulty build, a difference on a fixed one.
+fn replays_as_found(planted: Fault, seed: u64) {
     let tmp = tempfile::tempdir().expect("temp dir");
-    let report = explore(Some(Fault::ExpandNotListed), 3, 4000, tmp.path());
-    let capture = report.findings[0].capture.clone().expect("a capture");
+    let report = explore(Some(planted), seed, 4000, tmp.path());
+    let Some(found) = report.findings.first() else { panic!("{}: no finding", planted.name()) };
+    let capture = found.capture.clone().expect("a capture");
     let schema = csi_view_core::schema::Schema::builtin().expect("schema");
-    for (fault, differs) in [(Some("expand-not-listed"), false), (None, true)] {
+    for (fault, differs) in [(Some(planted.name()), false), (None, true)] {
         let dir = tempfile::tempdir().expect("temp dir");
         let env: Vec<(&str, &str)> = fault.map(|f| ("MEMDRIVER_FAULT", f)).into_iter().collect();
         let mut server = support::Server::start(dir.path(), &env);

@@ -221,7 +221,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 66] = [
+const FAULTS: [FaultCase; 68] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -375,6 +375,14 @@ const FAULTS: [FaultCase; 66] = [
     neither(
         "clone-of-expanded-internal",
         "neither capture clones a volume three times after it was expanded",
+    ),
+    neither(
+        "node-expand-shrinks",
+        "neither capture asks NodeExpandVolume for less than the volume's size",
+    ),
+    neither(
+        "expand-past-saves",
+        "neither capture expands a volume past the largest size the plugin gives",
     ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),

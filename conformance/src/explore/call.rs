@@ -35,6 +35,10 @@ pub(crate) struct Bounds {
     pub(crate) min: Option<i64>,
 }
 
+/// A size far beyond any pool, in MiB: 2^50 bytes (a PiB), which the walk asks for where
+/// GetCapacity gave no bound. In MiB it fits a `u32`, and in bytes an `i64` with room to grow.
+pub(crate) const FAR: u32 = 1 << 30;
+
 /// What a new volume is made from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Source {
@@ -168,9 +172,12 @@ pub(crate) enum Call {
         vol: Vol,
         at: At,
     },
+    /// `required_bytes` of `mib` MiB and `limit_bytes` of `limit` MiB (0: not set; no
+    /// `capacity_range` when neither is).
     NodeExpand {
         vol: Vol,
         mib: u32,
+        limit: u32,
     },
     /// ControllerModifyVolume with the suite's mutable parameters (`--mutable-parameters`).
     Modify(Vol),
@@ -559,7 +566,7 @@ fn size(mib: u32) -> String {
     if mib == 0 { "no capacity_range".to_owned() } else { format!("{mib} MiB") }
 }
 
-/// A CreateVolume's `capacity_range` in words.
+/// A CreateVolume's (a NodeExpandVolume's) `capacity_range` in words.
 fn range(mib: u32, limit: u32) -> String {
     match (mib, limit) {
         (0, 0) => size(0),
@@ -607,8 +614,9 @@ impl fmt::Display for Call {
                 }
                 Ok(())
             }
-            Call::Expand { vol, mib } | Call::NodeExpand { vol, mib } => {
-                write!(f, "{rpc} {vol} to {}", size(mib))
+            Call::Expand { vol, mib } => write!(f, "{rpc} {vol} to {}", size(mib)),
+            Call::NodeExpand { vol, mib, limit } => {
+                write!(f, "{rpc} {vol} to {}", range(mib, limit))
             }
             Call::CreateSnapshot { name, source } => write!(f, "{rpc} name s{name} of {source}"),
             Call::Publish { vol, target, readonly } => {

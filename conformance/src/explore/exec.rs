@@ -474,7 +474,7 @@ impl Exec {
                 parameters: if with { s.cfg.volume_parameters.clone() } else { Default::default() },
                 accessible_topology: None,
             }),
-            Call::NodeExpand { vol, mib } => {
+            Call::NodeExpand { vol, mib, limit } => {
                 let staged = m.caps.stage;
                 let path = if staged {
                     self.staging_dir(m, vol)?
@@ -488,7 +488,7 @@ impl Exec {
                 Prepared::NodeExpand(NodeExpandVolumeRequest {
                     volume_id: vid(vol)?,
                     volume_path: path,
-                    capacity_range: range(mib, 0),
+                    capacity_range: range(mib, limit),
                     staging_target_path: if staged {
                         self.staging_dir(m, vol)?
                     } else {

@@ -13,6 +13,7 @@ mod kind;
 mod member;
 mod readonly;
 mod refusal;
+mod sizes;
 
 /// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.
 pub(crate) const MAX_LIVE: usize = 12;
@@ -590,6 +591,7 @@ impl Generator {
                     .map(|(v, s)| Call::NodeExpand {
                         vol: *v,
                         mib: u32::try_from(s.capacity / MIB).unwrap_or(0),
+                        limit: 0,
                     })
                     .collect(),
             ),
@@ -602,6 +604,7 @@ impl Generator {
         self.member_restores(m, &mut kinds);
         self.repeated_refusals(m, &mut kinds);
         self.readonly_pairs(m, &mut kinds);
+        self.sizes(m, &alive, &mut kinds);
 
         // Keep what a CO may do now, weigh it by the epoch's swarm (by the plain weights when
         // the swarm leaves nothing), then choose: a kind by weight, then one of its calls.
@@ -772,7 +775,7 @@ impl Generator {
 }
 
 /// Whole MiB at most `bytes`, as a size the walk asks for.
-fn mib_floor(bytes: i64) -> u32 {
+pub(super) fn mib_floor(bytes: i64) -> u32 {
     u32::try_from(bytes.max(0) / MIB).unwrap_or(u32::MAX - 1)
 }
 

@@ -166,7 +166,9 @@ impl Model {
             Call::Member { group, nth, delete } => {
                 self.member(&mut v, group, usize::from(nth), delete, reply);
             }
-            Call::NodeExpand { vol, mib } => self.node_expand(&mut v, vol, mib, reply),
+            Call::NodeExpand { vol, mib, limit } => {
+                self.node_expand(&mut v, vol, (mib, limit), reply);
+            }
             Call::Elsewhere { vol, rpc, at } => {
                 self.elsewhere(&mut v, vol, (rpc, call.rpc()), at, reply);
             }
@@ -273,18 +275,22 @@ impl Model {
                 ),
             );
         }
-        if let Some(asked) = s.chose.refused_expand
-            && capacity >= asked
-        {
-            v.broke(
-                Rule::ExpandRefusedKept,
-                format!(
-                    "{what} reports {vol} (id {}) at {capacity} bytes; ControllerExpandVolume to {asked} bytes was refused while in use"
-                    , s.id
-                ),
-            );
-        } else if s.chose.refused_expand.is_some() {
-            v.check(Rule::ExpandRefusedKept);
+        if let Some((asked, rule)) = s.chose.refused_expand {
+            v.check(rule);
+            if capacity >= asked {
+                let why = if rule == Rule::ExpandRefusedKept {
+                    "FAILED_PRECONDITION (\"could not be expanded\")"
+                } else {
+                    "OUT_OF_RANGE (\"the capacity range is not allowed\")"
+                };
+                v.broke(
+                    rule,
+                    format!(
+                        "{what} reports {vol} (id {}) at {capacity} bytes; ControllerExpandVolume to {asked} bytes was refused {why}",
+                        s.id
+                    ),
+                );
+            }
         }
         if s.limit > 0 && capacity > s.limit {
             v.broke(

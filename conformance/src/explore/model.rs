@@ -118,8 +118,12 @@ pub(crate) struct VolState {
     /// once a NodeExpandVolume answered OK since: the node's work is then done, and the flag
     /// may change): a CO may send any of them again, much later.
     pub(crate) grown: Vec<(u32, Option<(bool, i64)>)>,
-    /// The last NodeExpandVolume answered OK, as [`VolState::expanded_ok`].
-    pub(crate) node_expanded_ok: Option<(u32, u8)>,
+    /// The last NodeExpandVolume answered OK: its `required_bytes` and `limit_bytes` in MiB
+    /// (0: not set), in the use it was made in; a repeat in the same use is the same request.
+    pub(crate) node_expanded_ok: Option<(u32, u32, u8)>,
+    /// The largest `required_bytes`, in MiB, a NodeExpandVolume answered OK: the node's file
+    /// system is at least that big.
+    pub(crate) node_grown: u32,
     /// ControllerModifyVolume answered OK (always with the same parameters).
     pub(crate) modified: bool,
     /// Whether ValidateVolumeCapabilities (always of the same capability) confirmed it, since
@@ -190,9 +194,11 @@ pub(crate) struct Chose {
     pub(crate) refused_in_use: bool,
     /// DeleteVolume answered OK while the volume was in use: it is gone, on the node too.
     pub(crate) deleted_in_use: bool,
-    /// ControllerExpandVolume to this many bytes was refused while in use (the row "Volume in
-    /// use", no ONLINE expansion): no read may show it grown to that size.
-    pub(crate) refused_expand: Option<i64>,
+    /// ControllerExpandVolume to this many bytes (the smallest such) was refused with a code
+    /// whose row says the volume was not grown (FAILED_PRECONDITION, "could not be expanded";
+    /// OUT_OF_RANGE, "not allowed by the Plugin"), and the rule that row is: no read may show
+    /// it grown to that size.
+    pub(crate) refused_expand: Option<(i64, Rule)>,
     /// A call of another volume (or of this one) at a path that is not where this volume is
     /// was answered OK: what this volume has at its own paths is held to still be there.
     pub(crate) foreign_touched: bool,
@@ -565,7 +571,7 @@ impl Model {
                         Mismatch::Short => x.members.len() > 1,
                     })
             }
-            Call::NodeExpand { vol, mib } => {
+            Call::NodeExpand { vol, mib, .. } => {
                 c.node_expand
                     && match self.alive(vol) {
                         Some(s) => {
@@ -577,214 +583,9 @@ impl Model {
             }
         }
     }
-
-    /// Name #n holds a volume standing.
-    fn name_held(&self, name: u16) -> bool {
-        self.current(name).and_then(|v| self.vol(v)).is_some_and(|s| s.life == Life::Alive)
-    }
-
-    /// What `source` went through before a new volume is made from it, for the coverage
-    /// table: used before (its earlier uses alive or deleted), itself a clone or restore, or
-    /// published on the node; `None` when nothing of these.
-    fn source_history(&self, source: Source) -> Option<&'static str> {
-        let uses: Vec<&VolState> =
-            self.vols.values().filter(|s| s.source == Some(source)).collect();
-        let deleted = uses.iter().any(|s| s.life == Life::Dead);
-        let snapshot = !matches!(source, Source::Volume(_));
-        match source {
-            _ if snapshot && deleted => {
-                Some("a snapshot restored again, an earlier restore of it deleted")
-            }
-            _ if snapshot && !uses.is_empty() => Some("a snapshot restored again"),
-            Source::Snapshot(_) | Source::Member(..) => None,
-            Source::Volume(v) => {
-                let s = self.vol(v)?;
-                if s.source.is_some() {
-                    Some("a clone of a clone or a restore")
-                } else if s.targets.iter().any(Option::is_some) {
-                    Some("a clone of a node-published volume")
-                } else if !uses.is_empty() {
-                    Some("a volume cloned again")
-                } else {
-                    None
-                }
-            }
-        }
-    }
-
-    /// A NodeStageVolume or NodePublishVolume of a live volume after it was undone (a pod
-    /// deleted, a new pod; a kubelet restarted with another plugin folder), for the coverage
-    /// table: staged again at the same or at the other staging path; published again at the
-    /// target unpublished (with the same or the other readonly flag) or at a new one.
-    fn again(&self, call: &Call) -> Option<&'static str> {
-        match *call {
-            Call::Stage { vol, path } => {
-                let s = self.alive(vol).filter(|s| s.staged_ever && !s.staged)?;
-                Some(if path == s.staging {
-                    "staged again at the staging path it was unstaged from"
-                } else {
-                    "staged again at its other staging path"
-                })
-            }
-            Call::Publish { vol, target, readonly } => {
-                let s = self.alive(vol).filter(|s| s.targets.iter().all(Option::is_none))?;
-                match s.targets_used[usize::from(target)] {
-                    Some(ro) if ro == readonly => {
-                        Some("again at a target unpublished, the same readonly flag")
-                    }
-                    Some(_) => Some("again at a target unpublished, the other readonly flag"),
-                    None if s.targets_used.iter().any(Option::is_some) => {
-                        Some("at a new target after an unpublish")
-                    }
-                    None => None,
-                }
-            }
-            _ => None,
-        }
-    }
-
-    /// `call` asks for a size GetCapacity's answer gave (its maximum_volume_size, or
-    /// just above; its minimum_volume_size as a limit, or just below).
-    fn sized_at_bound(&self, call: &Call) -> bool {
-        let Some(b) = self.bounds else { return false };
-        let mib = |x: Option<i64>| x.map(|x| (x / MIB, (x + MIB - 1) / MIB));
-        let near = |asked: u32, x: Option<(i64, i64)>| {
-            let a = i64::from(asked);
-            asked > 0 && x.is_some_and(|(lo, hi)| a == lo || a == lo + 1 || a == hi || a == hi - 1)
-        };
-        match *call {
-            Call::CreateVolume { mib: m, limit, source: None, .. } => {
-                near(m, mib(b.max)) || near(limit, mib(b.min))
-            }
-            Call::Expand { mib: m, .. } => near(m, mib(b.max)),
-            _ => false,
-        }
-    }
-
-    /// The lifecycle state of what `call` is about, for the coverage table: the volume's
-    /// (`CREATED` ... `DELETED`), a snapshot's (`snapshot alive` ...), or `-`.
-    pub(crate) fn state_of(&self, call: &Call) -> &'static str {
-        match call {
-            Call::CreateVolume { name, source: Some(src), .. }
-                if !self.name_held(*name)
-                    && let Some(history) = self.source_history(*src) =>
-            {
-                history
-            }
-            Call::CreateSnapshot { name, source }
-                if self.current_snap(*name).is_none()
-                    && self
-                        .vol(*source)
-                        .is_some_and(|s| s.life == Life::Alive && s.source.is_some()) =>
-            {
-                "new name, of a clone or a restore"
-            }
-            Call::CreateVolume { name, source: Some(_), mib, limit } if *mib > 0 || *limit > 0 => {
-                match self.current(*name).and_then(|v| self.vol(v)) {
-                    Some(s) if s.life == Life::Alive => "name held",
-                    _ => "new name, a size relative to its source",
-                }
-            }
-            Call::CreateVolume { name, .. } if !self.sized_at_bound(call) => {
-                match self.current(*name).and_then(|v| self.vol(v)) {
-                    Some(s) if s.life == Life::Alive => "name held",
-                    Some(_) => "name free again",
-                    None => "new name",
-                }
-            }
-            Call::CreateSnapshot { name, .. } => {
-                match self.current_snap(*name).and_then(|x| self.snap(x)) {
-                    Some(x)
-                        if x.life == Life::Alive
-                            && self.vol(x.source).is_some_and(|v| v.life == Life::Dead) =>
-                    {
-                        "name held, its source deleted"
-                    }
-                    Some(x) if x.life == Life::Alive => "name held",
-                    _ => "new name",
-                }
-            }
-            Call::ListHold { .. } => "first page, its token held",
-            Call::ListResume { snapshots: false } => match &self.held {
-                Some(h) if h.changed => "held token, volumes made or deleted since",
-                _ => "held token, nothing made or deleted since",
-            },
-            Call::ListResume { snapshots: true } => match &self.held_snaps {
-                Some(h) if h.changed => "held token, snapshots made or deleted since",
-                _ => "held token, nothing made or deleted since",
-            },
-            // The kinds of move a state does not tell apart: a late retry, a second target.
-            Call::Expand { vol, mib }
-                if self.vol(*vol).is_some_and(|s| {
-                    s.life == Life::Alive
-                        && s.grown.iter().any(|(m, _)| m == mib)
-                        && s.capacity > i64::from(*mib) * MIB
-                }) =>
-            {
-                "a size answered before, grown since"
-            }
-            Call::Publish { .. } | Call::Stage { .. } if self.again(call).is_some() => {
-                self.again(call).unwrap_or("-")
-            }
-            Call::Publish { vol, target, .. } | Call::Unpublish { vol, target }
-                if self.vol(*vol).is_some_and(|s| {
-                    s.life == Life::Alive
-                        && s.targets
-                            .iter()
-                            .enumerate()
-                            .any(|(i, x)| i != usize::from(*target) && x.is_some())
-                }) =>
-            {
-                "another target published"
-            }
-            Call::Elsewhere { at, .. } => match at {
-                Elsewhere::SecondStaging => "at its second staging path",
-                Elsewhere::Staging(_) => "at another volume's staging path",
-                Elsewhere::Target(_) => "at another volume's target path",
-                Elsewhere::Nowhere => "at a folder of no volume",
-            },
-            Call::GetCapacity { with: true } => "with the walk's capability",
-            Call::GetCapacity { with: false } => "with no capability",
-            Call::CreateVolume { .. } | Call::Expand { .. } if self.sized_at_bound(call) => {
-                "a size at GetCapacity's bounds"
-            }
-            Call::DeleteSnapshot(s)
-                if self
-                    .vols
-                    .values()
-                    .any(|v| v.life == Life::Alive && v.source == Some(Source::Snapshot(*s)))
-                    && self.snap(*s).is_some_and(|x| x.life == Life::Alive) =>
-            {
-                "snapshot alive, a restore of it alive"
-            }
-            Call::DeleteSnapshot(s)
-            | Call::GetSnapshot(s)
-            | Call::ListSnapshots { filter: Filter::Id(s), .. } => match self.snap(*s) {
-                Some(x) if x.life == Life::Dead => "snapshot deleted",
-                Some(x) if self.vol(x.source).is_some_and(|v| v.life == Life::Dead) => {
-                    "snapshot of a deleted volume"
-                }
-                Some(_) => "snapshot alive",
-                None => "-",
-            },
-            Call::DeleteGroupMismatch { ids, .. } => match ids {
-                Mismatch::Lone(_) => "group standing, a snapshot cut alone named too",
-                Mismatch::Other(_) => "group standing, another group's snapshot named too",
-                Mismatch::Short => "group standing, one of its snapshots left out",
-            },
-            Call::Member { group, .. } => match self.groups.get(group) {
-                Some(g) if g.life == Life::Alive => "group standing",
-                Some(g) if g.life == Life::Dead => "group deleted",
-                _ => "-",
-            },
-            other => match other.volume().and_then(|v| self.vol(v)) {
-                Some(s) => s.state(),
-                None => "-",
-            },
-        }
-    }
 }
 
+mod coverage;
 mod kind;
 mod member;
 mod refused;

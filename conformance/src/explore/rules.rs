@@ -57,6 +57,8 @@ pub(crate) enum Rule {
     RefusedKept,
     ForeignPathKept,
     ExpandRefusedKept,
+    ExpandRefusedRangeKept,
+    NodeExpandSmaller,
     CapacityMaxSize,
     CapacityMinSize,
     VolumeDescribedSame,
@@ -158,6 +160,14 @@ const INVARIANTS: &[(Rule, &str, Sentence)] = &[
     // where it is not) undoes nothing of what stands elsewhere.
     (Rule::ForeignPathKept, "foreign-path-kept", Sentence::must("NodeUnstageVolume / NodeUnpublishVolume", "This RPC MUST undo the work by the corresponding `NodeStageVolume`. / This RPC MUST undo the work by the corresponding `NodePublishVolume`.")),
     (Rule::ExpandRefusedKept, "expand-refused-kept", Sentence::must("ControllerExpandVolume Errors", "Volume in use | 9 FAILED_PRECONDITION | Indicates that the volume corresponding to the specified `volume_id` could not be expanded because it is currently published on a node but the plugin does not have ONLINE expansion capability.")),
+    // Refused OUT_OF_RANGE: the range asked "is not allowed by the Plugin", so no read shows
+    // the volume grown into it (FAILED_PRECONDITION, "could not be expanded", in any use, is
+    // `expand-refused-kept`). Other codes (INTERNAL, a timeout) may come after the work was
+    // done: the size is then unknown until read.
+    (Rule::ExpandRefusedRangeKept, "expand-refused-range-kept", Sentence::must("ControllerExpandVolume Errors", "Unsupported `capacity_range` | 11 OUT_OF_RANGE | Indicates that the capacity range is not allowed by the Plugin. More human-readable information MAY be provided in the gRPC `status.message` field.")),
+    // A note: NodeExpandVolume asked for a size the node's file system already has (made at
+    // the size CreateVolume answered, or grown by a NodeExpandVolume answered OK) refused.
+    (Rule::NodeExpandSmaller, "node-expand-smaller", Sentence::should("NodeExpandVolume", "If a volume corresponding to the specified volume ID is already larger than or equal to the target capacity of the expansion request, the plugin SHOULD reply 0 OK.")),
     // A read of the volume's id that answers another content_source (or one for a volume made
     // empty) describes another volume under that id: "If specified, indicates that the volume
     // is not empty and is pre-populated with data from the specified source".

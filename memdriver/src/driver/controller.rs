@@ -612,6 +612,16 @@ impl Driver {
                 volume.id
             )));
         }
+        if self.fault(Fault::ExpandPastSaves) {
+            let asked = request.capacity_range.as_ref().map_or(0, |r| r.required_bytes);
+            if asked > volume.capacity
+                && (asked > self.config.max_volume_size || asked - volume.capacity > free)
+            {
+                volume.capacity = asked;
+                return Err(ControllerExpandVolumeError::UnsupportedCapacityRange
+                    .status(format!("{asked} bytes is more than this plugin can give")));
+            }
+        }
         let target = expansion_target(request.capacity_range.as_ref(), self.config.max_volume_size)
             .map_err(|why| ControllerExpandVolumeError::UnsupportedCapacityRange.status(why))?;
         let grow = (target - volume.capacity).max(0);

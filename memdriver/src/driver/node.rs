@@ -317,8 +317,15 @@ impl Driver {
                 volume.id
             )));
         }
-        let target = expansion_target(request.capacity_range.as_ref(), volume.capacity)
+        // Under the fault the node trusts the request's size: never checked, and written.
+        let max = if self.fault(Fault::NodeExpandShrinks) { i64::MAX } else { volume.capacity };
+        let target = expansion_target(request.capacity_range.as_ref(), max)
             .map_err(|why| NodeExpandVolumeError::UnsupportedCapacityRange.status(why))?;
+        if self.fault(Fault::NodeExpandShrinks) && target > 0 && target < volume.capacity {
+            volume.capacity = target;
+            volume.node_capacity = target;
+            return Ok(NodeExpandVolumeResponse { capacity_bytes: target });
+        }
         // Without a range, or asked for less than the controller gave, grow to the controller's size.
         volume.node_capacity = volume.node_capacity.max(target).max(volume.capacity);
         Ok(NodeExpandVolumeResponse { capacity_bytes: volume.node_capacity })

@@ -34,7 +34,7 @@ impl Generator {
                 at.push(Call::Stats { vol: *v, at: At::Target(t) });
             }
             if s.capacity > 0 {
-                at.push(Call::NodeExpand { vol: *v, mib });
+                at.push(Call::NodeExpand { vol: *v, mib, limit: 0 });
             }
         }
         kinds.push((3, calls));

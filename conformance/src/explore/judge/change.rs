@@ -11,21 +11,39 @@ use super::{Body, Reply, Verdicts, code, show};
 
 impl Model {
     /// NodeExpandVolume: the row's NOT_FOUND once deleted; the same expansion again, in the
-    /// same use, after OK, OK again (the RPC is idempotent).
-    pub(super) fn node_expand(&mut self, v: &mut Verdicts, vol: Vol, mib: u32, reply: &Reply) {
+    /// same use, after OK, OK again (the RPC is idempotent). Asked only at sizes the volume
+    /// has (below, at, no range; a limit at or above): a refusal where the node's file system
+    /// is already as big as asked is the SHOULD `node-expand-smaller`, a note. An OK raises
+    /// the floor to its `required_bytes` ("Volume MUST be at least this big") and lowers
+    /// nothing: its `capacity_bytes` (OPTIONAL) is held to this request's range by the answer
+    /// checks only, as the range of earlier requests binds their answers and the volume, not
+    /// what the node says of its file system.
+    pub(super) fn node_expand(
+        &mut self,
+        v: &mut Verdicts,
+        vol: Vol,
+        (mib, limit): (u32, u32),
+        reply: &Reply,
+    ) {
         let Some(s) = self.vols.get(&vol) else { return };
         let rpc = "NodeExpandVolume";
         if s.life == Life::Dead {
             v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol}"));
             return;
         }
-        let again = s.node_expanded_ok == Some((mib, s.usage()));
+        let required = i64::from(mib) * MIB;
+        let again = s.node_expanded_ok == Some((mib, limit, s.usage()));
+        // Its file system was made at the size its CreateVolume answered, or grown since by
+        // the node to what a NodeExpandVolume asked.
+        let done = mib > 0 && (required <= s.first_capacity || mib <= s.node_grown);
         let what =
             format!("{rpc} of {vol} (id {}) to {mib} MiB again, in the same use, after OK", s.id);
         match reply {
             Reply::Ok(_) => {
                 if let Some(s) = self.state_mut(vol) {
-                    s.node_expanded_ok = Some((mib, s.usage()));
+                    s.node_expanded_ok = Some((mib, limit, s.usage()));
+                    s.node_grown = s.node_grown.max(mib);
+                    s.floor = s.floor.max(required);
                     // The node did its part: a later controller answer may say so.
                     s.grown.iter_mut().for_each(|(_, flag)| *flag = None);
                 }
@@ -33,6 +51,17 @@ impl Model {
             Reply::Err { code: Code::NotFound, .. } => self.not_found(v, vol, rpc, reply),
             Reply::Err { .. } if again => {
                 v.ok(Rule::NodeExpandIdempotent, reply, &what);
+            }
+            Reply::Err { .. } if done => {
+                v.broke(
+                    Rule::NodeExpandSmaller,
+                    format!(
+                        "{rpc} of {vol} (id {}) to {mib} MiB, its file system already at least {} bytes, answered {}",
+                        s.id,
+                        s.first_capacity.max(i64::from(s.node_grown) * MIB),
+                        show(reply)
+                    ),
+                );
             }
             Reply::Err { .. } => {}
         }
@@ -53,13 +82,13 @@ impl Model {
         let smaller = s.capacity > 0 && required <= s.capacity;
         // Out of order for a plugin without ONLINE expansion: the row "Volume in use"
         // (FAILED_PRECONDITION) or OK; refused, the volume keeps its size.
+        let grows = s.capacity > 0 && s.capacity < required;
         if !self.caps.online
             && !s.unused()
             && let Reply::Err { code: Code::FailedPrecondition, .. } = reply
         {
-            let grows = s.capacity > 0 && s.capacity < required;
-            if let Some(s) = self.state_mut(vol) {
-                s.chose.refused_expand = grows.then_some(required);
+            if grows {
+                self.refused_expand(vol, required, Rule::ExpandRefusedKept);
             }
             return;
         }
@@ -132,6 +161,33 @@ impl Model {
                     s.expanded_ok = None;
                 }
             }
+            // The rows that say the volume was not grown: "could not be expanded" (Volume in
+            // use), "the capacity range is not allowed by the Plugin" (Unsupported
+            // capacity_range). Its size stays known; no read may show the size refused.
+            Reply::Err { code: c @ (Code::FailedPrecondition | Code::OutOfRange), .. } => {
+                if smaller {
+                    v.broke(
+                        Rule::ExpandSmaller,
+                        format!(
+                            "ControllerExpandVolume of {vol} (id {}, {} bytes) to {required} bytes answered {}",
+                            s.id,
+                            s.capacity,
+                            show(reply)
+                        ),
+                    );
+                }
+                let rule = if *c == Code::OutOfRange {
+                    Rule::ExpandRefusedRangeKept
+                } else {
+                    Rule::ExpandRefusedKept
+                };
+                if grows {
+                    self.refused_expand(vol, required, rule);
+                }
+                if let Some(s) = self.state_mut(vol) {
+                    s.expanded = true;
+                }
+            }
             Reply::Err { .. } => {
                 if smaller {
                     v.broke(
@@ -150,6 +206,17 @@ impl Model {
                     s.expanded = true;
                 }
             }
+        }
+    }
+
+    /// ControllerExpandVolume of `vol` to `required` bytes refused by the row of `rule`: the
+    /// smallest size refused is the one no read may reach.
+    fn refused_expand(&mut self, vol: Vol, required: i64, rule: Rule) {
+        if let Some(s) = self.state_mut(vol) {
+            s.chose.refused_expand = match s.chose.refused_expand {
+                Some((was, r)) if was <= required => Some((was, r)),
+                _ => Some((required, rule)),
+            };
         }
     }
 

@@ -208,6 +208,7 @@ impl Model {
                 expanded: false,
                 expanded_ok: None,
                 node_expanded_ok: None,
+                node_grown: 0,
                 modified: false,
                 undone: Vec::new(),
                 published: None,

@@ -120,6 +120,10 @@ impl Ideal {
                 }))
             }
             Call::Expand { vol, mib } => match m.vol(vol) {
+                // Past the largest volume it makes: the row "Unsupported capacity_range".
+                Some(s) if s.life == Life::Alive && i64::from(mib) * MIB > IDEAL_MAX => {
+                    err(Code::OutOfRange)
+                }
                 Some(s) if s.life == Life::Alive => {
                     let capacity = s.capacity.max(i64::from(mib) * MIB);
                     Reply::Ok(Body::Expanded { capacity, node: false })
@@ -726,7 +730,7 @@ fn restores_expansions_modifications_and_limits_are_held_to_their_sentences() {
     assert!(rules_of(&mut m, grow, answered(7 * MIB, true)).is_empty());
     // NodeExpandVolume likewise, once staged.
     assert!(rules_of(&mut m, Call::Stage { vol, path: 0 }, Reply::Ok(Body::Empty)).is_empty());
-    let node_grow = Call::NodeExpand { vol, mib: 6 };
+    let node_grow = Call::NodeExpand { vol, mib: 6, limit: 0 };
     assert!(rules_of(&mut m, node_grow, Reply::Ok(Body::Capacity(6 * MIB))).is_empty());
     assert_eq!(rules_of(&mut m, node_grow, error(Code::Internal)), [Rule::NodeExpandIdempotent]);
     // ControllerModifyVolume: refused parameters are the row's; once taken, taken again; a
@@ -776,3 +780,4 @@ mod order;
 mod refusal;
 mod repeats;
 mod seen;
+mod sizes;
