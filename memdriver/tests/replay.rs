@@ -221,7 +221,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 68] = [
+const FAULTS: [FaultCase; 69] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -375,6 +375,10 @@ const FAULTS: [FaultCase; 68] = [
     neither(
         "clone-of-expanded-internal",
         "neither capture clones a volume three times after it was expanded",
+    ),
+    neither(
+        "block-target-folder",
+        "neither capture publishes a block volume at a target",
     ),
     neither(
         "node-expand-shrinks",
