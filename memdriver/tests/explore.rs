@@ -109,13 +109,14 @@ fn memdriver_gives_no_finding() {
     // With its group snapshots served: every RPC the walk knows (ControllerModifyVolume,
     // GetCapacity and the three group snapshot RPCs besides the 18 of volumes and snapshots).
     let config = || memdriver::Config { group_controller: true, ..memdriver::Config::default() };
-    // Seeds 2, 4, 5 and 6: seed 3's swarm, since the walk restores group snapshots' snapshots,
-    // leaves GetVolumeGroupSnapshot out of its 3,000 steps (seeds 2 and 4 to 6 reach all 23);
-    // seeds 2, 4 and 5 together read no volume at one of two targets with a validation, and
-    // since the walk asks sizes at the edges, seeds 2, 4 and 6 read and validate no volume
-    // staged at its second staging path (seed 5 does both).
+    // Seeds 1, 2, 3 ... in turn, 3,000 steps each, each with no finding, until together they
+    // reach every RPC the walk knows and every (call, kind) pair below, or `SEEDS` ran: which
+    // seed reaches a rare pair moves with every change to the walk, so none is picked by hand.
+    const SEEDS: u64 = 12;
     let mut kinds = std::collections::BTreeMap::new();
-    for seed in [2, 4, 5, 6] {
+    let mut rpcs = std::collections::BTreeSet::new();
+    let mut missing = Vec::new();
+    for seed in 1..=SEEDS {
         let report = explore_driver(config(), seed, 3000, 1, tmp.path());
         for (pair, n) in &report.coverage.kinds {
             *kinds.entry(*pair).or_insert(0) += n;
@@ -123,12 +124,22 @@ fn memdriver_gives_no_finding() {
         assert!(report.findings.is_empty(), "seed {seed}: {}", report.text());
         assert_eq!(report.steps, 3000);
         assert!(report.left_over.is_empty(), "{:?}", report.left_over);
-        let rpcs: std::collections::BTreeSet<&str> =
-            report.coverage.calls.keys().map(|(rpc, _)| *rpc).collect();
-        assert_eq!(rpcs.len(), 23, "seed {seed}: {rpcs:?}");
+        rpcs.extend(report.coverage.calls.keys().map(|(rpc, _)| *rpc));
+        missing = not_reached(&kinds);
+        if missing.is_empty() && rpcs.len() == 23 {
+            break;
+        }
     }
-    // Every call that reads, validates, grows or measures one volume, on volumes of every kind
-    // and use the walk makes; NodeGetVolumeStats at each path the spec allows.
+    assert_eq!(rpcs.len(), 23, "{rpcs:?}");
+    assert!(missing.is_empty(), "not reached by seeds 1 to {SEEDS}: {missing:?}");
+}
+
+/// The (call, kind) pairs of `kinds` not reached: every call that reads, validates, grows or
+/// measures one volume, on volumes of every kind and use the walk makes, NodeGetVolumeStats at
+/// each path the spec allows; block volumes walked beside mount ones, published (memdriver makes
+/// a file at a block target and a folder at a readonly one, mounting nothing: each counted,
+/// none judged); and the pairs of readonly flags on one volume a readonly mount must outlive.
+fn not_reached(kinds: &std::collections::BTreeMap<(&str, &str), u64>) -> Vec<String> {
     let mut missing = Vec::new();
     for rpc in [
         "ControllerExpandVolume",
@@ -148,10 +159,6 @@ fn memdriver_gives_no_finding() {
             }
         }
     }
-    assert!(missing.is_empty(), "not reached: {missing:?}");
-    // Block volumes walked beside mount ones, published; memdriver makes a file at a block
-    // target and a folder at a readonly one, mounting nothing: each counted, none judged.
-    // And the pairs of readonly flags on one volume a readonly mount must outlive.
     for kind in [
         "block target, a file, not a mount point (not judged)",
         "readonly target, not a mount point (not judged)",
@@ -160,8 +167,11 @@ fn memdriver_gives_no_finding() {
         "readonly where a read-write one stood",
         "read-write where a readonly one stood",
     ] {
-        assert!(kinds.contains_key(&("NodePublishVolume", kind)), "not reached: {kind}");
+        if !kinds.contains_key(&("NodePublishVolume", kind)) {
+            missing.push(format!("NodePublishVolume: {kind}"));
+        }
     }
+    missing
 }
 
 /// The kinds and uses of a volume the coverage table counts each call on one volume by.

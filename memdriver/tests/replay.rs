@@ -376,10 +376,7 @@ const FAULTS: [FaultCase; 69] = [
         "clone-of-expanded-internal",
         "neither capture clones a volume three times after it was expanded",
     ),
-    neither(
-        "block-target-folder",
-        "neither capture publishes a block volume at a target",
-    ),
+    neither("block-target-folder", "neither capture publishes a block volume at a target"),
     neither(
         "node-expand-shrinks",
         "neither capture asks NodeExpandVolume for less than the volume's size",

@@ -519,10 +519,12 @@ impl Model {
             Call::Modify(v) => c.modify && (self.alive(v).is_some() || self.dead(v)),
             Call::CreateGroup { name, vols: [a, b] } => {
                 let current = self.current_group(name).and_then(|g| self.groups.get(&g));
+                // A retry of a standing group, its volumes deleted since or not (a CO's retry
+                // after a timeout), as CreateSnapshot's retry after its source was deleted.
+                let retry = current.is_some_and(|g| g.life == Life::Alive && g.sources == [a, b]);
                 c.groups
                     && a != b
-                    && self.alive(a).is_some()
-                    && self.alive(b).is_some()
+                    && (retry || (self.alive(a).is_some() && self.alive(b).is_some()))
                     && self.group_names.get(&name).is_none_or(|n| !n.burnt)
                     && current.is_none_or(|g| g.life != Life::Lost)
             }

@@ -108,7 +108,9 @@ impl Model {
                 };
                 let what =
                     format!("ControllerExpandVolume of {vol} (id {}) to {required} bytes", s.id);
-                if capacity > 0 {
+                // `capacity_bytes` is REQUIRED here ("Capacity of volume after expansion"), so
+                // 0 is no "unknown" as in CreateVolume's answer: it is less than was asked.
+                if matches!(body, Body::Expanded { .. }) {
                     v.check(Rule::CapacityAtLeast);
                     if capacity < required {
                         v.broke(
