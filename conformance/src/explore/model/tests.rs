@@ -724,6 +724,8 @@ fn restores_expansions_modifications_and_limits_are_held_to_their_sentences() {
     // than the first answer's, with no NodeExpandVolume between, is a note.
     let answered = |capacity, node| Reply::Ok(Body::Expanded { capacity, node });
     assert_eq!(rules_of(&mut m, grow, answered(5 * MIB, false)), [Rule::CapacityAtLeast]);
+    // capacity_bytes is REQUIRED in this answer: 0 is less than asked, not an unknown size.
+    assert_eq!(rules_of(&mut m, grow, answered(0, false)), [Rule::CapacityAtLeast]);
     assert_eq!(rules_of(&mut m, grow, answered(6 * MIB, true)), [Rule::ExpandFlagSame]);
     // Grown further since: the node has more to do, and the flag may say so.
     assert!(rules_of(&mut m, Call::Expand { vol, mib: 7 }, answered(7 * MIB, false)).is_empty());

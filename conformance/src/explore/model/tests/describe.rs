@@ -135,6 +135,26 @@ fn group_snapshots_are_held_to_their_sentences() {
     );
 }
 
+#[test]
+fn a_group_retried_after_one_of_its_volumes_was_deleted_is_the_same_group() {
+    let mut m = Model::new(caps());
+    let (a, b) = (v(0, 0), v(1, 0));
+    assert!(rules_of(&mut m, create(0, 1), ok_volume("a", MIB)).is_empty());
+    assert!(rules_of(&mut m, create(1, 1), ok_volume("b", MIB)).is_empty());
+    let members = vec![("g-a".to_owned(), "a".to_owned()), ("g-b".to_owned(), "b".to_owned())];
+    let described = members.iter().map(|(s, v)| member(s, v, "g")).collect();
+    let group = Reply::Ok(Body::Group { id: "g".into(), members, bound: vec![true; 2], described });
+    let cut = Call::CreateGroup { name: 0, vols: [a, b] };
+    assert!(rules_of(&mut m, cut, group.clone()).is_empty());
+    assert!(rules_of(&mut m, Call::DeleteVolume(b), Reply::Ok(Body::Empty)).is_empty());
+    // A CO's retry after a timeout: still a move, still "MUST reply 0 OK" with the same group.
+    assert!(m.enabled(&cut));
+    assert!(rules_of(&mut m, cut, group).is_empty());
+    assert_eq!(rules_of(&mut m, cut, error(Code::NotFound)), [Rule::GroupRetrySame]);
+    // A new group of a deleted volume is no move.
+    assert!(!m.enabled(&Call::CreateGroup { name: 1, vols: [a, b] }));
+}
+
 /// A group's snapshot as the group's answers describe it, cut at one time.
 fn member(id: &str, source: &str, group: &str) -> ListedSnapshot {
     ListedSnapshot {
