@@ -5,7 +5,7 @@
 use tonic::Code;
 
 use super::super::call::Vol;
-use super::super::model::{Life, MIB, Model};
+use super::super::model::{Life, MIB, Model, VolState};
 use super::super::rules::{NOT_EXIST, Rule};
 use super::{Body, Reply, Verdicts, code, show};
 
@@ -168,15 +168,7 @@ impl Model {
             // capacity_range). Its size stays known; no read may show the size refused.
             Reply::Err { code: c @ (Code::FailedPrecondition | Code::OutOfRange), .. } => {
                 if smaller {
-                    v.broke(
-                        Rule::ExpandSmaller,
-                        format!(
-                            "ControllerExpandVolume of {vol} (id {}, {} bytes) to {required} bytes answered {}",
-                            s.id,
-                            s.capacity,
-                            show(reply)
-                        ),
-                    );
+                    refused_smaller(v, vol, s, required, reply);
                 }
                 let rule = if *c == Code::OutOfRange {
                     Rule::ExpandRefusedRangeKept
@@ -192,15 +184,7 @@ impl Model {
             }
             Reply::Err { .. } => {
                 if smaller {
-                    v.broke(
-                        Rule::ExpandSmaller,
-                        format!(
-                            "ControllerExpandVolume of {vol} (id {}, {} bytes) to {required} bytes answered {}",
-                            s.id,
-                            s.capacity,
-                            show(reply)
-                        ),
-                    );
+                    refused_smaller(v, vol, s, required, reply);
                 }
                 // Grown or not: its size is not known until it is read back.
                 if let Some(s) = self.state_mut(vol) {
@@ -247,4 +231,19 @@ impl Model {
             Reply::Err { .. } => {}
         }
     }
+}
+
+/// ControllerExpandVolume of `vol` (`s`) to `required` bytes, no more than it has, refused: "If a
+/// volume corresponding to the specified volume ID is already larger than or equal to the target
+/// capacity of the expansion request, the plugin SHOULD reply 0 OK".
+fn refused_smaller(v: &mut Verdicts, vol: Vol, s: &VolState, required: i64, reply: &Reply) {
+    v.broke(
+        Rule::ExpandSmaller,
+        format!(
+            "ControllerExpandVolume of {vol} (id {}, {} bytes) to {required} bytes answered {}",
+            s.id,
+            s.capacity,
+            show(reply)
+        ),
+    );
 }
