@@ -125,8 +125,7 @@ impl Generator {
         let dead_snaps: Vec<Snap> = self.stale(
             m.snaps.iter().rev().filter(|(_, s)| s.life == Life::Dead).map(|(s, _)| *s).collect(),
         );
-        let mib_of =
-            |s: &VolState| u32::try_from((s.capacity.max(s.floor) + MIB - 1) / MIB).unwrap_or(0);
+        let mib_of = |s: &VolState| mib_ceil(s.capacity.max(s.floor)).unwrap_or(0);
 
         // Volumes made (every kind is listed, empty when it cannot apply, so that a kind keeps
         // its place in the swarm).
@@ -187,7 +186,7 @@ impl Generator {
                 .filter(|_| room)
                 .map(|s| {
                     let size = m.snap(*s).map_or(0, |x| x.size);
-                    let of = u32::try_from((size + MIB - 1) / MIB).unwrap_or(0);
+                    let of = mib_ceil(size).unwrap_or(0);
                     let (mib, limit) = if sized { relative(of, rel) } else { (0, 0) };
                     Call::CreateVolume {
                         name: self.next_name,
@@ -706,7 +705,7 @@ impl Generator {
     /// run, so no size here takes much of it.
     fn bounded(&mut self, b: Bounds) -> (u32, u32) {
         let max = b.max.map(|x| (mib_floor(x), x <= b.available / 8));
-        let min = b.min.map(|x| u32::try_from((x + MIB - 1) / MIB).unwrap_or(u32::MAX));
+        let min = b.min.map(|x| mib_ceil(x).unwrap_or(u32::MAX));
         match (self.rng.u8(..5), max, min) {
             (0, Some((max, true)), _) if max > 0 => (max, 0),
             (0 | 1, Some((max, _)), _) => (max.saturating_add(1), 0),
@@ -777,6 +776,12 @@ impl Generator {
 /// Whole MiB at most `bytes`, as a size the walk asks for.
 pub(super) fn mib_floor(bytes: i64) -> u32 {
     u32::try_from(bytes.max(0) / MIB).unwrap_or(u32::MAX - 1)
+}
+
+/// Whole MiB at least `bytes` (a size in MiB that holds it); `None` when that is below 0 or
+/// past a `u32`, each caller saying what stands for it then.
+pub(super) fn mib_ceil(bytes: i64) -> Option<u32> {
+    u32::try_from(bytes.saturating_add(MIB - 1) / MIB).ok()
 }
 
 /// `(required, limit)` MiB relative to a source of `of` MiB by `(dr, dl)` (see

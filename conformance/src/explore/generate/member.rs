@@ -5,8 +5,8 @@
 //! of its own (their files, their ids).
 
 use super::super::call::{Call, Source};
-use super::super::model::{Life, MIB, Model};
-use super::{Generator, MAX_LIVE};
+use super::super::model::{Life, Model};
+use super::{Generator, MAX_LIVE, mib_ceil};
 
 impl Generator {
     /// One move kind: a restore of a fresh name from a group's snapshot. Appended last, so the
@@ -19,7 +19,7 @@ impl Generator {
             for nth in (0..x.members.len()).filter_map(|n| u8::try_from(n).ok()) {
                 let source = Some(Source::Member(*g, nth));
                 let size = x.sizes.get(usize::from(nth)).copied().unwrap_or(0);
-                let of = u32::try_from((size + MIB - 1) / MIB).unwrap_or(0);
+                let of = mib_ceil(size).unwrap_or(0);
                 calls.push(Call::CreateVolume { name, mib: 0, limit: 0, source });
                 // Its size known and standing: exactly it, and larger.
                 if of > 0 && x.life == Life::Alive {

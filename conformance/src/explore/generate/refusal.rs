@@ -6,8 +6,8 @@
 
 use super::super::call::{Call, Grp, Mismatch, Source};
 use super::super::model::repeats::TIMES;
-use super::super::model::{Life, MIB, Model};
-use super::{Generator, MAX_LIVE};
+use super::super::model::{Life, Model};
+use super::{Generator, MAX_LIVE, mib_ceil};
 
 impl Generator {
     /// A clone or restore of a fresh name asking for one MiB less than its source, both as
@@ -17,7 +17,7 @@ impl Generator {
     pub(super) fn refusals(&mut self, m: &Model, kinds: &mut Vec<(u32, Vec<Call>)>) {
         let room = m.live_counts().0 < MAX_LIVE;
         let below = |size: i64| {
-            let of = u32::try_from((size + MIB - 1) / MIB).unwrap_or(0);
+            let of = mib_ceil(size).unwrap_or(0);
             (of >= 2).then(|| of - 1)
         };
         let volumes = m

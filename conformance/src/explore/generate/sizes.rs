@@ -10,7 +10,7 @@
 
 use super::super::call::{Bounds, Call, FAR, Vol};
 use super::super::model::{MIB, Model, VolState};
-use super::{Generator, mib_floor};
+use super::{Generator, mib_ceil, mib_floor};
 
 impl Generator {
     /// Three move kinds: NodeExpandVolume in one of its shapes, ControllerExpandVolume past
@@ -42,7 +42,7 @@ impl Generator {
             .iter()
             .filter(|(_, s)| s.capacity > 0 && expandable(s))
             .filter_map(|(v, s)| {
-                let now = u32::try_from((s.capacity + MIB - 1) / MIB).ok()?;
+                let now = mib_ceil(s.capacity)?;
                 let mib = past_size(max_first, m.bounds, now).filter(|mib| *mib > now)?;
                 Some(Call::Expand { vol: *v, mib })
             })
@@ -76,7 +76,7 @@ fn past_size(max_first: bool, b: Option<Bounds>, now: u32) -> Option<u32> {
 /// expansion since; 3 at its size; 4 a limit at its size; 5 a limit one MiB above it.
 fn node_shape(s: &VolState, shape: u8) -> Option<(u32, u32)> {
     let at = u32::try_from(s.capacity / MIB).ok().filter(|m| *m > 0)?;
-    let up = u32::try_from((s.capacity + MIB - 1) / MIB).ok()?;
+    let up = mib_ceil(s.capacity)?;
     let first = u32::try_from(s.first_capacity / MIB).unwrap_or(0);
     match shape {
         0 => Some((0, 0)),
