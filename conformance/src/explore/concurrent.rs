@@ -165,7 +165,12 @@ async fn together(
         }
         let model = &mut lanes[*i].attempt.model;
         let mut verdicts = model.judge(call, &reply);
-        let seen = model.judge_seen(&mut verdicts, call, &reply, &looks[k].see());
+        let seen = model.judge_seen(
+            &mut verdicts,
+            call,
+            &reply,
+            &looks[k].see(matches!(reply, Reply::Ok(_))),
+        );
         let mut broken: Vec<Broken> = verdicts.broken.iter().map(Broken::from_violation).collect();
         broken.extend(extra);
         s.coverage.record(call.rpc(), (state.0, &state.1), &verdicts.checked);

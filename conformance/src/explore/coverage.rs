@@ -37,9 +37,9 @@ impl Coverage {
         }
     }
 
-    /// What a call of `rpc` found at its path (see `judge/seen`), counted as a kind.
-    pub(crate) fn seen(&mut self, rpc: &'static str, what: Option<&'static str>) {
-        if let Some(what) = what {
+    /// What a call of `rpc` found at its paths (see `judge/seen`), each counted as a kind.
+    pub(crate) fn seen(&mut self, rpc: &'static str, what: Vec<&'static str>) {
+        for what in what {
             *self.kinds.entry((rpc, what)).or_default() += 1;
         }
     }

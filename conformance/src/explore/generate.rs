@@ -9,6 +9,7 @@
 use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, STAGINGS, Snap, Source, Vol};
 use super::model::{Life, MIB, Model, TARGETS, VolState};
 
+mod data;
 mod kind;
 mod member;
 mod readonly;
@@ -160,9 +161,8 @@ impl Generator {
                 .map(|(n, _)| Call::CreateVolume { name: *n, mib, limit: 0, source: None })
                 .collect();
             kinds.push((3, free));
-            // Sizes relative to the source's: required_bytes and limit_bytes below, equal to
-            // or above it (the "Unsupported capacity_range" row allows refusing; an OK is held
-            // to the range asked).
+            // Sizes relative to the source's: required_bytes and limit_bytes below, equal to or
+            // above it ("Unsupported capacity_range" allows refusing; an OK is held to it).
             let rel = self.relative();
             let clones: Vec<Call> = alive
                 .iter()
@@ -604,6 +604,7 @@ impl Generator {
         self.repeated_refusals(m, &mut kinds);
         self.readonly_pairs(m, &mut kinds);
         self.sizes(m, &alive, &mut kinds);
+        self.data_paths(m, &mut kinds);
 
         // Keep what a CO may do now, weigh it by the epoch's swarm (by the plain weights when
         // the swarm leaves nothing), then choose: a kind by weight, then one of its calls.

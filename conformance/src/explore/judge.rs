@@ -12,6 +12,7 @@ use crate::suite::code_name;
 
 mod change;
 mod group;
+mod marks;
 mod mismatch;
 mod node;
 mod order;

@@ -589,6 +589,7 @@ impl Model {
 
 mod coverage;
 mod kind;
+pub(crate) mod marks;
 mod member;
 mod refused;
 pub(crate) mod repeats;

@@ -74,6 +74,8 @@ pub(crate) enum Rule {
     RefusalTransientRepeated,
     ReadonlyPublished,
     BlockPlaced,
+    SourceData,
+    TargetData,
     /// A row of an RPC's error table: the RPC and the row's condition, as the Model words it.
     Row(&'static str, &'static str),
 }
@@ -132,6 +134,12 @@ const INVARIANTS: &[(Rule, &str, Sentence)] = &[
     // A folder is never a block device, nor is a mount point that is not one; a plain file
     // (a plugin that mounts nothing) is not judged.
     (Rule::BlockPlaced, "block-placed", Sentence::must("NodePublishVolumeRequest.target_path", "For volumes with an access type of block, the SP SHALL place the block device at target_path.")),
+    // The workload's marks (`model/marks`), read where the target is a mount point: a volume
+    // made from a source holds what the source held when the call was made; each of a group's
+    // snapshots what its volume held then.
+    (Rule::SourceData, "source-data", Sentence::must("CreateVolume / CreateVolumeGroupSnapshot", "If CO requests a volume to be created from existing snapshot or volume and the requested size of the volume is larger than the original snapshotted (or cloned volume), the Plugin can either refuse such a call with `OUT_OF_RANGE` error or MUST provide a volume that, when presented to a workload by `NodePublish` call, has both the requested (larger) size and contains data from the snapshot (or original volume). / That is to say, all the of the volume snapshots in the group MUST be taken at the same point-in-time relative to a stream of write traffic to the specified volumes.")),
+    // The mounted directory is the volume's: it holds the last mark written into the volume.
+    (Rule::TargetData, "target-data", Sentence::must("NodePublishVolumeRequest.target_path", "For volumes with an access type of mount, the SP SHALL place the mounted directory at target_path.")),
     (Rule::TargetRemoved, "target-removed", Sentence::must("NodeUnpublishVolumeRequest.target_path", "The SP MUST delete the file or directory it created at this path.")),
     // The corresponding one only: a volume published at other target paths stays published
     // there, their mounted directories in place.

@@ -112,6 +112,11 @@ impl Session {
         if self.caps.node && self.caps.create && !self.suite.block {
             model.seen.block = BlockWalk::Unknown;
         }
+        // The workload's marks: where its paths can be looked at and no other lane writes.
+        model.seen.marks.on = self.caps.node && self.caps.local && self.caps.alone;
+        // Marks of one attempt are none of another's (a plugin that mounts an earlier
+        // attempt's volume shows another number).
+        model.seen.marks.next = self.attempts.saturating_mul(1 << 16);
         Attempt { model, exec: Exec::new(prefix, staging, mount, self.suite.node_id.clone()) }
     }
 
@@ -139,7 +144,12 @@ impl Session {
         let reply = a.exec.send(&self.suite, prepared).await;
         self.calls += 1;
         let mut verdicts = a.model.judge(call, &reply);
-        let seen = a.model.judge_seen(&mut verdicts, call, &reply, &looks.see());
+        let seen = a.model.judge_seen(
+            &mut verdicts,
+            call,
+            &reply,
+            &looks.see(matches!(reply, Reply::Ok(_))),
+        );
         let mut broken: Vec<Broken> = verdicts.broken.iter().map(Broken::from_violation).collect();
         broken.extend(self.suite.take_problems().into_iter().map(Broken::from_problem));
         if count {

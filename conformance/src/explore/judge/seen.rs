@@ -12,8 +12,20 @@ use super::{Reply, Verdicts, show};
 
 impl Model {
     /// Judges `seen` after `call` answered `reply` (the model already changed by it); what the
-    /// call's own target was seen as, for the coverage table.
+    /// call's own target was seen as, and what it held, for the coverage table.
     pub(crate) fn judge_seen(
+        &mut self,
+        v: &mut Verdicts,
+        call: &Call,
+        reply: &Reply,
+        seen: &Seen,
+    ) -> Vec<&'static str> {
+        let data = self.judge_marks(v, call, reply, seen);
+        self.placed(v, call, reply, seen).into_iter().chain(data).collect()
+    }
+
+    /// The call's own target, and the readonly mounts watched.
+    fn placed(
         &mut self,
         v: &mut Verdicts,
         call: &Call,

@@ -11,6 +11,7 @@
 use std::collections::BTreeSet;
 
 use super::super::call::{Call, Source, Vol};
+use super::marks::{Found, Marks};
 use super::{Life, Model};
 
 /// Every this many names, a volume made empty is a block device (where block is walked).
@@ -36,6 +37,8 @@ pub(crate) struct NodeSeen {
     /// Targets (volume, target #) published readonly and seen mounted read-only: held to stay
     /// so after every later call, while published.
     pub(crate) readonly_mounts: BTreeSet<(Vol, u8)>,
+    /// What the workload wrote into the volumes (see `marks`).
+    pub(crate) marks: Marks,
 }
 
 /// What is at a path.
@@ -65,6 +68,13 @@ pub(crate) struct Seen {
     /// The readonly mounts watched ([`NodeSeen::readonly_mounts`]), each seen now: its mount's
     /// read-only flag, `None` when no longer a mount point.
     pub(crate) watched: Vec<(Vol, u8, Option<bool>)>,
+    /// The mark found at the call's own target, a mount point, before a new one was written.
+    pub(crate) found: Option<Found>,
+    /// The mark written there after (`Some(None)`: the write failed).
+    pub(crate) wrote: Option<Option<u32>>,
+    /// The marks written after the call into the volumes it copied, each at a read-write
+    /// target (`None`: the write failed).
+    pub(crate) rewrote: Vec<(Vol, Option<u32>)>,
 }
 
 impl Model {

@@ -778,6 +778,7 @@ fn each_epoch_of_a_swarm_leaves_out_kinds_and_its_length_varies() {
 
 mod describe;
 mod history;
+mod marks;
 mod order;
 mod refusal;
 mod repeats;

@@ -18,11 +18,11 @@ fn seen_rules(
 ) -> (Vec<Rule>, Option<&'static str>) {
     let mut v = m.judge(&call, &reply);
     let counted = m.judge_seen(&mut v, &call, &reply, seen);
-    (v.broken.into_iter().map(|b| b.rule).collect(), counted)
+    (v.broken.into_iter().map(|b| b.rule).collect(), counted.into_iter().next())
 }
 
 fn placed(kind: FileKind, mount: Option<bool>) -> Seen {
-    Seen { target: Some(Placed { kind: Some(kind), mount }), watched: Vec::new() }
+    Seen { target: Some(Placed { kind: Some(kind), mount }), ..Seen::default() }
 }
 
 fn target_ok() -> Reply {
@@ -62,26 +62,26 @@ fn a_readonly_publish_stays_read_only_across_later_calls() {
     // The retry sees it again; a read-write target beside it leaves it read-only.
     assert!(seen_rules(&mut m, ro, target_ok(), &mounted(true)).0.is_empty());
     let rw = Call::Publish { vol, target: 1, readonly: false };
-    let kept = Seen { target: None, watched: vec![(vol, 0, Some(true))] };
+    let kept = Seen { watched: vec![(vol, 0, Some(true))], ..Seen::default() };
     assert!(seen_rules(&mut m, rw, target_ok(), &kept).0.is_empty());
     // Asked read-write at that very target (its row's ALREADY_EXISTS is owed): not this rule's,
     // and no longer watched.
     let flip = Call::Publish { vol, target: 0, readonly: false };
-    let rw_now = Seen { target: None, watched: vec![(vol, 0, Some(false))] };
+    let rw_now = Seen { watched: vec![(vol, 0, Some(false))], ..Seen::default() };
     let broken = seen_rules(&mut m.clone(), flip, target_ok(), &rw_now).0;
     assert_eq!(broken, [Rule::Row("NodePublishVolume", rules::PUBLISHED_INCOMPATIBLE)]);
     // Unpublished at the other target: target #0 seen read-write now breaks the rule.
     let un = Call::Unpublish { vol, target: 1 };
-    let flipped = Seen { target: None, watched: vec![(vol, 0, Some(false))] };
+    let flipped = Seen { watched: vec![(vol, 0, Some(false))], ..Seen::default() };
     assert_eq!(seen_rules(&mut m, un, removed(), &flipped).0, [Rule::ReadonlyPublished]);
     // No longer a mount point: no longer watched, nothing judged.
-    let gone = Seen { target: None, watched: vec![(vol, 0, None)] };
+    let gone = Seen { watched: vec![(vol, 0, None)], ..Seen::default() };
     let stats = Call::Stats { vol, at: At::Target(0) };
     assert!(seen_rules(&mut m, stats, Reply::Ok(Body::Empty), &gone).0.is_empty());
     assert!(m.seen.readonly_mounts.is_empty());
     // Unpublished: a watched target of a publication undone is let go, whatever is seen.
     assert!(seen_rules(&mut m, ro, target_ok(), &mounted(true)).0.is_empty());
-    let undone = Seen { target: None, watched: vec![(vol, 0, Some(false))] };
+    let undone = Seen { watched: vec![(vol, 0, Some(false))], ..Seen::default() };
     let un = Call::Unpublish { vol, target: 0 };
     assert!(seen_rules(&mut m, un, removed(), &undone).0.is_empty());
     assert!(m.seen.readonly_mounts.is_empty());
@@ -136,7 +136,7 @@ fn block_volumes_are_walked_where_served_and_placed_as_devices() {
     }
     // Nothing there: the block sentence too.
     let nothing = Reply::Ok(Body::Target { exists: Some(false), gone: Vec::new() });
-    let seen = Seen { target: Some(Placed::default()), watched: Vec::new() };
+    let seen = Seen { target: Some(Placed::default()), ..Seen::default() };
     assert_eq!(seen_rules(&mut m, publish(0), nothing, &seen).0, [Rule::BlockPlaced]);
     // A plugin that refuses the first block volume is walked with mount volumes only.
     let mut m = Model::new(caps());
