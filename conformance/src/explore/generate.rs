@@ -15,6 +15,7 @@ mod member;
 mod readonly;
 mod refusal;
 mod sizes;
+mod stale;
 
 /// Live volumes (and, apart, snapshots) the walk keeps at most, so listings stay cheap.
 pub(crate) const MAX_LIVE: usize = 12;
@@ -99,8 +100,7 @@ impl Generator {
     }
 
     /// A few handles that stopped being valid, of `gone` (newest first): the two most recent,
-    /// and two of any age, so that an id or path deleted long ago, with much done since, is
-    /// named again too.
+    /// and two of any age, so that one deleted long ago, with much done since, is named too.
     fn stale<T: Copy>(&mut self, mut gone: Vec<T>) -> Vec<T> {
         if gone.len() > 4 {
             let older = gone.split_off(2);
@@ -128,8 +128,7 @@ impl Generator {
         );
         let mib_of = |s: &VolState| mib_ceil(s.capacity.max(s.floor)).unwrap_or(0);
 
-        // Volumes made (every kind is listed, empty when it cannot apply, so that a kind keeps
-        // its place in the swarm).
+        // Volumes made (every kind listed, empty where it cannot apply: it keeps its place).
         let room = live < MAX_LIVE;
         {
             let mib = self.size();
@@ -605,6 +604,7 @@ impl Generator {
         self.readonly_pairs(m, &mut kinds);
         self.sizes(m, &alive, &mut kinds);
         self.data_paths(m, &mut kinds);
+        self.stale_groups(m, &mut kinds);
 
         // Keep what a CO may do now, weigh it by the epoch's swarm (by the plain weights when
         // the swarm leaves nothing), then choose: a kind by weight, then one of its calls.

@@ -291,6 +291,9 @@ pub(crate) struct Model {
     pub(crate) refused_creates: BTreeMap<u16, Refused>,
     /// Refusals that may pass, in a row per source and shape (see `judge/repeats`).
     pub(crate) repeats: repeats::Repeats,
+    /// Group snapshot names whose CreateVolumeGroupSnapshot of a live and a deleted volume
+    /// was refused: the same request may come again (see `judge/group`).
+    pub(crate) stale_groups: BTreeMap<u16, [Vol; 2]>,
     /// Block volumes walked beside mount ones, and the readonly mounts held (see `seen`).
     pub(crate) seen: seen::NodeSeen,
 }
@@ -522,9 +525,14 @@ impl Model {
                 // A retry of a standing group, its volumes deleted since or not (a CO's retry
                 // after a timeout), as CreateSnapshot's retry after its source was deleted.
                 let retry = current.is_some_and(|g| g.life == Life::Alive && g.sources == [a, b]);
+                // A live volume beside a deleted one (a CO's stale handle), and the same again.
+                let stale = (current.is_none()
+                    && (self.alive(a).is_some() && self.dead(b)
+                        || self.dead(a) && self.alive(b).is_some()))
+                    || self.stale_groups.get(&name) == Some(&[a, b]);
                 c.groups
                     && a != b
-                    && (retry || (self.alive(a).is_some() && self.alive(b).is_some()))
+                    && (retry || stale || (self.alive(a).is_some() && self.alive(b).is_some()))
                     && self.group_names.get(&name).is_none_or(|n| !n.burnt)
                     && current.is_none_or(|g| g.life != Life::Lost)
             }

@@ -52,6 +52,7 @@ pub(crate) enum Rule {
     ValidateIdempotent,
     GroupRetrySame,
     GroupIdUnique,
+    GroupOfDeleted,
     GroupIdFound,
     DeleteGroupIdempotent,
     RefusedKept,
@@ -158,6 +159,8 @@ const INVARIANTS: &[(Rule, &str, Sentence)] = &[
     (Rule::ValidateIdempotent, "validate-idempotent", Sentence::must("ValidateVolumeCapabilities", "This operation MUST be idempotent.")),
     (Rule::GroupRetrySame, "group-retry-same", Sentence::must("CreateVolumeGroupSnapshot", "If a group snapshot corresponding to the specified group snapshot `name`, `source_volume_ids`, and `parameters` is successfully created (meaning all snapshots associated with the group are successfully cut), the Plugin MUST reply `0 OK` with the corresponding `CreateVolumeGroupSnapshotResponse`.")),
     (Rule::GroupIdUnique, "group-id-unique", Sentence::must("VolumeGroupSnapshot.group_snapshot_id", "This field MUST contain enough information to uniquely identify this specific snapshot vs all other group snapshots supported by this plugin.")),
+    // A group of a live volume and a deleted one cannot be cut: any OK, first call or retry.
+    (Rule::GroupOfDeleted, "group-of-deleted", Sentence::must("CreateVolumeGroupSnapshot Errors", "If the plugin is unable to complete the CreateVolumeGroupSnapshot call successfully, it MUST return a non-ok gRPC code in the gRPC status.")),
     (Rule::GroupIdFound, "group-id-found", Sentence::must("VolumeGroupSnapshot.group_snapshot_id", "This field MUST contain enough information to uniquely identify this specific snapshot vs all other group snapshots supported by this plugin.")),
     (Rule::DeleteGroupIdempotent, "delete-group-idempotent", Sentence::must("DeleteVolumeGroupSnapshot", "If a group snapshot corresponding to the specified `group_snapshot_id` does not exist or the artifacts associated with the group snapshot do not exist anymore, the Plugin MUST reply `0 OK`.")),
     // A call out of the lifecycle's order refused (DeleteVolume, ControllerUnpublishVolume,

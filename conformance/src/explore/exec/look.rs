@@ -29,9 +29,9 @@ pub(crate) struct Looks {
 }
 
 impl Exec {
-    /// What to look at after `call`: its target when it is a NodePublishVolume of a block
-    /// volume or a readonly one of a mount volume, and every readonly mount watched but the
-    /// one `call` unpublishes. Nothing when the plugin's paths are not this machine's.
+    /// What to look at after `call`: its target when it is a NodePublishVolume, and every
+    /// mount watched but the one `call` unpublishes; what the workload reads and writes.
+    /// Nothing when the plugin's paths are not this machine's.
     pub(crate) fn looks(&self, m: &Model, call: &Call) -> Looks {
         if !m.caps.local {
             return Looks::default();
@@ -44,11 +44,7 @@ impl Exec {
             _ => None,
         };
         let target = match *call {
-            Call::Publish { vol, target, readonly }
-                if readonly || m.is_block(vol) || mark.is_some() =>
-            {
-                Some(self.target_path(vol, target))
-            }
+            Call::Publish { vol, target, .. } => Some(self.target_path(vol, target)),
             _ => None,
         };
         let copied: Vec<Vol> = match *call {
@@ -76,6 +72,7 @@ impl Exec {
             .seen
             .readonly_mounts
             .iter()
+            .chain(&m.seen.rw_mounts)
             .filter(|w| Some(**w) != undone)
             .map(|(v, t)| (*v, *t, self.target_path(*v, *t)))
             .collect();

@@ -60,6 +60,9 @@ impl Model {
         let nth = self.group_names.get(&name).map_or(0, |n| n.gens);
         let grp = Grp { name, nth };
         let what = format!("{rpc} of name g{name} (new {grp}) of {} and {}", vols[0], vols[1]);
+        if self.of_deleted(v, name, vols, reply, &what) {
+            return;
+        }
         if code(reply) == Code::NotFound {
             for (x, id) in vols.iter().zip(&ids) {
                 v.broke(
@@ -100,6 +103,38 @@ impl Model {
             self.snap_facts.insert(e.id.clone(), facts);
         }
         self.group_names.entry(name).or_default().gens = nth + 1;
+    }
+
+    /// A new group of a live volume and a deleted one (its retry too): the plugin cannot
+    /// complete it, so any OK breaks the table's preface; a refusal leaves the name free for
+    /// the same request again. Whether `vols` hold a deleted volume.
+    fn of_deleted(
+        &mut self,
+        v: &mut Verdicts,
+        name: u16,
+        vols: [Vol; 2],
+        reply: &Reply,
+        what: &str,
+    ) -> bool {
+        let dead: Vec<Vol> = vols
+            .into_iter()
+            .filter(|x| self.vols.get(x).is_some_and(|s| s.life == Life::Dead))
+            .collect();
+        let Some(gone) = dead.first() else { return false };
+        if let Reply::Ok(Body::Group { id, members, .. }) = reply {
+            v.broke(
+                Rule::GroupOfDeleted,
+                format!(
+                    "{what}, {gone} deleted before, answered OK: group {id} with snapshots {members:?}"
+                ),
+            );
+            self.stale_groups.remove(&name);
+            self.group_names.entry(name).or_default().burnt = true;
+        } else {
+            v.check(Rule::GroupOfDeleted);
+            self.stale_groups.insert(name, vols);
+        }
+        true
     }
 
     /// A group snapshot that is gone, and whose id names no group standing.

@@ -40,6 +40,7 @@ impl Model {
             self.seen.block = if ok { BlockWalk::Served } else { BlockWalk::Off };
         }
         self.readonly_kept(v, call, reply, seen);
+        self.mounts_kept(v, call, reply, seen);
         let (Call::Publish { vol, target, readonly }, Reply::Ok(_), Some(placed)) =
             (*call, reply, seen.target)
         else {
@@ -78,11 +79,17 @@ impl Model {
             });
         }
         if !readonly {
+            // A read-write mount point: watched while it stands.
+            if placed.mount == Some(false) {
+                self.seen.readonly_mounts.remove(&(vol, target));
+                self.seen.rw_mounts.insert((vol, target));
+            }
             return None;
         }
         Some(match placed.mount {
             Some(true) => {
                 v.check(Rule::ReadonlyPublished);
+                self.seen.rw_mounts.remove(&(vol, target));
                 self.seen.readonly_mounts.insert((vol, target));
                 "readonly target, mounted read-only"
             }
@@ -103,6 +110,9 @@ impl Model {
     /// `call`. One no longer a mount point, or no longer published, is no longer watched.
     fn readonly_kept(&mut self, v: &mut Verdicts, call: &Call, reply: &Reply, seen: &Seen) {
         for (vol, t, now) in &seen.watched {
+            if !self.seen.readonly_mounts.contains(&(*vol, *t)) {
+                continue;
+            }
             let standing = self
                 .vol(*vol)
                 .filter(|s| s.life == Life::Alive && s.targets[usize::from(*t)] == Some(true));
@@ -127,6 +137,51 @@ impl Model {
                 ),
             );
             self.seen.readonly_mounts.remove(&(*vol, *t));
+        }
+    }
+
+    /// Each read-write mount watched, still published read-write: still a mount point after
+    /// `call`, which did not undo it. Let go after the volume's own undos out of the
+    /// lifecycle's order (NodeUnstageVolume, ControllerUnpublishVolume, DeleteVolume while
+    /// published: what they leave is the plugin's) and a publish at that very target.
+    fn mounts_kept(&mut self, v: &mut Verdicts, call: &Call, reply: &Reply, seen: &Seen) {
+        for (vol, t, now) in &seen.watched {
+            if !self.seen.rw_mounts.contains(&(*vol, *t)) {
+                continue;
+            }
+            let standing = self
+                .vol(*vol)
+                .filter(|s| s.life == Life::Alive && s.targets[usize::from(*t)] == Some(false));
+            let own_undo = match *call {
+                Call::Unstage(c) | Call::DeleteVolume(c) => c == *vol,
+                Call::ControllerUnpublish { vol: c, .. } => c == *vol,
+                Call::Publish { vol: c, target, .. } => c == *vol && target == *t,
+                _ => false,
+            };
+            let (Some(s), false) = (standing, own_undo) else {
+                self.seen.rw_mounts.remove(&(*vol, *t));
+                continue;
+            };
+            let rule = match *call {
+                Call::Unpublish { .. } => Rule::OtherTargetsKept,
+                Call::Unstage(_) | Call::Elsewhere { .. } => Rule::ForeignPathKept,
+                _ => Rule::TargetPlaced,
+            };
+            if now.is_some() {
+                if rule != Rule::TargetPlaced {
+                    v.check(rule);
+                }
+                continue;
+            }
+            v.broke(
+                rule,
+                format!(
+                    "{call} answered {}, and target #{t} of {vol} (id {}), published read-write and a mount point before, is no longer a mount point",
+                    show(reply),
+                    s.id
+                ),
+            );
+            self.seen.rw_mounts.remove(&(*vol, *t));
         }
     }
 }

@@ -37,6 +37,9 @@ pub(crate) struct NodeSeen {
     /// Targets (volume, target #) published readonly and seen mounted read-only: held to stay
     /// so after every later call, while published.
     pub(crate) readonly_mounts: BTreeSet<(Vol, u8)>,
+    /// Targets (volume, target #) published read-write and seen a mount point: held to stay
+    /// one after every later call, while published, but the volume's own out-of-order undos.
+    pub(crate) rw_mounts: BTreeSet<(Vol, u8)>,
     /// What the workload wrote into the volumes (see `marks`).
     pub(crate) marks: Marks,
 }
@@ -65,8 +68,8 @@ pub(crate) struct Placed {
 pub(crate) struct Seen {
     /// The call's own target (a NodePublishVolume's, where it is looked at).
     pub(crate) target: Option<Placed>,
-    /// The readonly mounts watched ([`NodeSeen::readonly_mounts`]), each seen now: its mount's
-    /// read-only flag, `None` when no longer a mount point.
+    /// The mounts watched ([`NodeSeen::readonly_mounts`], [`NodeSeen::rw_mounts`]), each seen
+    /// now: its mount's read-only flag, `None` when no longer a mount point.
     pub(crate) watched: Vec<(Vol, u8, Option<bool>)>,
     /// The mark found at the call's own target, a mount point, before a new one was written.
     pub(crate) found: Option<Found>,

@@ -202,6 +202,9 @@ impl Ideal {
                         described: g.members.iter().map(|(s, v)| described(m, s, v)).collect(),
                     }),
                     Some(_) => err(Code::AlreadyExists),
+                    None if vols.iter().any(|v| m.vol(*v).is_none_or(|s| s.life == Life::Dead)) => {
+                        err(Code::NotFound)
+                    }
                     None => {
                         let id = self.id("group");
                         let members: Vec<(String, String)> =

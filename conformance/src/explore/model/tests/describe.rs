@@ -151,8 +151,8 @@ fn a_group_retried_after_one_of_its_volumes_was_deleted_is_the_same_group() {
     assert!(m.enabled(&cut));
     assert!(rules_of(&mut m, cut, group).is_empty());
     assert_eq!(rules_of(&mut m, cut, error(Code::NotFound)), [Rule::GroupRetrySame]);
-    // A new group of a deleted volume is no move.
-    assert!(!m.enabled(&Call::CreateGroup { name: 1, vols: [a, b] }));
+    // A new group of a deleted volume is a move of its own (a stale handle): see below.
+    assert!(m.enabled(&Call::CreateGroup { name: 1, vols: [a, b] }));
 }
 
 /// A group's snapshot as the group's answers describe it, cut at one time.
@@ -165,4 +165,28 @@ fn member(id: &str, source: &str, group: &str) -> ListedSnapshot {
         created: Some((1, 0)),
         group: group.into(),
     }
+}
+
+#[test]
+fn a_group_of_a_deleted_volume_is_never_cut_first_time_or_again() {
+    let mut m = Model::new(caps());
+    let (a, b) = (v(0, 0), v(1, 0));
+    assert!(rules_of(&mut m, create(0, 1), ok_volume("a", MIB)).is_empty());
+    assert!(rules_of(&mut m, create(1, 1), ok_volume("b", MIB)).is_empty());
+    assert!(rules_of(&mut m, Call::DeleteVolume(b), Reply::Ok(Body::Empty)).is_empty());
+    let stale = Call::CreateGroup { name: 0, vols: [a, b] };
+    assert!(m.enabled(&stale));
+    // Refused: not a live volume's NOT_FOUND; the same request may come again.
+    assert!(rules_of(&mut m, stale, error(Code::NotFound)).is_empty());
+    assert!(m.enabled(&stale));
+    let members = vec![("s-a".to_owned(), "a".to_owned())];
+    let described = members.iter().map(|(s, v)| member(s, v, "g")).collect();
+    let cut = Reply::Ok(Body::Group { id: "g".into(), members, bound: vec![true], described });
+    assert_eq!(rules_of(&mut m.clone(), stale, cut.clone()), [Rule::GroupOfDeleted]);
+    // Both deleted since: refused again, or cut.
+    assert!(rules_of(&mut m, Call::DeleteVolume(a), Reply::Ok(Body::Empty)).is_empty());
+    assert!(m.enabled(&stale));
+    assert!(rules_of(&mut m.clone(), stale, error(Code::NotFound)).is_empty());
+    assert_eq!(rules_of(&mut m, stale, cut), [Rule::GroupOfDeleted]);
+    assert!(!m.enabled(&stale));
 }

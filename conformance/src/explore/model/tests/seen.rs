@@ -147,3 +147,36 @@ fn block_volumes_are_walked_where_served_and_placed_as_devices() {
     assert_eq!(m.seen.block, BlockWalk::Off);
     assert!(!m.block_for(9, true));
 }
+
+#[test]
+fn a_read_write_mount_stays_one_until_its_own_unpublish() {
+    let mut m = Model::new(caps());
+    // Name #2: SINGLE_NODE_MULTI_WRITER, so a second target is the mode's own.
+    let vol = ready(&mut m, 2);
+    let rw = |target| Call::Publish { vol, target, readonly: false };
+    let mounted = placed(FileKind::Folder, Some(false));
+    assert!(seen_rules(&mut m, rw(0), target_ok(), &mounted).0.is_empty());
+    assert!(seen_rules(&mut m, rw(1), target_ok(), &mounted).0.is_empty());
+    assert!(m.seen.rw_mounts.contains(&(vol, 0)) && m.seen.rw_mounts.contains(&(vol, 1)));
+    // Target #0 unpublished: #1 still a mount point, or no longer one.
+    let un = Call::Unpublish { vol, target: 0 };
+    let kept = Seen { watched: vec![(vol, 1, Some(false))], ..Seen::default() };
+    assert!(seen_rules(&mut m.clone(), un, removed(), &kept).0.is_empty());
+    let gone = Seen { watched: vec![(vol, 1, None)], ..Seen::default() };
+    assert_eq!(seen_rules(&mut m.clone(), un, removed(), &gone).0, [Rule::OtherTargetsKept]);
+    // Another call that takes it away: the mounted directory is no longer at the target.
+    let stats = Call::Stats { vol, at: At::Target(0) };
+    assert_eq!(
+        seen_rules(&mut m.clone(), stats, Reply::Ok(Body::Empty), &gone).0,
+        [Rule::TargetPlaced]
+    );
+    // The volume's own NodeUnstageVolume out of order: what it leaves is the plugin's.
+    let unstage = Call::Unstage(vol);
+    assert!(
+        !seen_rules(&mut m, unstage, Reply::Ok(Body::Empty), &gone)
+            .0
+            .iter()
+            .any(|r| matches!(r, Rule::TargetPlaced | Rule::OtherTargetsKept))
+    );
+    assert!(!m.seen.rw_mounts.contains(&(vol, 1)));
+}
