@@ -29,7 +29,7 @@ impl Model {
             let fits = |cap: i64| cap >= required && (limit == 0 || cap <= limit);
             let compatible = if self.source_id(s.source) != self.source_id(source) {
                 Some(false)
-            } else if s.modified {
+            } else if s.modified || s.modify_unknown {
                 // Its mutable parameters changed since: whether a request without them is
                 // compatible is the plugin's to say.
                 None
@@ -52,10 +52,25 @@ impl Model {
             let what = format!("CreateVolume again of name v{name} (held by {cur}, id {id})");
             match (compatible, reply) {
                 (Some(false), _) => v.row("CreateVolume", VOLUME_INCOMPATIBLE, reply, &what),
+                // Refused as incompatible after a refused ControllerModifyVolume, where the
+                // volume was otherwise held to meet it: the refused call changed it.
+                (Some(true), Reply::Err { code: Code::AlreadyExists, .. }) if s.modify_refused => {
+                    v.check(Rule::ModifyRefusedKept);
+                    v.broke(
+                        Rule::ModifyRefusedKept,
+                        format!(
+                            "{what}, the same request, answered {}: the volume changed since it was made, and the only call that could change it, a ControllerModifyVolume, was refused INVALID_ARGUMENT",
+                            show(reply)
+                        ),
+                    );
+                }
                 (Some(true), Reply::Err { .. }) => {
                     v.ok(Rule::CreateRetrySame, reply, &what);
                 }
                 (_, Reply::Ok(Body::Volume { id: got, capacity, source: got_source })) => {
+                    if compatible == Some(true) && s.modify_refused {
+                        v.check(Rule::ModifyRefusedKept);
+                    }
                     if *got != id {
                         v.broke(
                             Rule::CreateRetrySame,
@@ -210,6 +225,8 @@ impl Model {
                 node_expanded_ok: None,
                 node_grown: 0,
                 modified: false,
+                modify_refused: false,
+                modify_unknown: false,
                 undone: Vec::new(),
                 published: None,
                 staged: false,
