@@ -151,6 +151,8 @@ const HISTORY_ONLY: [Fault; 27] = [
     Fault::BlockTargetFolder,
     Fault::NodeExpandShrinks,
     Fault::ExpandPastSaves,
+    Fault::ExpandRoundsPastLimit,
+    Fault::ModifyRefusedApplies,
 ];
 
 /// Faults planted for one error-table row or listing rule each: the case written for it must be

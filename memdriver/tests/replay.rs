@@ -385,6 +385,14 @@ const FAULTS: [FaultCase; 69] = [
         "expand-past-saves",
         "neither capture expands a volume past the largest size the plugin gives",
     ),
+    neither(
+        "expand-rounds-past-limit",
+        "neither capture expands a volume a second time with a limit, then reads it",
+    ),
+    neither(
+        "modify-refused-applies",
+        "neither capture sends ControllerModifyVolume with a key the plugin does not take",
+    ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),
     neither("health-no-reason", NO_HEALTH_CALLS),

@@ -142,6 +142,15 @@ impl Model {
             Call::NodeExpand { .. } if self.node_shape(call).is_some() => {
                 self.node_shape(call).unwrap_or("-")
             }
+            Call::ModifyUnsupported(_) => "a key no plugin takes among the suite's",
+            Call::CreateVolume { name, .. }
+                if self
+                    .current(*name)
+                    .and_then(|v| self.vol(v))
+                    .is_some_and(|s| s.life == Life::Alive && s.modify_refused) =>
+            {
+                "name held, a ControllerModifyVolume of it refused"
+            }
             Call::CreateVolume { name, source: Some(src), .. }
                 if !self.name_held(*name)
                     && let Some(history) = self.source_history(*src) =>
