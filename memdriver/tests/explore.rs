@@ -490,11 +490,11 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     // A second expansion to an exact size grown past it (4 MiB extents), answered as asked,
     // then a read (ControllerGetVolume or ListVolumes: four calls each way).
     (Fault::ExpandRoundsPastLimit, None),
-    // A modification refused for a key no plugin takes, the keys it takes applied, then the
-    // volume's CreateVolume again.
+    // The volume's CreateVolume again met, a modification refused for a key no plugin takes
+    // (the keys it takes applied), then the CreateVolume again refused.
     (
         Fault::ModifyRefusedApplies,
-        Some(&["CreateVolume", "ControllerModifyVolume", "CreateVolume"]),
+        Some(&["CreateVolume", "CreateVolume", "ControllerModifyVolume", "CreateVolume"]),
     ),
 ];
 

@@ -130,9 +130,12 @@ pub(crate) struct VolState {
     pub(crate) node_grown: u32,
     /// ControllerModifyVolume answered OK (always with the same parameters).
     pub(crate) modified: bool,
+    /// Its CreateVolume again (the very request that made it) was answered OK, in this use
+    /// ([`VolState::usage`]), with no expansion nor modification since: the plugin met it.
+    pub(crate) retried_ok: Option<u8>,
     /// A ControllerModifyVolume of it was refused with INVALID_ARGUMENT, the row "Parameters
-    /// not supported": "The SP MUST NOT have applied any modification to the volume as part of
-    /// this specific call."
+    /// not supported" ("The SP MUST NOT have applied any modification to the volume as part of
+    /// this specific call"), after its CreateVolume again was met ([`VolState::retried_ok`]).
     pub(crate) modify_refused: bool,
     /// A ControllerModifyVolume of it may have changed it, though not answered OK: refused with
     /// a code no row says applied nothing (a timeout may come after the work was done), or one

@@ -31,6 +31,10 @@ impl Model {
             v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol}"));
             return;
         }
+        if let Some(s) = self.state_mut(vol) {
+            s.retried_ok = None;
+        }
+        let Some(s) = self.vols.get(&vol) else { return };
         let required = i64::from(mib) * MIB;
         let again = s.node_expanded_ok == Some((mib, limit, s.usage()));
         // Its file system was made at the size its CreateVolume answered, or grown since by
@@ -88,6 +92,11 @@ impl Model {
             );
             return;
         }
+        // Its size may change: a CreateVolume again met before says nothing of after.
+        if let Some(s) = self.state_mut(vol) {
+            s.retried_ok = None;
+        }
+        let Some(s) = self.vols.get(&vol) else { return };
         let required = i64::from(mib) * MIB;
         let limit_bytes = i64::from(limit) * MIB;
         // A limit the volume already passed cannot be met (no expansion shrinks): the row
@@ -252,12 +261,14 @@ impl Model {
             Reply::Ok(_) if unsupported => {
                 if let Some(s) = self.state_mut(vol) {
                     s.modify_unknown = true;
+                    s.retried_ok = None;
                     s.confirmed = None;
                 }
             }
             Reply::Ok(_) => {
                 if let Some(s) = self.state_mut(vol) {
                     s.modified = true;
+                    s.retried_ok = None;
                     s.confirmed = None;
                 }
             }
@@ -269,13 +280,14 @@ impl Model {
             // Parameters the volume cannot take: the row's INVALID_ARGUMENT, nothing applied.
             Reply::Err { code: Code::InvalidArgument, .. } => {
                 if let Some(s) = self.state_mut(vol) {
-                    s.modify_refused = true;
+                    s.modify_refused = s.retried_ok.is_some();
                 }
             }
             // No row says a refusal of another code applied nothing.
             Reply::Err { .. } => {
                 if let Some(s) = self.state_mut(vol) {
                     s.modify_unknown = true;
+                    s.retried_ok = None;
                     s.confirmed = None;
                 }
             }

@@ -54,12 +54,14 @@ impl Model {
                 (Some(false), _) => v.row("CreateVolume", VOLUME_INCOMPATIBLE, reply, &what),
                 // Refused as incompatible after a refused ControllerModifyVolume, where the
                 // volume was otherwise held to meet it: the refused call changed it.
-                (Some(true), Reply::Err { code: Code::AlreadyExists, .. }) if s.modify_refused => {
+                (Some(true), Reply::Err { code: Code::AlreadyExists, .. })
+                    if s.modify_refused && s.retried_ok == Some(s.usage()) =>
+                {
                     v.check(Rule::ModifyRefusedKept);
                     v.broke(
                         Rule::ModifyRefusedKept,
                         format!(
-                            "{what}, the same request, answered {}: the volume changed since it was made, and the only call that could change it, a ControllerModifyVolume, was refused INVALID_ARGUMENT",
+                            "{what}, the same request, answered {}; it was answered OK before a ControllerModifyVolume of the volume was refused INVALID_ARGUMENT, with no other call since that changes the volume",
                             show(reply)
                         ),
                     );
@@ -71,6 +73,9 @@ impl Model {
                     if compatible == Some(true) && s.modify_refused {
                         v.check(Rule::ModifyRefusedKept);
                     }
+                    // The very request that made it, met: a later refusal of it has a cause.
+                    let very = (mib, asked_limit, source) == (s.mib, s.asked_limit, s.source);
+                    let met = (compatible == Some(true) && very && *got == id).then(|| s.usage());
                     if *got != id {
                         v.broke(
                             Rule::CreateRetrySame,
@@ -81,6 +86,9 @@ impl Model {
                     let capacity = *capacity;
                     self.retried_volume(v, cur, &what, capacity, got_source, (mib, asked_limit));
                     if let Some(s) = self.state_mut(cur) {
+                        if met.is_some() {
+                            s.retried_ok = met;
+                        }
                         s.floor = s.floor.max(required);
                         if limit > 0 {
                             s.limit = if s.limit == 0 { limit } else { s.limit.min(limit) };
@@ -225,6 +233,7 @@ impl Model {
                 node_expanded_ok: None,
                 node_grown: 0,
                 modified: false,
+                retried_ok: None,
                 modify_refused: false,
                 modify_unknown: false,
                 undone: Vec::new(),

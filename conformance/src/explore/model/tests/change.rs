@@ -65,8 +65,10 @@ fn a_refused_modification_leaves_the_volume_as_its_create_made_it() {
     let a = v(0, 0);
     let again = create(0, 2);
     let refused = Call::ModifyUnsupported(a);
+    // Made, and its CreateVolume again met.
     let made = || {
         let mut m = Model::new(caps());
+        assert!(rules_of(&mut m, create(0, 2), ok_volume("a", 2 * MIB)).is_empty());
         assert!(rules_of(&mut m, create(0, 2), ok_volume("a", 2 * MIB)).is_empty());
         m
     };
@@ -83,8 +85,18 @@ fn a_refused_modification_leaves_the_volume_as_its_create_made_it() {
     let mut m = made();
     assert!(rules_of(&mut m, Call::Modify(a), error(Code::InvalidArgument)).is_empty());
     assert_eq!(rules_of(&mut m, again, error(Code::AlreadyExists)), [Rule::ModifyRefusedKept]);
-    // Without a refused modification it is the retry's own rule.
+    // Without a refused modification it is the retry's own rule; and so it is without the
+    // retry met before the refusal (a plugin that refuses every retry of the volume), or with
+    // an expansion since (its size changed: the retry may be refused for another reason).
     let mut m = made();
+    assert_eq!(rules_of(&mut m, again, error(Code::AlreadyExists)), [Rule::CreateRetrySame]);
+    let mut m = Model::new(caps());
+    assert!(rules_of(&mut m, create(0, 2), ok_volume("a", 2 * MIB)).is_empty());
+    assert!(rules_of(&mut m, refused, error(Code::InvalidArgument)).is_empty());
+    assert_eq!(rules_of(&mut m, again, error(Code::AlreadyExists)), [Rule::CreateRetrySame]);
+    let mut m = made();
+    assert!(rules_of(&mut m, Call::Expand { vol: a, mib: 3, limit: 0 }, grown(3 * MIB)).is_empty());
+    assert!(rules_of(&mut m, refused, error(Code::InvalidArgument)).is_empty());
     assert_eq!(rules_of(&mut m, again, error(Code::AlreadyExists)), [Rule::CreateRetrySame]);
     // An OK with the unknown key is not judged, and what it applied is the plugin's: the
     // CreateVolume again may then be either answer. A refusal of another code (a timeout may
