@@ -221,7 +221,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 69] = [
+const FAULTS: [FaultCase; 71] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),

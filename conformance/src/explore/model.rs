@@ -88,6 +88,12 @@ pub(crate) enum Undo {
     NodeUnpublish,
 }
 
+/// A range ControllerExpandVolume answered OK, in MiB (`required_bytes`, `limit_bytes`; 0: not
+/// set), with the first `node_expansion_required` answered for it and the capacity answered with
+/// it (`None` once a NodeExpandVolume answered OK since: the node's work is then done, and the
+/// flag may change).
+pub(crate) type Growth = (u32, u32, Option<(bool, i64)>);
+
 /// A volume of the history.
 #[derive(Debug, Clone)]
 pub(crate) struct VolState {
@@ -116,12 +122,9 @@ pub(crate) struct VolState {
     /// MiB (0: not set), in the use it was made in ([`VolState::usage`]); a repeat in the same
     /// use is the same request again.
     pub(crate) expanded_ok: Option<(u32, u32, u8)>,
-    /// Every range ControllerExpandVolume answered OK, in MiB (`required_bytes`,
-    /// `limit_bytes`), with the first
-    /// `node_expansion_required` answered for it and the capacity answered with it (`None`
-    /// once a NodeExpandVolume answered OK since: the node's work is then done, and the flag
-    /// may change): a CO may send any of them again, much later.
-    pub(crate) grown: Vec<(u32, u32, Option<(bool, i64)>)>,
+    /// Every range ControllerExpandVolume answered OK: a CO may send any of them again, much
+    /// later.
+    pub(crate) grown: Vec<Growth>,
     /// The last NodeExpandVolume answered OK: its `required_bytes` and `limit_bytes` in MiB
     /// (0: not set), in the use it was made in; a repeat in the same use is the same request.
     pub(crate) node_expanded_ok: Option<(u32, u32, u8)>,
