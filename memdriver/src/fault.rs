@@ -215,6 +215,16 @@ pub enum Fault {
     /// OUT_OF_RANGE: the refused size is read back. Needs a volume, an expansion past the
     /// maximum, then a read.
     ExpandPastSaves,
+    /// ControllerExpandVolume of a volume grown before allocates in 4 MiB extents: it grows the
+    /// volume to the next multiple of 4 MiB at or above the size asked, whatever `limit_bytes`
+    /// says, and answers the size asked. Needs a volume, an expansion, a second one with a
+    /// limit below the next multiple (an exact size), then a read.
+    ExpandRoundsPastLimit,
+    /// ControllerModifyVolume with a mutable parameter name it does not take applies the names
+    /// it takes, then answers INVALID_ARGUMENT ("Parameters not supported"). Needs a volume,
+    /// such a modification, then the volume's CreateVolume again (ALREADY_EXISTS: its mutable
+    /// parameters are no longer the request's).
+    ModifyRefusedApplies,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -240,7 +250,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 69] = [
+    pub const ALL: [Fault; 71] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -301,6 +311,8 @@ impl Fault {
         Fault::BlockTargetFolder,
         Fault::NodeExpandShrinks,
         Fault::ExpandPastSaves,
+        Fault::ExpandRoundsPastLimit,
+        Fault::ModifyRefusedApplies,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -375,6 +387,8 @@ impl Fault {
             Fault::BlockTargetFolder => "block-target-folder",
             Fault::NodeExpandShrinks => "node-expand-shrinks",
             Fault::ExpandPastSaves => "expand-past-saves",
+            Fault::ExpandRoundsPastLimit => "expand-rounds-past-limit",
+            Fault::ModifyRefusedApplies => "modify-refused-applies",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

@@ -123,7 +123,7 @@ const NOTED: [Fault; 2] = [Fault::SingleWriterTwice, Fault::ListShiftsUnderCreat
 /// Faults no fixed case shows, because none walks the history that brings the bug about: each
 /// passes every case (a case that comes to fail takes it off this list), and
 /// `csi-conformance explore` finds each (`tests/explore.rs`).
-const HISTORY_ONLY: [Fault; 27] = [
+const HISTORY_ONLY: [Fault; 29] = [
     Fault::ReuseNameAfterDelete,
     Fault::ExpandNotListed,
     Fault::RestoreSizeOfOrigin,
@@ -151,6 +151,8 @@ const HISTORY_ONLY: [Fault; 27] = [
     Fault::BlockTargetFolder,
     Fault::NodeExpandShrinks,
     Fault::ExpandPastSaves,
+    Fault::ExpandRoundsPastLimit,
+    Fault::ModifyRefusedApplies,
 ];
 
 /// Faults planted for one error-table row or listing rule each: the case written for it must be

@@ -487,6 +487,15 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
     // calls each way).
     (Fault::NodeExpandShrinks, None),
     (Fault::ExpandPastSaves, None),
+    // A second expansion to an exact size grown past it (4 MiB extents), answered as asked,
+    // then a read (ControllerGetVolume or ListVolumes: four calls each way).
+    (Fault::ExpandRoundsPastLimit, None),
+    // The volume's CreateVolume again met, a modification refused for a key no plugin takes
+    // (the keys it takes applied), then the CreateVolume again refused.
+    (
+        Fault::ModifyRefusedApplies,
+        Some(&["CreateVolume", "CreateVolume", "ControllerModifyVolume", "CreateVolume"]),
+    ),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).
@@ -499,6 +508,7 @@ const SHORTEST_LENGTH: &[(Fault, usize)] = &[
     (Fault::CloneOfExpandedInternal, 7),
     (Fault::NodeExpandShrinks, 5),
     (Fault::ExpandPastSaves, 3),
+    (Fault::ExpandRoundsPastLimit, 4),
 ];
 
 /// How every fault of [`HISTORY_FAULTS`] is looked for, stated once so that no seed is picked
@@ -524,7 +534,11 @@ const NOT_HISTORY: &[(Fault, &str)] = &[
     (Fault::LogSecrets, "the driver's log: the fixed suite's --driver-log reads it"),
     (Fault::AcceptBadToken, "a token never issued: no history brings it about"),
     (Fault::IgnoreCapacity, "found by the first CreateVolume with a size: no history needed"),
-    (Fault::AcceptAnyMutable, "mutable parameters: the walk sends none"),
+    (
+        Fault::AcceptAnyMutable,
+        "a key it does not take, accepted: the walk sends one, but no sentence makes a plugin \
+         refuse it (the fixed case asks the row's INVALID_ARGUMENT)",
+    ),
     (
         Fault::SingleWriterTwice,
         "a second target of a SINGLE_NODE_SINGLE_WRITER volume answered OK: the walk finds it, \

@@ -221,7 +221,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 69] = [
+const FAULTS: [FaultCase; 71] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -384,6 +384,14 @@ const FAULTS: [FaultCase; 69] = [
     neither(
         "expand-past-saves",
         "neither capture expands a volume past the largest size the plugin gives",
+    ),
+    neither(
+        "expand-rounds-past-limit",
+        "neither capture expands a volume a second time with a limit, then reads it",
+    ),
+    neither(
+        "modify-refused-applies",
+        "neither capture sends ControllerModifyVolume with a key the plugin does not take",
     ),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),

@@ -4,6 +4,11 @@
 
 use std::fmt;
 
+/// The mutable parameter key [`Call::ModifyUnsupported`] adds to the suite's: no plugin takes
+/// it, so the call is the row "Parameters not supported" (INVALID_ARGUMENT), or an OK of a
+/// plugin that ignores keys it does not know (no sentence makes it refuse them).
+pub(crate) const UNSUPPORTED_KEY: &str = "csi-explore-unsupported-1";
+
 /// A volume of the history: volume number `nth` made under volume name #`name` (a name deleted
 /// and created again makes its next one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -136,9 +141,12 @@ pub(crate) enum Call {
         max_entries: i32,
     },
     GetVolume(Vol),
+    /// `required_bytes` of `mib` MiB and `limit_bytes` of `limit` MiB (0: not set): no limit,
+    /// an exact size (`limit` = `mib`), or a limit above.
     Expand {
         vol: Vol,
         mib: u32,
+        limit: u32,
     },
     CreateSnapshot {
         name: u16,
@@ -181,6 +189,9 @@ pub(crate) enum Call {
     },
     /// ControllerModifyVolume with the suite's mutable parameters (`--mutable-parameters`).
     Modify(Vol),
+    /// ControllerModifyVolume with the suite's mutable parameters and [`UNSUPPORTED_KEY`],
+    /// a key no plugin takes.
+    ModifyUnsupported(Vol),
     /// CreateVolumeGroupSnapshot of two volumes.
     CreateGroup {
         name: u16,
@@ -295,7 +306,7 @@ impl Call {
             Call::Unpublish { .. } => "NodeUnpublishVolume",
             Call::Stats { .. } => "NodeGetVolumeStats",
             Call::NodeExpand { .. } => "NodeExpandVolume",
-            Call::Modify(_) => "ControllerModifyVolume",
+            Call::Modify(_) | Call::ModifyUnsupported(_) => "ControllerModifyVolume",
             Call::CreateGroup { .. } => "CreateVolumeGroupSnapshot",
             Call::DeleteGroup(_) | Call::DeleteGroupMismatch { .. } => "DeleteVolumeGroupSnapshot",
             Call::GetGroup(_) => "GetVolumeGroupSnapshot",
@@ -336,6 +347,7 @@ impl Call {
                 | Call::DeleteGroupMismatch { .. }
                 | Call::Member { delete: true, .. }
                 | Call::Modify(_)
+                | Call::ModifyUnsupported(_)
         )
     }
 
@@ -537,6 +549,7 @@ impl Call {
             | Call::Stats { vol: v, .. }
             | Call::NodeExpand { vol: v, .. }
             | Call::Modify(v)
+            | Call::ModifyUnsupported(v)
             | Call::Elsewhere { vol: v, .. } => Some(v),
             _ => None,
         }
@@ -614,8 +627,7 @@ impl fmt::Display for Call {
                 }
                 Ok(())
             }
-            Call::Expand { vol, mib } => write!(f, "{rpc} {vol} to {}", size(mib)),
-            Call::NodeExpand { vol, mib, limit } => {
+            Call::Expand { vol, mib, limit } | Call::NodeExpand { vol, mib, limit } => {
                 write!(f, "{rpc} {vol} to {}", range(mib, limit))
             }
             Call::CreateSnapshot { name, source } => write!(f, "{rpc} name s{name} of {source}"),
@@ -632,6 +644,7 @@ impl fmt::Display for Call {
             | Call::GetVolume(v)
             | Call::Unstage(v)
             | Call::Modify(v) => write!(f, "{rpc} {v}"),
+            Call::ModifyUnsupported(v) => write!(f, "{rpc} {v}, {UNSUPPORTED_KEY} among the keys"),
             Call::Stage { vol, path: 0 } => write!(f, "{rpc} {vol}"),
             Call::Stage { vol, path } => write!(f, "{rpc} {vol} at staging path #{path}"),
             Call::DeleteSnapshot(s) | Call::GetSnapshot(s) => write!(f, "{rpc} {s}"),

@@ -15,7 +15,8 @@ use prost::Message;
 use tonic::Status;
 
 use super::call::{
-    At, Bounds, Call, Elsewhere, Filter, Grp, Mismatch, NodeRpc, STAGINGS, Snap, Source, Vol,
+    At, Bounds, Call, Elsewhere, Filter, Grp, Mismatch, NodeRpc, STAGINGS, Snap, Source,
+    UNSUPPORTED_KEY, Vol,
 };
 use super::judge::{Body, Listed, Reply};
 use super::model::{MIB, Model, TARGETS};
@@ -290,9 +291,9 @@ impl Exec {
                 self.take_held_token(false).ok_or("no ListVolumes token held")?,
             ),
             Call::GetVolume(v) => Prepared::Get(ControllerGetVolumeRequest { volume_id: vid(v)? }),
-            Call::Expand { vol, mib } => Prepared::Expand(ControllerExpandVolumeRequest {
+            Call::Expand { vol, mib, limit } => Prepared::Expand(ControllerExpandVolumeRequest {
                 volume_id: vid(vol)?,
-                capacity_range: range(mib, 0),
+                capacity_range: range(mib, limit),
                 secrets: s.secrets("ControllerExpandVolume"),
                 volume_capability: Some(Self::capability_of(s, m, vol)),
             }),
@@ -439,6 +440,15 @@ impl Exec {
                 secrets: s.secrets("ControllerModifyVolume"),
                 mutable_parameters: s.cfg.mutable_parameters.clone(),
             }),
+            Call::ModifyUnsupported(v) => {
+                let mut mutable_parameters = s.cfg.mutable_parameters.clone();
+                mutable_parameters.insert(UNSUPPORTED_KEY.to_owned(), "1".to_owned());
+                Prepared::Modify(ControllerModifyVolumeRequest {
+                    volume_id: vid(v)?,
+                    secrets: s.secrets("ControllerModifyVolume"),
+                    mutable_parameters,
+                })
+            }
             Call::Elsewhere { vol, rpc, at } => {
                 let id = vid(vol)?;
                 let path = self.elsewhere_dir(m, vol, at)?;

@@ -10,8 +10,10 @@ use super::call::{At, Bounds, Call, Elsewhere, Filter, Grp, NodeRpc, STAGINGS, S
 use super::model::{Life, MIB, Model, TARGETS, VolState};
 
 mod data;
+mod expand;
 mod kind;
 mod member;
+mod modify;
 mod readonly;
 mod refusal;
 mod sizes;
@@ -327,54 +329,7 @@ impl Generator {
         kinds.push((3, if m.held.is_some() { vec![resume] } else { Vec::new() }));
         kinds.push((3, some.iter().map(|v| Call::GetVolume(*v)).collect()));
 
-        // Expansion.
-        let grow = self.rng.u32(1..5);
-        // Expanded where the plugin expands (in use only ONLINE); out of order otherwise.
-        let expandable = |s: &VolState| m.caps.online || s.unused();
-        kinds.push((
-            3,
-            alive
-                .iter()
-                .filter(|(_, s)| expandable(s))
-                .map(|(v, s)| Call::Expand { vol: *v, mib: mib_of(s) + grow })
-                .collect(),
-        ));
-        kinds.push((
-            1,
-            alive
-                .iter()
-                .filter(|(_, s)| !expandable(s))
-                .map(|(v, s)| Call::Expand { vol: *v, mib: mib_of(s) + grow })
-                .collect(),
-        ));
-        // To the largest size GetCapacity said a volume may be made with (where that is a
-        // small share of the pool, see `bounded`).
-        let max =
-            m.bounds.and_then(|b| b.max.filter(|x| *x <= b.available / 8)).map_or(0, mib_floor);
-        kinds.push((
-            1,
-            alive
-                .iter()
-                .filter(|(_, s)| max > mib_of(s) && expandable(s))
-                .map(|(v, _)| Call::Expand { vol: *v, mib: max })
-                .collect(),
-        ));
-        kinds.push((
-            1,
-            alive
-                .iter()
-                .filter(|(_, s)| s.capacity > 0)
-                .map(|(v, s)| Call::Expand { vol: *v, mib: mib_of(s) })
-                .collect(),
-        ));
-        kinds.push((1, dead.iter().map(|v| Call::Expand { vol: *v, mib: 1 }).collect()));
-        // A CO's late retry: an expansion answered OK, sent again after whatever came since.
-        let late: Vec<Call> = alive
-            .iter()
-            .filter(|(_, s)| !s.grown.is_empty())
-            .map(|(v, s)| Call::Expand { vol: *v, mib: s.grown[self.rng.usize(..s.grown.len())].0 })
-            .collect();
-        kinds.push((2, late));
+        self.expansions(m, &alive, &dead, &mut kinds);
 
         // Mutable parameters.
         kinds.push((2, alive.iter().map(|(v, _)| Call::Modify(*v)).collect()));
@@ -605,6 +560,8 @@ impl Generator {
         self.sizes(m, &alive, &mut kinds);
         self.data_paths(m, &mut kinds);
         self.stale_groups(m, &mut kinds);
+        self.exact_growth(m, &alive, &mut kinds);
+        self.unsupported_modify(m, &alive, &mut kinds);
 
         // Keep what a CO may do now, weigh it by the epoch's swarm (by the plain weights when
         // the swarm leaves nothing), then choose: a kind by weight, then one of its calls.

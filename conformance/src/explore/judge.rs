@@ -116,7 +116,7 @@ impl Model {
                     self.volume_described(&mut v, vol, e, "ControllerGetVolume");
                 }
             }
-            Call::Expand { vol, mib } => self.expand(&mut v, vol, mib, reply),
+            Call::Expand { vol, mib, limit } => self.expand(&mut v, vol, (mib, limit), reply),
             Call::ListVolumes { max_entries } => {
                 if let Reply::Ok(Body::Volumes(l)) = reply {
                     self.list_volumes(&mut v, max_entries, l);
@@ -160,7 +160,8 @@ impl Model {
                 self.node_unpublish(&mut v, vol, usize::from(target), reply);
             }
             Call::Stats { vol, at } => self.stats(&mut v, vol, at, reply),
-            Call::Modify(vol) => self.modify(&mut v, vol, reply),
+            Call::Modify(vol) => self.modify(&mut v, vol, false, reply),
+            Call::ModifyUnsupported(vol) => self.modify(&mut v, vol, true, reply),
             Call::CreateGroup { name, vols } => self.create_group(&mut v, name, vols, reply),
             Call::DeleteGroup(g) => self.delete_group(&mut v, g, reply),
             Call::GetGroup(g) => self.get_group(&mut v, g, reply),
@@ -297,7 +298,7 @@ impl Model {
             v.broke(
                 Rule::CapacityAtMost,
                 format!(
-                    "{what} reports {vol} (id {}) at {capacity} bytes; it was made with limit_bytes {}",
+                    "{what} reports {vol} (id {}) at {capacity} bytes; the limit_bytes that binds it (its CreateVolume's, or its last expansion's answered OK) is {}",
                     s.id, s.limit
                 ),
             );

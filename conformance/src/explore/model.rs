@@ -88,6 +88,12 @@ pub(crate) enum Undo {
     NodeUnpublish,
 }
 
+/// A range ControllerExpandVolume answered OK, in MiB (`required_bytes`, `limit_bytes`; 0: not
+/// set), with the first `node_expansion_required` answered for it and the capacity answered with
+/// it (`None` once a NodeExpandVolume answered OK since: the node's work is then done, and the
+/// flag may change).
+pub(crate) type Growth = (u32, u32, Option<(bool, i64)>);
+
 /// A volume of the history.
 #[derive(Debug, Clone)]
 pub(crate) struct VolState {
@@ -106,18 +112,19 @@ pub(crate) struct VolState {
     pub(crate) answered_source: Option<(bool, String)>,
     /// The largest `required_bytes` the plugin accepted for it.
     pub(crate) floor: i64,
-    /// The `limit_bytes` that still binds it (0: none; an expansion lifts it).
+    /// The `limit_bytes` that still binds it (0: none): its CreateVolume's, until an
+    /// expansion answered OK, then that expansion's ("Volume MUST not be bigger than this"
+    /// binds the capacity the volume has after it).
     pub(crate) limit: i64,
     /// ControllerExpandVolume was asked of it (answered or not).
     pub(crate) expanded: bool,
-    /// The last ControllerExpandVolume answered OK: its size in MiB, in the use it was made in
-    /// ([`VolState::usage`]); a repeat in the same use is the same request again.
-    pub(crate) expanded_ok: Option<(u32, u8)>,
-    /// Every size ControllerExpandVolume answered OK, in MiB, with the first
-    /// `node_expansion_required` answered for it and the capacity answered with it (`None`
-    /// once a NodeExpandVolume answered OK since: the node's work is then done, and the flag
-    /// may change): a CO may send any of them again, much later.
-    pub(crate) grown: Vec<(u32, Option<(bool, i64)>)>,
+    /// The last ControllerExpandVolume answered OK: its `required_bytes` and `limit_bytes` in
+    /// MiB (0: not set), in the use it was made in ([`VolState::usage`]); a repeat in the same
+    /// use is the same request again.
+    pub(crate) expanded_ok: Option<(u32, u32, u8)>,
+    /// Every range ControllerExpandVolume answered OK: a CO may send any of them again, much
+    /// later.
+    pub(crate) grown: Vec<Growth>,
     /// The last NodeExpandVolume answered OK: its `required_bytes` and `limit_bytes` in MiB
     /// (0: not set), in the use it was made in; a repeat in the same use is the same request.
     pub(crate) node_expanded_ok: Option<(u32, u32, u8)>,
@@ -126,6 +133,17 @@ pub(crate) struct VolState {
     pub(crate) node_grown: u32,
     /// ControllerModifyVolume answered OK (always with the same parameters).
     pub(crate) modified: bool,
+    /// Its CreateVolume again (the very request that made it) was answered OK, in this use
+    /// ([`VolState::usage`]), with no expansion nor modification since: the plugin met it.
+    pub(crate) retried_ok: Option<u8>,
+    /// A ControllerModifyVolume of it was refused with INVALID_ARGUMENT, the row "Parameters
+    /// not supported" ("The SP MUST NOT have applied any modification to the volume as part of
+    /// this specific call"), after its CreateVolume again was met ([`VolState::retried_ok`]).
+    pub(crate) modify_refused: bool,
+    /// A ControllerModifyVolume of it may have changed it, though not answered OK: refused with
+    /// a code no row says applied nothing (a timeout may come after the work was done), or one
+    /// with an unknown key answered OK (what it applied is the plugin's).
+    pub(crate) modify_unknown: bool,
     /// Whether ValidateVolumeCapabilities (always of the same capability) confirmed it, since
     /// it was made or last modified.
     pub(crate) confirmed: Option<bool>,
@@ -520,6 +538,7 @@ impl Model {
                     }
             }
             Call::Modify(v) => c.modify && (self.alive(v).is_some() || self.dead(v)),
+            Call::ModifyUnsupported(v) => c.modify && self.alive(v).is_some(),
             Call::CreateGroup { name, vols: [a, b] } => {
                 let current = self.current_group(name).and_then(|g| self.groups.get(&g));
                 // A retry of a standing group, its volumes deleted since or not (a CO's retry

@@ -77,6 +77,7 @@ pub(crate) enum Rule {
     BlockPlaced,
     SourceData,
     TargetData,
+    ModifyRefusedKept,
     /// A row of an RPC's error table: the RPC and the row's condition, as the Model words it.
     Row(&'static str, &'static str),
 }
@@ -216,6 +217,9 @@ const INVARIANTS: &[(Rule, &str, Sentence)] = &[
     // A create refused (it could not complete), then another create of the name answered as if
     // the refused one had made a volume: ALREADY_EXISTS, or the refused request's source.
     (Rule::RefusedNoTrace, "refused-no-trace", Sentence::must("CreateVolume Errors", "If the plugin is unable to complete the CreateVolume call successfully, it MUST return a non-ok gRPC code in the gRPC status.")),
+    // A ControllerModifyVolume refused INVALID_ARGUMENT, then the volume's own CreateVolume
+    // again, which it met before, refused ALREADY_EXISTS: the refused call changed it.
+    (Rule::ModifyRefusedKept, "modify-refused-kept", Sentence::must("ControllerModifyVolume Errors", "The SP MUST NOT have applied any modification to the volume as part of this specific call.")),
     (Rule::RestoreSupported, "restore-supported", Sentence::must("ControllerServiceCapability.RPC.Type.CREATE_DELETE_SNAPSHOT", "Therefore plugins supporting CREATE_DELETE_SNAPSHOT MUST support creating volume from snapshot.")),
     // A create from a live source, valid and at an allowed size, refused with one transient
     // code three times in a row, one at a time, while creates of its kind answer OK (see

@@ -565,6 +565,13 @@ impl Driver {
         // Refused as a whole: nothing of this call is applied.
         let refused = self.refused_mutable(&request.mutable_parameters);
         if !refused.is_empty() {
+            if self.fault(Fault::ModifyRefusedApplies) {
+                let taken = request
+                    .mutable_parameters
+                    .into_iter()
+                    .filter(|(k, _)| self.config.mutable_parameters.iter().any(|a| a == k));
+                volume.mutable_parameters.extend(taken);
+            }
             return Err(ControllerModifyVolumeError::ParametersNotSupported
                 .status(self.mutable_refusal(&refused)));
         }
@@ -624,14 +631,27 @@ impl Driver {
         }
         let target = expansion_target(request.capacity_range.as_ref(), self.config.max_volume_size)
             .map_err(|why| ControllerExpandVolumeError::UnsupportedCapacityRange.status(why))?;
-        let grow = (target - volume.capacity).max(0);
+        // No expansion shrinks: a limit below what the volume has cannot be met.
+        let limit = request.capacity_range.as_ref().map_or(0, |r| r.limit_bytes);
+        if limit > 0 && volume.capacity > limit {
+            return Err(ControllerExpandVolumeError::UnsupportedCapacityRange.status(format!(
+                "the volume is {} bytes already, above limit_bytes {limit}",
+                volume.capacity
+            )));
+        }
+        let rounds = self.fault(Fault::ExpandRoundsPastLimit)
+            && volume.capacity != volume.created_capacity
+            && target > volume.capacity;
+        let extent = 4 << 20;
+        let size = if rounds { (target + extent - 1) / extent * extent } else { target };
+        let grow = (size - volume.capacity).max(0);
         if grow > free {
             return Err(ControllerExpandVolumeError::UnsupportedCapacityRange
                 .status(format!("the pool has {free} bytes free, {grow} more requested")));
         }
         volume.capacity += grow;
         let response = ControllerExpandVolumeResponse {
-            capacity_bytes: volume.capacity,
+            capacity_bytes: if rounds { target } else { volume.capacity },
             node_expansion_required: volume.capacity > volume.node_capacity
                 && has_mount(&volume.capabilities),
         };

@@ -25,7 +25,7 @@ impl Generator {
             at.extend([
                 Call::GetVolume(*v),
                 Call::Validate(*v),
-                Call::Expand { vol: *v, mib: mib + 1 },
+                Call::Expand { vol: *v, mib: mib + 1, limit: 0 },
             ]);
             if s.staged {
                 at.push(Call::Stats { vol: *v, at: At::Staging });

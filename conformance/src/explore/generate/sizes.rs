@@ -44,7 +44,7 @@ impl Generator {
             .filter_map(|(v, s)| {
                 let now = mib_ceil(s.capacity)?;
                 let mib = past_size(max_first, m.bounds, now).filter(|mib| *mib > now)?;
-                Some(Call::Expand { vol: *v, mib })
+                Some(Call::Expand { vol: *v, mib, limit: 0 })
             })
             .collect();
         kinds.push((1, grow));

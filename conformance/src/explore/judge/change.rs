@@ -31,6 +31,10 @@ impl Model {
             v.row(rpc, NOT_EXIST, reply, &format!("of deleted {vol}"));
             return;
         }
+        if let Some(s) = self.state_mut(vol) {
+            s.retried_ok = None;
+        }
+        let Some(s) = self.vols.get(&vol) else { return };
         let required = i64::from(mib) * MIB;
         let again = s.node_expanded_ok == Some((mib, limit, s.usage()));
         // Its file system was made at the size its CreateVolume answered, or grown since by
@@ -45,7 +49,7 @@ impl Model {
                     s.node_grown = s.node_grown.max(mib);
                     s.floor = s.floor.max(required);
                     // The node did its part: a later controller answer may say so.
-                    s.grown.iter_mut().for_each(|(_, flag)| *flag = None);
+                    s.grown.iter_mut().for_each(|(_, _, flag)| *flag = None);
                 }
             }
             Reply::Err { code: Code::NotFound, .. } => self.not_found(v, vol, rpc, reply),
@@ -67,7 +71,17 @@ impl Model {
         }
     }
 
-    pub(super) fn expand(&mut self, v: &mut Verdicts, vol: Vol, mib: u32, reply: &Reply) {
+    /// ControllerExpandVolume to `required_bytes` of `mib` MiB and `limit_bytes` of `limit` MiB
+    /// (0: not set). An OK is held to the range asked ("Volume MUST be at least this big",
+    /// "Volume MUST not be bigger than this"), and its limit binds the volume's later reads
+    /// until another expansion answers OK.
+    pub(super) fn expand(
+        &mut self,
+        v: &mut Verdicts,
+        vol: Vol,
+        (mib, limit): (u32, u32),
+        reply: &Reply,
+    ) {
         let Some(s) = self.vols.get(&vol) else { return };
         if s.life == Life::Dead {
             v.row(
@@ -78,8 +92,18 @@ impl Model {
             );
             return;
         }
+        // Its size may change: a CreateVolume again met before says nothing of after.
+        if let Some(s) = self.state_mut(vol) {
+            s.retried_ok = None;
+        }
+        let Some(s) = self.vols.get(&vol) else { return };
         let required = i64::from(mib) * MIB;
-        let smaller = s.capacity > 0 && required <= s.capacity;
+        let limit_bytes = i64::from(limit) * MIB;
+        // A limit the volume already passed cannot be met (no expansion shrinks): the row
+        // "Unsupported capacity_range" (OUT_OF_RANGE), not the SHOULD of a size it has, nor a
+        // retry's OK, binds the answer then.
+        let meetable = limit == 0 || (s.capacity > 0 && s.capacity <= limit_bytes);
+        let smaller = s.capacity > 0 && required <= s.capacity && meetable;
         // Out of order for a plugin without ONLINE expansion: the row "Volume in use"
         // (FAILED_PRECONDITION) or OK; refused, the volume keeps its size.
         let grows = s.capacity > 0 && s.capacity < required;
@@ -96,9 +120,11 @@ impl Model {
         // OK before, in any use the walk may expand in.
         // In another use, the row "Volume in use" (FAILED_PRECONDITION: the file system
         // cannot grow while staged or published) may apply where it did not before.
-        let first = s.grown.iter().find(|(m, _)| *m == mib).map(|(_, flag)| *flag);
-        let again = s.expanded_ok == Some((mib, s.usage()))
-            || (first.is_some() && code(reply) != Code::FailedPrecondition);
+        let first =
+            s.grown.iter().find(|(m, l, _)| (*m, *l) == (mib, limit)).map(|(_, _, flag)| *flag);
+        let again = meetable
+            && (s.expanded_ok == Some((mib, limit, s.usage()))
+                || (first.is_some() && code(reply) != Code::FailedPrecondition));
         match reply {
             Reply::Ok(body) => {
                 let (capacity, node) = if let Body::Expanded { capacity, node } = body {
@@ -117,6 +143,17 @@ impl Model {
                             Rule::CapacityAtLeast,
                             format!("{what} answered capacity_bytes {capacity}"),
                         );
+                    }
+                    if limit > 0 {
+                        v.check(Rule::CapacityAtMost);
+                        if capacity > limit_bytes {
+                            v.broke(
+                                Rule::CapacityAtMost,
+                                format!(
+                                    "{what}, limit_bytes {limit_bytes}, answered capacity_bytes {capacity}"
+                                ),
+                            );
+                        }
                     }
                 }
                 // Compared only at the capacity the first answer gave: a volume grown since
@@ -138,12 +175,12 @@ impl Model {
                 if let Some(s) = self.state_mut(vol) {
                     s.chose.refused_expand = None;
                     s.floor = s.floor.max(required);
-                    s.limit = 0;
+                    s.limit = limit_bytes;
                     s.capacity = capacity.max(0);
                     s.expanded = true;
-                    s.expanded_ok = Some((mib, s.usage()));
+                    s.expanded_ok = Some((mib, limit, s.usage()));
                     if first.is_none() {
-                        s.grown.push((mib, node.map(|n| (n, capacity))));
+                        s.grown.push((mib, limit, node.map(|n| (n, capacity))));
                     }
                 }
             }
@@ -206,9 +243,14 @@ impl Model {
         }
     }
 
-    /// ControllerModifyVolume: the row's NOT_FOUND for a deleted volume; for a live one, the
-    /// same parameters again after an OK answer are answered OK (the RPC is idempotent).
-    pub(super) fn modify(&mut self, v: &mut Verdicts, vol: Vol, reply: &Reply) {
+    /// ControllerModifyVolume (`unsupported`: with a key no plugin takes among the suite's
+    /// keys): the row's NOT_FOUND for a deleted volume; for a live one, the same parameters
+    /// again after an OK answer are answered OK (the RPC is idempotent). Refused with the row
+    /// "Parameters not supported" (INVALID_ARGUMENT), nothing was applied: the volume is held
+    /// to be as it was (`modify-refused-kept`, judged where a CreateVolume again shows it).
+    /// An OK with the unknown key is not judged (no sentence makes a plugin refuse a key it
+    /// does not know), but what it applied is the plugin's.
+    pub(super) fn modify(&mut self, v: &mut Verdicts, vol: Vol, unsupported: bool, reply: &Reply) {
         let Some(s) = self.vols.get(&vol) else { return };
         let rpc = "ControllerModifyVolume";
         if s.life == Life::Dead {
@@ -216,19 +258,39 @@ impl Model {
             return;
         }
         match reply {
+            Reply::Ok(_) if unsupported => {
+                if let Some(s) = self.state_mut(vol) {
+                    s.modify_unknown = true;
+                    s.retried_ok = None;
+                    s.confirmed = None;
+                }
+            }
             Reply::Ok(_) => {
                 if let Some(s) = self.state_mut(vol) {
                     s.modified = true;
+                    s.retried_ok = None;
                     s.confirmed = None;
                 }
             }
             Reply::Err { code: Code::NotFound, .. } => self.not_found(v, vol, rpc, reply),
-            Reply::Err { .. } if s.modified => {
+            Reply::Err { .. } if s.modified && !unsupported => {
                 let what = format!("{rpc} of {vol} (id {}) again, the same parameters", s.id);
                 v.ok(Rule::ModifyIdempotent, reply, &what);
             }
             // Parameters the volume cannot take: the row's INVALID_ARGUMENT, nothing applied.
-            Reply::Err { .. } => {}
+            Reply::Err { code: Code::InvalidArgument, .. } => {
+                if let Some(s) = self.state_mut(vol) {
+                    s.modify_refused = s.retried_ok.is_some();
+                }
+            }
+            // No row says a refusal of another code applied nothing.
+            Reply::Err { .. } => {
+                if let Some(s) = self.state_mut(vol) {
+                    s.modify_unknown = true;
+                    s.retried_ok = None;
+                    s.confirmed = None;
+                }
+            }
         }
     }
 }

@@ -29,7 +29,7 @@ impl Model {
             let fits = |cap: i64| cap >= required && (limit == 0 || cap <= limit);
             let compatible = if self.source_id(s.source) != self.source_id(source) {
                 Some(false)
-            } else if s.modified {
+            } else if s.modified || s.modify_unknown {
                 // Its mutable parameters changed since: whether a request without them is
                 // compatible is the plugin's to say.
                 None
@@ -52,10 +52,30 @@ impl Model {
             let what = format!("CreateVolume again of name v{name} (held by {cur}, id {id})");
             match (compatible, reply) {
                 (Some(false), _) => v.row("CreateVolume", VOLUME_INCOMPATIBLE, reply, &what),
+                // Refused as incompatible after a refused ControllerModifyVolume, where the
+                // volume was otherwise held to meet it: the refused call changed it.
+                (Some(true), Reply::Err { code: Code::AlreadyExists, .. })
+                    if s.modify_refused && s.retried_ok == Some(s.usage()) =>
+                {
+                    v.check(Rule::ModifyRefusedKept);
+                    v.broke(
+                        Rule::ModifyRefusedKept,
+                        format!(
+                            "{what}, the same request, answered {}; it was answered OK before a ControllerModifyVolume of the volume was refused INVALID_ARGUMENT, with no other call since that changes the volume",
+                            show(reply)
+                        ),
+                    );
+                }
                 (Some(true), Reply::Err { .. }) => {
                     v.ok(Rule::CreateRetrySame, reply, &what);
                 }
                 (_, Reply::Ok(Body::Volume { id: got, capacity, source: got_source })) => {
+                    if compatible == Some(true) && s.modify_refused {
+                        v.check(Rule::ModifyRefusedKept);
+                    }
+                    // The very request that made it, met: a later refusal of it has a cause.
+                    let very = (mib, asked_limit, source) == (s.mib, s.asked_limit, s.source);
+                    let met = (compatible == Some(true) && very && *got == id).then(|| s.usage());
                     if *got != id {
                         v.broke(
                             Rule::CreateRetrySame,
@@ -66,6 +86,9 @@ impl Model {
                     let capacity = *capacity;
                     self.retried_volume(v, cur, &what, capacity, got_source, (mib, asked_limit));
                     if let Some(s) = self.state_mut(cur) {
+                        if met.is_some() {
+                            s.retried_ok = met;
+                        }
                         s.floor = s.floor.max(required);
                         if limit > 0 {
                             s.limit = if s.limit == 0 { limit } else { s.limit.min(limit) };
@@ -210,6 +233,9 @@ impl Model {
                 node_expanded_ok: None,
                 node_grown: 0,
                 modified: false,
+                retried_ok: None,
+                modify_refused: false,
+                modify_unknown: false,
                 undone: Vec::new(),
                 published: None,
                 staged: false,

@@ -95,7 +95,7 @@ impl Model {
     fn past_pool(&self, call: &Call) -> Option<&'static str> {
         let (mib, now) = match *call {
             Call::CreateVolume { mib, source: None, .. } => (mib, 0),
-            Call::Expand { vol, mib } => (mib, self.vol(vol).map_or(0, |s| s.capacity)),
+            Call::Expand { vol, mib, .. } => (mib, self.vol(vol).map_or(0, |s| s.capacity)),
             _ => return None,
         };
         let asked = i64::from(mib) * MIB;
@@ -141,6 +141,15 @@ impl Model {
             }
             Call::NodeExpand { .. } if self.node_shape(call).is_some() => {
                 self.node_shape(call).unwrap_or("-")
+            }
+            Call::ModifyUnsupported(_) => "a key no plugin takes among the suite's",
+            Call::CreateVolume { name, .. }
+                if self
+                    .current(*name)
+                    .and_then(|v| self.vol(v))
+                    .is_some_and(|s| s.life == Life::Alive && s.modify_refused) =>
+            {
+                "name held, a ControllerModifyVolume of it refused"
             }
             Call::CreateVolume { name, source: Some(src), .. }
                 if !self.name_held(*name)
@@ -191,14 +200,25 @@ impl Model {
                 _ => "held token, nothing made or deleted since",
             },
             // The kinds of move a state does not tell apart: a late retry, a second target.
-            Call::Expand { vol, mib }
+            Call::Expand { vol, mib, limit }
                 if self.vol(*vol).is_some_and(|s| {
                     s.life == Life::Alive
-                        && s.grown.iter().any(|(m, _)| m == mib)
+                        && s.grown.iter().any(|(m, l, _)| (m, l) == (mib, limit))
                         && s.capacity > i64::from(*mib) * MIB
                 }) =>
             {
                 "a size answered before, grown since"
+            }
+            Call::Expand { vol, mib, limit } if *limit > 0 && self.alive(*vol).is_some() => {
+                let before = self.alive(*vol).map_or(0, |s| s.grown.len());
+                match (*limit == *mib, before) {
+                    (false, _) => "limit_bytes above required_bytes",
+                    (true, 0) => "an exact size (limit_bytes = required_bytes), the first growth",
+                    (true, 1) => "an exact size (limit_bytes = required_bytes), a second growth",
+                    (true, _) => {
+                        "an exact size (limit_bytes = required_bytes), a third growth or later"
+                    }
+                }
             }
             Call::Publish { .. } | Call::Stage { .. } if self.again(call).is_some() => {
                 self.again(call).unwrap_or("-")

@@ -110,6 +110,7 @@ impl Ideal {
                 err(Code::NotFound)
             }
             Call::Validate(_) => Reply::Ok(Body::Validated { confirmed: true }),
+            Call::ModifyUnsupported(_) => err(Code::InvalidArgument),
             Call::GetVolume(v) => {
                 let s = m.vol(v).expect("alive");
                 Reply::Ok(Body::Got(Listed {
@@ -119,9 +120,14 @@ impl Ideal {
                     on_node: Some(s.published.is_some()),
                 }))
             }
-            Call::Expand { vol, mib } => match m.vol(vol) {
-                // Past the largest volume it makes: the row "Unsupported capacity_range".
-                Some(s) if s.life == Life::Alive && i64::from(mib) * MIB > IDEAL_MAX => {
+            Call::Expand { vol, mib, limit } => match m.vol(vol) {
+                // Past the largest volume it makes, or a limit below what it has: the row
+                // "Unsupported capacity_range".
+                Some(s)
+                    if s.life == Life::Alive
+                        && (i64::from(mib) * MIB > IDEAL_MAX
+                            || (limit > 0 && s.capacity > i64::from(limit) * MIB)) =>
+                {
                     err(Code::OutOfRange)
                 }
                 Some(s) if s.life == Life::Alive => {
@@ -705,7 +711,7 @@ fn restores_expansions_modifications_and_limits_are_held_to_their_sentences() {
     assert_eq!(rules_of(&mut m, restore, ok_volume("b", MIB)), [Rule::RestoreAtLeastSnapshot]);
     // The same expansion again, in the same use, after OK: OK again (a refusal before any OK,
     // or after the use changed, is the plugin's to give).
-    let grow = Call::Expand { vol, mib: 6 };
+    let grow = Call::Expand { vol, mib: 6, limit: 0 };
     assert!(rules_of(&mut m, grow, error(Code::FailedPrecondition)).is_empty());
     assert!(
         rules_of(&mut m, grow, Reply::Ok(Body::Expanded { capacity: 6 * MIB, node: false }))
@@ -731,7 +737,10 @@ fn restores_expansions_modifications_and_limits_are_held_to_their_sentences() {
     assert_eq!(rules_of(&mut m, grow, answered(0, false)), [Rule::CapacityAtLeast]);
     assert_eq!(rules_of(&mut m, grow, answered(6 * MIB, true)), [Rule::ExpandFlagSame]);
     // Grown further since: the node has more to do, and the flag may say so.
-    assert!(rules_of(&mut m, Call::Expand { vol, mib: 7 }, answered(7 * MIB, false)).is_empty());
+    assert!(
+        rules_of(&mut m, Call::Expand { vol, mib: 7, limit: 0 }, answered(7 * MIB, false))
+            .is_empty()
+    );
     assert!(rules_of(&mut m, grow, answered(7 * MIB, true)).is_empty());
     // NodeExpandVolume likewise, once staged.
     assert!(rules_of(&mut m, Call::Stage { vol, path: 0 }, Reply::Ok(Body::Empty)).is_empty());
@@ -779,6 +788,7 @@ fn each_epoch_of_a_swarm_leaves_out_kinds_and_its_length_varies() {
     assert!(reached.windows(2).any(|w| w[0] != w[1]), "{reached:?}");
 }
 
+mod change;
 mod describe;
 mod history;
 mod marks;

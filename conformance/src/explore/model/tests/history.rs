@@ -28,7 +28,7 @@ fn late_retries_are_answered_as_the_first_time_and_undos_in_any_order_keep_the_r
     assert!(rules_of(&mut m, ranged, ok_volume("c", 2 * MIB)).is_empty());
     let c = v(2, 0);
     let grown = Reply::Ok(Body::Expanded { capacity: 4 * MIB, node: false });
-    assert!(rules_of(&mut m, Call::Expand { vol: c, mib: 4 }, grown).is_empty());
+    assert!(rules_of(&mut m, Call::Expand { vol: c, mib: 4, limit: 0 }, grown).is_empty());
     assert!(rules_of(&mut m, ranged, ok_volume("c", 4 * MIB)).is_empty());
     assert!(rules_of(&mut m, ranged, error(Code::AlreadyExists)).is_empty());
     assert_eq!(rules_of(&mut m, ranged, ok_volume("x", 4 * MIB)), [Rule::CreateRetrySame]);
@@ -45,7 +45,7 @@ fn late_retries_are_answered_as_the_first_time_and_undos_in_any_order_keep_the_r
     };
     assert!(rules_of(&mut m, snap, cut(2 * MIB, (7, 0))).is_empty());
     let grow = Reply::Ok(Body::Expanded { capacity: 5 * MIB, node: false });
-    assert!(rules_of(&mut m, Call::Expand { vol: b, mib: 5 }, grow).is_empty());
+    assert!(rules_of(&mut m, Call::Expand { vol: b, mib: 5, limit: 0 }, grow).is_empty());
     assert!(rules_of(&mut m, snap, cut(2 * MIB, (7, 0))).is_empty());
     assert_eq!(rules_of(&mut m, snap, cut(5 * MIB, (7, 0))), [Rule::SnapshotRetrySame]);
     assert_eq!(rules_of(&mut m, snap, cut(2 * MIB, (9, 0))), [Rule::SnapshotRetrySame]);
@@ -118,7 +118,7 @@ fn a_token_held_across_calls_is_followed_as_the_spec_allows() {
     assert!(rules_of(&mut m, hold, page(&["a"], true)).is_empty());
     assert!(m.enabled(&Call::ListResume { snapshots: false }));
     let grow = Reply::Ok(Body::Expanded { capacity: 2 * MIB, node: false });
-    assert!(rules_of(&mut m, Call::Expand { vol: v(1, 0), mib: 2 }, grow).is_empty());
+    assert!(rules_of(&mut m, Call::Expand { vol: v(1, 0), mib: 2, limit: 0 }, grow).is_empty());
     assert_eq!(
         rules_of(&mut m, Call::ListResume { snapshots: false }, rest(&["c"])),
         [Rule::VolumesListed]

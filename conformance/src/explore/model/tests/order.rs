@@ -74,7 +74,7 @@ fn a_call_out_of_order_may_be_refused_or_done_and_the_choice_holds() {
     // ControllerExpandVolume while in use, no ONLINE expansion: refused ("Volume in use"),
     // the volume keeps its size, and a read showing the size asked breaks that.
     let mut m = in_use(Caps { online: false, ..caps() });
-    let expand = Call::Expand { vol: a, mib: 4 };
+    let expand = Call::Expand { vol: a, mib: 4, limit: 0 };
     assert!(m.enabled(&expand));
     assert!(rules_of(&mut m, expand, error(Code::FailedPrecondition)).is_empty());
     assert_eq!(m.vol(a).map(|s| s.capacity), Some(2 * MIB));

@@ -64,7 +64,7 @@ fn a_node_expansion_after_the_controllers_raises_the_floor_to_what_it_was_asked(
     let ok = || Reply::Ok(Body::Empty);
     // Made with no range (1 MiB given: no floor), grown by the controller to 6 MiB, staged.
     assert!(rules_of(&mut m, create(0, 0), ok_volume("a", MIB)).is_empty());
-    let grow = Call::Expand { vol: a, mib: 6 };
+    let grow = Call::Expand { vol: a, mib: 6, limit: 0 };
     let grown = Reply::Ok(Body::Expanded { capacity: 6 * MIB, node: true });
     assert!(rules_of(&mut m, grow, grown).is_empty());
     let publish = Call::ControllerPublish { vol: a, readonly: false, own: true };
@@ -98,7 +98,7 @@ fn an_expansion_refused_for_its_range_or_in_use_is_never_read_back_at_the_size_r
     ] {
         let mut m = Model::new(Caps { online: true, ..caps() });
         assert!(rules_of(&mut m, create(0, 2), ok_volume("a", 2 * MIB)).is_empty());
-        let far = Call::Expand { vol: a, mib: FAR };
+        let far = Call::Expand { vol: a, mib: FAR, limit: 0 };
         assert_eq!(m.state_of(&far), "a size far beyond any pool (2^50 bytes)");
         assert!(rules_of(&mut m, far, error(code)).is_empty(), "{code:?}");
         let at = 1_i64 << 50;
@@ -108,7 +108,7 @@ fn an_expansion_refused_for_its_range_or_in_use_is_never_read_back_at_the_size_r
         assert_eq!(rules_of(&mut m, l, listed(at)), expect, "{code:?}");
         // Read at its size: nothing; then grown to a size it can give, as any expansion.
         assert!(rules_of(&mut m, Call::GetVolume(a), got(2 * MIB)).is_empty());
-        let grow = Call::Expand { vol: a, mib: 3 };
+        let grow = Call::Expand { vol: a, mib: 3, limit: 0 };
         let grown = Reply::Ok(Body::Expanded { capacity: 3 * MIB, node: false });
         assert!(rules_of(&mut m, grow, grown).is_empty());
         assert!(rules_of(&mut m, Call::GetVolume(a), got(3 * MIB)).is_empty());
@@ -124,8 +124,11 @@ fn past_the_pool_sizes_are_one_mib_above_the_maximum_or_past_what_is_free() {
     let bounds = Bounds { available: 100 * MIB, max: Some(64 * MIB), min: None };
     let capacity = Call::GetCapacity { with: true };
     assert!(rules_of(&mut m, capacity, Reply::Ok(Body::Bounds(bounds))).is_empty());
-    assert_eq!(m.state_of(&Call::Expand { vol: a, mib: 65 }), "a size at GetCapacity's bounds");
-    let free = Call::Expand { vol: a, mib: 103 };
+    assert_eq!(
+        m.state_of(&Call::Expand { vol: a, mib: 65, limit: 0 }),
+        "a size at GetCapacity's bounds"
+    );
+    let free = Call::Expand { vol: a, mib: 103, limit: 0 };
     assert_eq!(m.state_of(&free), "a size past GetCapacity's available_capacity");
     let new = Call::CreateVolume { name: 1, mib: 101, limit: 0, source: None };
     assert_eq!(m.state_of(&new), "a size past GetCapacity's available_capacity");
