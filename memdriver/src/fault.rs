@@ -225,6 +225,11 @@ pub enum Fault {
     /// such a modification, then the volume's CreateVolume again (ALREADY_EXISTS: its mutable
     /// parameters are no longer the request's).
     ModifyRefusedApplies,
+    /// CreateVolumeGroupSnapshot of a source that does not exist cuts the sources that do and
+    /// keeps them as a group under its name, then answers NOT_FOUND; the same request again
+    /// finds the name and answers OK with that group. Needs two volumes, one deleted, the
+    /// group, then the group again.
+    GroupKeepsPartial,
     /// ControllerGetVolumeHealth and NodeGetVolumeHealth answer without their REQUIRED
     /// `volume_health` (which a CO may take for a healthy volume).
     HealthNoVolumeHealth,
@@ -250,7 +255,7 @@ pub enum Fault {
 
 impl Fault {
     /// Every fault, in the order of the crate docs.
-    pub const ALL: [Fault; 71] = [
+    pub const ALL: [Fault; 72] = [
         Fault::NoValidation,
         Fault::CreateNotIdempotent,
         Fault::InternalForUnknown,
@@ -313,6 +318,7 @@ impl Fault {
         Fault::ExpandPastSaves,
         Fault::ExpandRoundsPastLimit,
         Fault::ModifyRefusedApplies,
+        Fault::GroupKeepsPartial,
         Fault::HealthNoVolumeHealth,
         Fault::HealthOtherVolumeId,
         Fault::HealthNoReason,
@@ -389,6 +395,7 @@ impl Fault {
             Fault::ExpandPastSaves => "expand-past-saves",
             Fault::ExpandRoundsPastLimit => "expand-rounds-past-limit",
             Fault::ModifyRefusedApplies => "modify-refused-applies",
+            Fault::GroupKeepsPartial => "group-keeps-partial",
             Fault::HealthNoVolumeHealth => "health-no-volume-health",
             Fault::HealthOtherVolumeId => "health-other-volume-id",
             Fault::HealthNoReason => "health-no-reason",

@@ -496,6 +496,18 @@ const HISTORY_FAULTS: &[(Fault, Option<&[&str]>)] = &[
         Fault::ModifyRefusedApplies,
         Some(&["CreateVolume", "CreateVolume", "ControllerModifyVolume", "CreateVolume"]),
     ),
+    // Two volumes, one deleted, a group of both refused (a half-cut group kept), then the
+    // same group again answered OK.
+    (
+        Fault::GroupKeepsPartial,
+        Some(&[
+            "CreateVolume",
+            "CreateVolume",
+            "DeleteVolume",
+            "CreateVolumeGroupSnapshot",
+            "CreateVolumeGroupSnapshot",
+        ]),
+    ),
 ];
 
 /// The faults whose shortest history is known in length only (more than one is shortest).
@@ -616,6 +628,7 @@ fn look_for(
                 | Fault::MemberGetNoGroupId
                 | Fault::GroupDeleteTrustsList
                 | Fault::MemberRestoreRefused
+                | Fault::GroupKeepsPartial
         ),
         ..memdriver::Config::default()
     };

@@ -221,7 +221,7 @@ const fn neither(fault: &'static str, why_not: &'static str) -> FaultCase {
 }
 
 /// Every `MEMDRIVER_FAULT` (the test checks the list is whole).
-const FAULTS: [FaultCase; 71] = [
+const FAULTS: [FaultCase; 72] = [
     both("no-validation"),
     both("create-not-idempotent"),
     both("internal-for-unknown"),
@@ -393,6 +393,7 @@ const FAULTS: [FaultCase; 71] = [
         "modify-refused-applies",
         "neither capture sends ControllerModifyVolume with a key the plugin does not take",
     ),
+    neither("group-keeps-partial", "neither capture asks a group snapshot of a deleted volume"),
     neither("health-no-volume-health", NO_HEALTH_CALLS),
     neither("health-other-volume-id", NO_HEALTH_CALLS),
     neither("health-no-reason", NO_HEALTH_CALLS),

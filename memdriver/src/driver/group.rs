@@ -49,12 +49,17 @@ impl Driver {
                 group_snapshot: Some(state.group_to_csi(existing)),
             });
         }
-        if let Some(missing) = sources.iter().find(|v| !state.volumes.contains_key(**v)) {
+        let missing =
+            sources.iter().find(|v| !state.volumes.contains_key(**v)).map(|m| (*m).clone());
+        if let (Some(missing), false) = (&missing, self.fault(Fault::GroupKeepsPartial)) {
             return Err(Status::not_found(format!("source volume '{missing}' does not exist")));
         }
+        let sources: Vec<&String> =
+            sources.into_iter().filter(|v| state.volumes.contains_key(*v)).collect();
         let group_id = state.new_id("group");
         let created = SystemTime::now().into();
         let mut members = Vec::new();
+        // The fault cuts what exists and keeps it under the name before it refuses.
         for volume in sources {
             let size = state.volumes.get(volume).map_or(0, |v| v.capacity);
             let id = state.new_id("snap");
@@ -84,6 +89,9 @@ impl Driver {
             CreateVolumeGroupSnapshotResponse { group_snapshot: Some(state.group_to_csi(&group)) };
         state.group_names.insert(request.name, group_id.clone());
         state.groups.insert(group_id, group);
+        if let Some(missing) = missing {
+            return Err(Status::not_found(format!("source volume '{missing}' does not exist")));
+        }
         Ok(response)
     }
 
