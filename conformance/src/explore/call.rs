@@ -4,10 +4,19 @@
 
 use std::fmt;
 
-/// The mutable parameter key [`Call::ModifyUnsupported`] adds to the suite's: no plugin takes
-/// it, so the call is the row "Parameters not supported" (INVALID_ARGUMENT), or an OK of a
-/// plugin that ignores keys it does not know (no sentence makes it refuse them).
-pub(crate) const UNSUPPORTED_KEY: &str = "csi-explore-unsupported-1";
+/// The mutable parameter key [`Call::ModifyUnsupported`] adds to the suite's for volume `v`:
+/// no plugin takes it, so the call is the row "Parameters not supported" (INVALID_ARGUMENT), or
+/// an OK of a plugin that ignores keys it does not know (no sentence makes it refuse them). It
+/// sorts before the usual keys for even names and after them for odd ones: a plugin that
+/// checks and applies keys one at a time in order has applied the others only when it meets
+/// the unsupported one last.
+pub(crate) fn unsupported_key(v: Vol) -> &'static str {
+    if v.name.is_multiple_of(2) {
+        "csi-explore-unsupported-1"
+    } else {
+        "zz-csi-explore-unsupported-1"
+    }
+}
 
 /// A volume of the history: volume number `nth` made under volume name #`name` (a name deleted
 /// and created again makes its next one).
@@ -189,8 +198,8 @@ pub(crate) enum Call {
     },
     /// ControllerModifyVolume with the suite's mutable parameters (`--mutable-parameters`).
     Modify(Vol),
-    /// ControllerModifyVolume with the suite's mutable parameters and [`UNSUPPORTED_KEY`],
-    /// a key no plugin takes.
+    /// ControllerModifyVolume with the suite's mutable parameters and [`unsupported_key`], a
+    /// key no plugin takes.
     ModifyUnsupported(Vol),
     /// CreateVolumeGroupSnapshot of two volumes.
     CreateGroup {
@@ -644,7 +653,9 @@ impl fmt::Display for Call {
             | Call::GetVolume(v)
             | Call::Unstage(v)
             | Call::Modify(v) => write!(f, "{rpc} {v}"),
-            Call::ModifyUnsupported(v) => write!(f, "{rpc} {v}, {UNSUPPORTED_KEY} among the keys"),
+            Call::ModifyUnsupported(v) => {
+                write!(f, "{rpc} {v}, {} among the keys", unsupported_key(v))
+            }
             Call::Stage { vol, path: 0 } => write!(f, "{rpc} {vol}"),
             Call::Stage { vol, path } => write!(f, "{rpc} {vol} at staging path #{path}"),
             Call::DeleteSnapshot(s) | Call::GetSnapshot(s) => write!(f, "{rpc} {s}"),

@@ -15,8 +15,8 @@ use prost::Message;
 use tonic::Status;
 
 use super::call::{
-    At, Bounds, Call, Elsewhere, Filter, Grp, Mismatch, NodeRpc, STAGINGS, Snap, Source,
-    UNSUPPORTED_KEY, Vol,
+    At, Bounds, Call, Elsewhere, Filter, Grp, Mismatch, NodeRpc, STAGINGS, Snap, Source, Vol,
+    unsupported_key,
 };
 use super::judge::{Body, Listed, Reply};
 use super::model::{MIB, Model, TARGETS};
@@ -442,7 +442,7 @@ impl Exec {
             }),
             Call::ModifyUnsupported(v) => {
                 let mut mutable_parameters = s.cfg.mutable_parameters.clone();
-                mutable_parameters.insert(UNSUPPORTED_KEY.to_owned(), "1".to_owned());
+                mutable_parameters.insert(unsupported_key(v).to_owned(), "1".to_owned());
                 Prepared::Modify(ControllerModifyVolumeRequest {
                     volume_id: vid(v)?,
                     secrets: s.secrets("ControllerModifyVolume"),
