@@ -73,7 +73,8 @@ struct Inputs {
     #[arg(long, alias = "csi.testvolumeparameters", value_name = "FILE")]
     volume_parameters: Option<PathBuf>,
     /// A YAML mapping of mutable parameters the plugin accepts (csi-sanity's format), sent in
-    /// CreateVolume and ControllerModifyVolume (which explore walks only with it).
+    /// CreateVolume by the fixed cases and in ControllerModifyVolume (which explore walks only
+    /// with it, on volumes it makes without them).
     #[arg(long, alias = "csi.testvolumemutableparameters", value_name = "FILE")]
     mutable_parameters: Option<PathBuf>,
 }
