@@ -224,16 +224,7 @@ impl Generator {
                 .collect();
             kinds.push((2, again));
         }
-        let again: Vec<Call> = alive
-            .iter()
-            .map(|(v, s)| Call::CreateVolume {
-                name: v.name,
-                mib: s.mib,
-                limit: s.asked_limit,
-                source: s.source,
-            })
-            .collect();
-        kinds.push((3, again));
+        kinds.push((3, alive.iter().map(|(v, s)| made_again(*v, s)).collect()));
         let bigger = self.rng.u32(1..5);
         let larger: Vec<Call> = alive
             .iter()
@@ -729,6 +720,11 @@ impl Generator {
             _ => {}
         }
     }
+}
+
+/// Volume `v`'s CreateVolume again: the request it was made with (a CO's retry, late or not).
+pub(super) fn made_again(v: Vol, s: &VolState) -> Call {
+    Call::CreateVolume { name: v.name, mib: s.mib, limit: s.asked_limit, source: s.source }
 }
 
 /// Whole MiB at most `bytes`, as a size the walk asks for.

@@ -7,7 +7,7 @@
 
 use super::super::call::{Call, Vol};
 use super::super::model::{Model, VolState};
-use super::Generator;
+use super::{Generator, made_again};
 
 impl Generator {
     /// Three move kinds, appended last: the modification with the unknown key of a volume
@@ -27,16 +27,7 @@ impl Generator {
         let met = alive.iter().filter(|(_, s)| s.retried_ok.is_some());
         kinds.push((2, met.map(|(v, _)| Call::ModifyUnsupported(*v)).collect()));
         kinds.push((1, alive.iter().map(|(v, _)| Call::ModifyUnsupported(*v)).collect()));
-        let again = alive
-            .iter()
-            .filter(|(_, s)| s.modify_refused)
-            .map(|(v, s)| Call::CreateVolume {
-                name: v.name,
-                mib: s.mib,
-                limit: s.asked_limit,
-                source: s.source,
-            })
-            .collect();
-        kinds.push((3, again));
+        let again = alive.iter().filter(|(_, s)| s.modify_refused).map(|(v, s)| made_again(*v, s));
+        kinds.push((3, again.collect()));
     }
 }
