@@ -26,6 +26,8 @@ pub(crate) struct Looks {
     /// After an OK, these marks are written at these read-write targets of the volumes the
     /// call copied.
     rewrite: Vec<(Vol, PathBuf, u32)>,
+    /// The marks at the watched targets that are read-write mount points are read (marks on).
+    read: bool,
 }
 
 impl Exec {
@@ -76,7 +78,7 @@ impl Exec {
             .filter(|w| Some(**w) != undone)
             .map(|(v, t)| (*v, *t, self.target_path(*v, *t)))
             .collect();
-        Looks { target, watched, mark, rewrite }
+        Looks { target, watched, mark, rewrite, read: marks.on }
     }
 }
 
@@ -98,6 +100,14 @@ impl Looks {
         let read_only = |i: usize| mounts.get(i).cloned().flatten().map(|m| m.read_only);
         let watched =
             self.watched.iter().enumerate().map(|(i, (v, t, _))| (*v, *t, read_only(i))).collect();
+        // Read before anything is written this call.
+        let marked = self
+            .watched
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.read && read_only(*i) == Some(false))
+            .map(|(_, (v, t, p))| (*v, *t, read_mark(p)))
+            .collect();
         let rewrote = rewrite
             .iter()
             .enumerate()
@@ -117,7 +127,7 @@ impl Looks {
                 wrote = Some(write_mark(path, n).then_some(n));
             }
         }
-        Seen { target, watched, found, wrote, rewrote }
+        Seen { target, watched, marked, found, wrote, rewrote }
     }
 }
 

@@ -9,7 +9,8 @@ use super::super::model::marks::{Found, From, Held, found_words, held_words};
 use super::super::model::seen::Seen;
 use super::super::model::{Life, Model};
 use super::super::rules::Rule;
-use super::{Body, Reply, Verdicts};
+use super::seen::undoes_own;
+use super::{Body, Reply, Verdicts, show};
 
 impl Model {
     /// What `call` made holds, what its target held, and what was written after it; what
@@ -27,6 +28,7 @@ impl Model {
         if matches!(reply, Reply::Ok(_)) {
             self.marks_made(call, reply);
         }
+        self.marks_kept(v, call, reply, seen);
         let what = self.marks_read(v, call, seen);
         if let (Call::Publish { vol, .. }, Some(wrote)) = (*call, seen.wrote) {
             self.seen.marks.wrote(vol, wrote);
@@ -86,6 +88,41 @@ impl Model {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Each read-write mount watched, still published there and of a volume whose data is
+    /// known, holds after `call` the last mark written into the volume (before anything this
+    /// call writes): a call that is not the volume's own undo changed what the volume holds.
+    fn marks_kept(&mut self, v: &mut Verdicts, call: &Call, reply: &Reply, seen: &Seen) {
+        for (vol, t, found) in &seen.marked {
+            if !self.seen.rw_mounts.contains(&(*vol, *t)) || undoes_own(call, *vol, *t) {
+                continue;
+            }
+            let standing = self
+                .vol(*vol)
+                .filter(|s| s.life == Life::Alive && s.targets[usize::from(*t)] == Some(false));
+            let (Some(s), Some(held)) = (standing, self.seen.marks.held(*vol)) else { continue };
+            let same = match (found, held.mark) {
+                (Found::Unreadable, _) => true,
+                (Found::Nothing, None) => true,
+                (Found::Mark(n), Some(m)) => *n == m,
+                _ => false,
+            };
+            if same || held.from == From::Empty {
+                continue;
+            }
+            v.broke(
+                Rule::TargetData,
+                format!(
+                    "{call} answered {}, and target #{t} of {vol} (id {}), published read-write, holds {}; the last mark written into it was {} (the workload's writes and reads are not in a capture)",
+                    show(reply),
+                    s.id,
+                    found_words(*found),
+                    held_words(held.mark)
+                ),
+            );
+            self.seen.marks.vols.insert(*vol, None);
         }
     }
 

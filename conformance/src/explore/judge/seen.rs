@@ -4,7 +4,7 @@
 //! target, where it can be told, a block device. And whether the plugin serves block volumes:
 //! the first block create's answer.
 
-use super::super::call::Call;
+use super::super::call::{Call, Vol};
 use super::super::model::seen::{BlockWalk, FileKind, Seen};
 use super::super::model::{Life, Model};
 use super::super::rules::Rule;
@@ -152,13 +152,7 @@ impl Model {
             let standing = self
                 .vol(*vol)
                 .filter(|s| s.life == Life::Alive && s.targets[usize::from(*t)] == Some(false));
-            let own_undo = match *call {
-                Call::Unstage(c) | Call::DeleteVolume(c) => c == *vol,
-                Call::ControllerUnpublish { vol: c, .. } => c == *vol,
-                Call::Publish { vol: c, target, .. } => c == *vol && target == *t,
-                _ => false,
-            };
-            let (Some(s), false) = (standing, own_undo) else {
+            let (Some(s), false) = (standing, undoes_own(call, *vol, *t)) else {
                 self.seen.rw_mounts.remove(&(*vol, *t));
                 continue;
             };
@@ -183,5 +177,17 @@ impl Model {
             );
             self.seen.rw_mounts.remove(&(*vol, *t));
         }
+    }
+}
+
+/// `call` is volume `vol`'s own undo out of the lifecycle's order (NodeUnstageVolume,
+/// ControllerUnpublishVolume, DeleteVolume while published: what they leave at its targets is
+/// the plugin's), or a publish at its target #`t` itself.
+pub(super) fn undoes_own(call: &Call, vol: Vol, t: u8) -> bool {
+    match *call {
+        Call::Unstage(c) | Call::DeleteVolume(c) => c == vol,
+        Call::ControllerUnpublish { vol: c, .. } => c == vol,
+        Call::Publish { vol: c, target, .. } => c == vol && target == t,
+        _ => false,
     }
 }

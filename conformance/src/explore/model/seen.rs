@@ -71,6 +71,9 @@ pub(crate) struct Seen {
     /// The mounts watched ([`NodeSeen::readonly_mounts`], [`NodeSeen::rw_mounts`]), each seen
     /// now: its mount's read-only flag, `None` when no longer a mount point.
     pub(crate) watched: Vec<(Vol, u8, Option<bool>)>,
+    /// The marks found at the watched targets that are read-write mount points now, before
+    /// anything was written after the call.
+    pub(crate) marked: Vec<(Vol, u8, Found)>,
     /// The mark found at the call's own target, a mount point, before a new one was written.
     pub(crate) found: Option<Found>,
     /// The mark written there after (`Some(None)`: the write failed).

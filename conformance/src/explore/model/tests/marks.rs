@@ -158,3 +158,38 @@ fn a_volume_made_empty_is_held_to_nothing_and_no_walk_without_marks_judges() {
 fn target_ok_removed() -> Reply {
     Reply::Ok(Body::Target { exists: Some(false), gone: Vec::new() })
 }
+
+#[test]
+fn a_mounted_volume_keeps_its_last_mark_across_other_calls() {
+    let mut m = marked();
+    let (a, b) = (v(0, 0), v(1, 0));
+    ready(&mut m, a, create(0, 2), "a");
+    assert!(with(&mut m, create(1, 2), ok_volume("b", 2 * MIB), &Seen::default()).is_empty());
+    let publish = Call::Publish { vol: a, target: 0, readonly: false };
+    let rw = Seen {
+        target: Some(Placed { kind: Some(FileKind::Folder), mount: Some(false) }),
+        found: Some(Found::Nothing),
+        wrote: Some(Some(5)),
+        ..Seen::default()
+    };
+    assert!(with(&mut m, publish, target_ok(), &rw).is_empty());
+    assert!(m.seen.rw_mounts.contains(&(a, 0)));
+    // Another volume deleted: target #0 of `a` still holds mark 5, or no longer does.
+    let delete = Call::DeleteVolume(b);
+    let kept = |found| Seen {
+        watched: vec![(a, 0, Some(false))],
+        marked: vec![(a, 0, found)],
+        ..Seen::default()
+    };
+    assert!(with(&mut m.clone(), delete, Reply::Ok(Body::Empty), &kept(Found::Mark(5))).is_empty());
+    assert_eq!(
+        with(&mut m.clone(), delete, Reply::Ok(Body::Empty), &kept(Found::Nothing)),
+        [Rule::TargetData]
+    );
+    // Its own NodeUnstageVolume out of order: what it leaves is the plugin's.
+    let unstage = Call::Unstage(a);
+    assert!(
+        !with(&mut m, unstage, Reply::Ok(Body::Empty), &kept(Found::Nothing))
+            .contains(&Rule::TargetData)
+    );
+}
