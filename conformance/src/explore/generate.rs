@@ -128,7 +128,6 @@ impl Generator {
         let dead_snaps: Vec<Snap> = self.stale(
             m.snaps.iter().rev().filter(|(_, s)| s.life == Life::Dead).map(|(s, _)| *s).collect(),
         );
-        let mib_of = |s: &VolState| mib_ceil(s.capacity.max(s.floor)).unwrap_or(0);
 
         // Volumes made (every kind listed, empty where it cannot apply: it keeps its place).
         let room = live < MAX_LIVE;
@@ -725,6 +724,12 @@ impl Generator {
 /// Volume `v`'s CreateVolume again: the request it was made with (a CO's retry, late or not).
 pub(super) fn made_again(v: Vol, s: &VolState) -> Call {
     Call::CreateVolume { name: v.name, mib: s.mib, limit: s.asked_limit, source: s.source }
+}
+
+/// Volume `s`'s size in whole MiB, at least what it was answered or accepted at (0: neither
+/// known), from which a larger size, a clone's or a growth's, is asked.
+pub(super) fn mib_of(s: &VolState) -> u32 {
+    mib_ceil(s.capacity.max(s.floor)).unwrap_or(0)
 }
 
 /// Whole MiB at most `bytes`, as a size the walk asks for.

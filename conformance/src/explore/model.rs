@@ -181,6 +181,12 @@ impl VolState {
             && self.targets.iter().all(Option::is_none)
     }
 
+    /// An expansion bounded by `limit` MiB (0: none) can be met: no expansion shrinks, so a
+    /// volume of known size already past the limit cannot.
+    pub(crate) fn meets_limit(&self, limit: u32) -> bool {
+        limit == 0 || (self.capacity > 0 && self.capacity <= i64::from(limit) * MIB)
+    }
+
     /// How it is used, as a number: controller-published, staged, node-published.
     pub(crate) fn usage(&self) -> u8 {
         u8::from(self.published.is_some())
@@ -350,6 +356,12 @@ impl Model {
 
     pub(crate) fn vol(&self, v: Vol) -> Option<&VolState> {
         self.vols.get(&v)
+    }
+
+    /// The plugin expands volume `s` in its present use: any use with ONLINE expansion, only
+    /// unused without it (else an expansion is out of order).
+    pub(crate) fn may_expand(&self, s: &VolState) -> bool {
+        self.caps.online || s.unused()
     }
 
     /// The access mode the walk asks for with volume name #`name`, made from nothing when

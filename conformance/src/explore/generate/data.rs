@@ -8,7 +8,7 @@
 use super::super::call::{Call, Source, Vol};
 use super::super::model::marks::From;
 use super::super::model::{Life, Model, TARGETS};
-use super::{Generator, MAX_LIVE, mib_ceil};
+use super::{Generator, MAX_LIVE, mib_ceil, mib_of};
 
 impl Generator {
     /// Three move kinds, appended last, so the kinds before keep their places in the swarm;
@@ -22,10 +22,9 @@ impl Generator {
             if held.from == From::Written && s.targets.contains(&Some(false)) {
                 copies.push(Call::CreateSnapshot { name: self.next_snap_name, source: *v });
                 if room {
-                    let mib = mib_ceil(s.capacity.max(s.floor)).unwrap_or(0);
                     copies.push(Call::CreateVolume {
                         name: self.next_name,
-                        mib,
+                        mib: mib_of(s),
                         limit: 0,
                         source: Some(Source::Volume(*v)),
                     });

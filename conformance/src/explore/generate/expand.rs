@@ -9,7 +9,7 @@
 
 use super::super::call::{Call, Vol};
 use super::super::model::{MIB, Model, VolState};
-use super::{Generator, mib_ceil, mib_floor};
+use super::{Generator, mib_ceil, mib_floor, mib_of};
 
 impl Generator {
     /// Six move kinds, in the places the walk's expansions always had in the swarm.
@@ -20,14 +20,12 @@ impl Generator {
         dead: &[Vol],
         kinds: &mut Vec<(u32, Vec<Call>)>,
     ) {
-        let mib_of = |s: &VolState| mib_ceil(s.capacity.max(s.floor)).unwrap_or(0);
         let grow = self.rng.u32(1..5);
         // Expanded where the plugin expands (in use only ONLINE); out of order otherwise.
-        let expandable = |s: &VolState| m.caps.online || s.unused();
         let larger = |want: bool| -> Vec<Call> {
             alive
                 .iter()
-                .filter(|(_, s)| expandable(s) == want)
+                .filter(|(_, s)| m.may_expand(s) == want)
                 .map(|(v, s)| {
                     let mib = mib_of(s) + grow;
                     Call::Expand { vol: *v, mib, limit: limit_in_turn(*v, s, mib) }
@@ -44,7 +42,7 @@ impl Generator {
             1,
             alive
                 .iter()
-                .filter(|(_, s)| max > mib_of(s) && expandable(s))
+                .filter(|(_, s)| max > mib_of(s) && m.may_expand(s))
                 .map(|(v, _)| Call::Expand { vol: *v, mib: max, limit: 0 })
                 .collect(),
         ));
@@ -66,9 +64,7 @@ impl Generator {
                 let meetable: Vec<(u32, u32)> = s
                     .grown
                     .iter()
-                    .filter(|(_, l, _)| {
-                        *l == 0 || (s.capacity > 0 && s.capacity <= i64::from(*l) * MIB)
-                    })
+                    .filter(|(_, l, _)| s.meets_limit(*l))
                     .map(|(mib, l, _)| (*mib, *l))
                     .collect();
                 if meetable.is_empty() {
@@ -91,7 +87,7 @@ impl Generator {
     ) {
         let again = alive
             .iter()
-            .filter(|(_, s)| !s.grown.is_empty() && (m.caps.online || s.unused()))
+            .filter(|(_, s)| !s.grown.is_empty() && m.may_expand(s))
             .filter_map(|(v, s)| {
                 let mib = mib_ceil(s.capacity).filter(|_| s.capacity > 0)?.saturating_add(1);
                 Some(Call::Expand { vol: *v, mib, limit: mib })

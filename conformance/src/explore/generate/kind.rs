@@ -9,7 +9,7 @@ use csikit::v1::volume_capability::access_mode::Mode;
 
 use super::super::call::{At, Call, Vol};
 use super::super::model::{Life, Model, RARE, TARGETS};
-use super::{Generator, mib_ceil};
+use super::{Generator, mib_of};
 
 impl Generator {
     /// Three move kinds: a read (or growth) of a live volume in a rarer state, the same of one
@@ -21,7 +21,7 @@ impl Generator {
         let rare = |v: Vol| m.kinds_of_vol(v, None).iter().any(|k| RARE.contains(k));
         for (v, s) in m.vols.iter().filter(|(v, s)| s.life == Life::Alive && rare(**v)) {
             let at = if s.targets.iter().flatten().count() >= 2 { &mut two } else { &mut calls };
-            let mib = mib_ceil(s.capacity.max(s.floor)).unwrap_or(0);
+            let mib = mib_of(s);
             at.extend([
                 Call::GetVolume(*v),
                 Call::Validate(*v),

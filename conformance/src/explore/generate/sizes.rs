@@ -37,10 +37,9 @@ impl Generator {
         // In the uses the plugin expands in, as the walk's other expansions; past the maximum
         // (when known) one time in two, else past what is free.
         let max_first = turn.is_multiple_of(2);
-        let expandable = |s: &VolState| m.caps.online || s.unused();
         let grow = alive
             .iter()
-            .filter(|(_, s)| s.capacity > 0 && expandable(s))
+            .filter(|(_, s)| s.capacity > 0 && m.may_expand(s))
             .filter_map(|(v, s)| {
                 let now = mib_ceil(s.capacity)?;
                 let mib = past_size(max_first, m.bounds, now).filter(|mib| *mib > now)?;

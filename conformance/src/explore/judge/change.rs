@@ -102,7 +102,7 @@ impl Model {
         // A limit the volume already passed cannot be met (no expansion shrinks): the row
         // "Unsupported capacity_range" (OUT_OF_RANGE), not the SHOULD of a size it has, nor a
         // retry's OK, binds the answer then.
-        let meetable = limit == 0 || (s.capacity > 0 && s.capacity <= limit_bytes);
+        let meetable = s.meets_limit(limit);
         let smaller = s.capacity > 0 && required <= s.capacity && meetable;
         // Out of order for a plugin without ONLINE expansion: the row "Volume in use"
         // (FAILED_PRECONDITION) or OK; refused, the volume keeps its size.

@@ -5,7 +5,7 @@
 //! sentence says it is empty. Only a target that is a mount point is read.
 
 use super::super::call::{Call, Source, Vol};
-use super::super::model::marks::{Found, From, Held, found_words, held_words};
+use super::super::model::marks::{From, Held, found_words, held_words};
 use super::super::model::seen::Seen;
 use super::super::model::{Life, Model};
 use super::super::rules::Rule;
@@ -54,10 +54,8 @@ impl Model {
                     _ if self.is_block(vol) => None,
                     None => Some(Held { mark: None, from: From::Empty }),
                     Some(Source::Volume(src)) => self
-                        .vol(src)
-                        .filter(|s| s.life == Life::Alive)
-                        .and_then(|_| self.seen.marks.held(src))
-                        .map(|h| Held { mark: h.mark, from: From::Source(Source::Volume(src)) }),
+                        .cut_from(src)
+                        .map(|mark| Held { mark, from: From::Source(Source::Volume(src)) }),
                     Some(s) => self
                         .restorable(s)
                         .and_then(|r| self.seen.marks.snaps.get(r.id).copied().flatten())
@@ -99,17 +97,10 @@ impl Model {
             if !self.seen.rw_mounts.contains(&(*vol, *t)) || undoes_own(call, *vol, *t) {
                 continue;
             }
-            let standing = self
-                .vol(*vol)
-                .filter(|s| s.life == Life::Alive && s.targets[usize::from(*t)] == Some(false));
+            let standing = self.published_at(*vol, *t, false);
             let (Some(s), Some(held)) = (standing, self.seen.marks.held(*vol)) else { continue };
-            let same = match (found, held.mark) {
-                (Found::Unreadable, _) => true,
-                (Found::Nothing, None) => true,
-                (Found::Mark(n), Some(m)) => *n == m,
-                _ => false,
-            };
-            if same || held.from == From::Empty {
+            // Unreadable: nothing told, nothing judged.
+            if found.is(held.mark).unwrap_or(true) || held.from == From::Empty {
                 continue;
             }
             v.broke(
@@ -126,7 +117,7 @@ impl Model {
         }
     }
 
-    /// What a snapshot of `source` cut now holds, if known.
+    /// What a copy of `source` made now holds (a snapshot cut, a clone made), if known.
     fn cut_from(&self, source: Vol) -> Option<Option<u32>> {
         self.vol(source)
             .filter(|s| s.life == Life::Alive)
@@ -141,17 +132,12 @@ impl Model {
             return None;
         };
         // Only a publication the model took (a second target refused is not one).
-        let s = self.vol(vol).filter(|s| {
-            s.life == Life::Alive && s.targets[usize::from(target)] == Some(readonly)
-        })?;
+        let s = self.published_at(vol, target, readonly)?;
         let Some(held) = self.seen.marks.held(vol) else {
             return Some("data: not known (not judged)");
         };
-        let same = match (found, held.mark) {
-            (Found::Unreadable, _) => return Some("data: unreadable (not judged)"),
-            (Found::Nothing, None) => true,
-            (Found::Mark(n), Some(m)) => n == m,
-            _ => false,
+        let Some(same) = found.is(held.mark) else {
+            return Some("data: unreadable (not judged)");
         };
         let rule = match held.from {
             From::Empty if same => return Some("data: none, as made empty"),

@@ -5,8 +5,8 @@
 //! the first block create's answer.
 
 use super::super::call::{Call, Vol};
+use super::super::model::Model;
 use super::super::model::seen::{BlockWalk, FileKind, Seen};
-use super::super::model::{Life, Model};
 use super::super::rules::Rule;
 use super::{Reply, Verdicts, show};
 
@@ -47,9 +47,7 @@ impl Model {
             return None;
         };
         // Only a publication the model took (a second target refused is not one).
-        let s = self.vol(vol).filter(|s| {
-            s.life == Life::Alive && s.targets[usize::from(target)] == Some(readonly)
-        })?;
+        let s = self.published_at(vol, target, readonly)?;
         let what = format!("NodePublishVolume of {vol} (id {}) at target #{target}", s.id);
         if self.is_block(vol) {
             let broke = |v: &mut Verdicts, why: &str| {
@@ -113,9 +111,7 @@ impl Model {
             if !self.seen.readonly_mounts.contains(&(*vol, *t)) {
                 continue;
             }
-            let standing = self
-                .vol(*vol)
-                .filter(|s| s.life == Life::Alive && s.targets[usize::from(*t)] == Some(true));
+            let standing = self.published_at(*vol, *t, true);
             // Asked read-write at that very target (the other flag again: the row's
             // ALREADY_EXISTS is owed, `node_publish`): what it is now is not this rule's.
             let asked_rw = matches!(*call, Call::Publish { vol: c, target, readonly: false }
@@ -149,9 +145,7 @@ impl Model {
             if !self.seen.rw_mounts.contains(&(*vol, *t)) {
                 continue;
             }
-            let standing = self
-                .vol(*vol)
-                .filter(|s| s.life == Life::Alive && s.targets[usize::from(*t)] == Some(false));
+            let standing = self.published_at(*vol, *t, false);
             let (Some(s), false) = (standing, undoes_own(call, *vol, *t)) else {
                 self.seen.rw_mounts.remove(&(*vol, *t));
                 continue;

@@ -33,6 +33,19 @@ pub(crate) enum Found {
     Unreadable,
 }
 
+impl Found {
+    /// Whether what was found is `mark` (`None`: no mark written); `None` when that cannot be
+    /// told (the file could not be read).
+    pub(crate) fn is(self, mark: Option<u32>) -> Option<bool> {
+        match (self, mark) {
+            (Found::Unreadable, _) => None,
+            (Found::Nothing, None) => Some(true),
+            (Found::Mark(n), Some(m)) => Some(n == m),
+            _ => Some(false),
+        }
+    }
+}
+
 /// Where what a volume holds came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum From {

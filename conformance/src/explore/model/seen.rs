@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 use super::super::call::{Call, Source, Vol};
 use super::marks::{Found, Marks};
-use super::{Life, Model};
+use super::{Life, Model, VolState};
 
 /// Every this many names, a volume made empty is a block device (where block is walked).
 const BLOCK_EVERY: u16 = 5;
@@ -87,6 +87,13 @@ impl Model {
     /// Whether volume name #`name`, made from nothing when `plain`, asks for a block device.
     pub(crate) fn block_for(&self, name: u16, plain: bool) -> bool {
         plain && self.seen.block != BlockWalk::Off && name % BLOCK_EVERY == BLOCK_EVERY - 1
+    }
+
+    /// Live volume `vol`, published at its target #`t` with `readonly`: a publication the model
+    /// took and that stands.
+    pub(crate) fn published_at(&self, vol: Vol, t: u8, readonly: bool) -> Option<&VolState> {
+        self.vol(vol)
+            .filter(|s| s.life == Life::Alive && s.targets[usize::from(t)] == Some(readonly))
     }
 
     /// [`Model::block_for`] of volume `v` (a volume the model does not know counts as plain).
